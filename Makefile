@@ -1,0 +1,36 @@
+# The two commands: `make demo` and `make test`. Both set themselves up in .venv.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test lint types pytest bench clean
+
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@$(BIN)/python -m pip install --quiet --upgrade pip
+	@$(BIN)/python -m pip install --quiet -e '.[test,postgres,firestore]'
+	@touch $(STAMP)
+
+demo: $(STAMP)
+	@$(BIN)/python examples/demo.py
+
+lint: $(STAMP)
+	$(BIN)/ruff check src tests bench examples
+	$(BIN)/ruff format --check src tests bench examples
+
+types: $(STAMP)
+	$(BIN)/mypy --strict src
+
+# pytest exits 5 when it collected no test: that is a broken suite, not a pass.
+pytest: $(STAMP)
+	@$(BIN)/python -m pytest; rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing"; exit 1; fi; exit $$rc
+
+test: lint types pytest
+
+bench: $(STAMP)
+	$(BIN)/python bench/compile.py
+
+clean:
+	rm -rf $(VENV) build dist .mypy_cache .ruff_cache

@@ -1,0 +1,167 @@
+"""AIR <-> JSON: declaration-ordered serialization and a validating loader.
+
+``to_json`` writes every dataclass field in declaration order, in camel case (or the field's
+``metadata["json"]`` name), omitting optional fields whose value is ``None``; tuples become lists.
+``load_document`` is its inverse and applies defaults, so ``load(dump(load(x))) == load(x)``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import types
+import typing
+from functools import cache
+from typing import Any, Literal, TypeVar, Union, get_args, get_origin
+
+from anvil.air.canonical import hash_canonical
+from anvil.air.model import Document
+from anvil.errors import AirError
+
+__all__ = ["SERVICE_ID_PATTERN", "contract_hash", "document_json", "from_json", "load_document", "to_json"]
+
+T = TypeVar("T")
+
+SERVICE_ID_PATTERN = re.compile(r"^[a-z](?:[a-z0-9_-]{0,62}[a-z0-9])?$")
+MAX_RETRY_ATTEMPTS = 5
+MAX_RETRY_DELAY_MS = 20000
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.rstrip("_").split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+@cache
+def _fields(cls: type) -> tuple[tuple[str, str, Any, bool], ...]:
+    """(python name, json name, type, has default) per field, in declaration order."""
+    hints = typing.get_type_hints(cls)
+    out = []
+    for f in dataclasses.fields(cls):
+        json_name = f.metadata.get("json") or _camel(f.name)
+        has_default = f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING
+        out.append((f.name, json_name, hints[f.name], has_default))
+    return tuple(out)
+
+
+def to_json(value: Any) -> Any:
+    """Serialize an AIR node (or a tuple/list/dict of them) to plain JSON values."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        out: dict[str, Any] = {}
+        for py_name, json_name, _tp, _d in _fields(type(value)):
+            item = getattr(value, py_name)
+            if item is None:
+                continue
+            out[json_name] = to_json(item)
+        return out
+    if isinstance(value, tuple | list):
+        return [to_json(item) for item in value]
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def _fail(path: str, message: str) -> AirError:
+    return AirError("air/invalid", f"AIR {path or '<root>'}: {message}", hint="Recompile the bundle with `anvil compile`.")
+
+
+def _convert(tp: Any, value: Any, path: str) -> Any:
+    if tp is Any:
+        return value
+    origin = get_origin(tp)
+    if origin in (Union, types.UnionType):
+        if value is None:
+            return None
+        arms = [arm for arm in get_args(tp) if arm is not type(None)]
+        return _convert(arms[0], value, path)
+    if origin is Literal:
+        if value not in get_args(tp):
+            raise _fail(path, f"{value!r} is not one of {', '.join(map(str, get_args(tp)))}")
+        return value
+    if origin is tuple:
+        if not isinstance(value, list | tuple):
+            raise _fail(path, "expected an array")
+        item_tp = get_args(tp)[0]
+        return tuple(_convert(item_tp, item, f"{path}[{i}]") for i, item in enumerate(value))
+    if origin is dict or tp is dict:
+        if not isinstance(value, dict):
+            raise _fail(path, "expected an object")
+        return value
+    if dataclasses.is_dataclass(tp):
+        return _build(tp, value, path)
+    if tp is bool:
+        if not isinstance(value, bool):
+            raise _fail(path, "expected a boolean")
+        return value
+    if tp is int:
+        if isinstance(value, bool) or not isinstance(value, int | float) or int(value) != value:
+            raise _fail(path, "expected an integer")
+        return int(value)
+    if tp is float:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise _fail(path, "expected a number")
+        return value
+    if tp is str:
+        if not isinstance(value, str):
+            raise _fail(path, "expected a string")
+        return value
+    return value
+
+
+def _build(cls: type[T], data: Any, path: str) -> T:
+    if not isinstance(data, dict):
+        raise _fail(path, f"expected an object for {cls.__name__}")
+    kwargs: dict[str, Any] = {}
+    known = set()
+    for py_name, json_name, tp, has_default in _fields(cls):
+        known.add(json_name)
+        if json_name in data:
+            kwargs[py_name] = _convert(tp, data[json_name], f"{path}.{json_name}" if path else json_name)
+        elif not has_default:
+            raise _fail(path, f"missing required field {json_name!r}")
+    unknown = sorted(set(data) - known)
+    if unknown:
+        raise _fail(path, f"unknown field(s) {', '.join(unknown)}")
+    return cls(**kwargs)
+
+
+def from_json(cls: type[T], data: Any) -> T:
+    """Build an AIR node of type ``cls`` from JSON, applying defaults.
+
+    Raises:
+        AirError: a field is missing, unknown or of the wrong type.
+    """
+    return _build(cls, data, "")
+
+
+def load_document(data: Any) -> Document:
+    """Load and validate a whole AIR document (ids, enums, retry bounds).
+
+    Raises:
+        AirError: the document does not load.
+    """
+    doc = from_json(Document, data)
+    if not SERVICE_ID_PATTERN.match(doc.service.id):
+        raise _fail("service.id", f"service id {doc.service.id!r} is not a lowercase slug of 1-64 characters")
+    for index, op in enumerate(doc.operations):
+        r = op.retries
+        where = f"operations[{index}].retries"
+        if not 1 <= r.max_attempts <= MAX_RETRY_ATTEMPTS:
+            raise _fail(where, f"maxAttempts {r.max_attempts} is outside 1..{MAX_RETRY_ATTEMPTS}")
+        for name, delay in (("baseDelayMs", r.base_delay_ms), ("maxDelayMs", r.max_delay_ms)):
+            if not 0 <= delay <= MAX_RETRY_DELAY_MS:
+                raise _fail(where, f"{name} {delay} is outside 0..{MAX_RETRY_DELAY_MS}")
+    return doc
+
+
+def document_json(doc: Document) -> dict[str, Any]:
+    """The document as JSON (what ``air.json`` holds)."""
+    out: dict[str, Any] = to_json(doc)
+    return out
+
+
+def contract_hash(doc: Document | dict[str, Any]) -> str:
+    """``contractHash``: the canonical hash of the loaded document without its diagnostics."""
+    data = document_json(load_document(doc)) if isinstance(doc, dict) else document_json(doc)
+    data = {k: v for k, v in data.items() if k != "diagnostics"}
+    return hash_canonical(data)

@@ -1,0 +1,479 @@
+"""The AIR model: frozen dataclasses, serialized in declaration order (original-core §1).
+
+Field names are Python snake case; :mod:`anvil.air.codec` writes them in camel case (or the name in
+``metadata["json"]``) and omits optional fields whose value is ``None``. Free-form JSON (JSON Schemas,
+argument mappings, examples) is kept as plain ``dict``/``list`` values and must be treated as
+immutable. Change a node with :func:`dataclasses.replace`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from anvil._types import JSONObject, JSONValue
+from anvil.air.enums import (
+    Action,
+    AuthPrincipal,
+    AuthType,
+    Backoff,
+    EffectClass,
+    EffectKind,
+    ErrorCode,
+    IdempotencyMechanism,
+    IdempotencyMode,
+    KeyDerivation,
+    LookupBy,
+    OperationState,
+    ParamLocation,
+    RetryBasis,
+    RetryCondition,
+    RetryMode,
+    RiskLevel,
+    SecretSource,
+)
+
+__all__ = [
+    "ANVIL_VERSION",
+    "ApiKeyCarrier",
+    "Auth",
+    "AuthCarrier",
+    "AuthProvider",
+    "BodyField",
+    "Capability",
+    "Claim",
+    "Cli",
+    "Confirmation",
+    "Deadline",
+    "Delegation",
+    "Document",
+    "Draft",
+    "Effect",
+    "ErrorSpec",
+    "ErrorUpstream",
+    "Evidence",
+    "FollowUp",
+    "Idempotency",
+    "Input",
+    "Lookup",
+    "Mcp",
+    "Operation",
+    "Output",
+    "Param",
+    "Recovery",
+    "RequestBody",
+    "RetryPolicy",
+    "Server",
+    "Service",
+    "Skill",
+    "Source",
+    "SourceRef",
+    "StepCall",
+    "Workflow",
+    "WorkflowStep",
+]
+
+ANVIL_VERSION = "0.1.0"
+
+
+def _json(name: str) -> Any:
+    """Field metadata naming the JSON key explicitly (for keywords and odd spellings)."""
+    return {"json": name}
+
+
+# --- service ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Source:
+    """Where the AIR came from. ``uri`` is the path as given to compile (never made absolute)."""
+
+    kind: str
+    uri: str | None = None
+    snapshot_id: str | None = None
+    source_hash: str | None = None
+    entrypoint: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AuthCarrier:
+    """Where a credential travels on the wire."""
+
+    in_: str = field(metadata=_json("in"))
+    name: str
+    scheme: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ApiKeyCarrier:
+    in_: str = field(metadata=_json("in"))
+    name: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AuthProvider:
+    token_endpoint: str | None = None
+    grant: str | None = None
+    client_auth: str | None = None
+    resource: str | None = None
+    subject_token_type: str | None = None
+    requested_token_type: str | None = None
+    api_key: ApiKeyCarrier | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Delegation:
+    actor: str | None = None
+    subject: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Auth:
+    """An operation's (or the service's) auth requirement (original-core §1.11)."""
+
+    type: AuthType = "none"
+    scopes: tuple[str, ...] = ()
+    credential_profile: str | None = None
+    principal: AuthPrincipal = "service"
+    issuer: str | None = None
+    audience: str | None = None
+    carrier: AuthCarrier | None = None
+    secret_source: SecretSource = "env"
+    delegation: Delegation | None = None
+    tenant: str | None = None
+    provider: AuthProvider | None = None
+
+
+NO_AUTH = Auth(type="none", principal="anonymous", secret_source="none")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Server:
+    url: str
+    description: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Service:
+    id: str
+    version: str
+    display_name: str
+    owner: str | None = None
+    environment: str | None = None
+    source: Source = field(default_factory=lambda: Source(kind="openapi"))
+    auth: Auth = NO_AUTH
+    servers: tuple[Server, ...] = ()
+
+
+# --- effect and its contract (ADR-0030) -----------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Deadline:
+    """Exactly one of ``within_ms`` (from the answer) or ``at`` (a ``response.*`` path)."""
+
+    within_ms: int | None = None
+    at: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FollowUp:
+    """An inverse or compensating call: target AIR id and argument mapping (target input -> source)."""
+
+    operation: str
+    arguments: JSONObject = field(default_factory=dict)
+    deadline: Deadline | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StepCall:
+    """A draft's promote/discard call."""
+
+    operation: str
+    arguments: JSONObject = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Lookup:
+    operation: str
+    by: LookupBy
+    arguments: JSONObject = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Draft:
+    operation: str
+    arguments: JSONObject = field(default_factory=dict)
+    handle: str = ""
+    promote: StepCall | None = None
+    discard: StepCall | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Effect:
+    """The safety core. ``kind`` drives retries, confirmation and the ledger; the rest describes."""
+
+    kind: EffectKind
+    action: Action = "other"
+    resource: str | None = None
+    risk: RiskLevel = "low"
+    reversible: bool = True
+    class_: EffectClass | None = field(default=None, metadata=_json("class"))
+    inverse: FollowUp | None = None
+    compensate: FollowUp | None = None
+    lookup: Lookup | None = None
+    draft: Draft | None = None
+
+    @property
+    def declares_contract(self) -> bool:
+        """True when any ADR-0030 field is declared."""
+        return any(v is not None for v in (self.class_, self.inverse, self.compensate, self.lookup, self.draft))
+
+
+# --- inputs and outputs -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Param:
+    """A wire parameter. ``name`` is the wire name and is never rewritten."""
+
+    name: str
+    agent_name: str | None = None
+    aliases: tuple[str, ...] | None = None
+    in_: ParamLocation = field(metadata=_json("in"))
+    required: bool = False
+    schema: JSONObject = field(default_factory=lambda: {"type": "string"})
+    description: str | None = None
+    example: JSONValue = None
+    inferred: bool = False
+    cli_flag: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BodyField:
+    name: str
+    agent_name: str | None = None
+    aliases: tuple[str, ...] | None = None
+    required: bool = False
+    schema: JSONObject = field(default_factory=dict)
+    description: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RequestBody:
+    content_type: str = "application/json"
+    required: bool = False
+    schema: JSONObject = field(default_factory=dict)
+    projection: str = "whole"
+    fields: tuple[BodyField, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Input:
+    params: tuple[Param, ...] = ()
+    body: RequestBody | None = None
+    schema: JSONObject | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Output:
+    schema_ref: str | None = None
+    schema: JSONObject | None = None
+    description: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ErrorUpstream:
+    http_status: int | None = None
+    code: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Recovery:
+    action: str
+    field_path: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ErrorSpec:
+    code: ErrorCode
+    upstream: ErrorUpstream | None = None
+    message: str | None = None
+    retryable: bool | None = None
+    safe_to_retry: bool | None = None
+    recovery: Recovery | None = None
+
+
+# --- safety postures ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Idempotency:
+    mode: IdempotencyMode
+    mechanism: IdempotencyMechanism = "none"
+    key: str | None = None
+    key_derivation: KeyDerivation = "none"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RetryPolicy:
+    mode: RetryMode
+    basis: RetryBasis = "unproven"
+    max_attempts: int = 1
+    backoff: Backoff = "none"
+    base_delay_ms: int = 200
+    max_delay_ms: int = 20000
+    retry_on: tuple[RetryCondition, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Confirmation:
+    required: bool = False
+    risk: RiskLevel | None = None
+    reason: str | None = None
+    human_approval: bool | None = None
+
+
+# --- surfaces, provenance and evidence ---------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SourceRef:
+    kind: str = "openapi"
+    path: str | None = None
+    method: str | None = None
+    operation_id: str | None = None
+    pointer: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Cli:
+    command: str
+    aliases: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Mcp:
+    tool_name: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Skill:
+    intent_examples: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Claim:
+    """One piece of evidence for a predicate (original-core §1.13, reduced to what we write)."""
+
+    subject: str
+    predicate: str
+    value: JSONValue = None
+    source: str
+    method: str | None = None
+    confidence: float
+    review: str | None = None
+    note: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Evidence:
+    claims: tuple[Claim, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Operation:
+    """One source operation, compiled (original-core §1.3)."""
+
+    id: str
+    canonical_name: str
+    display_name: str
+    description: str = ""
+    tags: tuple[str, ...] = ()
+    source_ref: SourceRef = field(default_factory=SourceRef)
+    effect: Effect
+    input: Input = field(default_factory=Input)
+    output: Output = field(default_factory=Output)
+    errors: tuple[ErrorSpec, ...] = ()
+    idempotency: Idempotency
+    retries: RetryPolicy
+    confirmation: Confirmation = field(default_factory=Confirmation)
+    auth: Auth = NO_AUTH
+    streaming: bool = False
+    long_running: bool = False
+    archetype: str | None = None
+    deprecated: bool = False
+    cli: Cli
+    mcp: Mcp
+    skill: Skill = field(default_factory=Skill)
+    state: OperationState = "generated"
+    review_notes: tuple[str, ...] = ()
+    evidence: Evidence = field(default_factory=Evidence)
+    capability_id: str | None = None
+
+    @property
+    def is_read(self) -> bool:
+        return self.effect.kind == "read"
+
+    @property
+    def is_approved(self) -> bool:
+        return self.state == "approved"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WorkflowStep:
+    operation_id: str
+    description: str = ""
+    optional: bool = False
+    bindings: JSONObject = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Workflow:
+    id: str
+    capability_id: str
+    display_name: str
+    description: str = ""
+    intent_examples: tuple[str, ...] = ()
+    steps: tuple[WorkflowStep, ...] = ()
+    human_approval: bool = False
+    rollback_strategy: str | None = None
+    state: OperationState = "generated"
+    evidence: Evidence = field(default_factory=Evidence)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Capability:
+    id: str
+    display_name: str
+    description: str = ""
+    source: str = "resource"
+    resources: tuple[str, ...] = ()
+    operation_ids: tuple[str, ...] = ()
+    workflow_ids: tuple[str, ...] = ()
+    intent_examples: tuple[str, ...] = ()
+    state: OperationState = "generated"
+    lifecycle: str = "proposed"
+    review_note: str | None = None
+    evidence: Evidence = field(default_factory=Evidence)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Document:
+    """A whole AIR document (original-core §1.1). ``diagnostics`` holds AIR-shaped dicts."""
+
+    anvil_version: str = ANVIL_VERSION
+    service: Service
+    operations: tuple[Operation, ...] = ()
+    capabilities: tuple[Capability, ...] = ()
+    workflows: tuple[Workflow, ...] = ()
+    schemas: JSONObject = field(default_factory=dict)
+    diagnostics: tuple[JSONObject, ...] = ()
+
+    def operation(self, op_id: str) -> Operation | None:
+        """The operation with AIR id ``op_id``, if any."""
+        for op in self.operations:
+            if op.id == op_id:
+                return op
+        return None
+

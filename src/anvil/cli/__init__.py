@@ -1,0 +1,95 @@
+"""The ``anvil`` command line: a thin shell over the library.
+
+Each subcommand lives in its own module under ``anvil.cli`` exposing ``register(subparsers)`` and
+``run(args) -> int``; modules are imported lazily so ``anvil --help`` stays fast. This package is the
+only place that reads the environment. Exit codes: 0 ok, 1 diagnostics at error level (compile) or
+usage of an unknown command, 2 usage, 3+ per command (``anvil run`` follows original-core §5.7).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+from typing import Protocol
+
+from anvil.errors import AnvilError, UsageError
+
+__all__ = ["COMMANDS", "main"]
+
+#: subcommand name -> (module, one-line help). The names are a public contract (see tests/cli).
+COMMANDS: dict[str, tuple[str, str]] = {
+    "compile": ("anvil.cli.compile", "Compile an OpenAPI spec and anvil.yaml into a bundle."),
+}
+
+
+class _Command(Protocol):
+    def register(self, parser: argparse.ArgumentParser) -> None: ...
+
+    def run(self, args: argparse.Namespace) -> int: ...
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that raises a coded UsageError instead of printing and exiting."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UsageError("cli/usage", f"{self.prog}: {message}", hint=f"Run `{self.prog} --help` for usage.")
+
+
+def _build_parser() -> tuple[_Parser, dict[str, _Command]]:
+    parser = _Parser(prog="anvil", description="Agent toolchain compiler and safety gateway.")
+    parser.add_argument("--version", action="store_true", help="print the version and exit")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    loaded: dict[str, _Command] = {}
+    wanted = next((a for a in sys.argv[1:] if not a.startswith("-")), None)
+    for name, (module_name, summary) in COMMANDS.items():
+        sub = subparsers.add_parser(name, help=summary, description=summary)
+        if wanted is None or wanted == name or "--help" in sys.argv or "-h" in sys.argv:
+            module: _Command = importlib.import_module(module_name)  # type: ignore[assignment]
+            module.register(sub)
+            loaded[name] = module
+    return parser, loaded
+
+
+def _report(exc: AnvilError) -> None:
+    print(f"error[{exc.code}]: {exc.message}", file=sys.stderr)
+    if exc.hint:
+        print(f"hint: {exc.hint}", file=sys.stderr)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI and return the process exit code; never lets a traceback reach the user."""
+    args_list = sys.argv[1:] if argv is None else argv
+    saved = sys.argv
+    sys.argv = ["anvil", *args_list]
+    try:
+        parser, loaded = _build_parser()
+        args = parser.parse_args(args_list)
+        if args.version:
+            from anvil import __version__
+
+            print(f"anvil {__version__}")
+            return 0
+        if not args.command:
+            parser.print_help(sys.stderr)
+            return 2
+        command = loaded.get(args.command) or importlib.import_module(COMMANDS[args.command][0])
+        return int(command.run(args))  # type: ignore[attr-defined]
+    except UsageError as exc:
+        _report(exc)
+        return 2
+    except AnvilError as exc:
+        _report(exc)
+        return 3
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # the last line of defence: no traceback reaches a user
+        if os.environ.get("ANVIL_DEBUG") == "1":
+            raise
+        print(f"error[internal_error]: {type(exc).__name__}: {exc}", file=sys.stderr)
+        print("hint: this is a bug in Anvil; rerun with ANVIL_DEBUG=1 for a traceback and report it.", file=sys.stderr)
+        return 70
+    finally:
+        sys.argv = saved

@@ -1,0 +1,187 @@
+"""The registry of every code an operator or client can see.
+
+Three kinds share one namespace:
+
+* ``diagnostic``: compile-time findings (``Diagnostic.code``) with a default severity;
+* ``error``: runtime error-envelope codes (``error.code``, the 16-code taxonomy) and fault codes
+  carried by :class:`anvil.errors.AnvilError`;
+* ``detail``: sub-codes carried in ``error.details.code`` (``effect/*``, ``policy/*``, ...).
+
+Adding, renaming or removing a code is a deliberate public-contract change:
+``tests/test_codes.py`` fails when a code is emitted but not registered, or registered but asserted
+by no test. Sections are per pipeline stage; keep entries sorted within a section.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final, Literal
+
+__all__ = ["CODES", "Code", "CodeKind", "Severity", "code_info", "is_registered"]
+
+Severity = Literal["error", "warning", "info"]
+CodeKind = Literal["diagnostic", "error", "detail"]
+
+
+@dataclass(frozen=True, slots=True)
+class Code:
+    """One registered code."""
+
+    name: str
+    kind: CodeKind
+    summary: str
+    severity: Severity | None = None
+
+
+def _d(name: str, severity: Severity, summary: str) -> Code:
+    return Code(name, "diagnostic", summary, severity)
+
+
+def _e(name: str, summary: str) -> Code:
+    return Code(name, "error", summary)
+
+
+def _x(name: str, summary: str) -> Code:
+    return Code(name, "detail", summary)
+
+
+_ENTRIES: tuple[Code, ...] = (
+    # --- load/: reading the source spec -------------------------------------------------------
+    _d("source/not_found", "error", "The spec file does not exist or cannot be read."),
+    _d("source/parse_error", "error", "The spec is not valid YAML or JSON."),
+    _d("source/not_openapi", "error", "The document is not OpenAPI 3.0/3.1 or Swagger 2.0."),
+    _d("source/unsupported_version", "error", "The OpenAPI/Swagger version is not supported."),
+    _d("source/ref_missing", "error", "A $ref names nothing in the document or file it points to."),
+    _d("source/external_ref", "error", "A $ref points at a URL; Anvil never fetches over the network."),
+    _d("source/path_escape", "error", "A $ref points at a file outside the spec's folder."),
+    _d("source/ref_invalid", "error", "A $ref is not a string or not a well-formed reference."),
+    _d("source/swagger_multi_file", "warning", "A Swagger 2.0 spec spans several files."),
+    _d("source/no_operations", "warning", "The spec declares no operations."),
+    _d("schema_cycle_truncated", "warning", "A recursive anonymous schema was cut to a stub."),
+    # --- compiler/: normalize -------------------------------------------------------------------
+    _d("header_param_ignored", "info", "An Accept/Content-Type/Authorization header parameter is runtime-owned."),
+    _d("operation_malformed", "warning", "An operation object is not a mapping and was skipped."),
+    _d("auth/alternative_selected", "warning", "Several auth alternatives; the first was selected."),
+    _d("auth/alternatives_unmodeled", "warning", "Auth alternatives that do not resolve to one principal."),
+    _d("auth/api_key_carrier_missing", "warning", "An apiKey scheme without a usable carrier."),
+    _d("auth/composite_unmodeled", "warning", "A requirement with several schemes at once (AND)."),
+    _d("auth/end_user_flow_unexecutable", "warning", "An end-user OAuth flow the runtime cannot execute."),
+    _d("auth/http_scheme_unsupported", "warning", "An HTTP auth scheme other than basic or bearer."),
+    _d("auth/oauth_flow_ambiguous", "warning", "An OAuth2 scheme with zero or several flows."),
+    _d("auth/oauth_flow_unsupported", "warning", "An OAuth2 flow the runtime does not support."),
+    _d("auth/scheme_missing", "warning", "A security requirement names an undeclared scheme."),
+    _d("auth/scheme_unsupported", "warning", "A security scheme of an unsupported type."),
+    # --- compiler/: service auth, naming, overlays, workflows ----------------------------------
+    _d("auth/service_oauth2_ambiguous", "error", "Service auth type 'oauth2' is ambiguous."),
+    _d("auth/end_user_flow_remodeled", "info", "An end-user flow was remodeled as on-behalf-of."),
+    _d("auth/service_default_not_applied", "info", "The service auth default differs from the source's."),
+    _d("auth/incoherent", "warning", "An auth contract that is incoherent or not executable; blocked."),
+    _d("naming_collision_resolved", "info", "Two operations derived one name; a suffix was added."),
+    _d("weak_operation_name", "info", "The derived operation name has low confidence."),
+    _d("overlay/loosen_refused", "warning", "An overlay tried to loosen a safety predicate without authority."),
+    _d("overlay/resolved_by_order", "info", "Overlays disagreed on a non-safety predicate; the leader won."),
+    _d("overlay/conflict", "error", "Authoritative overlays disagree on a safety predicate; blocked."),
+    _d("workflow_step_unresolved", "error", "A workflow step names no operation."),
+    _d("workflow_mutation_unapproved", "warning", "A workflow mutation step is not approved."),
+    _d("workflow_capability_unresolved", "warning", "A workflow's capability cannot be resolved."),
+    # --- compiler/: validation (original-core §3.6) --------------------------------------------
+    _d("duplicate_operation_id", "error", "Two operations share an id."),
+    _d("duplicate_tool_name", "error", "Two operations share a tool name."),
+    _d("duplicate_cli_command", "error", "Two operations share a CLI command."),
+    _d("duplicate_agent_input_name", "error", "Two wire inputs map to one public input; blocked."),
+    _d("unsupported_idempotency_carrier", "error", "The declared idempotency key cannot be injected; blocked."),
+    _d("unsupported_idempotency_carrier_schema", "error", "The key carrier's schema cannot hold a key; blocked."),
+    _d("idempotency_auth_carrier_conflict", "error", "The key carrier is the credential carrier; blocked."),
+    _d("unsafe_retry", "error", "A mutation without idempotency was marked retry-safe; retries off."),
+    _d("unproven_idempotency", "warning", "A mutation with no proven idempotency; confirmation required."),
+    _d("missing_confirmation", "error", "A financial/destructive mutation without confirmation; forced on."),
+    _d("empty_retry_conditions", "warning", "Retries enabled with no conditions; retries off."),
+    _d("no_declared_scopes", "info", "An authenticated mutation without scopes."),
+    # --- compiler/: the manifest (anvil.yaml) ---------------------------------------------------
+    _d("manifest/not_found", "error", "The manifest file does not exist or cannot be read."),
+    _d("manifest/parse_error", "error", "The manifest is not valid YAML."),
+    _d("manifest/unknown_key", "error", "The manifest has a key Anvil does not know."),
+    _d("manifest/wrong_type", "error", "A manifest value has the wrong type or is not an allowed value."),
+    _d("manifest/unknown_operation", "error", "A manifest operation key names no operation."),
+    _d("manifest/ambiguous_operation", "error", "A manifest operation key names several operations."),
+    _d("manifest/secret_value", "error", "The manifest appears to contain a secret value."),
+    # --- compiler/: effect contracts (ADR-0030 §3) -----------------------------------------------
+    _d("effect/class_on_read", "error", "A read declares a class other than read."),
+    _d("effect/read_class_on_mutation", "error", "A mutation declares class read."),
+    _d("effect/class_conflicts_reversible", "error", "The declared class disagrees with reversible."),
+    _d("effect/reversible_without_inverse", "error", "Class reversible without an inverse."),
+    _d("effect/compensable_without_compensate", "error", "Class compensable without a compensation."),
+    _d("effect/inverse_on_non_reversible", "error", "An inverse on a class that is not reversible."),
+    _d("effect/compensate_on_class", "error", "A compensation on a class neither compensable nor reversible."),
+    _d("effect/lookup_on_read", "error", "A lookup on a read."),
+    _d("effect/draft_on_read", "error", "A draft form on a read."),
+    _d("effect/operation_missing", "error", "A follow-up names an operation not in the service."),
+    _d("effect/operation_self", "error", "A follow-up other than the draft names the operation itself."),
+    _d("effect/follow_up_is_read", "error", "An inverse/compensation/draft target is not a mutation."),
+    _d("effect/lookup_not_read", "error", "A lookup target is not a read."),
+    _d("effect/operation_not_approved", "warning", "A follow-up target is not approved."),
+    _d("effect/mapping_sets_safety_control", "error", "A mapping sets confirm or the idempotency key."),
+    _d("effect/mapping_unknown_argument", "error", "A mapping names an argument the target does not take."),
+    _d("effect/mapping_missing_required", "error", "A required target input is not mapped."),
+    _d("effect/mapping_required_optional", "error", "A required target input is mapped from an optional path."),
+    _d("effect/mapping_type_mismatch", "error", "A mapped value's type cannot go into the target input."),
+    _d("effect/path_invalid", "error", "A mapping source does not parse."),
+    _d("effect/path_root_not_allowed", "error", "A path reads a root its place does not allow."),
+    _d("effect/path_unresolved", "error", "A path names something the schema does not declare."),
+    _d("effect/path_unverified", "info", "A path cannot be checked against an open schema."),
+    _d("effect/deadline_shape", "error", "A deadline has both or neither of within_ms and at."),
+    _d("effect/deadline_path", "error", "deadline.at is not a response path."),
+    _d("effect/draft_handle", "error", "draft.handle is not a response path."),
+    _d("effect/lookup_without_idempotency_key", "error", "A lookup by key on an operation that sends no key."),
+    _d("effect/lookup_key_unused", "error", "A lookup by key that maps no argument from idempotency_key."),
+    _d("effect/confirmation_for_draft", "warning", "The draft form needs confirmation, so the operation does."),
+    # --- bundle/ and cli/ -------------------------------------------------------------------------
+    _d("bundle/out_unwritable", "error", "The output directory cannot be written."),
+    _d("bundle/out_not_bundle", "error", "The output directory holds files that are not an Anvil bundle."),
+    _d("bundle/out_unsafe", "error", "The output path is a root, the working directory, a symlink or a repo."),
+    _d("cli/invalid_service_id", "error", "The --service value is not a valid service id."),
+    # --- runtime error-envelope codes (original-core §5.7) ----------------------------------------
+    _e("validation_error", "Input is missing, malformed or refused upstream as invalid."),
+    _e("schema_mismatch", "Reserved: the upstream answered with a shape the contract does not allow."),
+    _e("confirmation_required", "The operation needs confirm=true."),
+    _e("idempotency_required", "The operation needs an idempotency key."),
+    _e("auth_required", "Credentials are missing or were refused."),
+    _e("permission_denied", "The upstream refused the caller (403)."),
+    _e("policy_denied", "A policy (host allowlist, grant, scope, budget) refused the call."),
+    _e("unsafe_retry_blocked", "Reserved: a retry was refused as unsafe."),
+    _e("idempotency_ledger_unavailable", "The durable idempotency ledger is missing or failed."),
+    _e("unsupported_operation", "The operation cannot be executed as compiled (state, bounds, carrier)."),
+    _e("not_found", "The upstream answered 404/410."),
+    _e("conflict", "The upstream answered 409, or the ledger refused a key reuse or a key in progress."),
+    _e("rate_limited", "The upstream answered 429."),
+    _e("upstream_timeout", "The upstream timed out (408/504/transport timeout)."),
+    _e("upstream_unavailable", "The upstream is unavailable (502/503/transport failure)."),
+    _e("unknown_upstream_error", "Any other upstream failure."),
+    # --- operator-facing fault codes (AnvilError.code) --------------------------------------------
+    _e("air/invalid", "An AIR document does not load."),
+    _e("bundle/invalid", "A bundle directory is missing or malformed."),
+    _e("config/invalid", "A configuration value cannot be used."),
+    _e("cli/usage", "A command-line argument is missing or malformed."),
+    _e("internal_error", "An unexpected fault; reported without a traceback."),
+)
+
+CODES: Final[dict[str, Code]] = {entry.name: entry for entry in _ENTRIES}
+if len(CODES) != len(_ENTRIES):  # pragma: no cover - guards the table itself
+    raise RuntimeError("duplicate code in anvil.codes")
+
+
+def is_registered(name: str) -> bool:
+    """True when ``name`` is a registered code."""
+    return name in CODES
+
+
+def code_info(name: str) -> Code:
+    """Return the registry entry for ``name``.
+
+    Raises:
+        KeyError: the code is not registered (emitting it is a bug).
+    """
+    try:
+        return CODES[name]
+    except KeyError:
+        raise KeyError(f"unregistered code {name!r}: add it to anvil.codes") from None
