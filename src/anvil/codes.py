@@ -55,7 +55,6 @@ _ENTRIES: tuple[Code, ...] = (
     _d("source/external_ref", "error", "A $ref points at a URL; Anvil never fetches over the network."),
     _d("source/path_escape", "error", "A $ref points at a file outside the spec's folder."),
     _d("source/ref_invalid", "error", "A $ref is not a string or not a well-formed reference."),
-    _d("source/swagger_multi_file", "warning", "A Swagger 2.0 spec spans several files."),
     _d("source/no_operations", "warning", "The spec declares no operations."),
     _d("schema_cycle_truncated", "warning", "A recursive anonymous schema was cut to a stub."),
     # --- compiler/: normalize -------------------------------------------------------------------
@@ -97,6 +96,7 @@ _ENTRIES: tuple[Code, ...] = (
     _d("missing_confirmation", "error", "A financial/destructive mutation without confirmation; forced on."),
     _d("empty_retry_conditions", "warning", "Retries enabled with no conditions; retries off."),
     _d("no_declared_scopes", "info", "An authenticated mutation without scopes."),
+    _d("query_language_passthrough", "error", "An input passes a query language through without a policy; blocked."),
     # --- compiler/: the manifest (anvil.yaml) ---------------------------------------------------
     _d("manifest/not_found", "error", "The manifest file does not exist or cannot be read."),
     _d("manifest/parse_error", "error", "The manifest is not valid YAML."),
@@ -104,6 +104,7 @@ _ENTRIES: tuple[Code, ...] = (
     _d("manifest/wrong_type", "error", "A manifest value has the wrong type or is not an allowed value."),
     _d("manifest/unknown_operation", "error", "A manifest operation key names no operation."),
     _d("manifest/ambiguous_operation", "error", "A manifest operation key names several operations."),
+    _d("manifest/unknown_capability", "error", "A manifest capability review names no discovered capability."),
     _d("manifest/secret_value", "error", "The manifest appears to contain a secret value."),
     # --- compiler/: effect contracts (ADR-0030 §3) -----------------------------------------------
     _d("effect/class_on_read", "error", "A read declares a class other than read."),
@@ -139,6 +140,8 @@ _ENTRIES: tuple[Code, ...] = (
     _d("bundle/out_unwritable", "error", "The output directory cannot be written."),
     _d("bundle/out_not_bundle", "error", "The output directory holds files that are not an Anvil bundle."),
     _d("bundle/out_unsafe", "error", "The output path is a root, the working directory, a symlink or a repo."),
+    _d("bundle/path_unsafe", "error", "A generated path is absolute, escapes the bundle or collides with another."),
+    _d("bundle/backup_not_removed", "warning", "The new bundle is installed but the previous one was not deleted."),
     _d("cli/invalid_service_id", "error", "The --service value is not a valid service id."),
     # --- runtime error-envelope codes (original-core §5.7) ----------------------------------------
     _e("validation_error", "Input is missing, malformed or refused upstream as invalid."),
@@ -163,6 +166,18 @@ _ENTRIES: tuple[Code, ...] = (
     _e("config/invalid", "A configuration value cannot be used."),
     _e("cli/usage", "A command-line argument is missing or malformed."),
     _e("internal_error", "An unexpected fault; reported without a traceback."),
+    # --- runtime/ and ledger/: idempotency ledger faults (LedgerError.code) -----------------------
+    _e("ledger/corrupt_row", "A ledger row or result is malformed (status, expiry, non-2xx, not JSON)."),
+    _e("ledger/not_owner", "This process does not own the reservation it tried to complete."),
+    _e("ledger/result_too_large", "A replay result exceeds the 819,200-byte ceiling; the row stays in progress."),
+    _e("ledger/unavailable", "The ledger backend failed or could not be reached."),
+    # --- serve/: effect-contract refusals in tools/call (error.details.code, ADR-0030 §5, §7) ------
+    _x("effect/draft_argument_missing", "A staged call lacks a value the draft form's mapping needs."),
+    _x("effect/draft_input_invalid", "The staged input does not fit the draft tool's input schema."),
+    _x("effect/draft_unavailable", "The draft form's operation is not served here."),
+    _x("effect/idempotency_key_conflict", "_meta.idempotency_key differs from the key in the arguments."),
+    _x("effect/invalid_meta", "_meta.idempotency_key is not a non-empty string, or _meta.stage not a boolean."),
+    _x("effect/no_draft_form", "_meta.stage on an operation that declares no draft form."),
 )
 
 CODES: Final[dict[str, Code]] = {entry.name: entry for entry in _ENTRIES}

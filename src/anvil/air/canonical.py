@@ -14,7 +14,7 @@ from typing import Any
 
 __all__ = ["canonical_json", "hash_canonical", "js_number", "pretty_json", "sha256_hex"]
 
-_encode_string = json.encoder.encode_basestring  # type: ignore[attr-defined]  # escapes like JSON.stringify
+_encode_string = json.encoder.encode_basestring  # escapes strings as JSON.stringify does
 
 
 def _utf16_key(key: str) -> bytes:

@@ -33,7 +33,7 @@ def _camel(name: str) -> str:
 
 
 @cache
-def _fields(cls: type) -> tuple[tuple[str, str, Any, bool], ...]:
+def _fields(cls: Any) -> tuple[tuple[str, str, Any, bool], ...]:
     """(python name, json name, type, has default) per field, in declaration order."""
     hints = typing.get_type_hints(cls)
     out = []
@@ -62,7 +62,9 @@ def to_json(value: Any) -> Any:
 
 
 def _fail(path: str, message: str) -> AirError:
-    return AirError("air/invalid", f"AIR {path or '<root>'}: {message}", hint="Recompile the bundle with `anvil compile`.")
+    return AirError(
+        "air/invalid", f"AIR {path or '<root>'}: {message}", hint="Recompile the bundle with `anvil compile`."
+    )
 
 
 def _convert(tp: Any, value: Any, path: str) -> Any:
@@ -87,7 +89,7 @@ def _convert(tp: Any, value: Any, path: str) -> Any:
         if not isinstance(value, dict):
             raise _fail(path, "expected an object")
         return value
-    if dataclasses.is_dataclass(tp):
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
         return _build(tp, value, path)
     if tp is bool:
         if not isinstance(value, bool):
@@ -108,7 +110,7 @@ def _convert(tp: Any, value: Any, path: str) -> Any:
     return value
 
 
-def _build(cls: type[T], data: Any, path: str) -> T:
+def _build(cls: Any, data: Any, path: str) -> Any:
     if not isinstance(data, dict):
         raise _fail(path, f"expected an object for {cls.__name__}")
     kwargs: dict[str, Any] = {}
@@ -131,7 +133,8 @@ def from_json(cls: type[T], data: Any) -> T:
     Raises:
         AirError: a field is missing, unknown or of the wrong type.
     """
-    return _build(cls, data, "")
+    built: T = _build(cls, data, "")
+    return built
 
 
 def load_document(data: Any) -> Document:

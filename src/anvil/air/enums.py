@@ -45,7 +45,9 @@ IdempotencyMode = Literal["natural", "key_supported", "client_id", "required", "
 IdempotencyMechanism = Literal["header", "query", "body", "path", "none"]
 KeyDerivation = Literal["request_fingerprint", "client_supplied", "none"]
 RetryMode = Literal["safe", "none"]
-RetryBasis = Literal["read_safe", "natural_idempotent", "idempotency_key", "ledger_guarded", "transport_only", "unproven"]
+RetryBasis = Literal[
+    "read_safe", "natural_idempotent", "idempotency_key", "ledger_guarded", "transport_only", "unproven"
+]
 Backoff = Literal["exponential_jitter", "exponential", "fixed", "none"]
 RetryCondition = Literal[
     "timeout", "connection_reset", "dns_failure",

@@ -476,4 +476,3 @@ class Document:
             if op.id == op_id:
                 return op
         return None
-

@@ -12,7 +12,7 @@ import argparse
 import importlib
 import os
 import sys
-from typing import Protocol
+from typing import NoReturn, Protocol
 
 from anvil.errors import AnvilError, UsageError
 
@@ -21,6 +21,8 @@ __all__ = ["COMMANDS", "main"]
 #: subcommand name -> (module, one-line help). The names are a public contract (see tests/cli).
 COMMANDS: dict[str, tuple[str, str]] = {
     "compile": ("anvil.cli.compile", "Compile an OpenAPI spec and anvil.yaml into a bundle."),
+    "serve": ("anvil.cli.serve", "Serve a compiled bundle as MCP tools (stdio or Streamable HTTP)."),
+    "run": ("anvil.cli.run", "Call one operation of a compiled bundle (direct or through an MCP server)."),
 }
 
 
@@ -33,7 +35,7 @@ class _Command(Protocol):
 class _Parser(argparse.ArgumentParser):
     """argparse that raises a coded UsageError instead of printing and exiting."""
 
-    def error(self, message: str) -> None:  # type: ignore[override]
+    def error(self, message: str) -> NoReturn:
         raise UsageError("cli/usage", f"{self.prog}: {message}", hint=f"Run `{self.prog} --help` for usage.")
 
 
@@ -46,7 +48,7 @@ def _build_parser() -> tuple[_Parser, dict[str, _Command]]:
     for name, (module_name, summary) in COMMANDS.items():
         sub = subparsers.add_parser(name, help=summary, description=summary)
         if wanted is None or wanted == name or "--help" in sys.argv or "-h" in sys.argv:
-            module: _Command = importlib.import_module(module_name)  # type: ignore[assignment]
+            module: _Command = importlib.import_module(module_name)
             module.register(sub)
             loaded[name] = module
     return parser, loaded
@@ -75,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
             parser.print_help(sys.stderr)
             return 2
         command = loaded.get(args.command) or importlib.import_module(COMMANDS[args.command][0])
-        return int(command.run(args))  # type: ignore[attr-defined]
+        return int(command.run(args))
     except UsageError as exc:
         _report(exc)
         return 2

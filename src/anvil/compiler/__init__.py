@@ -1,1 +1,57 @@
-"""compiler stage."""
+"""compiler stage: a loaded spec and an optional manifest -> one AIR document (original-core §3)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from anvil.compiler.pipeline import CompileResult, compile_source
+from anvil.diagnostics import Diagnostic
+
+__all__ = ["CompileResult", "build", "compile_source"]
+
+
+def build(
+    spec: Path,
+    *,
+    manifest: Path | None = None,
+    service_id: str | None = None,
+    source_uri: str | None = None,
+    spec_root: Path | None = None,
+) -> CompileResult:
+    """Load ``spec`` (and ``manifest``), compile, and return the AIR document with every diagnostic.
+
+    Diagnostics come in this order: load, manifest, then compile. Nothing here raises for bad input.
+
+    When the spec fails to load (``LoadResult.document`` is None) the result is still a document:
+    the service id is ``service_id`` (or the manifest's ``service.name``, or ``service``), version
+    ``0.0.0``, no operations, and its diagnostics are the load (and manifest) diagnostics, at least
+    one of which is an error. When the manifest fails to parse, the spec is compiled without one and
+    the manifest's errors are reported.
+
+    Args:
+        spec: the spec entry file.
+        manifest: the ``anvil.yaml`` file, if any.
+        service_id: the ``--service`` value, if given.
+        source_uri: the spec path as given on the command line (recorded in the AIR; default: ``spec``).
+        spec_root: the folder relative ``$ref``s may reach (default: the spec's own folder), for specs
+            whose files sit in sibling folders (``spec/swagger.yaml`` referring to ``../common/x.yaml``).
+
+    Returns:
+        The :class:`CompileResult`.
+    """
+    from anvil.compiler.manifest import load_manifest
+    from anvil.load.spec import load_spec
+
+    loaded = load_spec(spec, uri=source_uri, root=spec_root)
+    parsed = None
+    manifest_found: list[Diagnostic] = []
+    if manifest is not None:
+        parsed, manifest_found = load_manifest(manifest)
+    result = compile_source(loaded, parsed, service_id=service_id, source_uri=source_uri or str(spec))
+    load_count = len(loaded.diagnostics)
+    ordered = (*result.diagnostics[:load_count], *manifest_found, *result.diagnostics[load_count:])
+    document = result.document
+    if manifest_found:
+        document = replace(document, diagnostics=tuple(d.to_air() for d in ordered))
+    return CompileResult(document=document, diagnostics=tuple(ordered))

@@ -20,7 +20,8 @@ class LoadResult:
     are hoisted under ``components.schemas`` with deterministic names). Refs are kept, not expanded, so
     cycles are representable; resolve them with :class:`anvil.load.refs.Resolver`.
     ``document`` is ``None`` when loading failed (then ``diagnostics`` holds at least one error).
-    ``files`` maps each source file's POSIX path relative to the entry file's folder to its bytes.
+    ``files`` maps each source file's POSIX path relative to the entry file's folder (or to the ``root``
+    given to ``load_spec``) to its bytes; ``entrypoint`` is the entry file's path in the same terms.
     """
 
     document: JSONObject | None

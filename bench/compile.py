@@ -1,0 +1,103 @@
+"""Compile every corpus spec in a fresh process and print wall time and peak memory as a table.
+
+Usage: ``python bench/compile.py [SPEC_FILTER]`` (the corpus is ``ANVIL_CORPUS``, default
+``../shared/corpus`` beside the repository). Each spec is compiled by ``anvil compile``'s library entry
+(load, compile, emit, transactional install, bundle hash) into a temporary directory. "compile s" is
+measured inside the child around the compile; "process s" adds interpreter start and imports; "peak MB"
+is the child's peak resident set size. Aim: the largest spec in under 3 s and 500 MB.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+CHILD = r"""
+import json, resource, sys, time
+from pathlib import Path
+from anvil.cli.compile import compile_bundle
+spec, out, service = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
+start = time.perf_counter()
+outcome = compile_bundle(spec, out=out, service_id=service, root=spec.parent)
+wall = time.perf_counter() - start
+rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+errors = sorted({d.code for d in outcome.diagnostics if d.severity == "error"})
+print(json.dumps({"wall": wall, "rss_kb": rss, "operations": outcome.operations,
+                  "written": outcome.bundle_hash is not None, "errors": errors}))
+"""
+
+
+def corpus_dir() -> Path:
+    """``ANVIL_CORPUS`` or ``../shared/corpus`` beside the repository."""
+    return Path(os.environ.get("ANVIL_CORPUS", str(REPO.parent / "shared" / "corpus")))
+
+
+def service_id(name: str) -> str:
+    """A valid service id from a corpus file name (``oai-petstore.yaml`` -> ``oai-petstore``)."""
+    stem = re.sub(r"[^a-z0-9_-]+", "-", Path(name.split("/")[0]).stem.lower()).strip("-_")
+    return ("s-" + stem if not stem[:1].isalpha() else stem)[:64].rstrip("-_") or "service"
+
+
+def measure(spec: Path, service: str) -> dict[str, object]:
+    """Compile ``spec`` in a fresh interpreter; the child's report plus the whole process time."""
+    with tempfile.TemporaryDirectory(prefix="anvil-bench-") as tmp:
+        start = time.perf_counter()
+        done = subprocess.run(
+            [sys.executable, "-c", CHILD, str(spec), str(Path(tmp) / "bundle"), service],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        elapsed = time.perf_counter() - start
+    if done.returncode != 0 or not done.stdout.strip():
+        tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        return {"failed": tail[:60], "process": elapsed}
+    report: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
+    report["process"] = elapsed
+    return report
+
+
+def main(argv: list[str]) -> int:
+    """Print the table; exit 1 when a spec crashed the compiler."""
+    corpus = corpus_dir()
+    index = corpus / "INDEX.tsv"
+    if not index.is_file():
+        print(f"corpus not found at {corpus} (set ANVIL_CORPUS)", file=sys.stderr)
+        return 2
+    wanted = argv[0] if argv else ""
+    with index.open(encoding="utf-8") as handle:
+        rows = [row for row in csv.DictReader(handle, delimiter="\t") if wanted in row["file"]]
+    header = f"{'spec':<42} {'MB':>6} {'ops':>5} {'compile s':>10} {'process s':>10} {'peak MB':>8}  status"
+    print(header)
+    print("-" * len(header))
+    crashed = 0
+    for row in sorted(rows, key=lambda r: int(r["bytes"])):
+        spec = corpus / row["file"]
+        result = measure(spec, service_id(row["file"]))
+        size = int(row["bytes"]) / 1_000_000
+        if "failed" in result:
+            crashed += 1
+            print(
+                f"{row['file']:<42} {size:>6.2f} {'-':>5} {'-':>10} {result['process']:>10.2f} {'-':>8}  "
+                f"CRASH {result['failed']}"
+            )
+            continue
+        errors = result["errors"]
+        status = "ok" if not errors else ("errors: " if result["written"] else "not written: ") + ", ".join(errors)  # type: ignore[arg-type]
+        print(
+            f"{row['file']:<42} {size:>6.2f} {result['operations']:>5} {result['wall']:>10.2f} "
+            f"{result['process']:>10.2f} {int(result['rss_kb']) / 1024:>8.0f}  {status}"  # type: ignore[call-overload]
+        )
+    return 1 if crashed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,69 @@
+"""The bundle as bytes: ``emit_bundle(doc, generation) -> {relative POSIX path: bytes}``.
+
+Every emitter is a pure function of (AIR, generation inputs): no clock, no environment, no absolute
+paths, sorted or AIR-ordered iteration. Emitting twice gives identical bytes, which is what lets
+freshness checks regenerate a bundle and compare it byte for byte (original-core §4.5). Nothing here
+touches the disk; :mod:`anvil.bundle.writer` installs the result.
+
+To add a generated file, write an emitter ``(doc, generation) -> dict[str, bytes]`` and list it in
+:data:`EMITTERS`; its top-level path segment becomes compiler-owned automatically.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from anvil.air.codec import document_json
+from anvil.air.model import Document
+from anvil.bundle.catalog import emit_catalog
+from anvil.bundle.encoding import json_file
+from anvil.bundle.generation import Generation
+from anvil.bundle.reference import emit_reference
+from anvil.bundle.runtime import emit_runtime
+from anvil.bundle.skill import emit_skill
+from anvil.bundle.store import emit_store_contract
+from anvil.errors import BundleError
+
+__all__ = ["EMITTERS", "Emitter", "emit_bundle", "owned_roots"]
+
+Emitter = Callable[[Document, Generation], dict[str, bytes]]
+
+
+def _emit_air(doc: Document, generation: Generation) -> dict[str, bytes]:
+    return {
+        "air.json": json_file(document_json(doc)),
+        "generation.json": json_file(generation.to_json()),
+    }
+
+
+#: Every emitter, in a fixed order. Two emitters may not write the same path.
+EMITTERS: tuple[Emitter, ...] = (
+    _emit_air,
+    lambda doc, _generation: emit_catalog(doc),
+    lambda doc, _generation: emit_runtime(doc),
+    lambda doc, _generation: emit_skill(doc),
+    lambda doc, _generation: emit_reference(doc),
+    emit_store_contract,
+)
+
+
+def emit_bundle(doc: Document, generation: Generation | None = None) -> dict[str, bytes]:
+    """Project ``doc`` into every compiler-owned file, keyed by relative POSIX path (sorted).
+
+    Raises:
+        BundleError: ``bundle/invalid`` when the generation inputs are unusable, or two emitters claim
+            one path (a bug).
+    """
+    inputs = generation or Generation()
+    files: dict[str, bytes] = {}
+    for emitter in EMITTERS:
+        for path, data in emitter(doc, inputs).items():
+            if path in files:
+                raise BundleError("bundle/invalid", f"two emitters wrote {path!r}")
+            files[path] = data
+    return dict(sorted(files.items()))
+
+
+def owned_roots(paths: list[str] | tuple[str, ...] | dict[str, bytes]) -> frozenset[str]:
+    """The top-level names (files or directories) the given generated paths live under."""
+    return frozenset(path.split("/", 1)[0] for path in paths)

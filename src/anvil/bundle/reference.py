@@ -1,0 +1,214 @@
+"""``skill/reference/operations.md`` and ``skill/reference/idempotency.md`` (original-core §4.2).
+
+The operations reference is parsed by conformance tooling, so its shape is a contract: the
+``### `<cli command>`  (id: ..., tool: ...)`` heading, the ``- Semantics:`` line and the
+"Pending approval (not callable)" section. The ADR-0030 ``- Undo:`` line is written only for operations
+that declare an effect contract, and never starts with ``- Semantics``.
+"""
+
+from __future__ import annotations
+
+import re
+
+from anvil.air.inputs import input_bindings
+from anvil.air.model import Document, FollowUp, Operation
+from anvil.air.tools import operation_input_schema
+from anvil.bundle.catalog import input_signature
+from anvil.bundle.encoding import text_file, yaml_scalar
+
+__all__ = [
+    "EFFECT_LABELS",
+    "effect_class",
+    "effect_label",
+    "emit_reference",
+    "idempotency_markdown",
+    "operations_markdown",
+    "semantics_line",
+]
+
+#: Agent-facing label per effect class (ADR-0030 §9).
+EFFECT_LABELS: dict[str, str] = {
+    "read": "read",
+    "reversible": "write, can be undone",
+    "compensable": "write, can be compensated (not undone)",
+    "irreversible": "write, cannot be undone",
+}
+_HEADING = re.compile(r"^(#{1,6})(\s)", re.MULTILINE)
+
+
+def effect_class(op: Operation) -> str:
+    """The declared effect class, else ``read`` for reads and ``irreversible`` for mutations."""
+    if op.effect.class_ is not None:
+        return op.effect.class_
+    return "read" if op.effect.kind == "read" else "irreversible"
+
+
+def effect_label(op: Operation) -> str:
+    """The SKILL.md label of ``op``'s effect ("read", "write, cannot be undone", ...)."""
+    return EFFECT_LABELS[effect_class(op)]
+
+
+def _demote(text: str) -> str:
+    # Operation descriptions sit under a level-3 heading; their own headings must nest below it.
+    return _HEADING.sub(lambda m: "#" * min(6, len(m.group(1)) + 3) + m.group(2), text.strip())
+
+
+def semantics_line(op: Operation) -> str:
+    """The ``- Semantics:`` line conformance parses."""
+    parts: list[str] = [op.effect.kind]
+    if op.effect.kind == "mutation":
+        parts.append(op.effect.risk)
+    if op.confirmation.required:
+        parts.append("confirm-required")
+    if op.idempotency.mode == "required":
+        parts.append("idempotency-key-required")
+    parts.append("retry-safe" if op.retries.mode == "safe" else "not-retry-safe")
+    return "- Semantics: " + ", ".join(parts)
+
+
+def _inputs_line(op: Operation) -> str:
+    schema = operation_input_schema(op)
+    required = set(schema.get("required") or ())
+    whole_body = {b.property for b in input_bindings(op) if b.location == "body"}
+    items = []
+    for name in schema.get("properties") or {}:
+        mark = "*" if name in required else ""
+        items.append(f"`{name}`{mark} (JSON)" if name in whole_body else f"`{name}`{mark}")
+    return "- Inputs: " + (", ".join(items) if items else "none")
+
+
+def _tool_of(doc: Document, op_id: str) -> str:
+    target = doc.operation(op_id)
+    return target.mcp.tool_name if target is not None else op_id
+
+
+def _undo_line(doc: Document, op: Operation) -> str | None:
+    effect = op.effect
+    if not effect.declares_contract:
+        return None
+    klass = effect_class(op)
+    parts: list[str] = []
+
+    def call(follow: FollowUp) -> str:
+        return f"`{_tool_of(doc, follow.operation)}`"
+
+    if klass == "read":
+        parts.append("nothing to undo (read)")
+    elif klass == "reversible" and effect.inverse is not None:
+        parts.append(f"reversible by {call(effect.inverse)}")
+        if effect.compensate is not None:
+            parts.append(f"compensate with {call(effect.compensate)} after the deadline")
+    elif klass == "compensable" and effect.compensate is not None:
+        parts.append(f"compensable by {call(effect.compensate)} (a new call, not an undo)")
+    else:
+        parts.append("cannot be undone")
+    if effect.draft is not None:
+        parts.append(f"stage a draft with `{_tool_of(doc, effect.draft.operation)}` first")
+    if effect.lookup is not None:
+        parts.append(f"look up a lost answer with `{_tool_of(doc, effect.lookup.operation)}` by {effect.lookup.by}")
+    return "- Undo: " + "; ".join(parts)
+
+
+def _confirmation_block(op: Operation) -> str | None:
+    confirmation = op.confirmation
+    if not confirmation.required:
+        return None
+    risk = confirmation.risk or op.effect.risk
+    reason = (confirmation.reason or "This operation needs explicit confirmation.").strip()
+    if confirmation.human_approval:
+        return (
+            f"> ⛔ **Human approval required** — {risk}-risk {op.effect.kind}: {reason} "
+            "Do not self-confirm; ask the human to approve this exact call before passing confirm."
+        )
+    return f"> ⚠ **Confirmation required** — {risk}-risk {op.effect.kind}: {reason}"
+
+
+def _approved_section(doc: Document, op: Operation) -> list[str]:
+    lines = [f"### `{op.cli.command}`  (id: `{op.id}`, tool: `{op.mcp.tool_name}`)"]
+    lines.append(_demote(op.description) or op.display_name)
+    block = _confirmation_block(op)
+    if block:
+        lines += ["", block, ""]
+    lines.append(semantics_line(op))
+    undo = _undo_line(doc, op)
+    if undo:
+        lines.append(undo)
+    auth = op.auth.type + (f" ({', '.join(op.auth.scopes)})" if op.auth.scopes else "")
+    lines.append(f"- Auth: {auth}")
+    lines.append(_inputs_line(op))
+    name = op.canonical_name
+    lines.append(f"- Schema: `../schemas/{name}.schema.json` · Example: `../examples/{name}.json`")
+    if op.long_running:
+        lines.append("- Long-running: returns before completion; poll for status")
+    if op.archetype == "search":
+        lines.append("- Narrow with filters before paging")
+    if op.skill.intent_examples:
+        lines.append("- Example intents: " + "; ".join(op.skill.intent_examples))
+    return lines
+
+
+def operations_markdown(doc: Document) -> str:
+    """The text of ``skill/reference/operations.md``."""
+    service = doc.service
+    approved = [op for op in doc.operations if op.state == "approved"]
+    pending = [op for op in doc.operations if op.state != "approved"]
+    lines = [
+        "---",
+        f"name: {yaml_scalar(service.id.replace('_', '-') + '-operations')}",
+        "description: "
+        + yaml_scalar(f"Every {service.display_name} operation: semantics, auth, inputs and approval state."),
+        "---",
+        "",
+        "# Operations",
+        "",
+        "`*` marks a required input.",
+        "",
+        "## Approved operations",
+        "",
+    ]
+    if not approved:
+        lines += ["None: no operation is approved yet, so nothing is callable.", ""]
+    for op in approved:
+        lines += [*_approved_section(doc, op), ""]
+    lines += ["## Pending approval (not callable)", ""]
+    if not pending:
+        lines.append("None.")
+    else:
+        lines += ["These operations were compiled but are refused until approved (`anvil approve`).", ""]
+        for op in pending:
+            signature = input_signature(op) or "no inputs"
+            lines.append(f"- `{op.cli.command}` — {op.display_name} [{op.state}] ({signature})")
+    return "\n".join(lines)
+
+
+def idempotency_markdown(doc: Document) -> str:
+    """The text of ``skill/reference/idempotency.md``: one line per approved mutation."""
+    lines = [
+        "# Idempotency and retries",
+        "",
+        "How each approved write is made safe to repeat, and whether Anvil retries it on its own.",
+        "Reuse one idempotency key per intended change, including on retries; a new key means a new change.",
+        "",
+    ]
+    mutations = [op for op in doc.operations if op.state == "approved" and op.effect.kind == "mutation"]
+    if not mutations:
+        lines.append("No approved mutations.")
+    for op in mutations:
+        idem = op.idempotency
+        mode = idem.mode + (f" (key via {idem.mechanism} {idem.key})" if idem.key else "")
+        retry = "retry-safe" if op.retries.mode == "safe" else "not retry-safe"
+        if op.confirmation.required:
+            reason = (op.confirmation.reason or "explicit confirmation").strip().rstrip(".")
+            confirm = f"confirmation required — {reason}"
+        else:
+            confirm = "no confirmation"
+        lines.append(f"- `{op.cli.command}`: {mode}; {retry}; {confirm}.")
+    return "\n".join(lines)
+
+
+def emit_reference(doc: Document) -> dict[str, bytes]:
+    """``skill/reference/operations.md`` and ``skill/reference/idempotency.md``."""
+    return {
+        "skill/reference/operations.md": text_file(operations_markdown(doc)),
+        "skill/reference/idempotency.md": text_file(idempotency_markdown(doc)),
+    }

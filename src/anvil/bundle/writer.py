@@ -1,0 +1,275 @@
+"""The one writer of bundle files: a transactional install (original-core §4.3).
+
+``install_bundle(out, files)`` never edits a bundle in place. It refuses dangerous output paths,
+stages the new tree in a hidden sibling (carrying forward every entry that is not compiler-owned, such
+as user notes, ``.anvil/`` or proof records), verifies the staged bytes, then swaps directories with a
+backup it restores on failure. Whatever goes wrong, the previous bundle is left as it was.
+
+Compiler-owned roots are the top-level names the generated paths live under plus the roots the
+original generator owns, so a root the generator stopped producing is still cleaned out.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from anvil.bundle.emit import owned_roots
+from anvil.bundle.generation import parse_generation
+from anvil.diagnostics import Diagnostic, diagnostic
+from anvil.errors import BundleError
+
+__all__ = ["GENERATOR_ROOTS", "InstallReport", "check_relative_path", "install_bundle"]
+
+#: Top-level names owned by the generator even when this compile emits nothing under them.
+GENERATOR_ROOTS: frozenset[str] = frozenset(
+    {
+        "air.yaml",
+        "air.json",
+        "generation.json",
+        "catalog.json",
+        "tools.json",
+        "harness.json",
+        "package.json",
+        "schemas",
+        "cli",
+        "mcp",
+        "runtime",
+        "skill",
+        "plugin",
+        ".claude-plugin",
+        ".agent",
+        "docs",
+        "deploy",
+        "mock",
+        "tests",
+    }
+)
+_WRITE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class InstallReport:
+    """What an install did.
+
+    ``files``: generated files written; ``carried``: top-level non-owned entries carried forward from
+    the previous directory (sorted); ``replaced``: an existing directory was swapped out;
+    ``warnings``: non-fatal findings (a backup that could not be deleted).
+    """
+
+    out: Path
+    files: int
+    carried: tuple[str, ...] = ()
+    replaced: bool = False
+    warnings: tuple[Diagnostic, ...] = ()
+
+
+def _unsafe_path(rel: str, why: str) -> BundleError:
+    return BundleError(
+        "bundle/path_unsafe",
+        f"refusing to write bundle path {rel!r}: {why}",
+        hint="This is a generator bug: generated paths must be relative POSIX paths inside the bundle.",
+    )
+
+
+def check_relative_path(rel: str) -> None:
+    """Accept only a relative POSIX path with no empty, ``.`` or ``..`` segment and no backslash.
+
+    Raises:
+        BundleError: ``bundle/path_unsafe`` otherwise.
+    """
+    if not rel or rel.startswith("/") or (len(rel) > 1 and rel[1] == ":"):
+        raise _unsafe_path(rel, "not a relative path")
+    if "\\" in rel or "\0" in rel:
+        raise _unsafe_path(rel, "contains a backslash or NUL")
+    if any(part in ("", ".", "..") for part in rel.split("/")):
+        raise _unsafe_path(rel, "has an empty, '.' or '..' segment")
+
+
+def _unsafe_out(out: Path, why: str) -> BundleError:
+    return BundleError(
+        "bundle/out_unsafe",
+        f"refusing to write a bundle to {out}: {why}",
+        hint="Choose a dedicated output directory, e.g. --out build/<service>.",
+    )
+
+
+def _is_bundle(directory: Path) -> bool:
+    if not (directory / "air.json").is_file():
+        return False
+    try:
+        parse_generation((directory / "generation.json").read_bytes())
+    except (OSError, BundleError):
+        return False
+    return True
+
+
+def _check_out(out: Path) -> bool:
+    """Refuse unsafe targets; return True when ``out`` exists (an empty dir or a bundle to replace)."""
+    if out.is_symlink():
+        raise _unsafe_out(out, "it is a symlink")
+    resolved = out.resolve()
+    if resolved == Path(resolved.anchor):
+        raise _unsafe_out(out, "it is the filesystem root")
+    cwd = Path.cwd().resolve()
+    if resolved == cwd or resolved in cwd.parents:
+        raise _unsafe_out(out, "it is the working directory or one of its parents")
+    if not out.exists():
+        return False
+    if not out.is_dir():
+        raise BundleError(
+            "bundle/out_not_bundle",
+            f"{out} exists and is not a directory",
+            hint="Remove it or choose another --out.",
+        )
+    if (out / ".git").exists():
+        raise _unsafe_out(out, "it contains a .git repository")
+    entries = [entry for entry in os.listdir(out) if entry != ".anvil"]
+    if entries and not _is_bundle(out):
+        raise BundleError(
+            "bundle/out_not_bundle",
+            f"{out} is not empty and is not an Anvil bundle (no air.json with a valid generation.json)",
+            hint="Choose an empty or new directory for --out; Anvil only replaces its own bundles.",
+        )
+    return True
+
+
+def _sibling(out: Path, kind: str) -> Path:
+    while True:
+        candidate = out.parent / f".{out.name}.{kind}-{secrets.token_hex(4)}"
+        if not os.path.lexists(candidate):
+            return candidate
+
+
+def _carry(out: Path, stage: Path, roots: frozenset[str]) -> tuple[str, ...]:
+    carried = []
+    for entry in sorted(os.listdir(out)):
+        if entry in roots:
+            continue
+        source, target = out / entry, stage / entry
+        if source.is_dir() and not source.is_symlink():
+            shutil.copytree(source, target, symlinks=True)
+        else:
+            shutil.copy2(source, target, follow_symlinks=False)
+        carried.append(entry)
+    return tuple(carried)
+
+
+def _write(stage: Path, rel: str, data: bytes) -> None:
+    *folders, name = rel.split("/")
+    current = stage
+    for folder in folders:
+        current = current / folder
+        if current.is_symlink():
+            raise _unsafe_path(rel, f"{folder!r} is a symlink")
+        try:
+            current.mkdir()
+        except FileExistsError:
+            if not current.is_dir():
+                raise _unsafe_path(rel, f"{folder!r} is already a file") from None
+    try:
+        fd = os.open(current / name, _WRITE_FLAGS, 0o644)
+    except FileExistsError:
+        raise _unsafe_path(rel, "the path is written twice or is already a directory") from None
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(data)
+
+
+def _verify(stage: Path, files: Mapping[str, bytes], roots: frozenset[str]) -> None:
+    for rel, data in files.items():
+        if (stage / rel).read_bytes() != data:
+            raise BundleError("bundle/out_unwritable", f"staged bytes of {rel} differ from the generated bytes")
+    for root in roots:
+        top = stage / root
+        if not top.is_dir():
+            continue
+        for current, _dirs, names in os.walk(top):
+            for name in names:
+                rel = (Path(current) / name).relative_to(stage).as_posix()
+                if rel not in files:
+                    raise BundleError("bundle/out_unwritable", f"unexpected file {rel} inside a compiler-owned root")
+
+
+def _swap(out: Path, stage: Path, existed: bool) -> Path | None:
+    """Move ``stage`` to ``out``; an existing ``out`` goes to a backup that is restored on failure."""
+    if not existed:
+        try:
+            os.rename(stage, out)
+        except OSError as exc:
+            raise _unwritable(out, exc) from exc
+        return None
+    backup = _sibling(out, "compile-backup")
+    try:
+        os.rename(out, backup)
+    except OSError as exc:
+        raise _unwritable(out, exc) from exc
+    try:
+        os.rename(stage, out)
+    except OSError as exc:
+        os.rename(backup, out)
+        raise _unwritable(out, exc) from exc
+    return backup
+
+
+def _discard_backup(backup: Path) -> tuple[Diagnostic, ...]:
+    try:
+        shutil.rmtree(backup)
+    except OSError as exc:
+        return (
+            diagnostic(
+                "bundle/backup_not_removed",
+                f"the new bundle is installed but the previous one could not be deleted from {backup}: {exc}",
+                hint="Delete the backup directory by hand.",
+            ),
+        )
+    return ()
+
+
+def _unwritable(out: Path, exc: BaseException) -> BundleError:
+    reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+    return BundleError(
+        "bundle/out_unwritable",
+        f"cannot write the bundle to {out}: {reason}",
+        hint="Check that --out names a writable directory path; the previous bundle (if any) is unchanged.",
+    )
+
+
+def install_bundle(out: Path, files: Mapping[str, bytes]) -> InstallReport:
+    """Install ``files`` (relative POSIX path -> bytes) as the bundle at ``out``, transactionally.
+
+    Raises:
+        BundleError: ``bundle/path_unsafe`` for a bad generated path; ``bundle/out_unsafe`` for the
+            filesystem root, the working directory (or a parent), a symlink or a directory holding
+            ``.git``; ``bundle/out_not_bundle`` for a non-empty directory that is not a bundle, or a
+            file; ``bundle/out_unwritable`` when staging or swapping fails. In every case the previous
+            directory at ``out`` is unchanged.
+    """
+    for rel in files:
+        check_relative_path(rel)
+    out = Path(os.path.abspath(out))
+    existed = _check_out(out)
+    roots = owned_roots(tuple(files)) | GENERATOR_ROOTS
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        stage = _sibling(out, "compile-stage")
+        stage.mkdir()
+    except OSError as exc:
+        raise _unwritable(out, exc) from exc
+    try:
+        carried = _carry(out, stage, roots) if existed else ()
+        for rel in sorted(files):
+            _write(stage, rel, files[rel])
+        _verify(stage, files, roots)
+        backup = _swap(out, stage, existed)
+    except BundleError:
+        shutil.rmtree(stage, ignore_errors=True)
+        raise
+    except OSError as exc:
+        shutil.rmtree(stage, ignore_errors=True)
+        raise _unwritable(out, exc) from exc
+    warnings = _discard_backup(backup) if backup is not None else ()
+    return InstallReport(out=out, files=len(files), carried=carried, replaced=existed, warnings=warnings)

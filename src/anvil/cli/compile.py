@@ -1,0 +1,287 @@
+"""``anvil compile SPEC --manifest M --service NAME --out DIR [--root DIR] [--json] [--no-color]``.
+
+Loads the spec and manifest, compiles them to AIR, emits the bundle and installs it transactionally
+(original-core §3, §4). Output: diagnostics on stderr, grouped by severity then operation (coloured on
+a TTY unless ``NO_COLOR`` is set or ``--no-color`` is given), and one summary line on stdout; with
+``--json``, exactly one JSON object on stdout ``{ok, operations, approved, bundleHash, files,
+diagnostics}``. Progress for long compiles goes to stderr, only on a TTY.
+
+Exit status:
+
+* 0 - compiled and installed; the worst diagnostic is below ``error``.
+* 1 - an ``error`` diagnostic. Compile findings (an operation blocked by validation, an unresolved
+  workflow step) still write the bundle, as the original does. Input errors - the spec or the
+  manifest could not be read or is invalid (``source/*``, ``manifest/*``) - and install refusals
+  (``bundle/*``) write nothing, so the previous bundle at ``--out`` stays exactly as it was.
+* 2 - usage: a missing or malformed flag, an invalid ``--service`` id, a ``--root`` that is not a
+  directory.
+
+``service.source.uri`` records the spec path relative to ``--root`` (default: the working directory)
+when the spec lies under it, else the path as given when that is relative, else the file name: never
+an absolute path, so compiling the same inputs under two roots gives byte-identical bundles.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from types import TracebackType
+from typing import TextIO
+
+from anvil.diagnostics import Diagnostic, diagnostic, has_errors
+from anvil.errors import BundleError, UsageError
+
+__all__ = ["CompileOutcome", "Progress", "compile_bundle", "register", "render_diagnostics", "run", "source_uri"]
+
+_INPUT_PREFIXES = ("source/", "manifest/")
+_SEVERITY_ORDER = ("error", "warning", "info")
+_COLOURS = {"error": "\x1b[31m", "warning": "\x1b[33m", "info": "\x1b[36m", "dim": "\x1b[2m", "bold": "\x1b[1m"}
+_RESET = "\x1b[0m"
+_PROGRESS_DELAY_S = 0.5
+
+
+def register(parser: argparse.ArgumentParser) -> None:
+    """Add the ``compile`` flags to its subparser."""
+    parser.add_argument("spec", metavar="SPEC", help="the OpenAPI 3.x or Swagger 2.0 file (YAML or JSON)")
+    parser.add_argument("--manifest", metavar="M", help="the reviewed manifest (anvil.yaml)")
+    parser.add_argument("--service", metavar="NAME", help="the service id (overrides the manifest's service.name)")
+    parser.add_argument("--out", metavar="DIR", required=True, help="the bundle directory to write or replace")
+    parser.add_argument("--root", metavar="DIR", help="the workspace root the recorded spec path is relative to")
+    parser.add_argument(
+        "--spec-root",
+        metavar="DIR",
+        help="the folder relative $refs may reach (default: the spec's folder); nothing outside it is read",
+    )
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    parser.add_argument("--no-color", action="store_true", help="never colour the output")
+
+
+def source_uri(spec: Path, root: Path) -> str:
+    """The spec path to record in AIR: relative to ``root``, else as given if relative, else its name."""
+    absolute = Path(os.path.abspath(spec))
+    try:
+        return absolute.relative_to(os.path.abspath(root)).as_posix()
+    except ValueError:
+        pass
+    if not spec.is_absolute():
+        return PurePosixPath(Path(os.path.normpath(spec)).as_posix()).as_posix()
+    return spec.name
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CompileOutcome:
+    """What one compile did. ``bundle_hash`` is None when nothing was installed."""
+
+    diagnostics: tuple[Diagnostic, ...]
+    operations: int = 0
+    approved: int = 0
+    files: int = 0
+    bundle_hash: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        """True when no diagnostic is an error."""
+        return not has_errors(self.diagnostics)
+
+    def to_json(self) -> dict[str, object]:
+        """The ``--json`` object."""
+        return {
+            "ok": self.ok,
+            "operations": self.operations,
+            "approved": self.approved,
+            "bundleHash": self.bundle_hash,
+            "files": self.files,
+            "diagnostics": [item.to_json() for item in self.diagnostics],
+        }
+
+
+class Progress:
+    """A one-line elapsed-time indicator on a TTY's stderr, shown only once a compile runs long."""
+
+    def __init__(self, stream: TextIO, label: str, *, enabled: bool, delay: float = _PROGRESS_DELAY_S) -> None:
+        self._stream = stream
+        self._delay = delay
+        self._label = label
+        self._enabled = enabled
+        self._stage = "compiling"
+        self._shown = False
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+        self._start = time.monotonic()
+
+    def stage(self, name: str) -> None:
+        """Name the step now running ("compiling", "writing")."""
+        self._stage = name
+
+    def _loop(self) -> None:
+        if self._stop.wait(self._delay):
+            return
+        while not self._stop.is_set():
+            elapsed = time.monotonic() - self._start
+            self._stream.write(f"\r\x1b[K{self._stage} {self._label} … {elapsed:.1f}s")
+            self._stream.flush()
+            self._shown = True
+            self._stop.wait(0.2)
+
+    def __enter__(self) -> Progress:
+        if self._enabled:
+            self._thread.start()
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if self._enabled:
+            self._stop.set()
+            self._thread.join()
+            if self._shown:
+                self._stream.write("\r\x1b[K")
+                self._stream.flush()
+
+
+def _bundle_error(exc: BundleError) -> Diagnostic:
+    return diagnostic(exc.code, exc.message, severity="error", hint=exc.hint)
+
+
+def compile_bundle(
+    spec: Path,
+    *,
+    out: Path,
+    manifest: Path | None = None,
+    service_id: str | None = None,
+    root: Path | None = None,
+    spec_root: Path | None = None,
+    progress: Progress | None = None,
+) -> CompileOutcome:
+    """Compile ``spec`` (+ ``manifest``) and install the bundle at ``out``; never raises for bad input.
+
+    Input errors (``source/*``, ``manifest/*``) and install refusals write nothing; other error
+    diagnostics still write the bundle.
+    """
+    from anvil.bundle.emit import emit_bundle
+    from anvil.bundle.generation import Generation
+    from anvil.bundle.hash import bundle_hash
+    from anvil.bundle.writer import install_bundle
+    from anvil.compiler import build
+
+    uri = source_uri(spec, root or Path.cwd())
+    result = build(spec, manifest=manifest, service_id=service_id, source_uri=uri, spec_root=spec_root)
+    diagnostics = tuple(result.diagnostics)
+    doc = result.document
+    input_failed = any(d.severity == "error" and d.code.startswith(_INPUT_PREFIXES) for d in diagnostics)
+    if doc is None or input_failed:
+        return CompileOutcome(diagnostics=diagnostics)
+    operations, approved = len(doc.operations), sum(op.state == "approved" for op in doc.operations)
+    try:
+        if progress is not None:
+            progress.stage("writing")
+        files = emit_bundle(doc, Generation())
+        report = install_bundle(out, files)
+        digest = bundle_hash(out)
+    except BundleError as exc:
+        return CompileOutcome(diagnostics=(*diagnostics, _bundle_error(exc)), operations=operations, approved=approved)
+    return CompileOutcome(
+        diagnostics=(*diagnostics, *report.warnings),
+        operations=operations,
+        approved=approved,
+        files=report.files,
+        bundle_hash=digest,
+    )
+
+
+def _paint(text: str, colour: str, enabled: bool) -> str:
+    return f"{_COLOURS[colour]}{text}{_RESET}" if enabled else text
+
+
+def _location(item: Diagnostic) -> str:
+    if item.file is None:
+        return item.pointer or ""
+    where = item.file
+    if item.line is not None:
+        where += f":{item.line}"
+        if item.column is not None:
+            where += f":{item.column}"
+    return where + (f" {item.pointer}" if item.pointer else "")
+
+
+def render_diagnostics(diagnostics: Sequence[Diagnostic], *, colour: bool = False) -> str:
+    """Diagnostics as text, grouped by severity (errors first) then by operation (service-wide first)."""
+    lines: list[str] = []
+    for severity in _SEVERITY_ORDER:
+        group = [d for d in diagnostics if d.severity == severity]
+        if not group:
+            continue
+        lines.append(_paint(f"{severity}s ({len(group)})", severity, colour))
+        operations = sorted({d.operation or "" for d in group})
+        for operation in operations:
+            lines.append("  " + _paint(operation or "(service)", "bold", colour))
+            for item in (d for d in group if (d.operation or "") == operation):
+                code = _paint(f"{item.code}", severity, colour)
+                where = _location(item)
+                suffix = "  " + _paint(f"[{where}]", "dim", colour) if where else ""
+                lines.append(f"    {code}  {item.message}{suffix}")
+                if item.hint:
+                    lines.append("      " + _paint(f"hint: {item.hint}", "dim", colour))
+    return "\n".join(lines)
+
+
+def _counts(diagnostics: Sequence[Diagnostic]) -> str:
+    parts = []
+    for severity in _SEVERITY_ORDER:
+        n = sum(d.severity == severity for d in diagnostics)
+        if n:
+            parts.append(f"{n} {severity}{'s' if n != 1 else ''}")
+    return ", ".join(parts)
+
+
+def _use_colour(args: argparse.Namespace, stream: TextIO) -> bool:
+    return not args.no_color and "NO_COLOR" not in os.environ and stream.isatty()
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``anvil compile``; return the exit status (0 ok, 1 error diagnostics, 2 usage)."""
+    from anvil.air.codec import SERVICE_ID_PATTERN
+
+    if args.service is not None and not SERVICE_ID_PATTERN.match(args.service):
+        raise UsageError(
+            "cli/invalid_service_id",
+            f"--service {args.service!r} is not a valid service id",
+            hint="Use a lowercase slug of 1-64 characters: letters, digits, '-' and '_', starting with a letter.",
+        )
+    root = Path(args.root) if args.root else None
+    if root is not None and not root.is_dir():
+        raise UsageError("cli/usage", f"--root {args.root} is not a directory", hint="Pass an existing directory.")
+    spec, out = Path(args.spec), Path(args.out)
+    manifest = Path(args.manifest) if args.manifest else None
+    with Progress(sys.stderr, spec.name, enabled=sys.stderr.isatty()) as progress:
+        outcome = compile_bundle(
+            spec,
+            out=out,
+            manifest=manifest,
+            service_id=args.service,
+            root=root,
+            spec_root=Path(args.spec_root) if args.spec_root else None,
+            progress=progress,
+        )
+    if args.json:
+        print(json.dumps(outcome.to_json(), ensure_ascii=False, indent=2))
+        return 0 if outcome.ok else 1
+    if outcome.diagnostics:
+        print(render_diagnostics(outcome.diagnostics, colour=_use_colour(args, sys.stderr)), file=sys.stderr)
+    counts = _counts(outcome.diagnostics)
+    if outcome.bundle_hash is None:
+        print(f"Not compiled: {args.spec} -> nothing written to {args.out} ({counts}).", file=sys.stderr)
+        return 1
+    summary = (
+        f"Compiled {outcome.operations} operations ({outcome.approved} approved) from {args.spec} -> {args.out} "
+        f"({outcome.files} files), bundle {outcome.bundle_hash[:12]}"
+    )
+    print(summary + (f"; {counts}" if counts else ""))
+    return 0 if outcome.ok else 1

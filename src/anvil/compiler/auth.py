@@ -1,0 +1,184 @@
+"""Source security -> AIR auth (original-core §3.3 auth bullets, §1.11 credential profiles).
+
+Every requirement the compiler cannot turn into one executable principal is an ``auth/*`` warning: the
+operation is blocked (or, for a clean choice among alternatives, sent to review) and the message is
+added to its review notes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Final
+
+from anvil._types import JSONObject, JSONValue
+from anvil.air.canonical import sha256_hex
+from anvil.air.model import NO_AUTH, ApiKeyCarrier, Auth, AuthProvider
+from anvil.air.naming import snake
+
+__all__ = ["AuthIssue", "AuthResolution", "credential_profile_name", "resolve_auth"]
+
+_PROFILE_PREFIX_MAX: Final = 31
+
+
+@dataclass(frozen=True, slots=True)
+class AuthIssue:
+    """One auth finding: a registered ``auth/*`` code, a sentence, and whether it blocks."""
+
+    code: str
+    message: str
+    blocks: bool
+
+
+@dataclass(frozen=True, slots=True)
+class AuthResolution:
+    """The auth an operation gets and what was wrong on the way."""
+
+    auth: Auth
+    issues: tuple[AuthIssue, ...] = ()
+
+    @property
+    def blocked(self) -> bool:
+        """True when any issue blocks the operation."""
+        return any(issue.blocks for issue in self.issues)
+
+
+def credential_profile_name(scheme_name: str) -> str:
+    """``<prefix>_<sha256(schemeName)[:32]>``; prefix = snake(name) (``scheme_`` if it does not start with
+    a letter), cut to 31 characters, trailing ``_`` trimmed. ``oauth2`` -> ``oauth2_d8ad572d...``."""
+    prefix = snake(scheme_name)
+    if not prefix[:1].isalpha():
+        prefix = "scheme_" + prefix if prefix else "scheme"
+    prefix = prefix[:_PROFILE_PREFIX_MAX].rstrip("_")
+    return f"{prefix}_{sha256_hex(scheme_name)[:32]}"
+
+
+def _scopes(value: JSONValue) -> tuple[str, ...]:
+    if not isinstance(value, list):
+        return ()
+    return tuple(dict.fromkeys(item for item in value if isinstance(item, str)))
+
+
+def _issue(code: str, message: str, *, blocks: bool = True) -> AuthIssue:
+    return AuthIssue(code, message, blocks)
+
+
+def _placeholder(scheme_name: str, scopes: tuple[str, ...]) -> Auth:
+    """The auth recorded for a requirement the runtime cannot execute (the op is blocked anyway)."""
+    return Auth(type="custom_header", scopes=scopes, credential_profile=credential_profile_name(scheme_name))
+
+
+def _scheme_auth(name: str, scheme: JSONValue, scopes: tuple[str, ...]) -> AuthResolution:
+    """Resolve one named scheme of one requirement."""
+    profile = credential_profile_name(name)
+    if not isinstance(scheme, dict):
+        return AuthResolution(
+            _placeholder(name, scopes),
+            (_issue("auth/scheme_missing", f"security scheme {name!r} is not declared"),),
+        )
+    kind = scheme.get("type")
+    if kind == "http":
+        http = str(scheme.get("scheme") or "").lower()
+        if http == "basic":
+            return AuthResolution(Auth(type="basic", scopes=scopes, credential_profile=profile))
+        if http == "bearer":
+            return AuthResolution(Auth(type="jwt_bearer", scopes=scopes, credential_profile=profile))
+        return AuthResolution(
+            _placeholder(name, scopes),
+            (
+                _issue(
+                    "auth/http_scheme_unsupported", f"HTTP auth scheme {http or '(none)'!r} of {name!r} is unsupported"
+                ),
+            ),
+        )
+    if kind == "apiKey":
+        where, key = scheme.get("in"), scheme.get("name")
+        if where in ("header", "query") and isinstance(key, str) and key.strip():
+            provider = AuthProvider(api_key=ApiKeyCarrier(in_=str(where), name=key))
+            return AuthResolution(Auth(type="api_key", scopes=scopes, credential_profile=profile, provider=provider))
+        return AuthResolution(
+            _placeholder(name, scopes),
+            (_issue("auth/api_key_carrier_missing", f"apiKey scheme {name!r} has no header or query carrier"),),
+        )
+    if kind == "oauth2":
+        return _oauth2(name, scheme, scopes, profile)
+    if kind == "openIdConnect":
+        auth = Auth(type="oauth2_authorization_code", scopes=scopes, credential_profile=profile, principal="end_user")
+        issue = _issue("auth/end_user_flow_unexecutable", f"OpenID Connect scheme {name!r} needs an end-user flow")
+        return AuthResolution(auth, (issue,))
+    if kind == "mutualTLS":
+        return AuthResolution(Auth(type="mtls", scopes=scopes, credential_profile=profile))
+    return AuthResolution(
+        _placeholder(name, scopes),
+        (_issue("auth/scheme_unsupported", f"security scheme {name!r} has unsupported type {kind!r}"),),
+    )
+
+
+def _oauth2(name: str, scheme: JSONObject, scopes: tuple[str, ...], profile: str) -> AuthResolution:
+    flows = scheme.get("flows")
+    flow_names = [key for key in flows if isinstance(flows[key], dict)] if isinstance(flows, dict) else []
+    if len(flow_names) != 1:
+        issue = _issue("auth/oauth_flow_ambiguous", f"OAuth2 scheme {name!r} declares {len(flow_names)} flows, not one")
+        return AuthResolution(_placeholder(name, scopes), (issue,))
+    flow_name = flow_names[0]
+    flow: dict[str, Any] = flows[flow_name]  # type: ignore[index]
+    if flow_name in ("clientCredentials", "application"):
+        token_url = flow.get("tokenUrl")
+        provider = AuthProvider(
+            token_endpoint=token_url if isinstance(token_url, str) else None, grant="client_credentials"
+        )
+        auth = Auth(type="oauth2_client_credentials", scopes=scopes, credential_profile=profile, provider=provider)
+        return AuthResolution(auth)
+    if flow_name in ("authorizationCode", "accessCode", "implicit"):
+        auth = Auth(type="oauth2_authorization_code", scopes=scopes, credential_profile=profile, principal="end_user")
+        issue = _issue("auth/end_user_flow_unexecutable", f"OAuth2 scheme {name!r} uses the end-user {flow_name} flow")
+        return AuthResolution(auth, (issue,))
+    issue = _issue("auth/oauth_flow_unsupported", f"OAuth2 scheme {name!r} uses the unsupported {flow_name} flow")
+    return AuthResolution(_placeholder(name, scopes), (issue,))
+
+
+def resolve_auth(requirements: JSONValue, schemes: JSONValue) -> AuthResolution:
+    """Resolve an operation's effective security requirements (op ``security`` else the document's).
+
+    Args:
+        requirements: the ``security`` list (absent/None/empty means no auth).
+        schemes: ``components.securitySchemes``.
+
+    Returns:
+        The auth and its issues (messages without the ``<METHOD> <path>:`` prefix the caller adds).
+    """
+    if not isinstance(requirements, list):
+        return AuthResolution(NO_AUTH)
+    table = schemes if isinstance(schemes, dict) else {}
+    credentialed = [req for req in requirements if isinstance(req, dict) and req]
+    if not credentialed:
+        return AuthResolution(NO_AUTH)
+    if len(credentialed) == 1:
+        return _requirement(credentialed[0], table)
+    resolved = [_requirement(req, table) for req in credentialed]
+    clean = all(not item.issues for item in resolved)
+    if clean and len({item.auth.principal for item in resolved}) == 1:
+        issue = _issue(
+            "auth/alternative_selected",
+            f"{len(resolved)} auth alternatives; the first ({resolved[0].auth.type}) was selected",
+            blocks=False,
+        )
+        return AuthResolution(resolved[0].auth, (issue,))
+    first = next(iter(credentialed[0]))
+    issue = _issue(
+        "auth/alternatives_unmodeled",
+        f"{len(resolved)} auth alternatives do not resolve to one executable principal",
+    )
+    return AuthResolution(_placeholder(str(first), resolved[0].auth.scopes), (issue,))
+
+
+def _requirement(requirement: JSONObject, schemes: JSONObject) -> AuthResolution:
+    names = list(requirement)
+    if len(names) > 1:
+        scopes = tuple(dict.fromkeys(s for name in names for s in _scopes(requirement[name])))
+        issue = _issue(
+            "auth/composite_unmodeled",
+            f"one requirement needs {len(names)} schemes at once ({', '.join(names)})",
+        )
+        return AuthResolution(_placeholder("+".join(names), scopes), (issue,))
+    name = names[0]
+    return _scheme_auth(name, schemes.get(name), _scopes(requirement[name]))

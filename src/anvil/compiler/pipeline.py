@@ -1,0 +1,305 @@
+"""compile_source: a loaded spec (+ manifest) -> one AIR document and its diagnostics (original-core §3.5).
+
+Step order: service id, version, display name, servers; normalize; collision repair; service auth
+defaults and the manifest overlay (collision repair again when names moved; composite auth blocked
+again); input schemas; effect contracts; validation (then input schemas again, since validation can
+require confirmation); name critique; capabilities; workflows and capability reviews; service auth;
+a final AIR round trip. A bad spec never raises out of :func:`compile_source`: a broken operation is a
+diagnostic, and a stage that fails unexpectedly is an ``internal_error`` diagnostic.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, Final, TypeVar
+
+from anvil._types import JSONObject
+from anvil.air.codec import SERVICE_ID_PATTERN, load_document, to_json
+from anvil.air.inputs import assemble_input_schema
+from anvil.air.model import NO_AUTH, Document, Operation, Server, Service, Source
+from anvil.air.naming import resolve_name_collisions, snake
+from anvil.compiler.capabilities import discover_capabilities
+from anvil.compiler.normalize import normalize_document
+from anvil.compiler.schemas import SchemaMaterializer
+from anvil.compiler.validate import block, critique_names, validate_operations
+from anvil.diagnostics import Diagnostic, diagnostic
+from anvil.errors import AnvilError
+from anvil.load.result import LoadResult
+
+if TYPE_CHECKING:
+    from anvil.compiler.manifest_model import Manifest
+
+__all__ = ["CompileResult", "compile_source", "derive_service_id"]
+
+T = TypeVar("T")
+_DEFAULT_SERVICE: Final = "service"
+_COMPOSITE_NOTE: Final = "Blocked: the source requires several auth schemes at once; a manifest cannot remove a factor."
+
+
+@dataclass(frozen=True, slots=True)
+class CompileResult:
+    """The compiled AIR document and every diagnostic, in pipeline order (load diagnostics first)."""
+
+    document: Document
+    diagnostics: tuple[Diagnostic, ...]
+
+
+def _slug(text: str) -> str:
+    """A best-effort valid service id from arbitrary text (empty when nothing usable remains)."""
+    value = re.sub(r"^[^a-z]+", "", snake(text))[:64].rstrip("_-")
+    return value if SERVICE_ID_PATTERN.match(value) else ""
+
+
+def derive_service_id(given: str | None, manifest_name: str | None, title: str | None) -> tuple[str, list[Diagnostic]]:
+    """The service id: ``--service``, else manifest ``service.name``, else snake(info.title).
+
+    An invalid given or manifest id is a ``cli/invalid_service_id`` error; compilation goes on with
+    a slug made from it (or ``service``) so the rest of the spec is still checked.
+    """
+    for label, value in (("--service", given), ("manifest service.name", manifest_name)):
+        if value is None:
+            continue
+        if SERVICE_ID_PATTERN.match(value):
+            return value, []
+        problem = diagnostic(
+            "cli/invalid_service_id",
+            f"{label} {value!r} is not a valid service id (lowercase letters, digits, '_' or '-', 1-64 "
+            "characters, starting with a letter and ending with a letter or digit).",
+            hint="Pass --service with a slug such as 'payments' or 'payments-api'.",
+        )
+        return _slug(value) or _DEFAULT_SERVICE, [problem]
+    return _slug(title or "") or _DEFAULT_SERVICE, []
+
+
+def _internal(stage: str, exc: BaseException) -> Diagnostic:
+    return diagnostic("internal_error", f"compile stage {stage!r} failed: {type(exc).__name__}: {exc}")
+
+
+def _optional(module: str, name: str) -> Callable[..., Any] | None:
+    """A function of a compiler module written by another stage owner, when it exists."""
+    try:
+        loaded = importlib.import_module(module)
+    except ImportError:
+        return None
+    found = getattr(loaded, name, None)
+    return found if callable(found) else None
+
+
+def _servers(document: JSONObject) -> tuple[Server, ...]:
+    out: list[Server] = []
+    for item in document.get("servers") or ():
+        if isinstance(item, dict) and isinstance(item.get("url"), str):
+            description = item.get("description")
+            out.append(Server(url=item["url"], description=description if isinstance(description, str) else None))
+    return tuple(out)
+
+
+def _with_schemas(ops: Sequence[Operation], found: list[Diagnostic]) -> tuple[Operation, ...]:
+    out: list[Operation] = []
+    for op in ops:
+        try:
+            out.append(replace(op, input=replace(op.input, schema=assemble_input_schema(op))))
+        except Exception as exc:  # a schema that cannot be assembled blocks its operation, never the compile
+            found.append(
+                diagnostic("operation_malformed", f"Operation '{op.id}': input schema failed ({exc}).", operation=op.id)
+            )
+            out.append(block(op, "Blocked: the input schema could not be assembled."))
+    return tuple(out)
+
+
+def _names(ops: Sequence[Operation]) -> list[tuple[str, str, str, str]]:
+    return [(op.id, op.canonical_name, op.cli.command, op.mcp.tool_name) for op in ops]
+
+
+class _Run:
+    """One compile: the diagnostics in pipeline order, the manifest application, and a stage guard."""
+
+    def __init__(self) -> None:
+        self.found: list[Diagnostic] = []
+        self.application: object | None = None
+
+    def guard(self, stage: str, fallback: T, step: Callable[[], T]) -> T:
+        try:
+            return step()
+        except Exception as exc:  # a failing stage is a diagnostic, never a traceback
+            self.found.append(_internal(stage, exc))
+            return fallback
+
+
+def compile_source(
+    loaded: LoadResult,
+    manifest: Manifest | None,
+    *,
+    service_id: str | None,
+    source_uri: str | None = None,
+) -> CompileResult:
+    """Compile a loaded spec and an optional parsed manifest into AIR.
+
+    Args:
+        loaded: what :func:`anvil.load.spec.load_spec` returned (its diagnostics come first).
+        manifest: the parsed manifest, or None.
+        service_id: the ``--service`` value, if given.
+        source_uri: the spec path as given to compile (recorded in ``service.source.uri``).
+
+    Returns:
+        The document and every diagnostic; the document's ``diagnostics`` hold the same list in AIR shape.
+    """
+    run = _Run()
+    run.found.extend(loaded.diagnostics)
+    spec: JSONObject = loaded.document if isinstance(loaded.document, dict) else {}
+    info: JSONObject = spec["info"] if isinstance(spec.get("info"), dict) else {}
+    title = info.get("title") if isinstance(info.get("title"), str) else None
+    service_manifest = manifest.service if manifest is not None else None
+    sid, problems = derive_service_id(service_id, service_manifest.name if service_manifest else None, title)
+    run.found.extend(problems)
+    version = str(info.get("version")) if info.get("version") is not None else "0.0.0"
+    environment = service_manifest.environment if service_manifest else None
+    if environment:
+        version = f"{version}-{environment}"
+    source = Source(
+        kind=loaded.kind,
+        uri=source_uri or loaded.uri or None,
+        snapshot_id=loaded.snapshot_id or None,
+        source_hash=loaded.source_hash or None,
+        entrypoint=loaded.entrypoint or None,
+    )
+    service = Service(
+        id=sid,
+        version=version,
+        display_name=(service_manifest.display_name if service_manifest else None) or title or sid,
+        owner=service_manifest.owner if service_manifest else None,
+        environment=environment or None,
+        source=source,
+        servers=_servers(spec),
+    )
+    materializer = SchemaMaterializer(spec)
+    normalized = normalize_document(spec, sid, kind=loaded.kind, materializer=materializer)
+    ops, renames = resolve_name_collisions(normalized.operations)
+    ops, applied = _apply_manifest(run, ops, manifest, sid, normalized.alternatives)
+    ops, repaired = _repair_again(ops, manifest is not None)
+    ops = _reblock_composite(ops, normalized.composite)
+    for index, item in normalized.diagnostics:  # normalize findings carry the final id of their operation
+        run.found.append(replace(item, operation=ops[index].id) if index is not None and index < len(ops) else item)
+    run.found.extend(renames)
+    run.found.extend(applied)
+    run.found.extend(repaired)
+    ops = _with_schemas(ops, run.found)
+    document = Document(
+        service=service,
+        operations=ops,
+        schemas=_component_schemas(spec),
+    )
+    document = _effects(run, document)
+    validated, validation = validate_operations(document.operations)
+    run.found.extend(validation)
+    validated = _with_schemas(validated, run.found)
+    run.found.extend(critique_names(validated))
+    stamped, capabilities = discover_capabilities(sid, validated)
+    document = replace(document, operations=stamped, capabilities=capabilities)
+    document = _workflows(run, document, manifest)
+    service_auth = next((op.auth for op in document.operations if op.auth.type != "none"), NO_AUTH)
+    document = replace(document, service=replace(document.service, auth=service_auth))
+    document = _round_trip(run, document)
+    document = replace(document, diagnostics=tuple(d.to_air() for d in run.found))
+    return CompileResult(document=document, diagnostics=tuple(run.found))
+
+
+def _apply_manifest(
+    run: _Run,
+    ops: tuple[Operation, ...],
+    manifest: Manifest | None,
+    sid: str,
+    alternatives: frozenset[int],
+) -> tuple[tuple[Operation, ...], list[Diagnostic]]:
+    """Service auth defaults, then the manifest overlay (both owned by the manifest stage)."""
+    found: list[Diagnostic] = []
+    if manifest is None:
+        return ops, found
+    defaults = _optional("anvil.compiler.overlay", "apply_service_defaults")
+    if defaults is not None:
+        unmodeled = frozenset(ops[i].id for i in alternatives if i < len(ops))
+
+        def service_defaults() -> tuple[Operation, ...]:
+            result, diagnostics = defaults(ops, manifest, alternatives_unmodeled=unmodeled)
+            found.extend(diagnostics)
+            return tuple(result)
+
+        ops = run.guard("service auth defaults", ops, service_defaults)
+    apply = _optional("anvil.compiler.overlay", "apply_manifest")
+    if apply is None:
+        return ops, found
+
+    def overlay() -> tuple[Operation, ...]:
+        application = apply(ops, manifest, service_id=sid)
+        run.application = application
+        found.extend(application.diagnostics)
+        return tuple(application.operations)
+
+    return run.guard("manifest overlay", ops, overlay), found
+
+
+def _repair_again(ops: tuple[Operation, ...], moved: bool) -> tuple[tuple[Operation, ...], list[Diagnostic]]:
+    if not moved:
+        return ops, []
+    surfaces = _names(ops)
+    if len({n[0] for n in surfaces}) == len(ops) and len({n[2] for n in surfaces}) == len(ops):
+        if len({n[3] for n in surfaces}) == len(ops):
+            return ops, []
+    repaired, found = resolve_name_collisions(ops)
+    return repaired, found
+
+
+def _reblock_composite(ops: tuple[Operation, ...], composite: frozenset[int]) -> tuple[Operation, ...]:
+    if not composite:
+        return ops
+    return tuple(
+        block(op, _COMPOSITE_NOTE) if i in composite and op.state != "blocked" else op for i, op in enumerate(ops)
+    )
+
+
+def _component_schemas(spec: JSONObject) -> JSONObject:
+    components = spec.get("components")
+    schemas = components.get("schemas") if isinstance(components, dict) else None
+    return dict(schemas) if isinstance(schemas, dict) else {}
+
+
+def _effects(run: _Run, document: Document) -> Document:
+    check = _optional("anvil.compiler.effects", "check_effects")
+    if check is None:
+        return document
+
+    def step() -> Document:
+        checked, diagnostics = check(document, run.application)
+        run.found.extend(diagnostics)
+        assert isinstance(checked, Document)
+        return replace(checked, operations=_with_schemas(checked.operations, run.found))
+
+    result: Document = run.guard("effect contracts", document, step)
+    return result
+
+
+def _workflows(run: _Run, document: Document, manifest: Manifest | None) -> Document:
+    build = _optional("anvil.compiler.workflows", "build_workflows")
+    if build is None or manifest is None:
+        return document
+
+    def step() -> Document:
+        built, diagnostics = build(document, manifest)
+        run.found.extend(diagnostics)
+        result: Document = built
+        return result
+
+    result: Document = run.guard("workflows", document, step)
+    return result
+
+
+def _round_trip(run: _Run, document: Document) -> Document:
+    """The document as AIR loads it (defaults applied); if loading refuses it, that is an internal error."""
+    try:
+        return load_document(to_json(document))
+    except AnvilError as exc:
+        run.found.append(_internal("final AIR load", exc))
+        return document

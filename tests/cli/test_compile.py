@@ -1,0 +1,223 @@
+from __future__ import annotations
+
+import io
+import json
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from anvil.bundle.hash import bundle_hash
+from anvil.cli import main
+from anvil.cli.compile import Progress, render_diagnostics, source_uri
+from anvil.diagnostics import diagnostic
+
+REPO = Path(__file__).resolve().parents[2]
+SPEC = "examples/payments/openapi.yaml"
+MANIFEST = "examples/payments/anvil.yaml"
+
+
+@pytest.fixture(autouse=True)
+def _at_repo_root(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(REPO)
+
+
+def _snapshot(directory: Path) -> dict[str, bytes]:
+    return {p.relative_to(directory).as_posix(): p.read_bytes() for p in sorted(directory.rglob("*")) if p.is_file()}
+
+
+def _compile(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict[str, object], str]:
+    code = main(["compile", *args, "--json"])
+    captured = capsys.readouterr()
+    return code, json.loads(captured.out) if captured.out.strip() else {}, captured.err
+
+
+def _payments(out: Path, root: Path | None = None) -> list[str]:
+    args = [SPEC, "--manifest", MANIFEST, "--service", "payments", "--out", str(out)]
+    return [*args, "--root", str(root)] if root is not None else args
+
+
+def test_compiling_payments_exits_zero_and_reports_the_bundle(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, report, err = _compile(capsys, *_payments(tmp_path / "payments", tmp_path))
+    assert code == 0, report
+    assert report["ok"] is True
+    assert report["operations"] == 4 and report["approved"] == 4
+    assert report["bundleHash"] == bundle_hash(tmp_path / "payments")
+    assert report["files"] == len(_snapshot(tmp_path / "payments"))
+    assert not [d for d in report["diagnostics"] if d["severity"] == "error"]  # type: ignore[union-attr, index]
+    assert "Traceback" not in err
+
+
+def test_two_compiles_into_two_roots_give_byte_identical_trees_and_hashes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    first, second = tmp_path / "w1", tmp_path / "deeper" / "w2"
+    second.mkdir(parents=True)
+    first.mkdir()
+    assert _compile(capsys, *_payments(first / "payments", first))[0] == 0
+    assert _compile(capsys, *_payments(second / "payments", second))[0] == 0
+    assert _snapshot(first / "payments") == _snapshot(second / "payments")
+    assert bundle_hash(first / "payments") == bundle_hash(second / "payments")
+    air = json.loads((first / "payments" / "air.json").read_text())
+    assert air["service"]["source"]["uri"] == SPEC
+
+
+def test_recompiling_in_place_is_byte_identical(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "payments"
+    _compile(capsys, *_payments(out))
+    before = _snapshot(out)
+    _compile(capsys, *_payments(out))
+    assert _snapshot(out) == before
+
+
+def test_the_text_summary_names_counts_files_and_the_hash_prefix(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "payments"
+    assert main(["compile", *_payments(out)]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.startswith(f"Compiled 4 operations (4 approved) from {SPEC} -> {out} (")
+    assert f"bundle {bundle_hash(out)[:12]}" in captured.out
+    assert "\x1b[" not in captured.err  # not a TTY: never coloured
+
+
+# --- bad input: a registered code, exit 1, no traceback, the previous bundle intact ----------------------
+
+
+def _write(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _spec_with(tmp_path: Path, old: str, new: str) -> list[str]:
+    text = (REPO / SPEC).read_text(encoding="utf-8")
+    assert old in text
+    return [str(_write(tmp_path / "openapi.yaml", text.replace(old, new, 1))), "--service", "payments"]
+
+
+def _manifest(tmp_path: Path, text: str) -> list[str]:
+    return [SPEC, "--manifest", str(_write(tmp_path / "anvil.yaml", text)), "--service", "payments"]
+
+
+BAD_INPUTS: dict[str, tuple[Callable[[Path], list[str]], str]] = {
+    "missing spec file": (lambda t: [str(t / "missing.yaml")], "source/not_found"),
+    "unparseable yaml": (lambda t: [str(_write(t / "bad.yaml", "openapi: [3.0.3\ninfo: {"))], "source/parse_error"),
+    "unparseable json": (lambda t: [str(_write(t / "bad.json", '{"openapi": "3.0.3",'))], "source/parse_error"),
+    "not openapi": (lambda t: [str(_write(t / "other.yaml", "hello: world\n"))], "source/not_openapi"),
+    "dangling ref": (
+        lambda t: _spec_with(t, '$ref: "#/components/schemas/Customer"', '$ref: "#/components/schemas/Nobody"'),
+        "source/ref_missing",
+    ),
+    "remote ref": (
+        lambda t: _spec_with(
+            t, '$ref: "#/components/schemas/Customer"', '$ref: "https://example.com/schemas.yaml#/Customer"'
+        ),
+        "source/external_ref",
+    ),
+    "manifest unknown key": (
+        lambda t: _manifest(t, "service:\n  name: payments\nsurprise: true\n"),
+        "manifest/unknown_key",
+    ),
+    "manifest wrong type": (
+        lambda t: _manifest(t, "operations:\n  createRefund:\n    state: 3\n"),
+        "manifest/wrong_type",
+    ),
+    "manifest key naming no operation": (
+        lambda t: _manifest(t, "operations:\n  refundEverything:\n    state: approved\n"),
+        "manifest/unknown_operation",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_INPUTS))
+def test_bad_input_gives_a_code_a_nonzero_exit_and_leaves_the_previous_bundle(
+    case: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "payments"
+    assert _compile(capsys, *_payments(out))[0] == 0
+    before = _snapshot(out)
+    make_args, expected = BAD_INPUTS[case]
+    code, report, err = _compile(capsys, *make_args(tmp_path), "--out", str(out))
+    assert code == 1
+    assert expected in [d["code"] for d in report["diagnostics"]]  # type: ignore[union-attr, index]
+    assert report["ok"] is False and report["bundleHash"] is None
+    assert "Traceback" not in err
+    assert _snapshot(out) == before
+
+
+def test_an_unwritable_out_is_coded_and_the_previous_bundle_is_intact(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "payments"
+    assert _compile(capsys, *_payments(out))[0] == 0
+    before = _snapshot(out)
+    code, report, err = _compile(capsys, *_payments(out / "air.json" / "nested"))
+    assert code == 1
+    assert [d["code"] for d in report["diagnostics"] if d["severity"] == "error"] == ["bundle/out_unwritable"]  # type: ignore[union-attr, index]
+    assert "Traceback" not in err
+    assert _snapshot(out) == before
+
+
+def test_an_out_that_is_not_a_bundle_is_refused_in_text_mode(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "index.md").write_text("# mine\n")
+    assert main(["compile", *_payments(tmp_path / "docs")]) == 1
+    err = capsys.readouterr().err
+    assert "bundle/out_not_bundle" in err and "Traceback" not in err
+    assert (tmp_path / "docs" / "index.md").read_text() == "# mine\n"
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["compile", SPEC, "--service", "Not A Slug", "--out", "x"], "cli/invalid_service_id"),
+        (["compile", SPEC], "cli/usage"),
+        (["compile", SPEC, "--out", "x", "--root", "no/such/root"], "cli/usage"),
+    ],
+)
+def test_usage_errors_exit_two_with_a_code(args: list[str], expected: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(args) == 2
+    assert f"error[{expected}]" in capsys.readouterr().err
+
+
+def test_the_recorded_source_uri_is_relative_to_the_root_or_as_given(tmp_path: Path) -> None:
+    spec = tmp_path / "specs" / "api.yaml"
+    assert source_uri(spec, tmp_path) == "specs/api.yaml"
+    assert source_uri(Path("examples/./payments/openapi.yaml"), tmp_path) == "examples/payments/openapi.yaml"
+    assert source_uri(Path("/elsewhere/api.yaml"), tmp_path) == "api.yaml"
+
+
+def test_diagnostics_render_grouped_by_severity_then_operation() -> None:
+    items = [
+        diagnostic("weak_operation_name", "weak", operation="svc.b.get"),
+        diagnostic("unsafe_retry", "unsafe", operation="svc.a.create", hint="turn retries off"),
+        diagnostic("manifest/unknown_key", "unknown", file="anvil.yaml", line=3, column=1),
+        diagnostic("unproven_idempotency", "unproven", operation="svc.a.create"),
+    ]
+    text = render_diagnostics(items)
+    lines = text.splitlines()
+    assert lines[0] == "errors (2)"
+    assert lines[1] == "  (service)"
+    assert lines[2] == "    manifest/unknown_key  unknown  [anvil.yaml:3:1]"
+    assert lines[3] == "  svc.a.create"
+    assert lines.index("warnings (1)") < lines.index("infos (1)")
+    assert "      hint: turn retries off" in lines
+    assert "\x1b[" not in text and "\x1b[31m" in render_diagnostics(items, colour=True)
+
+
+def test_progress_shows_elapsed_time_only_when_enabled_and_clears_its_line() -> None:
+    stream = io.StringIO()
+    with Progress(stream, "big.yaml", enabled=True, delay=0.0) as progress:
+        progress.stage("writing")
+        time.sleep(0.3)
+    text = stream.getvalue()
+    assert "big.yaml" in text and text.endswith("\r\x1b[K")
+    quiet = io.StringIO()
+    with Progress(quiet, "big.yaml", enabled=False, delay=0.0):
+        time.sleep(0.05)
+    assert quiet.getvalue() == ""

@@ -1,0 +1,141 @@
+"""compile_source and build (original-core §3.5, scenarios §9.3): payments, ids, determinism, the corpus."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from anvil.air.codec import contract_hash, document_json
+from anvil.compiler import build, compile_source
+from anvil.load.result import LoadResult
+from tests.conftest import EXAMPLES
+
+PAYMENTS = EXAMPLES / "payments" / "openapi.yaml"
+PAYMENTS_MANIFEST = EXAMPLES / "payments" / "anvil.yaml"
+
+
+def loaded(document: dict[str, Any]) -> LoadResult:
+    return LoadResult(document=document, version="3.0.3")
+
+
+def test_payments_without_a_manifest_sends_both_mutations_to_review() -> None:
+    result = build(PAYMENTS, service_id="payments")
+    doc = result.document
+    assert doc.service.id == "payments"
+    by_id = {op.id: op for op in doc.operations}
+    assert len(by_id) >= 4
+    refund = by_id["payments.refunds.create"]
+    assert refund.cli.command == "payments refunds create"
+    assert refund.mcp.tool_name == "payments_create_refund"
+    assert refund.input.schema is not None and refund.input.schema["type"] == "object"
+    assert refund.state == "review_required"
+    assert refund.confirmation.required
+    assert refund.retries.mode == "none"
+    assert by_id["payments.capture.create"].state == "review_required"
+    assert by_id["payments.customers.get"].state == "generated"
+    assert by_id["payments.payments.get"].state == "generated"
+    assert not [op for op in doc.operations if op.state == "approved"]
+    unproven = [d.operation for d in result.diagnostics if d.code == "unproven_idempotency"]
+    assert sorted(unproven) == ["payments.capture.create", "payments.refunds.create"]
+    assert doc.service.auth.credential_profile == "oauth2_d8ad572d2fb1b3f6c47061c8a5b64a62"
+    assert [d["code"] for d in doc.diagnostics] == [d.code for d in result.diagnostics]
+
+
+def test_payments_with_its_manifest_approves_every_operation() -> None:
+    result = build(PAYMENTS, manifest=PAYMENTS_MANIFEST)
+    doc = result.document
+    assert doc.service.id == "payments"
+    assert doc.service.version.endswith("-prod")
+    assert doc.service.owner == "payments-platform"
+    assert {op.state for op in doc.operations} == {"approved"}
+    refund = doc.operation("payments.refunds.create")
+    assert refund is not None
+    assert refund.input.schema is not None
+    assert "idempotency_key" in refund.input.schema["required"]
+    assert not [d for d in result.diagnostics if d.severity == "error"]
+
+
+def test_the_service_id_defaults_to_the_snake_cased_title() -> None:
+    doc = {"openapi": "3.0.3", "info": {"title": "Payments API", "version": "7"}, "paths": {"/x": {"get": {}}}}
+    result = compile_source(loaded(doc), None, service_id=None)
+    assert result.document.service.id == "payments_api"
+    assert result.document.service.version == "7"
+    assert result.document.service.display_name == "Payments API"
+    assert result.document.operations[0].id == "payments_api.x.list"
+
+
+def test_an_invalid_service_id_is_reported_and_compilation_goes_on() -> None:
+    doc = {"openapi": "3.0.3", "info": {"title": "T", "version": "1"}, "paths": {"/x": {"get": {}}}}
+    for bad in ("../escape", "UPPER", "trailing-", "has space", "a" * 65):
+        result = compile_source(loaded(doc), None, service_id=bad)
+        assert [d.code for d in result.diagnostics] == ["cli/invalid_service_id"]
+        assert result.document.operations
+
+
+def test_a_spec_that_does_not_load_compiles_to_an_empty_document(tmp_path: Path) -> None:
+    result = build(tmp_path / "missing.yaml", service_id="svc")
+    assert result.document.operations == ()
+    assert result.document.service.id == "svc"
+    assert [d.code for d in result.diagnostics] == ["source/not_found"]
+
+
+def test_two_compiles_give_the_same_bytes_and_contract_hash() -> None:
+    first = build(PAYMENTS, manifest=PAYMENTS_MANIFEST).document
+    second = build(PAYMENTS, manifest=PAYMENTS_MANIFEST).document
+    assert json.dumps(document_json(first)) == json.dumps(document_json(second))
+    assert contract_hash(first) == contract_hash(second)
+
+
+def test_reordering_paths_never_changes_names() -> None:
+    paths = {
+        "/users": {"get": {}},
+        "/v2/users": {"get": {}},
+        "/orgs/{org}/users": {"get": {}, "post": {}},
+        "/users/{id}": {"get": {}, "delete": {}},
+    }
+    base = {"openapi": "3.0.3", "info": {"title": "S", "version": "1"}}
+
+    def names(order: list[str]) -> dict[tuple[str | None, str | None], str]:
+        doc = {**base, "paths": {key: paths[key] for key in order}}
+        ops = compile_source(loaded(doc), None, service_id="svc").document.operations
+        return {(op.source_ref.path, op.source_ref.method): op.mcp.tool_name for op in ops}
+
+    expected = names(list(paths))
+    assert names(list(reversed(paths))) == expected
+    assert len(set(expected.values())) == len(expected)
+
+
+def test_capabilities_group_operations_by_first_tag() -> None:
+    doc = {
+        "openapi": "3.0.3",
+        "info": {"title": "S", "version": "1"},
+        "paths": {"/a": {"get": {"tags": ["Billing Accounts"]}}, "/b": {"get": {}}},
+    }
+    result = compile_source(loaded(doc), None, service_id="svc").document
+    assert [c.id for c in result.capabilities] == ["svc.b", "svc.billing_accounts"]
+    billing = result.capabilities[1]
+    assert (billing.display_name, billing.source) == ("Billing Accounts", "tag")
+    assert billing.operation_ids == ("svc.a.list",)
+    assert result.operations[0].capability_id == "svc.billing_accounts"
+
+
+@pytest.mark.corpus
+def test_every_corpus_spec_compiles_with_unique_names_and_valid_input_schemas(corpus: Path) -> None:
+    for line in (corpus / "INDEX.tsv").read_text(encoding="utf-8").splitlines()[1:]:
+        name = line.split("\t")[0]
+        result = build(corpus / name)
+        ops = result.document.operations
+        for surface in ("id", "tool", "command"):
+            values = Counter(
+                op.id if surface == "id" else op.mcp.tool_name if surface == "tool" else op.cli.command for op in ops
+            )
+            assert [v for v, n in values.items() if n > 1] == [], (name, surface)
+        assert "internal_error" not in {d.code for d in result.diagnostics}, name
+        for op in ops[:15]:
+            assert op.input.schema is not None
+            jsonschema.Draft202012Validator.check_schema(op.input.schema)

@@ -1,0 +1,169 @@
+"""Validation (original-core §3.6): each rule's code and consequence."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from anvil.air.model import (
+    Auth,
+    Claim,
+    Cli,
+    Confirmation,
+    Effect,
+    Evidence,
+    Idempotency,
+    Input,
+    Mcp,
+    Operation,
+    Param,
+    RetryPolicy,
+    SourceRef,
+)
+from anvil.compiler.classify import TRANSIENT_CONDITIONS
+from anvil.compiler.validate import critique_names, validate_operations
+
+SAFE = RetryPolicy(
+    mode="safe", basis="natural_idempotent", max_attempts=3, backoff="exponential_jitter", retry_on=TRANSIENT_CONDITIONS
+)
+
+
+def make_op(name: str = "thing", **changes: Any) -> Operation:
+    op = Operation(
+        id=f"svc.{name}.replace",
+        canonical_name=f"replace_{name}",
+        display_name="Replace",
+        source_ref=SourceRef(path=f"/{name}/{{id}}", method="put"),
+        effect=Effect(kind="mutation", action="replace", risk="medium", reversible=True),
+        input=Input(params=(Param(name="id", in_="path", required=True),)),
+        idempotency=Idempotency(mode="natural"),
+        retries=SAFE,
+        cli=Cli(command=f"svc {name} replace"),
+        mcp=Mcp(tool_name=f"svc_replace_{name}"),
+    )
+    return replace(op, **changes)
+
+
+def run(*ops: Operation) -> tuple[tuple[Operation, ...], list[str]]:
+    out, found = validate_operations(ops)
+    return out, [d.code for d in found]
+
+
+def test_a_clean_natural_mutation_passes() -> None:
+    out, codes = run(make_op())
+    assert codes == []
+    assert out[0].state == "generated"
+
+
+def test_duplicate_names_are_errors_on_every_surface() -> None:
+    first = make_op()
+    _, codes = run(first, replace(first, source_ref=SourceRef(path="/other", method="put")))
+    assert codes.count("duplicate_operation_id") == 2
+    assert codes.count("duplicate_tool_name") == 2
+    assert codes.count("duplicate_cli_command") == 2
+
+
+def test_two_wire_inputs_with_one_public_name_block() -> None:
+    params = (Param(name="id", in_="path", required=True), Param(name="Id", in_="query"))
+    out, codes = run(make_op(input=Input(params=params)))
+    assert codes == ["duplicate_agent_input_name"]
+    assert out[0].state == "blocked"
+
+
+def test_an_undeclared_query_carrier_blocks_and_turns_retries_off() -> None:
+    idem = Idempotency(mode="required", mechanism="query", key="idem", key_derivation="client_supplied")
+    out, codes = run(make_op(idempotency=idem))
+    assert codes == ["unsupported_idempotency_carrier"]
+    op = out[0]
+    assert op.state == "blocked"
+    assert (op.retries.mode, op.retries.basis, op.retries.max_attempts, op.retries.backoff, op.retries.retry_on) == (
+        "none",
+        "unproven",
+        1,
+        "none",
+        (),
+    )
+    assert any(note.startswith("Blocked: the declared idempotency key cannot be injected") for note in op.review_notes)
+
+
+def test_a_carrier_schema_that_cannot_hold_a_derived_key_blocks() -> None:
+    params = (
+        Param(name="id", in_="path", required=True),
+        Param(name="Idempotency-Key", in_="header", schema={"type": "string", "format": "uuid"}),
+    )
+    idem = Idempotency(
+        mode="key_supported", mechanism="header", key="Idempotency-Key", key_derivation="request_fingerprint"
+    )
+    out, codes = run(make_op(input=Input(params=params), idempotency=idem))
+    assert codes == ["unsupported_idempotency_carrier_schema"]
+    assert out[0].state == "blocked"
+    assert out[0].retries.mode == "none"
+
+
+def test_a_key_in_the_credential_header_blocks() -> None:
+    idem = Idempotency(mode="required", mechanism="header", key="X-API-Key", key_derivation="client_supplied")
+    out, codes = run(make_op(idempotency=idem, auth=Auth(type="api_key", scopes=("w",))))
+    assert codes == ["idempotency_auth_carrier_conflict"]
+    assert out[0].state == "blocked"
+    assert out[0].retries.mode == "none"
+
+
+def test_a_retry_safe_mutation_without_idempotency_loses_its_retries_and_needs_review() -> None:
+    out, codes = run(
+        make_op(idempotency=Idempotency(mode="none"), confirmation=Confirmation(required=True, risk="medium"))
+    )
+    assert codes == ["unsafe_retry", "unproven_idempotency"]
+    op = out[0]
+    assert op.retries.mode == "none"
+    assert op.state == "review_required"
+    assert len(op.review_notes) == 2
+
+
+def test_unproven_idempotency_keeps_an_approved_state() -> None:
+    op = make_op(idempotency=Idempotency(mode="none"), retries=RetryPolicy(mode="none"), state="approved")
+    out, codes = run(op)
+    assert codes == ["unproven_idempotency"]
+    assert out[0].state == "approved"
+
+
+def test_a_financial_mutation_without_confirmation_is_forced_to_confirm() -> None:
+    effect = Effect(kind="mutation", action="create", risk="financial", reversible=False)
+    out, codes = run(make_op(effect=effect))
+    assert codes == ["missing_confirmation"]
+    confirmation = out[0].confirmation
+    assert (confirmation.required, confirmation.risk) == (True, "financial")
+    assert confirmation.reason == "This operation is an irreversible financial mutation."
+
+
+def test_retries_without_conditions_are_turned_off() -> None:
+    out, codes = run(make_op(retries=replace(SAFE, retry_on=())))
+    assert codes == ["empty_retry_conditions"]
+    assert out[0].retries.mode == "none"
+    assert out[0].retries.max_attempts == 1
+
+
+def test_an_authenticated_mutation_without_scopes_is_noted() -> None:
+    _, codes = run(make_op(auth=Auth(type="basic")))
+    assert codes == ["no_declared_scopes"]
+    _, scoped = run(make_op(auth=Auth(type="basic", scopes=("w",))))
+    assert scoped == []
+
+
+def test_an_unconstrained_query_language_input_blocks() -> None:
+    params = (Param(name="jql", in_="query"),)
+    op = make_op(
+        effect=Effect(kind="read", action="search", risk="none"),
+        input=Input(params=params),
+        archetype="query_passthrough",
+        retries=replace(SAFE, basis="read_safe"),
+    )
+    out, codes = run(op)
+    assert codes == ["query_language_passthrough"]
+    assert out[0].state == "blocked"
+
+
+def test_weak_names_are_critiqued_from_the_latest_name_quality_claim() -> None:
+    weak = Claim(subject="svc.thing.replace", predicate="name.quality", value=0.15, source="inferred", confidence=0.15)
+    fixed = Claim(subject="svc.thing.replace", predicate="name.quality", value=0.95, source="spec", confidence=0.95)
+    assert [d.code for d in critique_names([make_op(evidence=Evidence(claims=(weak,)))])] == ["weak_operation_name"]
+    assert critique_names([make_op(evidence=Evidence(claims=(weak, fixed)))]) == []
