@@ -164,6 +164,7 @@ _ENTRIES: tuple[Code, ...] = (
     _e("air/invalid", "An AIR document does not load."),
     _e("bundle/invalid", "A bundle directory is missing or malformed."),
     _e("config/invalid", "A configuration value cannot be used."),
+    _e("cli/unknown_operation", "anvil run: the words name no operation of the bundle (exit 1)."),
     _e("cli/usage", "A command-line argument is missing or malformed."),
     _e("internal_error", "An unexpected fault; reported without a traceback."),
     # --- runtime/ and ledger/: idempotency ledger faults (LedgerError.code) -----------------------

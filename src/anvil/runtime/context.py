@@ -1,0 +1,129 @@
+"""What an execution runs with: frozen runtime settings and per-call options.
+
+:class:`RuntimeContext` is built once (by the CLI or the server, from flags and the environment) and
+passed in; nothing below ``anvil.cli`` reads the process environment. :class:`CallOptions` carries what differs
+per call (dry run, confirmation, the caller's key, the verified identity, a trace id).
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Final, Literal
+
+import anyio
+import httpx
+
+from anvil._types import JSONValue
+from anvil.ledger.base import Ledger
+from anvil.runtime.audit import AuditSink
+
+__all__ = [
+    "DEFAULT_TIMEOUT_MS",
+    "MAX_RESPONSE_BYTES",
+    "CallOptions",
+    "Env",
+    "RuntimeContext",
+    "UpstreamAnswer",
+    "normalize_env",
+    "parse_allowed_hosts",
+]
+
+Env = Literal["dev", "staging", "prod"]
+DEFAULT_TIMEOUT_MS: Final = 20_000
+#: Response bodies larger than this are refused (8 MiB).
+MAX_RESPONSE_BYTES: Final = 8 * 1024 * 1024
+
+
+def normalize_env(value: str | None) -> Env:
+    """``ANVIL_ENV``: exactly ``dev`` or ``staging``; anything else (unset, a typo, ``Dev``) is ``prod``."""
+    if value == "dev":
+        return "dev"
+    if value == "staging":
+        return "staging"
+    return "prod"
+
+
+def parse_allowed_hosts(value: str | None) -> tuple[str, ...]:
+    """``ANVIL_ALLOWED_HOSTS``: a comma list, trimmed and lower-cased, empty entries dropped."""
+    if not value:
+        return ()
+    return tuple(host.strip().lower() for host in value.split(",") if host.strip())
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UpstreamAnswer:
+    """What :attr:`RuntimeContext.on_upstream_answered` receives: the final 2xx answer, before the ledger completes."""
+
+    operation_id: str
+    trace_id: str
+    status: int
+    attempts: int
+    reserved: bool
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RuntimeContext:
+    """Frozen runtime settings, shared by every call.
+
+    Attributes:
+        service_id: the AIR service id (part of the ledger scope; must not be blank).
+        base_url: the upstream base URL the operation paths are joined to.
+        client: the injected HTTP client (its own timeouts and limits; redirects are never followed).
+        env: ``dev``, ``staging`` or ``prod`` (see :func:`normalize_env`).
+        allowed_hosts: upstream hosts allowed (a host or any subdomain of it); empty allows any host
+            only in ``dev``.
+        timeout_ms: per-attempt upstream deadline, 100-30000 ms.
+        auth_profile: the deployment credential profile (``ANVIL_AUTH_PROFILE``).
+        credentials: variable name -> value for credential resolution (the CLI passes the process environment).
+        ledger: the idempotency ledger, or None (then required-key writes are refused outside dev).
+        audit: where one JSON line per call goes, or None.
+        retries: False forces one attempt for every operation.
+        rng, sleep, clock: randomness for jitter, the async sleep, wall-clock seconds (test seams).
+        on_upstream_answered: awaited after a write's final 2xx answer is read and before the ledger
+            completes; an exception from it is treated as a completion failure (the reservation is kept).
+        max_response_bytes: response bodies above this are refused.
+    """
+
+    service_id: str
+    base_url: str
+    client: httpx.AsyncClient
+    env: Env = "prod"
+    allowed_hosts: tuple[str, ...] = ()
+    timeout_ms: int = DEFAULT_TIMEOUT_MS
+    auth_profile: str = "default"
+    credentials: Mapping[str, str] = field(default_factory=dict)
+    ledger: Ledger | None = None
+    audit: AuditSink | None = None
+    retries: bool = True
+    rng: Callable[[], float] = random.random
+    sleep: Callable[[float], Awaitable[None]] = anyio.sleep
+    clock: Callable[[], float] = time.time
+    on_upstream_answered: Callable[[UpstreamAnswer], Awaitable[None]] | None = None
+    max_response_bytes: int = MAX_RESPONSE_BYTES
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CallOptions:
+    """Per-call options.
+
+    Attributes:
+        dry_run: run the pre-flight gates and return the request plan; touch neither ledger nor upstream.
+        confirm: the caller confirmed (``--confirm``); the op's ``confirm`` input counts as well.
+        idempotency_key: an explicit key (``--idempotency-key``, ``_meta.idempotency_key``).
+        identity: the verified inbound identity's claims, or None for an anonymous caller.
+        trace_id: a trace id to use instead of a fresh ``trace_<uuid4>``.
+        staged_for: on a staged call, the staged operation's id (recorded in the audit line).
+        ledger_id: the caller's key as given to the gateway, recorded (hashed) in the audit line even
+            when it was not forwarded; defaults to the explicit key this call carries.
+    """
+
+    dry_run: bool = False
+    confirm: bool = False
+    idempotency_key: str | None = None
+    identity: Mapping[str, JSONValue] | None = None
+    trace_id: str | None = None
+    staged_for: str | None = None
+    ledger_id: str | None = None

@@ -1,0 +1,407 @@
+"""The executor: ordered gates, then at most one protected upstream write (original-core §6.1).
+
+Gates, each refusing before anything after it runs (none touches the wire):
+
+1. approval  2. retry bounds  3. idempotency carrier  4. required inputs  5. confirmation
+6. key validation  7. fingerprint and key derivation (principal bound), required key
+8. per-attempt timeout bounds  9. request building  -> a dry run returns the plan here
+10. host allowlist  11. credentials  12. durable-ledger gate outside dev  13. ledger reservation
+14. bounded attempts, then complete (2xx), keep (uncertain) or release (terminal failure).
+
+A write with a key either runs once under a reservation, replays the stored result, or is refused
+with a code that says why; an uncertain outcome keeps the reservation for operator reconciliation.
+Every call ends with one audit line.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+import uuid
+from collections.abc import Mapping
+from typing import Final
+
+import anyio
+import httpx
+
+from anvil._types import JSONObject, JSONValue
+from anvil.air.model import Operation
+from anvil.errors import LedgerError
+from anvil.ledger.base import Ledger, ReserveContext, safe_reference
+from anvil.runtime import gates
+from anvil.runtime.audit import write_audit
+from anvil.runtime.context import CallOptions, RuntimeContext, UpstreamAnswer
+from anvil.runtime.credentials import Credential, credential_profile, resolve_credential
+from anvil.runtime.envelope import CODE_TABLE, ErrorEnvelope
+from anvil.runtime.gates import KeyResolution, Refusal
+from anvil.runtime.keys import ledger_key
+from anvil.runtime.outcome import ExecutionRecord, LedgerState, Outcome, OutcomeKind
+from anvil.runtime.request import (
+    BuildError,
+    OperationPlan,
+    WireRequest,
+    build_request,
+    dry_run_plan,
+    prepare,
+    with_credential,
+)
+from anvil.runtime.retry import MAX_BACKOFF_MS, backoff_ms, condition_for_status, parse_retry_after, retry_safe
+from anvil.runtime.upstream import Answer, failure_envelope, parse_data, send_once
+
+__all__ = ["execute", "host_allowed"]
+
+host_allowed = gates.host_allowed
+_NO_OPTIONS: Final = CallOptions()
+_NO_KEY: Final = KeyResolution()
+
+
+def _digest(value: str) -> str:
+    return "sha256:" + hashlib.sha256(value.encode("utf-8")).hexdigest()
+
+
+class _Call:
+    """The state of one execution, from the first gate to the audit line."""
+
+    def __init__(self, op: Operation, arguments: Mapping[str, JSONValue], ctx: RuntimeContext, opts: CallOptions):
+        self.op = op
+        self.args = arguments
+        self.ctx = ctx
+        self.opts = opts
+        self.trace_id = opts.trace_id or f"trace_{uuid.uuid4()}"
+        self.started = time.perf_counter()
+        self.plan: OperationPlan | None = None
+        self.resolved = _NO_KEY
+        self.principal = gates.principal_label(opts.identity)
+        self.attempts = 0
+        self.status: int | None = None
+        self.ledger_state: LedgerState = "none"
+        self.forwarded = False
+        self.ledger_id = _digest(opts.ledger_id) if opts.ledger_id else None
+        self.retry_safe = False
+        self.owned: str | None = None  # the ledger key this call reserved
+        self.reference: str | None = None
+        self.touched = False
+
+    # --- results ----------------------------------------------------------------------------------
+
+    def finish(
+        self,
+        kind: OutcomeKind,
+        *,
+        envelope: ErrorEnvelope | None = None,
+        status: int | None = None,
+        data: JSONValue = None,
+        plan: JSONObject | None = None,
+        replayed: bool = False,
+    ) -> Outcome:
+        """Build the outcome and its record, and write the audit line."""
+        prepared = self.plan
+        effect_class = prepared.effect_class if prepared is not None else self.op.effect.class_ or "irreversible"
+        record = ExecutionRecord(
+            trace_id=self.trace_id,
+            operation=self.op.id,
+            principal=self.principal,
+            outcome=kind,
+            error_code=envelope.code if envelope is not None else None,
+            status=self.status,
+            attempts=self.attempts,
+            duration_ms=(time.perf_counter() - self.started) * 1000,
+            effect_class=effect_class,
+            ledger=self.ledger_state,
+            ledger_id=self.ledger_id,
+            key_forwarded=self.forwarded,
+            staged_for=self.opts.staged_for,
+            dry_run=self.opts.dry_run,
+        )
+        outcome = Outcome(
+            kind=kind,
+            status=status,
+            data=data,
+            envelope=envelope,
+            plan=plan,
+            record=record,
+            idempotency_key=self.resolved.key if self.forwarded else None,
+            replayed=replayed,
+            attempts=self.attempts,
+            trace_id=self.trace_id,
+        )
+        write_audit(self.ctx.audit, record.to_json())
+        return outcome
+
+    def error(
+        self,
+        code: str,
+        message: str,
+        *,
+        retryable: bool | None = None,
+        safe_to_retry: bool | None = None,
+        upstream: Mapping[str, JSONValue] | None = None,
+        required_flags: tuple[str, ...] | None = None,
+        details: Mapping[str, JSONValue] | None = None,
+    ) -> Outcome:
+        """An error outcome; retryability defaults to the code table's, safety to that AND the op's."""
+        again = CODE_TABLE[code].retryable if retryable is None else retryable
+        envelope = ErrorEnvelope(
+            code=code,
+            message=message,
+            retryable=again,
+            safe_to_retry=(again and self.retry_safe) if safe_to_retry is None else safe_to_retry,
+            operation=self.op.id,
+            trace_id=self.trace_id,
+            upstream=upstream,
+            required_flags=required_flags,
+            details=details,
+        )
+        return self.finish("error", envelope=envelope)
+
+    def _ledger_details(self, phase: str | None = None, **extra: JSONValue) -> dict[str, JSONValue]:
+        details: dict[str, JSONValue] = {}
+        if phase is not None:
+            details.update(ledger_phase=phase, upstream_touched=True)
+        details.update(extra)
+        details["operator_action_required"] = True
+        if self.reference:
+            details["ledger_reference"] = self.reference
+        return details
+
+    def unexpected(self) -> Outcome:
+        """An unexpected fault: never a traceback; a reservation held after the wire was touched stays."""
+        details = None
+        if self.owned is not None and self.touched:
+            details = self._ledger_details(upstream_outcome="possibly_committed")
+        message = f"An unexpected fault interrupted {self.op.id}."
+        return self.error("unknown_upstream_error", message, retryable=False, safe_to_retry=False, details=details)
+
+    # --- the gates --------------------------------------------------------------------------------
+
+    async def run(self) -> Outcome:
+        try:
+            return await self._run()
+        except Refusal as refusal:
+            return self.error(
+                refusal.code,
+                refusal.message,
+                retryable=refusal.retryable,
+                safe_to_retry=refusal.safe_to_retry,
+                required_flags=refusal.required_flags,
+                details=refusal.details,
+            )
+
+    async def _run(self) -> Outcome:
+        op, ctx, opts = self.op, self.ctx, self.opts
+        gates.check_operation(op)
+        plan = self.plan = prepare(op)
+        arguments = gates.check_required(plan, self.args)
+        business, candidates = gates.split_key_inputs(plan, arguments, opts.idempotency_key)
+        gates.check_confirmation(plan, arguments, opts.confirm, candidates)
+        explicit = gates.explicit_key(plan, candidates)
+        if explicit is not None and self.ledger_id is None:
+            self.ledger_id = _digest(explicit)
+        self.resolved = resolved = gates.resolve_key(plan, ctx, opts, business, explicit)
+        gates.check_timeout(ctx.timeout_ms)
+        self.retry_safe = ctx.retries and retry_safe(op, key_present=resolved.key is not None)
+        try:
+            request = build_request(plan, arguments, ctx.base_url, resolved.key)
+        except BuildError as exc:
+            message = f"Input '{exc.field}' cannot be sent upstream."
+            raise Refusal("validation_error", message, details={"field": exc.field}) from None
+        if opts.dry_run:
+            shown = dry_run_plan(plan, request, key_present=resolved.key is not None, retry_enabled=self.retry_safe)
+            return self.finish("dry_run", plan=shown)
+        if not gates.host_allowed(ctx.base_url, ctx.env, ctx.allowed_hosts):
+            raise Refusal("policy_denied", f"Upstream host is not in the allowed hosts list for env '{ctx.env}'.")
+        if op.auth.type != "none":
+            found = resolve_credential(op.auth, credential_profile(ctx.auth_profile, op.auth), ctx.credentials)
+            if not isinstance(found, Credential):
+                raise Refusal(
+                    "auth_required",
+                    f"Credentials for {op.id} are not configured.",
+                    details={"expected_env": list(found.expected_env)},
+                )
+            gates.check_credential_carrier(plan, found)
+            request = with_credential(request, found, ctx.base_url)
+        write = not op.is_read
+        if write and op.idempotency.mode == "required" and ctx.env != "dev":
+            if ctx.ledger is None or not ctx.ledger.durable:
+                raise Refusal(
+                    "idempotency_ledger_unavailable",
+                    f"A durable idempotency ledger is required in env '{ctx.env}': set ANVIL_LEDGER "
+                    "(firestore://PROJECT/DATABASE/SERVICE_NAMESPACE or sqlite:///PATH).",
+                    retryable=False,
+                    safe_to_retry=False,
+                )
+        if write and ctx.ledger is not None and resolved.key is not None and resolved.scope is not None:
+            return await self._guarded(ctx.ledger, request, resolved)
+        return await self._send(request)
+
+    # --- the ledger -------------------------------------------------------------------------------
+
+    async def _guarded(self, ledger: Ledger, request: WireRequest, resolved: KeyResolution) -> Outcome:
+        """Reserve, call, then complete / keep / release: the write runs at most once per key."""
+        assert resolved.key is not None and resolved.scope is not None and resolved.fingerprint is not None
+        key = ledger_key(resolved.key, resolved.scope)
+        correlation = ReserveContext(operation_id=self.op.id, trace_id=self.trace_id)
+        try:
+            found = await ledger.reserve(key, resolved.fingerprint, correlation)
+        except LedgerError:
+            return self.error(
+                "idempotency_ledger_unavailable",
+                "The idempotency ledger could not reserve the key; nothing was sent upstream.",
+                retryable=True,
+                safe_to_retry=True,
+                details={"ledger_phase": "reserve", "upstream_touched": False},
+            )
+        self.reference = safe_reference(found.reference)
+        if found.outcome == "conflict":
+            self.ledger_state = "conflict"
+            return self.error("conflict", "This idempotency key was already used for a different request.")
+        if found.outcome == "in_progress":
+            self.ledger_state = "in_progress"
+            details = self._ledger_details() if self.reference else None
+            return self.error(
+                "conflict", "A request with this idempotency key is already in progress.", details=details
+            )
+        if found.outcome == "replay":
+            self.ledger_state = "replay"
+            self.status = found.status or 200
+            self.forwarded = True
+            return self.finish("success", status=self.status, data=found.result, replayed=True)
+        self.ledger_state = "reserved"
+        self.owned = key
+        try:
+            return await self._send(request)
+        except BaseException:
+            if not self.touched and ledger.owns(key):
+                with anyio.CancelScope(shield=True):
+                    try:
+                        await ledger.release(key)
+                    except LedgerError:
+                        pass  # the row stays in progress: the safe side of an unknown
+            raise
+
+    # --- the wire ---------------------------------------------------------------------------------
+
+    async def _send(self, request: WireRequest) -> Outcome:
+        op, ctx = self.op, self.ctx
+        self.forwarded = self.resolved.key is not None
+        http_request = ctx.client.build_request(
+            request.method,
+            request.url,
+            headers=list(request.headers),
+            content=request.content,
+            timeout=httpx.Timeout(ctx.timeout_ms / 1000),
+        )
+        allowed = op.retries.max_attempts if self.retry_safe else 1
+        spent_ms = 0
+        possibly_committed = False
+        retry_details: dict[str, JSONValue] = {}
+        last = Answer()
+        for number in range(1, allowed + 1):
+            self.touched = True
+            last = await send_once(
+                ctx.client, http_request, timeout_ms=ctx.timeout_ms, max_bytes=ctx.max_response_bytes
+            )
+            self.attempts = number
+            if last.status is not None:
+                self.status = last.status
+            if last.ok:
+                return await self._succeeded(last)
+            possibly_committed = possibly_committed or last.after_response
+            condition = last.condition if last.status is None else condition_for_status(last.status)
+            wait_after = parse_retry_after(last.retry_after, ctx.clock()) if last.status is not None else None
+            if wait_after is not None:
+                retry_details["retry_after_ms"] = wait_after
+            if number == allowed or condition is None or condition not in op.retries.retry_on:
+                break
+            if wait_after is not None and wait_after > MAX_BACKOFF_MS:
+                retry_details.update(retry_stopped="retry_after_exceeds_ceiling", max_delay_ms=MAX_BACKOFF_MS)
+                break
+            wait = max(backoff_ms(op.retries, number, ctx.rng), wait_after or 0)
+            if spent_ms + wait > MAX_BACKOFF_MS:
+                retry_details.update(retry_stopped="backoff_budget_exhausted", max_delay_ms=MAX_BACKOFF_MS)
+                break
+            spent_ms += wait
+            if wait:
+                await ctx.sleep(wait / 1000)
+        return await self._failed(last, possibly_committed and not op.is_read, retry_details)
+
+    async def _succeeded(self, answer: Answer) -> Outcome:
+        ctx = self.ctx
+        status = answer.status or 200
+        data = parse_data(answer.body)
+        reserved = self.owned is not None
+        try:
+            if ctx.on_upstream_answered is not None:
+                report = UpstreamAnswer(
+                    operation_id=self.op.id,
+                    trace_id=self.trace_id,
+                    status=status,
+                    attempts=self.attempts,
+                    reserved=reserved,
+                )
+                await ctx.on_upstream_answered(report)
+            if self.owned is not None and ctx.ledger is not None:
+                await ctx.ledger.complete(self.owned, data, status)
+        except Exception:
+            if not reserved:
+                raise
+            self.ledger_state = "in_progress"
+            return self.error(
+                "idempotency_ledger_unavailable",
+                "The upstream write may have completed, but its result could not be recorded; "
+                "the reservation was retained for reconciliation.",
+                retryable=False,
+                safe_to_retry=False,
+                details=self._ledger_details("complete"),
+            )
+        return self.finish("success", status=status, data=data)
+
+    async def _failed(self, last: Answer, possibly_committed: bool, retry_details: dict[str, JSONValue]) -> Outcome:
+        op, ledger = self.op, self.ctx.ledger
+        envelope = failure_envelope(
+            op, last, trace_id=self.trace_id, retry_safe=self.retry_safe, details=retry_details or None
+        )
+        if possibly_committed:
+            if self.owned is not None:
+                self.ledger_state = "in_progress"
+            details = {**(envelope.details or {}), **self._ledger_details(upstream_outcome="possibly_committed")}
+            return self.error(
+                envelope.code,
+                f"The upstream write for {op.id} may have completed; check before retrying.",
+                retryable=True,
+                safe_to_retry=False,
+                upstream=envelope.upstream,
+                details=details,
+            )
+        if self.owned is not None and ledger is not None:
+            try:
+                await ledger.release(self.owned)
+            except LedgerError:
+                return self.error(
+                    "idempotency_ledger_unavailable",
+                    "The upstream refused the write, but the reservation could not be released.",
+                    retryable=False,
+                    safe_to_retry=False,
+                    details=self._ledger_details("release"),
+                )
+        return self.finish("error", envelope=envelope)
+
+
+async def execute(
+    op: Operation,
+    arguments: Mapping[str, JSONValue],
+    context: RuntimeContext,
+    options: CallOptions | None = None,
+) -> Outcome:
+    """Execute ``op`` with public ``arguments`` (snake-case input properties) under ``context``.
+
+    Never raises for bad input, refusals or upstream failures: every result is an :class:`Outcome`
+    (``success``, ``error`` with an envelope, or ``dry_run`` with the plan), and one audit line is
+    written to ``context.audit``. Cancellation propagates (a reservation is released only if the
+    upstream was not yet touched; otherwise it stays in progress for reconciliation).
+    """
+    call = _Call(op, arguments, context, options or _NO_OPTIONS)
+    try:
+        return await call.run()
+    except Exception:
+        return call.unexpected()

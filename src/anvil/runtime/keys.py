@@ -1,0 +1,137 @@
+"""Idempotency keys: the portable key rule, scopes, request fingerprints and ledger keys (original-ledger §1.5).
+
+* A caller key is 1-255 bytes of visible ASCII (``!``..``~``): no space, control character or non-ASCII.
+* ``request_fingerprint(name, input, scope) = sha256(name \\0 canonical(scope) \\0 canonical(input))``.
+* The stored fingerprint binds the *replay scope* (the ledger scope plus the verified principal), so
+  two callers reusing one raw key conflict instead of reading each other's results.
+* A derived key is ``anvil-`` + the first 32 hex of the fingerprint.
+* The ledger key is the fingerprint of the JSON-encoded caller key under the *ledger scope* (no
+  principal); the ledger hashes it once more into the document id.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Mapping
+from typing import Final
+from urllib.parse import urlsplit, urlunsplit
+
+from anvil._types import JSONObject, JSONValue
+from anvil.air.canonical import canonical_json
+
+__all__ = [
+    "ANONYMOUS",
+    "LEDGER_KEY_NAME",
+    "MAX_KEY_BYTES",
+    "derived_key",
+    "is_portable_key",
+    "ledger_key",
+    "ledger_scope",
+    "principal_of",
+    "replay_scope",
+    "request_fingerprint",
+    "upstream_identity",
+]
+
+MAX_KEY_BYTES: Final = 255
+#: The fingerprint name that turns a caller key into a ledger key.
+LEDGER_KEY_NAME: Final = "anvil.idempotency.ledger-key"
+_PORTABLE: Final = re.compile(r"^[\x21-\x7e]{1,255}$")
+_DEFAULT_PORTS: Final = {"http": 80, "https": 443}
+#: The anonymous principal: no verified inbound identity, the key is a shared operation coordinate.
+ANONYMOUS: Final[JSONObject] = {"kind": "anonymous"}
+
+
+def is_portable_key(value: object) -> bool:
+    """True for a string of 1-255 visible ASCII characters (``[\\x21-\\x7e]``; ASCII, so bytes = chars)."""
+    return isinstance(value, str) and _PORTABLE.fullmatch(value) is not None
+
+
+def request_fingerprint(name: str, value: JSONValue, scope: Mapping[str, JSONValue] | None = None) -> str:
+    """sha256 hex of ``name \\0 [canonical(scope) \\0] canonical(value)``; key order never matters."""
+    parts = [name, "\x00"]
+    if scope is not None:
+        parts += [canonical_json(scope), "\x00"]
+    parts.append(canonical_json(value))
+    return hashlib.sha256("".join(parts).encode("utf-8")).hexdigest()
+
+
+def derived_key(fingerprint: str) -> str:
+    """The key derived for ``keyDerivation: request_fingerprint``: ``anvil-`` + 32 hex."""
+    return "anvil-" + fingerprint[:32]
+
+
+def ledger_key(key: str, scope: Mapping[str, JSONValue]) -> str:
+    """The ledger key of a caller key under the ledger scope (the principal is deliberately absent)."""
+    return request_fingerprint(LEDGER_KEY_NAME, key, scope)
+
+
+def upstream_identity(base_url: str) -> str:
+    """The base URL as a scope coordinate: no userinfo, query or fragment; lowercase host; default port
+    dropped; ``/`` for an empty path, otherwise trailing slashes trimmed. Unparseable input is kept raw
+    (the host allowlist refuses it later)."""
+    try:
+        parts = urlsplit(base_url)
+        host = parts.hostname
+        port = parts.port
+    except ValueError:
+        return base_url
+    if not parts.scheme or not host:
+        return base_url
+    scheme = parts.scheme.lower()
+    netloc = f"[{host}]" if ":" in host else host
+    if port is not None and port != _DEFAULT_PORTS.get(scheme):
+        netloc += f":{port}"
+    path = parts.path.rstrip("/") or "/"
+    return urlunsplit((scheme, netloc, path, "", ""))
+
+
+def ledger_scope(
+    *, service_id: str, environment: str, base_url: str, auth_profile: str, credential_profile: str
+) -> JSONObject:
+    """The ledger-document namespace: service, environment, upstream and credential profile (not the caller)."""
+    return {
+        "serviceId": service_id,
+        "environment": environment,
+        "upstream": upstream_identity(base_url),
+        "authProfile": auth_profile,
+        "credentialProfile": credential_profile,
+    }
+
+
+def replay_scope(scope: Mapping[str, JSONValue], principal: Mapping[str, JSONValue]) -> JSONObject:
+    """The ledger scope plus the principal: what a stored fingerprint binds."""
+    return {**scope, "principal": dict(principal)}
+
+
+def _claim(claims: Mapping[str, JSONValue], *names: str) -> str | None:
+    for name in names:
+        value = claims.get(name)
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+def principal_of(claims: Mapping[str, JSONValue] | None) -> JSONObject | None:
+    """The stable principal of a verified inbound identity, ``{"kind": "anonymous"}`` without one.
+
+    Only stable identifiers count (issuer, subject, object id, authorized party, tenant), so a rotated
+    token for the same caller still replays. Returns None when an identity is present but names no
+    issuer, or none of subject / object id / authorized party: replay protection then refuses.
+    """
+    if claims is None:
+        return dict(ANONYMOUS)
+    issuer = _claim(claims, "iss")
+    subject = _claim(claims, "sub")
+    object_id = _claim(claims, "oid")
+    party = _claim(claims, "azp", "client_id")
+    if issuer is None or (subject is None and object_id is None and party is None):
+        return None
+    return {
+        "issuer": issuer,
+        "subject": subject,
+        "objectId": object_id,
+        "authorizedParty": party,
+        "tenant": _claim(claims, "tid", "tenant"),
+    }

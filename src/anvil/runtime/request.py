@@ -1,0 +1,293 @@
+"""Request building (original-core §6.2): an operation's plan, prepared once, and the wire request per call.
+
+:func:`prepare` resolves everything that depends only on the operation (bindings, carrier, safety
+input names, the carrier-schema check) and caches it by identity, so the hot path does no schema
+work. :func:`build_request` turns public arguments into a :class:`WireRequest`, writing the
+idempotency key into its carrier (header, query, path or body field) on copies: the caller's input
+is never mutated.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from typing import Final
+from urllib.parse import quote, urlencode
+
+from anvil._types import JSONObject, JSONValue
+from anvil.air.canonical import js_number
+from anvil.air.carrier import CarrierBinding, effective_auth_carrier, resolve_carrier
+from anvil.air.inputs import InputBinding, SafetyKeys, input_bindings, safety_keys
+from anvil.air.model import AuthCarrier, Operation
+from anvil.runtime.credentials import Credential
+
+__all__ = [
+    "REDACTED",
+    "BuildError",
+    "OperationPlan",
+    "WireRequest",
+    "build_request",
+    "dry_run_plan",
+    "prepare",
+    "with_credential",
+]
+
+REDACTED: Final = "***"
+_SECRET_HEADERS: Final = frozenset({"authorization", "x-api-key", "proxy-authorization", "cookie"})
+_MATERIAL_IGNORED: Final = frozenset(
+    {"type", "title", "description", "default", "example", "examples", "deprecated", "readOnly", "writeOnly"}
+    | {"$comment", "nullable", "$defs"}
+)
+_PATH_SAFE: Final = "!~*'()"  # with quote()'s own "_.-~" and alphanumerics: encodeURIComponent's set
+_CACHE_LIMIT: Final = 4096
+
+
+class BuildError(Exception):
+    """An argument cannot be put on the wire; ``field`` names the public input (never its value)."""
+
+    def __init__(self, field: str) -> None:
+        super().__init__(field)
+        self.field = field
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OperationPlan:
+    """Everything about an operation the executor needs per call, resolved once."""
+
+    op: Operation
+    method: str
+    path: str | None
+    bindings: tuple[InputBinding, ...]
+    required: tuple[str, ...]
+    carrier: CarrierBinding | None
+    carrier_issue: str | None
+    safety: SafetyKeys
+    whole_body: bool
+    has_body: bool
+    content_type: str
+    key_check: Callable[[str], bool] | None
+    auth_carrier: AuthCarrier | None
+    effect_class: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WireRequest:
+    """One request as it goes on the wire (headers keep their spelling and order)."""
+
+    method: str
+    url: str
+    path: str
+    query: tuple[tuple[str, str], ...]
+    headers: tuple[tuple[str, str], ...]
+    body: JSONValue = None
+    has_body: bool = False
+    content: bytes | None = None
+
+    def header(self, name: str) -> str | None:
+        """The last value of header ``name`` (case-insensitive), or None."""
+        found = None
+        lowered = name.lower()
+        for key, value in self.headers:
+            if key.lower() == lowered:
+                found = value
+        return found
+
+
+_cache: dict[int, tuple[Operation, OperationPlan]] = {}
+
+
+def _key_check(carrier: CarrierBinding | None) -> Callable[[str], bool] | None:
+    schema = carrier.schema if carrier is not None else None
+    if not schema or all(k in _MATERIAL_IGNORED or k.startswith("x-") for k in schema):
+        return None
+    from jsonschema import Draft202012Validator  # only operations with a constrained carrier pay for it
+
+    validator = Draft202012Validator(schema)
+
+    def check(key: str) -> bool:
+        return bool(validator.is_valid(key))
+
+    return check
+
+
+def prepare(op: Operation) -> OperationPlan:
+    """The plan for ``op``, built on first use and cached by identity (operations are immutable)."""
+    cached = _cache.get(id(op))
+    if cached is not None and cached[0] is op:
+        return cached[1]
+    resolution = resolve_carrier(op)
+    carrier = resolution.binding
+    bindings = input_bindings(op)
+    body = op.input.body
+    whole = any(b.location == "body" for b in bindings)
+    has_body = body is not None or any(b.location == "body_field" for b in bindings)
+    plan = OperationPlan(
+        op=op,
+        method=(op.source_ref.method or "").upper(),
+        path=op.source_ref.path,
+        bindings=bindings,
+        required=tuple(b.property for b in bindings if b.required),
+        carrier=carrier,
+        carrier_issue=resolution.issue,
+        safety=safety_keys(op),
+        whole_body=whole,
+        has_body=has_body,
+        content_type=body.content_type if body is not None else "application/json",
+        key_check=_key_check(carrier),
+        auth_carrier=effective_auth_carrier(op.auth) if op.auth.type != "none" else None,
+        effect_class=op.effect.class_ or ("read" if op.is_read else "irreversible"),
+    )
+    if len(_cache) >= _CACHE_LIMIT:
+        _cache.clear()
+    _cache[id(op)] = (op, plan)
+    return plan
+
+
+def _wire(value: JSONValue) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return js_number(value)
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list | tuple):
+        return ",".join(_wire(item) for item in value)
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _header_value(field: str, value: str) -> str:
+    if "\r" in value or "\n" in value or "\x00" in value:
+        raise BuildError(field)
+    try:
+        value.encode("latin-1")
+    except UnicodeEncodeError:
+        raise BuildError(field) from None
+    return value
+
+
+def _set_pointer(body: JSONValue, pointer: tuple[str, ...], key: str) -> JSONObject:
+    """A copy of ``body`` with ``key`` at ``pointer``; containers along the path are copied, never mutated."""
+    root: JSONObject = dict(body) if isinstance(body, dict) else {}
+    node = root
+    for part in pointer[:-1]:
+        child = node.get(part)
+        child = dict(child) if isinstance(child, dict) else {}
+        node[part] = child
+        node = child
+    node[pointer[-1]] = key
+    return root
+
+
+def build_request(
+    plan: OperationPlan, arguments: Mapping[str, JSONValue], base_url: str, key: str | None
+) -> WireRequest:
+    """Build the wire request for ``arguments``, with ``key`` (if any) in the operation's carrier.
+
+    Raises:
+        BuildError: a header value cannot travel in a header, or the path has no template.
+    """
+    path = plan.path
+    if path is None:
+        raise BuildError(field="path")
+    query: list[tuple[str, str]] = []
+    headers: list[tuple[str, str]] = [("accept", "application/json")]
+    cookies: list[str] = []
+    fields: JSONObject = {}
+    body: JSONValue = None
+    for binding in plan.bindings:
+        value = arguments.get(binding.property)
+        if value is None:
+            continue
+        location = binding.location
+        if location == "path":
+            path = path.replace("{" + binding.wire_name + "}", quote(_wire(value), safe=_PATH_SAFE))
+        elif location == "query":
+            items = value if isinstance(value, list) else [value]
+            query.extend((binding.wire_name, _wire(item)) for item in items if item is not None)
+        elif location == "header":
+            headers.append((binding.wire_name, _header_value(binding.property, _wire(value))))
+        elif location == "cookie":
+            cookies.append(f"{binding.wire_name}={_wire(value)}")
+        elif location == "body_field":
+            fields[binding.wire_name] = value
+        else:
+            body = value
+    if cookies:
+        headers.append(("cookie", _header_value("cookie", "; ".join(cookies))))
+    has_body = plan.has_body and (not plan.whole_body or body is not None)
+    if has_body and not plan.whole_body:
+        body = fields
+    carrier = plan.carrier
+    if key is not None and carrier is not None:
+        if carrier.mechanism == "header":
+            lowered = carrier.key.lower()
+            headers = [(name, value) for name, value in headers if name.lower() != lowered]
+            headers.append((carrier.key, key))
+        elif carrier.mechanism == "query":
+            query = [(name, value) for name, value in query if name != carrier.key]
+            query.append((carrier.key, key))
+        elif carrier.mechanism == "path":
+            path = path.replace("{" + carrier.key + "}", quote(key, safe=_PATH_SAFE))
+        else:
+            body = _set_pointer(body, carrier.pointer or (carrier.key,), key)
+            has_body = True
+    content = None
+    if has_body:
+        content = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        headers.append(("content-type", plan.content_type))
+    url = base_url.rstrip("/") + path
+    if query:
+        url += "?" + urlencode(query)
+    return WireRequest(
+        method=plan.method,
+        url=url,
+        path=path,
+        query=tuple(query),
+        headers=tuple(headers),
+        body=body,
+        has_body=has_body,
+        content=content,
+    )
+
+
+def with_credential(request: WireRequest, credential: Credential, base_url: str) -> WireRequest:
+    """``request`` with the credential's headers and query parameters merged in (replacing same names)."""
+    if not credential.headers and not credential.query:
+        return request
+    names = {name.lower() for name, _ in credential.headers}
+    headers = tuple((n, v) for n, v in request.headers if n.lower() not in names) + credential.headers
+    query = request.query
+    url = request.url
+    if credential.query:
+        replaced = {name for name, _ in credential.query}
+        query = tuple((n, v) for n, v in query if n not in replaced) + credential.query
+        url = base_url.rstrip("/") + request.path + "?" + urlencode(query)
+    return replace(request, headers=headers, query=query, url=url)
+
+
+def dry_run_plan(plan: OperationPlan, request: WireRequest, *, key_present: bool, retry_enabled: bool) -> JSONObject:
+    """The dry-run plan (original-core §5.8) with credential-bearing headers and query values redacted."""
+    secret = set(_SECRET_HEADERS)
+    secret_query: set[str] = set()
+    carrier = plan.auth_carrier
+    if carrier is not None:
+        if carrier.in_ == "query":
+            secret_query.add(carrier.name)
+        else:
+            secret.add(carrier.name.lower())
+    headers = {name: (REDACTED if name.lower() in secret else value) for name, value in request.headers}
+    url = request.url
+    if secret_query and any(name in secret_query for name, _ in request.query):
+        shown = [(n, REDACTED if n in secret_query else v) for n, v in request.query]
+        url = url.split("?", 1)[0] + "?" + urlencode(shown)
+    out: JSONObject = {"operation": plan.op.id, "method": request.method, "url": url, "headers": headers}
+    if request.has_body:
+        out["body"] = request.body
+    out["idempotencyKeyPresent"] = key_present
+    out["retryPlan"] = {
+        "enabled": retry_enabled,
+        "maxAttempts": plan.op.retries.max_attempts if retry_enabled else 1,
+    }
+    out["confirmationRequired"] = plan.op.confirmation.required
+    return out

@@ -1,0 +1,130 @@
+"""One attempt on the wire, and what a failed last attempt means (original-core §6.4-§6.6).
+
+:func:`send_once` is the single boundary where ``httpx`` exceptions are translated: a timeout or a
+transport failure becomes an :class:`Answer` with a retry ``condition`` and ``after_response`` saying
+whether the upstream had begun answering (then a write may have committed). Redirects are never
+followed and bodies above the size limit are refused; both count as failures after the response began.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Final
+
+import anyio
+import httpx
+
+from anvil._types import JSONValue
+from anvil.air.model import Operation
+from anvil.runtime.envelope import CODE_TABLE, ErrorEnvelope, map_upstream_error
+
+__all__ = ["Answer", "failure_envelope", "parse_data", "send_once"]
+
+_DNS_HINTS: Final = ("name or service not known", "nodename nor servname", "getaddrinfo", "name resolution")
+
+
+@dataclass(slots=True)
+class Answer:
+    """One attempt's result: a status and body, or a transport failure (``condition``)."""
+
+    status: int | None = None
+    body: bytes = b""
+    request_id: str | None = None
+    retry_after: str | None = None
+    condition: str | None = None
+    after_response: bool = False
+    oversized: bool = False
+
+    @property
+    def ok(self) -> bool:
+        """A complete 2xx answer."""
+        return self.status is not None and 200 <= self.status <= 299 and not self.after_response
+
+
+async def send_once(client: httpx.AsyncClient, request: httpx.Request, *, timeout_ms: int, max_bytes: int) -> Answer:
+    """Send ``request`` once under a total deadline of ``timeout_ms`` and read at most ``max_bytes``."""
+    began = False
+    try:
+        with anyio.fail_after(timeout_ms / 1000):
+            response = await client.send(request, stream=True, follow_redirects=False)
+            began = True
+            try:
+                answer = Answer(
+                    status=response.status_code,
+                    request_id=response.headers.get("x-request-id"),
+                    retry_after=response.headers.get("retry-after"),
+                )
+                if 300 <= response.status_code <= 399:
+                    answer.after_response = True
+                    return answer
+                declared = response.headers.get("content-length")
+                if declared is not None and declared.isdigit() and int(declared) > max_bytes:
+                    answer.after_response = answer.oversized = True
+                    return answer
+                chunks: list[bytes] = []
+                size = 0
+                async for chunk in response.aiter_bytes():
+                    size += len(chunk)
+                    if size > max_bytes:
+                        answer.after_response = answer.oversized = True
+                        return answer
+                    chunks.append(chunk)
+                answer.body = b"".join(chunks)
+                return answer
+            finally:
+                await response.aclose()
+    except (TimeoutError, httpx.TimeoutException):
+        return Answer(condition="timeout", after_response=began)
+    except httpx.TransportError as exc:
+        dns = not began and any(hint in str(exc).lower() for hint in _DNS_HINTS)
+        return Answer(condition="dns_failure" if dns else "connection_reset", after_response=began)
+
+
+def parse_data(body: bytes) -> JSONValue:
+    """An answer body as data: None when empty, parsed JSON when it parses, else the text."""
+    if not body:
+        return None
+    try:
+        return json.loads(body)
+    except ValueError:
+        return body.decode("utf-8", errors="replace")
+
+
+def failure_envelope(
+    op: Operation, last: Answer, *, trace_id: str, retry_safe: bool, details: dict[str, JSONValue] | None
+) -> ErrorEnvelope:
+    """The envelope for a failed last attempt: the status table for a usable answer, else a generic
+    transport message (transport error text is never surfaced)."""
+    if last.status is not None and not last.oversized and not 300 <= last.status <= 399:
+        return map_upstream_error(
+            op,
+            status=last.status,
+            body=last.body,
+            request_id=last.request_id,
+            trace_id=trace_id,
+            retry_safe=retry_safe,
+            details=details,
+        )
+    if last.status is not None:
+        code, message = "unknown_upstream_error", f"The upstream answer for {op.id} could not be used."
+    elif last.condition == "timeout":
+        code, message = "upstream_timeout", f"The upstream did not answer {op.id} in time."
+    else:
+        code, message = "upstream_unavailable", f"The upstream could not be reached for {op.id}."
+    retryable = CODE_TABLE[code].retryable
+    upstream: dict[str, JSONValue] | None = None
+    if last.status is not None:
+        upstream = {"status": last.status}
+        if last.request_id:
+            upstream["request_id"] = last.request_id
+    return ErrorEnvelope(
+        code=code,
+        message=message,
+        retryable=retryable,
+        safe_to_retry=retryable and retry_safe,
+        operation=op.id,
+        trace_id=trace_id,
+        upstream=upstream,
+        details=details,
+    )

@@ -1,0 +1,270 @@
+"""The ordered gates refuse before anything later runs, and before any request reaches the upstream."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+from runtime_support import (
+    SAFE_RETRIES,
+    ContextFactory,
+    Scripted,
+    UpstreamState,
+    fingerprint_write,
+    keyed_write,
+    operation,
+    query_carrier_write,
+    read_op,
+    with_state,
+)
+
+from anvil.air.model import Auth, AuthCarrier, Idempotency
+from anvil.ledger.base import LedgerOptions
+from anvil.ledger.memory import MemoryLedger
+from anvil.ledger.registry import open_ledger
+from anvil.runtime.context import CallOptions
+from anvil.runtime.executor import execute, host_allowed
+
+pytestmark = pytest.mark.anyio
+
+REFUND = {"payment_id": "pay_1", "amount": 2500}
+KEY = CallOptions(idempotency_key="gate-key")
+
+
+@pytest.mark.parametrize("state", ["generated", "review_required", "deprecated", "blocked"])
+async def test_an_unapproved_operation_is_refused_even_as_a_dry_run(
+    state: str, make_context: ContextFactory, upstream: UpstreamState
+) -> None:
+    for options in (KEY, CallOptions(idempotency_key="gate-key", dry_run=True)):
+        outcome = await execute(with_state(keyed_write(), state), REFUND, make_context(), options)
+        assert outcome.code == "unsupported_operation"
+        assert outcome.envelope is not None and outcome.envelope.details is not None
+        assert outcome.envelope.details["state"] == state
+        assert "anvil approve" in str(outcome.envelope.details["required_action"])
+    assert upstream.count == 0
+
+
+async def test_retry_bounds_outside_the_hard_limits_are_refused(
+    make_context: ContextFactory, upstream: UpstreamState
+) -> None:
+    too_many = dataclasses.replace(keyed_write(), retries=dataclasses.replace(SAFE_RETRIES, max_attempts=6))
+    too_slow = dataclasses.replace(keyed_write(), retries=dataclasses.replace(SAFE_RETRIES, max_delay_ms=20001))
+    for op in (too_many, too_slow):
+        outcome = await execute(op, REFUND, make_context(), KEY)
+        assert outcome.code == "unsupported_operation"
+        assert outcome.envelope is not None
+        assert outcome.envelope.details == {"max_attempts": 5, "max_delay_ms": 20000}
+    assert upstream.count == 0
+
+
+async def test_a_keyed_operation_whose_carrier_does_not_resolve_is_refused(
+    make_context: ContextFactory, upstream: UpstreamState
+) -> None:
+    undeclared = dataclasses.replace(
+        keyed_write(), idempotency=Idempotency(mode="required", mechanism="query", key="missing_param")
+    )
+    outcome = await execute(undeclared, REFUND, make_context(), KEY)
+    assert outcome.code == "unsupported_operation"
+    assert outcome.envelope is not None and outcome.envelope.details is not None
+    assert "idempotency_carrier" in outcome.envelope.details
+    assert upstream.count == 0
+
+
+async def test_missing_required_inputs_are_listed(make_context: ContextFactory, upstream: UpstreamState) -> None:
+    outcome = await execute(keyed_write(), {"payment_id": "", "amount": None}, make_context(), KEY)
+    assert outcome.code == "validation_error"
+    assert outcome.envelope is not None and outcome.envelope.details == {"missing": ["payment_id", "amount"]}
+    assert upstream.count == 0
+
+
+async def test_confirmation_is_required_with_the_flags_still_missing(
+    make_context: ContextFactory, upstream: UpstreamState
+) -> None:
+    op = keyed_write(confirm=True)
+    without_key = await execute(op, REFUND, make_context())
+    with_key = await execute(op, REFUND, make_context(), KEY)
+    assert without_key.code == with_key.code == "confirmation_required"
+    assert without_key.envelope is not None and with_key.envelope is not None
+    assert without_key.envelope.required_flags == ("--confirm", "--idempotency-key")
+    assert with_key.envelope.required_flags == ("--confirm",)
+    assert upstream.count == 0
+
+
+async def test_confirmation_is_given_by_the_option_or_the_confirm_input(
+    make_context: ContextFactory, upstream: UpstreamState
+) -> None:
+    op = keyed_write(confirm=True)
+    by_option = await execute(op, REFUND, make_context(), CallOptions(idempotency_key="c-1", confirm=True))
+    by_input = await execute(op, {**REFUND, "confirm": True, "idempotency_key": "c-2"}, make_context())
+    assert by_option.kind == by_input.kind == "success" and upstream.count == 2
+
+
+async def test_a_required_client_key_that_is_absent_is_refused(
+    make_context: ContextFactory, upstream: UpstreamState
+) -> None:
+    outcome = await execute(keyed_write(), REFUND, make_context())
+    assert outcome.code == "idempotency_required"
+    assert outcome.envelope is not None and outcome.envelope.required_flags == ("--idempotency-key",)
+    assert upstream.count == 0
+
+
+async def test_a_fingerprint_write_derives_its_key_when_none_is_given(
+    make_context: ContextFactory, upstream: UpstreamState
+) -> None:
+    outcome = await execute(fingerprint_write(), REFUND, make_context(ledger=MemoryLedger()))
+    assert outcome.kind == "success" and outcome.idempotency_key is not None
+    assert upstream.calls[0].headers["idempotency-key"] == outcome.idempotency_key
+    assert outcome.idempotency_key.startswith("anvil-") and len(outcome.idempotency_key) == 38
+
+
+@pytest.mark.parametrize("timeout_ms", [0, 99, 30001, 1.5, True])
+async def test_a_timeout_outside_the_bounds_is_refused(
+    timeout_ms: object, make_context: ContextFactory, upstream: UpstreamState
+) -> None:
+    outcome = await execute(read_op(), {"payment_id": "p"}, make_context(timeout_ms=timeout_ms))
+    assert outcome.code == "validation_error"
+    assert outcome.envelope is not None
+    assert outcome.envelope.details == {"field": "timeout_ms", "min": 100, "max": 30000}
+    assert upstream.count == 0
+
+
+async def test_a_blank_service_id_is_refused(make_context: ContextFactory, upstream: UpstreamState) -> None:
+    outcome = await execute(keyed_write(), REFUND, make_context(service_id="  "), KEY)
+    assert outcome.code == "validation_error"
+    assert outcome.envelope is not None and outcome.envelope.details == {"field": "service_id"}
+
+
+def test_the_host_allowlist_admits_hosts_and_their_subdomains_only() -> None:
+    assert host_allowed("https://api.example.com/v1", "prod", ("example.com",))
+    assert host_allowed("https://example.com", "prod", ("example.com",))
+    assert not host_allowed("https://evil-example.com", "prod", ("example.com",))
+    assert not host_allowed("https://api.example.com", "prod", ())
+    assert host_allowed("https://api.example.com", "dev", ())
+    assert not host_allowed("not a url", "dev", ())
+
+
+async def test_a_host_outside_the_allowlist_is_refused_outside_dev(
+    make_context: ContextFactory, upstream: UpstreamState
+) -> None:
+    for context in (
+        make_context(env="prod", allowed_hosts=("payments.example.com",)),
+        make_context(env="prod", allowed_hosts=()),
+    ):
+        outcome = await execute(read_op(), {"payment_id": "p"}, context)
+        assert outcome.code == "policy_denied"
+    assert upstream.count == 0
+
+
+async def test_the_host_gate_wins_over_the_ledger_gate(make_context: ContextFactory, upstream: UpstreamState) -> None:
+    outcome = await execute(keyed_write(), REFUND, make_context(env="prod", allowed_hosts=()), KEY)
+    assert outcome.code == "policy_denied" and upstream.count == 0
+
+
+@pytest.mark.parametrize("env", ["prod", "staging"])
+async def test_a_required_key_write_fails_closed_outside_dev_without_a_durable_ledger(
+    env: str, make_context: ContextFactory, upstream: UpstreamState
+) -> None:
+    for ledger in (None, MemoryLedger()):
+        outcome = await execute(keyed_write(), REFUND, make_context(env=env, ledger=ledger), KEY)
+        assert outcome.code == "idempotency_ledger_unavailable"
+        assert outcome.envelope is not None and outcome.envelope.safe_to_retry is False
+    assert upstream.count == 0
+
+
+async def test_a_durable_ledger_lets_the_write_through_in_prod(
+    make_context: ContextFactory, upstream: UpstreamState, tmp_path: Path
+) -> None:
+    ledger = open_ledger(f"sqlite:///{tmp_path}/prod.db", options=LedgerOptions())
+    outcome = await execute(keyed_write(), REFUND, make_context(env="prod", ledger=ledger), KEY)
+    await ledger.close()
+    assert outcome.kind == "success" and upstream.count == 1
+
+
+async def test_a_dry_run_in_prod_needs_no_ledger_and_touches_nothing(
+    make_context: ContextFactory, upstream: UpstreamState
+) -> None:
+    ledger = MemoryLedger()
+    options = CallOptions(idempotency_key="dry-key", dry_run=True)
+    outcome = await execute(keyed_write(), REFUND, make_context(env="prod", ledger=None), options)
+    assert outcome.kind == "dry_run" and upstream.count == 0
+    dev = await execute(keyed_write(), REFUND, make_context(ledger=ledger), options)
+    assert dev.kind == "dry_run" and dev.record.ledger == "none"
+    real = await execute(keyed_write(), REFUND, make_context(ledger=ledger), CallOptions(idempotency_key="dry-key"))
+    assert real.record.ledger == "reserved" and upstream.count == 1
+
+
+def bearer(op_auth_profile: str | None = None) -> Auth:
+    return Auth(type="oauth2_client_credentials", credential_profile=op_auth_profile)
+
+
+async def test_missing_credentials_name_the_expected_variables_only(
+    make_context: ContextFactory, upstream: UpstreamState
+) -> None:
+    op = dataclasses.replace(read_op(), auth=bearer("oauth2_scheme"))
+    outcome = await execute(op, {"payment_id": "p"}, make_context(credentials={"ANVIL_DEFAULT_TOKEN": "unused"}))
+    assert outcome.code == "auth_required"
+    assert outcome.envelope is not None
+    assert outcome.envelope.details == {"expected_env": ["ANVIL_DEFAULT_OAUTH2_SCHEME_TOKEN"]}
+    assert upstream.count == 0
+
+
+async def test_resolved_credentials_are_sent_in_their_carrier(
+    make_context: ContextFactory, upstream: UpstreamState
+) -> None:
+    token_op = dataclasses.replace(read_op(), auth=bearer())
+    basic_op = dataclasses.replace(read_op(), auth=Auth(type="basic"))
+    query_op = dataclasses.replace(read_op(), auth=Auth(type="api_key", carrier=AuthCarrier(in_="query", name="key")))
+    env = {
+        "ANVIL_PARTNER_TOKEN": "tok-1",
+        "ANVIL_PARTNER_USERNAME": "u",
+        "ANVIL_PARTNER_PASSWORD": "p",
+        "ANVIL_PARTNER_API_KEY": "k-1",
+    }
+    context = make_context(credentials=env, auth_profile="partner")
+    for op in (token_op, basic_op, query_op):
+        assert (await execute(op, {"payment_id": "p"}, context)).kind == "success"
+    assert upstream.calls[0].headers["authorization"] == "Bearer tok-1"
+    assert upstream.calls[1].headers["authorization"] == "Basic dTpw"
+    assert upstream.calls[2].query == "key=k-1"
+
+
+async def test_a_credential_that_would_overwrite_the_key_carrier_is_refused_before_the_ledger(
+    make_context: ContextFactory, upstream: UpstreamState
+) -> None:
+    clash = Auth(type="api_key", carrier=AuthCarrier(in_="header", name="idempotency-key"))
+    op = dataclasses.replace(keyed_write(), auth=clash)
+    ledger = MemoryLedger()
+    context = make_context(ledger=ledger, credentials={"ANVIL_DEFAULT_API_KEY": "secret-value"})
+    outcome = await execute(op, REFUND, context, KEY)
+    assert outcome.code == "unsupported_operation"
+    assert outcome.envelope is not None and outcome.envelope.details is not None
+    assert outcome.envelope.details["credential_carrier_conflict"] is True
+    assert "secret-value" not in str(outcome.envelope.to_json())
+    plain = await execute(keyed_write(), REFUND, make_context(ledger=ledger), KEY)
+    assert plain.record.ledger == "reserved" and upstream.count == 1  # no reservation was left behind
+
+
+async def test_an_identity_without_a_stable_principal_is_refused_for_keyed_writes(
+    make_context: ContextFactory, upstream: UpstreamState
+) -> None:
+    options = CallOptions(idempotency_key="k-iss", identity={"iss": "https://issuer.example"})
+    outcome = await execute(keyed_write(), REFUND, make_context(ledger=MemoryLedger()), options)
+    assert outcome.code == "auth_required" and upstream.count == 0
+    assert outcome.record.principal == "unresolved"
+
+
+async def test_a_write_with_mode_none_is_never_given_a_ledger_row(
+    make_context: ContextFactory, upstream: UpstreamState
+) -> None:
+    op = operation("payments.note.create", method="post", path="/notes")
+    upstream.answer(Scripted(status=201))
+    outcome = await execute(op, {}, make_context(ledger=MemoryLedger(), env="prod"))
+    assert outcome.kind == "success" and outcome.record.ledger == "none" and outcome.idempotency_key is None
+
+
+async def test_a_key_supported_write_without_a_key_runs_unprotected(
+    make_context: ContextFactory, upstream: UpstreamState
+) -> None:
+    outcome = await execute(query_carrier_write(), {"payment_id": "p"}, make_context(ledger=MemoryLedger()))
+    assert outcome.kind == "success" and outcome.record.ledger == "none" and upstream.calls[0].query == ""

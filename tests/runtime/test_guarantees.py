@@ -1,0 +1,169 @@
+"""Seed 001's guarantee table, row by row, through the executor against a counting loopback upstream.
+
+Each test runs once per ledger backend (``memory:`` and ``sqlite:``; see ``LEDGER_URIS``).
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+
+import anyio
+import pytest
+from runtime_support import ContextFactory, FakeClock, Scripted, UpstreamState, keyed_write
+
+from anvil.ledger.base import MAX_RESULT_BYTES, Ledger
+from anvil.runtime.context import CallOptions
+from anvil.runtime.executor import execute
+
+pytestmark = pytest.mark.anyio
+
+REFERENCE = re.compile(r"^(memory|sqlite)/[a-z0-9_]+/[0-9a-f]{64}$")
+REFUND = {"payment_id": "pay_1", "amount": 2500}
+
+
+def keyed(key: str) -> CallOptions:
+    return CallOptions(idempotency_key=key)
+
+
+async def test_first_call_reserves_then_completes_and_sends_the_key_upstream(
+    ledger: Ledger, make_context: ContextFactory, upstream: UpstreamState
+) -> None:
+    upstream.answer(Scripted(status=201, body={"id": "re_1"}))
+    outcome = await execute(keyed_write(), REFUND, make_context(ledger=ledger), keyed("key-first"))
+    assert (outcome.kind, outcome.status, outcome.data) == ("success", 201, {"id": "re_1"})
+    assert outcome.record.ledger == "reserved" and outcome.idempotency_key == "key-first"
+    assert upstream.count == 1 and upstream.calls[0].headers["idempotency-key"] == "key-first"
+    replay = await execute(keyed_write(), REFUND, make_context(ledger=ledger), keyed("key-first"))
+    assert replay.replayed
+
+
+async def test_same_key_and_same_request_replays_the_stored_result_without_a_second_call(
+    ledger: Ledger, make_context: ContextFactory, upstream: UpstreamState
+) -> None:
+    upstream.answer(Scripted(status=201, body={"id": "re_1", "amount": 2500}))
+    context = make_context(ledger=ledger)
+    first = await execute(keyed_write(), REFUND, context, keyed("key-dup"))
+    second = await execute(keyed_write(), dict(reversed(REFUND.items())), context, keyed("key-dup"))
+    assert upstream.count == 1
+    assert (second.kind, second.status, second.data) == ("success", 201, first.data)
+    assert second.replayed and second.record.ledger == "replay" and second.attempts == 0
+
+
+async def test_a_replay_keeps_an_empty_204_answer(
+    ledger: Ledger, make_context: ContextFactory, upstream: UpstreamState
+) -> None:
+    upstream.answer(Scripted(status=204))
+    context = make_context(ledger=ledger)
+    await execute(keyed_write(), REFUND, context, keyed("key-204"))
+    replay = await execute(keyed_write(), REFUND, context, keyed("key-204"))
+    assert (replay.status, replay.data, replay.replayed, upstream.count) == (204, None, True, 1)
+
+
+async def test_same_key_with_a_different_request_is_a_conflict(
+    ledger: Ledger, make_context: ContextFactory, upstream: UpstreamState
+) -> None:
+    context = make_context(ledger=ledger)
+    await execute(keyed_write(), REFUND, context, keyed("key-reused"))
+    other = await execute(keyed_write(), {**REFUND, "amount": 9999}, context, keyed("key-reused"))
+    assert other.code == "conflict" and other.record.ledger == "conflict"
+    assert upstream.count == 1
+
+
+async def test_a_concurrent_same_key_call_is_refused_as_in_progress_without_a_second_call(
+    ledger: Ledger, make_context: ContextFactory, upstream: UpstreamState
+) -> None:
+    upstream.hold = threading.Event()
+    context = make_context(ledger=ledger)
+    results = {}
+
+    async def first() -> None:
+        results["first"] = await execute(keyed_write(), REFUND, context, keyed("key-busy"))
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(first)
+        with anyio.fail_after(5):
+            await anyio.to_thread.run_sync(upstream.arrived.wait, 5)
+        second = await execute(keyed_write(), REFUND, context, keyed("key-busy"))
+        upstream.hold.set()
+    assert second.code == "conflict" and second.record.ledger == "in_progress"
+    assert second.envelope is not None and second.envelope.details is not None
+    assert REFERENCE.match(str(second.envelope.details["ledger_reference"]))
+    assert results["first"].kind == "success" and upstream.count == 1
+
+
+async def test_a_result_over_the_replay_ceiling_leaves_the_row_in_progress(
+    ledger: Ledger, make_context: ContextFactory, upstream: UpstreamState
+) -> None:
+    big = {"blob": "x" * MAX_RESULT_BYTES}
+    upstream.answer(Scripted(status=200, body=big))
+    context = make_context(ledger=ledger)
+    outcome = await execute(keyed_write(), REFUND, context, keyed("key-huge"))
+    assert outcome.code == "idempotency_ledger_unavailable" and outcome.record.ledger == "in_progress"
+    assert outcome.envelope is not None and outcome.envelope.details is not None
+    details = outcome.envelope.details
+    assert (details["ledger_phase"], details["upstream_touched"], details["operator_action_required"]) == (
+        "complete",
+        True,
+        True,
+    )
+    assert REFERENCE.match(str(details["ledger_reference"]))
+    again = await execute(keyed_write(), REFUND, context, keyed("key-huge"))
+    assert again.code == "conflict" and again.record.ledger == "in_progress" and upstream.count == 1
+
+
+async def test_a_result_of_exactly_the_ceiling_completes_and_replays(
+    ledger: Ledger, make_context: ContextFactory, upstream: UpstreamState
+) -> None:
+    text = "q" * (MAX_RESULT_BYTES - 2)  # the serialized JSON string adds two quotes
+    upstream.answer(Scripted(status=201, body=text))
+    context = make_context(ledger=ledger)
+    first = await execute(keyed_write(), REFUND, context, keyed("key-edge"))
+    replay = await execute(keyed_write(), REFUND, context, keyed("key-edge"))
+    assert first.kind == "success" and replay.replayed and replay.data == text and replay.status == 201
+
+
+async def test_an_expired_completed_row_is_not_replayed(
+    ledger: Ledger, make_context: ContextFactory, upstream: UpstreamState, clock: FakeClock
+) -> None:
+    context = make_context(ledger=ledger)
+    await execute(keyed_write(), REFUND, context, keyed("key-old"))
+    clock.advance(3600)  # the fixture's TTL: expiry is logical, checked before any replay
+    again = await execute(keyed_write(), REFUND, context, keyed("key-old"))
+    assert again.kind == "success" and not again.replayed and again.record.ledger == "reserved"
+    assert upstream.count == 2
+
+
+async def test_an_expired_row_can_be_reused_for_a_different_request(
+    ledger: Ledger, make_context: ContextFactory, upstream: UpstreamState, clock: FakeClock
+) -> None:
+    context = make_context(ledger=ledger)
+    await execute(keyed_write(), REFUND, context, keyed("key-recycled"))
+    clock.advance(7200)
+    other = await execute(keyed_write(), {**REFUND, "amount": 1}, context, keyed("key-recycled"))
+    assert other.kind == "success" and upstream.count == 2
+
+
+async def test_a_terminal_non_2xx_answer_releases_the_reservation(
+    ledger: Ledger, make_context: ContextFactory, upstream: UpstreamState
+) -> None:
+    upstream.answer(Scripted(status=400, body={"message": "bad amount"}))
+    context = make_context(ledger=ledger)
+    refused = await execute(keyed_write(), REFUND, context, keyed("key-released"))
+    assert refused.code == "validation_error"
+    retried = await execute(keyed_write(), REFUND, context, keyed("key-released"))
+    assert retried.kind == "success" and upstream.count == 2
+
+
+async def test_a_completion_failure_in_the_hook_keeps_the_row_for_reconciliation(
+    ledger: Ledger, make_context: ContextFactory, upstream: UpstreamState
+) -> None:
+    async def crash(_answer: object) -> None:
+        raise RuntimeError("process lost between answer and completion")
+
+    outcome = await execute(
+        keyed_write(), REFUND, make_context(ledger=ledger, on_upstream_answered=crash), keyed("key-x")
+    )
+    assert outcome.code == "idempotency_ledger_unavailable" and outcome.record.ledger == "in_progress"
+    again = await execute(keyed_write(), REFUND, make_context(ledger=ledger), keyed("key-x"))
+    assert again.code == "conflict" and upstream.count == 1

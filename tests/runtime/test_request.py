@@ -1,0 +1,226 @@
+"""Request building: parameter locations, key carriers, key validation and the redacted dry-run plan."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import json
+
+import pytest
+from runtime_support import (
+    PAYMENT_ID,
+    ContextFactory,
+    UpstreamState,
+    body_carrier_write,
+    keyed_write,
+    nested_body_carrier_write,
+    operation,
+    path_carrier_write,
+    query_carrier_write,
+    unkeyed_write,
+)
+
+from anvil.air.model import Auth, BodyField, Param, RequestBody
+from anvil.runtime.context import CallOptions
+from anvil.runtime.executor import execute
+
+pytestmark = pytest.mark.anyio
+
+REFUND = {"payment_id": "pay_1", "amount": 2500}
+
+
+async def test_header_carrier_sends_exactly_one_key_header_in_the_manifest_spelling(
+    make_context: ContextFactory, upstream: UpstreamState
+) -> None:
+    lower = Param(name="idempotency-key", in_="header", schema={"type": "string"})
+    op = dataclasses.replace(keyed_write(), input=dataclasses.replace(keyed_write().input, params=(PAYMENT_ID, lower)))
+    outcome = await execute(op, REFUND, make_context(), CallOptions(idempotency_key="hdr-1"))
+    assert outcome.kind == "success"
+    raw = upstream.calls[0]
+    assert raw.headers["idempotency-key"] == "hdr-1"
+    assert json.loads(raw.body) == {"amount": 2500} and raw.path == "/payments/pay_1/refunds"
+
+
+async def test_query_carrier_sets_the_declared_parameter(make_context: ContextFactory, upstream: UpstreamState) -> None:
+    outcome = await execute(
+        query_carrier_write(), {"payment_id": "p 1"}, make_context(), CallOptions(idempotency_key="q-1")
+    )
+    assert outcome.kind == "success" and outcome.idempotency_key == "q-1"
+    assert upstream.calls[0].path == "/payments/p%201/captures" and upstream.calls[0].query == "dedupe=q-1"
+
+
+async def test_path_carrier_url_encodes_the_key(make_context: ContextFactory, upstream: UpstreamState) -> None:
+    outcome = await execute(path_carrier_write(), {"amount": 5}, make_context(), CallOptions(idempotency_key="a/b?c"))
+    assert outcome.kind == "success"
+    assert upstream.calls[0].method == "PUT" and upstream.calls[0].path == "/orders/a%2Fb%3Fc"
+
+
+async def test_body_field_carrier_puts_the_key_in_the_body(
+    make_context: ContextFactory, upstream: UpstreamState
+) -> None:
+    outcome = await execute(body_carrier_write(), {"amount": 7, "idempotency_key": "b-1"}, make_context())
+    assert outcome.kind == "success"
+    assert json.loads(upstream.calls[0].body) == {"amount": 7, "request_id": "b-1"}
+
+
+async def test_nested_body_carrier_is_injected_without_mutating_the_callers_input(
+    make_context: ContextFactory, upstream: UpstreamState
+) -> None:
+    arguments = {"body": {"amount": 3, "meta": {"note": "n"}, "tags": ["a"]}}
+    before = copy.deepcopy(arguments)
+    outcome = await execute(nested_body_carrier_write(), arguments, make_context(), CallOptions(idempotency_key="n-1"))
+    assert outcome.kind == "success" and arguments == before
+    sent = json.loads(upstream.calls[0].body)
+    assert sent == {"amount": 3, "meta": {"note": "n", "idempotency": "n-1"}, "tags": ["a"]}
+
+
+async def test_a_key_inside_the_whole_body_counts_as_the_callers_key(
+    make_context: ContextFactory, upstream: UpstreamState
+) -> None:
+    arguments = {"body": {"amount": 3, "meta": {"idempotency": "inner-1"}}}
+    outcome = await execute(nested_body_carrier_write(), arguments, make_context())
+    assert outcome.kind == "success" and outcome.idempotency_key == "inner-1"
+    conflicting = await execute(
+        nested_body_carrier_write(), arguments, make_context(), CallOptions(idempotency_key="x")
+    )
+    assert conflicting.code == "validation_error"
+
+
+async def test_a_whole_body_carrier_needs_an_object_body(make_context: ContextFactory, upstream: UpstreamState) -> None:
+    outcome = await execute(
+        nested_body_carrier_write(), {"body": [1, 2]}, make_context(), CallOptions(idempotency_key="k")
+    )
+    assert outcome.code == "validation_error"
+    assert outcome.envelope is not None and outcome.envelope.details == {"field": "body"}
+
+
+@pytest.mark.parametrize(
+    "key",
+    ["", " ", "contains space", "line\nbreak", "tab\tkey", "\x7f", "non-ascii-ü", "a" * 256],
+    ids=["empty", "space", "inner-space", "newline", "tab", "del", "non-ascii", "256-bytes"],
+)
+async def test_a_non_portable_key_is_refused_with_the_key_rule_in_details(
+    key: str, make_context: ContextFactory, upstream: UpstreamState
+) -> None:
+    for arguments, options in (
+        (REFUND, CallOptions(idempotency_key=key)),
+        ({**REFUND, "idempotency_key": key}, CallOptions()),
+    ):
+        outcome = await execute(keyed_write(), arguments, make_context(), options)
+        assert outcome.code == "validation_error"
+        assert outcome.envelope is not None
+        assert outcome.envelope.details == {"field": "idempotency_key", "encoding": "visible_ascii", "max_bytes": 255}
+        assert key not in outcome.envelope.message or not key.strip()
+    assert upstream.count == 0
+
+
+async def test_a_255_byte_key_is_accepted(make_context: ContextFactory, upstream: UpstreamState) -> None:
+    options = CallOptions(idempotency_key="a" * 255, dry_run=True)
+    outcome = await execute(keyed_write(), REFUND, make_context(), options)
+    assert outcome.kind == "dry_run" and outcome.plan is not None and outcome.plan["idempotencyKeyPresent"] is True
+
+
+async def test_two_different_keys_are_refused(make_context: ContextFactory, upstream: UpstreamState) -> None:
+    options = CallOptions(idempotency_key="one")
+    outcome = await execute(keyed_write(), {**REFUND, "idempotency_key": "two"}, make_context(), options)
+    assert outcome.code == "validation_error" and upstream.count == 0
+    same = await execute(keyed_write(), {**REFUND, "idempotency_key": "one"}, make_context(), options)
+    assert same.kind == "success"
+
+
+async def test_a_key_for_an_operation_without_a_carrier_is_refused(
+    make_context: ContextFactory, upstream: UpstreamState
+) -> None:
+    outcome = await execute(unkeyed_write(), REFUND, make_context(), CallOptions(idempotency_key="merchant-secret"))
+    assert outcome.code == "validation_error"
+    assert outcome.envelope is not None
+    assert outcome.envelope.details == {
+        "field": "idempotency_key",
+        "declared_mode": "none",
+        "accepted_modes": ["required", "key_supported"],
+    }
+    assert "merchant-secret" not in json.dumps(outcome.envelope.to_json())
+    assert upstream.count == 0
+
+
+async def test_a_business_field_named_idempotency_key_stays_business_input(
+    make_context: ContextFactory, upstream: UpstreamState
+) -> None:
+    body = RequestBody(
+        schema={"type": "object", "properties": {"idempotency_key": {"type": "string"}}},
+        projection="fields",
+        fields=(BodyField(name="idempotency_key", schema={"type": "string"}),),
+    )
+    op = operation("payments.tag.create", method="post", path="/tags", body=body)
+    outcome = await execute(op, {"idempotency_key": "plain value"}, make_context())
+    assert outcome.kind == "success" and outcome.idempotency_key is None
+    assert json.loads(upstream.calls[0].body) == {"idempotency_key": "plain value"}
+
+
+async def test_query_header_and_cookie_parameters_are_serialized(
+    make_context: ContextFactory, upstream: UpstreamState
+) -> None:
+    params = (
+        Param(name="limit", in_="query", schema={"type": "integer"}),
+        Param(name="expand", in_="query", schema={"type": "array"}),
+        Param(name="active", in_="query", schema={"type": "boolean"}),
+        Param(name="X-Trace", agent_name="trace", in_="header"),
+        Param(name="session_hint", in_="cookie"),
+        Param(name="lang", in_="cookie"),
+    )
+    op = operation("payments.payment.list", method="get", path="/payments", kind="read", params=params)
+    arguments = {"limit": 10, "expand": ["a", "b c"], "active": True, "trace": "t-1", "session_hint": "s", "lang": "en"}
+    outcome = await execute(op, arguments, make_context())
+    assert outcome.kind == "success"
+    raw = upstream.calls[0]
+    assert raw.query == "limit=10&expand=a&expand=b+c&active=true"
+    assert raw.headers["x-trace"] == "t-1" and raw.headers["cookie"] == "session_hint=s; lang=en"
+    assert raw.headers["accept"] == "application/json" and raw.body == b""
+
+
+async def test_a_header_value_with_a_line_break_is_refused(
+    make_context: ContextFactory, upstream: UpstreamState
+) -> None:
+    op = operation(
+        "payments.payment.list",
+        method="get",
+        path="/payments",
+        kind="read",
+        params=(Param(name="X-Trace", agent_name="trace", in_="header"),),
+    )
+    outcome = await execute(op, {"trace": "a\r\nInjected: 1"}, make_context())
+    assert outcome.code == "validation_error"
+    assert outcome.envelope is not None and outcome.envelope.details == {"field": "trace"}
+    assert upstream.count == 0
+
+
+async def test_the_dry_run_plan_redacts_credential_headers_and_reports_the_posture(
+    make_context: ContextFactory, upstream: UpstreamState
+) -> None:
+    api_key = Param(name="X-API-Key", agent_name="api_key_hint", in_="header")
+    base = keyed_write(confirm=True)
+    op = dataclasses.replace(
+        base,
+        input=dataclasses.replace(base.input, params=(PAYMENT_ID, api_key)),
+        auth=Auth(type="oauth2_client_credentials"),
+    )
+    arguments = {**REFUND, "api_key_hint": "leaky", "confirm": True}
+    context = make_context(credentials={"ANVIL_DEFAULT_TOKEN": "tok-never-shown"})
+    outcome = await execute(op, arguments, context, CallOptions(idempotency_key="ref-001", dry_run=True))
+    assert outcome.kind == "dry_run" and upstream.count == 0
+    assert outcome.plan == {
+        "operation": "payments.refund.create",
+        "method": "POST",
+        "url": f"{context.base_url}/payments/pay_1/refunds",
+        "headers": {
+            "accept": "application/json",
+            "X-API-Key": "***",
+            "Idempotency-Key": "ref-001",
+            "content-type": "application/json",
+        },
+        "body": {"amount": 2500},
+        "idempotencyKeyPresent": True,
+        "retryPlan": {"enabled": True, "maxAttempts": 3},
+        "confirmationRequired": True,
+    }
+    assert "tok-never-shown" not in json.dumps(outcome.plan)
