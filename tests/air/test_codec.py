@@ -1,0 +1,88 @@
+"""AIR round-trips through JSON, applies defaults on load, and refuses documents outside its bounds."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from anvil.air.canonical import hash_canonical
+from anvil.air.codec import contract_hash, document_json, load_document
+from anvil.compiler import build
+from anvil.errors import AirError
+
+PAYMENTS = Path(__file__).resolve().parents[2] / "examples" / "payments"
+
+
+@pytest.fixture(scope="module")
+def payments_json() -> dict[str, Any]:
+    result = build(PAYMENTS / "openapi.yaml", manifest=PAYMENTS / "anvil.yaml", service_id="payments")
+    return document_json(result.document)
+
+
+def test_loading_is_idempotent(payments_json: dict[str, Any]) -> None:
+    once = load_document(payments_json)
+    assert document_json(load_document(document_json(once))) == document_json(once)
+
+
+def test_contract_hash_ignores_key_order_spelled_out_defaults_and_diagnostics(payments_json: dict[str, Any]) -> None:
+    base = contract_hash(payments_json)
+    reordered = dict(reversed(list(payments_json.items())))
+    assert contract_hash(reordered) == base
+    with_diagnostics = {**payments_json, "diagnostics": [{"level": "info", "code": "x", "message": "y"}]}
+    assert contract_hash(with_diagnostics) == base
+    assert all(op["streaming"] is False for op in payments_json["operations"])
+    sparse = {
+        **payments_json,
+        "operations": [{k: v for k, v in op.items() if k != "streaming"} for op in payments_json["operations"]],
+    }
+    assert contract_hash(sparse) == base
+
+
+def test_contract_hash_changes_with_a_description(payments_json: dict[str, Any]) -> None:
+    doc = load_document(payments_json)
+    changed = replace(doc, operations=(replace(doc.operations[0], description="changed"), *doc.operations[1:]))
+    assert contract_hash(changed) != contract_hash(doc)
+
+
+def test_array_order_changes_the_canonical_hash() -> None:
+    assert hash_canonical({"a": [1, 2]}) != hash_canonical({"a": [2, 1]})
+
+
+@pytest.mark.parametrize("service_id", ["../escape", "nested/service", "UPPER", "has space", "trailing-", "a" * 65])
+def test_invalid_service_ids_do_not_load(payments_json: dict[str, Any], service_id: str) -> None:
+    bad = {**payments_json, "service": {**payments_json["service"], "id": service_id}}
+    with pytest.raises(AirError) as caught:
+        load_document(bad)
+    assert caught.value.code == "air/invalid"
+
+
+@pytest.mark.parametrize("service_id", ["a", "payments", "payments-api", "payments_api"])
+def test_valid_service_ids_load(payments_json: dict[str, Any], service_id: str) -> None:
+    good = {**payments_json, "service": {**payments_json["service"], "id": service_id}}
+    assert load_document(good).service.id == service_id
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "loads"),
+    [("maxAttempts", 6, False), ("maxAttempts", 5, True), ("baseDelayMs", 20001, False), ("maxDelayMs", 20000, True)],
+)
+def test_retry_bounds_are_enforced_on_load(payments_json: dict[str, Any], field: str, value: int, loads: bool) -> None:
+    ops = [dict(op) for op in payments_json["operations"]]
+    ops[0] = {**ops[0], "retries": {**ops[0]["retries"], field: value}}
+    doc = {**payments_json, "operations": ops}
+    if loads:
+        assert load_document(doc).operations[0].retries is not None
+    else:
+        with pytest.raises(AirError) as caught:
+            load_document(doc)
+        assert caught.value.code == "air/invalid"
+
+
+def test_unknown_fields_and_bad_enum_values_are_refused(payments_json: dict[str, Any]) -> None:
+    ops = [dict(op) for op in payments_json["operations"]]
+    for bad_op in ({**ops[0], "surprise": 1}, {**ops[0], "state": "live"}):
+        with pytest.raises(AirError):
+            load_document({**payments_json, "operations": [bad_op]})
