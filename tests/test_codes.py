@@ -32,9 +32,7 @@ def test_every_code_emitted_in_the_source_is_registered() -> None:
 
 
 def test_every_registered_code_is_asserted_by_some_test() -> None:
-    text = "\n".join(
-        path.read_text(encoding="utf-8") for path in TESTS.rglob("*.py") if path.name != "test_codes.py"
-    )
+    text = "\n".join(path.read_text(encoding="utf-8") for path in TESTS.rglob("*.py") if path.name != "test_codes.py")
     unasserted = sorted(code for code in CODES if f'"{code}"' not in text and f"'{code}'" not in text)
     assert unasserted == []
 
