@@ -172,6 +172,13 @@ _ENTRIES: tuple[Code, ...] = (
     _e("ledger/not_owner", "This process does not own the reservation it tried to complete."),
     _e("ledger/result_too_large", "A replay result exceeds the 819,200-byte ceiling; the row stays in progress."),
     _e("ledger/unavailable", "The ledger backend failed or could not be reached."),
+    # --- serve/: inbound auth answers (WWW-Authenticate error, original-gateway §1.5) and grants ----
+    _e("grant/invalid", "A grant list does not parse (original-gateway §1.7); the whole grant is refused."),
+    _e("invalid_request", "The request carries no bearer token (401)."),
+    _e("invalid_token", "The bearer token is unknown, malformed, expired, mis-addressed or badly signed (401)."),
+    # --- serve/: grant refusals (error.details.code, original-gateway §1.7) ----------------------
+    _x("policy/grant_confirmation_required", "A confirmation-gated operation under no entry with confirm: allow."),
+    _x("policy/grant_denied", "The caller's grant names no entry allowing this operation on this connector."),
     # --- serve/: effect-contract refusals in tools/call (error.details.code, ADR-0030 §5, §7) ------
     _x("effect/draft_argument_missing", "A staged call lacks a value the draft form's mapping needs."),
     _x("effect/draft_input_invalid", "The staged input does not fit the draft tool's input schema."),

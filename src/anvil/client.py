@@ -1,0 +1,433 @@
+"""A small caller for an Anvil MCP gateway: ``(data, effect)`` from one tool call.
+
+It wraps the official MCP client (``mcp.ClientSession`` over stdio or Streamable HTTP) and speaks the
+gateway's conventions (ADR-0030): the caller's ledger id travels as ``_meta.idempotency_key``, staging
+as ``_meta.stage``; a result's ``_meta.effect`` comes back beside the data; a tool error comes back as
+a :class:`ToolError` carrying the gateway's error envelope::
+
+    async with AnvilClient.stdio("build/payments", env={"ANVIL_ENV": "dev"}) as gateway:
+        data, effect = await gateway.call("payments_get_customer", {"customer_id": "cus_123"})
+
+Every wait (connect and initialize, each call, closing) is bounded by ``timeout`` seconds. Nothing
+here reads the environment: a spawned server gets exactly the ``env`` it is given (over the MCP SDK's
+minimal safe defaults such as ``PATH`` and ``HOME``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import uuid
+from collections.abc import Mapping
+from contextlib import AsyncExitStack
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Final, Literal, TextIO
+
+import anyio
+
+from anvil._types import JSONObject, JSONValue
+from anvil.errors import ExecutionError
+
+__all__ = [
+    "DEFAULT_TIMEOUT_S",
+    "AnvilClient",
+    "CallResult",
+    "GatewayUnavailable",
+    "ToolError",
+    "envelope_of",
+    "exit_code_for",
+    "result_data",
+]
+
+#: The default bound on every wait, in seconds.
+DEFAULT_TIMEOUT_S: Final = 30.0
+#: The generated CLI's exit code per envelope code (original-core §5.7); anything else exits 7.
+_EXIT_CODES: Final[dict[str, int]] = {
+    "validation_error": 2,
+    "schema_mismatch": 2,
+    "confirmation_required": 3,
+    "idempotency_required": 3,
+    "auth_required": 4,
+    "permission_denied": 4,
+    "policy_denied": 5,
+    "unsafe_retry_blocked": 5,
+    "idempotency_ledger_unavailable": 5,
+    "unsupported_operation": 5,
+    "not_found": 6,
+    "conflict": 6,
+    "rate_limited": 7,
+    "upstream_timeout": 7,
+    "upstream_unavailable": 7,
+    "unknown_upstream_error": 7,
+}
+_RETRYABLE: Final = frozenset({"rate_limited", "upstream_timeout", "upstream_unavailable"})
+
+Transport = Literal["stdio", "http", "sse"]
+
+
+def exit_code_for(code: str) -> int:
+    """The CLI exit code for an envelope ``code`` (7 for a code outside the taxonomy)."""
+    return _EXIT_CODES.get(code, 7)
+
+
+def _synthetic_envelope(code: str, message: str, operation: str, details: JSONObject | None = None) -> JSONObject:
+    error: JSONObject = {
+        "code": code,
+        "message": message,
+        "retryable": code in _RETRYABLE,
+        "safe_to_retry": False,
+        "operation": operation,
+        "trace_id": f"trace_{uuid.uuid4()}",
+    }
+    if details:
+        error["details"] = details
+    return {"error": error}
+
+
+class ToolError(ExecutionError):
+    """The gateway answered a tool call with an error.
+
+    Attributes:
+        envelope: the error envelope ``{"error": {code, message, ...}}``; a non-envelope error text
+            (for example the SDK's own argument validation) is wrapped as ``unknown_upstream_error``
+            with the text under ``details.text``.
+        effect: the result's ``_meta.effect`` (a failed call still reports its class and key), or None.
+    """
+
+    def __init__(self, envelope: JSONObject, *, effect: JSONObject | None = None) -> None:
+        found = envelope.get("error")
+        error: JSONObject = found if isinstance(found, dict) else {}
+        code = error.get("code")
+        message = error.get("message")
+        code = code if isinstance(code, str) else "unknown_upstream_error"
+        message = message if isinstance(message, str) else "The tool call failed."
+        super().__init__(code, message)
+        self.envelope = envelope
+        self.effect = effect
+
+    @property
+    def exit_code(self) -> int:
+        """The CLI exit code for this error's code."""
+        return exit_code_for(self.code)
+
+
+class GatewayUnavailable(ToolError):
+    """The gateway could not be reached or did not answer in time (``upstream_unavailable``/``upstream_timeout``).
+
+    The message never names the target: a URL may carry credentials.
+    """
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CallResult:
+    """One tool call's answer.
+
+    Attributes:
+        data: the call's data (the parsed text content, else the structured content); the plan for a
+            dry run; the envelope's JSON on error.
+        effect: ``_meta.effect`` as the gateway reported it, or None (dry runs carry none).
+        is_error: the result was a tool error.
+        envelope: the error envelope when ``is_error``.
+    """
+
+    data: JSONValue
+    effect: JSONObject | None
+    is_error: bool
+    envelope: JSONObject | None = None
+
+
+def _text_of(result: Any) -> str | None:
+    texts = [block.text for block in result.content or () if getattr(block, "type", None) == "text"]
+    return "".join(texts) if texts else None
+
+
+def result_data(result: Any) -> JSONValue:
+    """The data of a successful ``CallToolResult``.
+
+    The text content is the pretty-printed data; when it does not parse (a budget-truncated answer)
+    the structured content stands in, unwrapped from the ``{"result": ...}`` shape non-objects take.
+    """
+    text = _text_of(result)
+    if text is not None:
+        try:
+            return json.loads(text)
+        except ValueError:
+            pass
+    structured = result.structured_content
+    if structured is not None:
+        if (
+            isinstance(structured, dict)
+            and list(structured) == ["result"]
+            and not isinstance(structured["result"], dict)
+        ):
+            return structured["result"]
+        return structured
+    return text
+
+
+def envelope_of(result: Any, operation: str) -> JSONObject:
+    """The error envelope of an ``isError`` result; a non-envelope text is wrapped (see :class:`ToolError`)."""
+    text = _text_of(result) or ""
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        parsed = None
+    if isinstance(parsed, dict) and isinstance(parsed.get("error"), dict) and "code" in parsed["error"]:
+        return parsed
+    return _synthetic_envelope(
+        "unknown_upstream_error", "The gateway refused the call without an error envelope.", operation, {"text": text}
+    )
+
+
+def _effect_of(result: Any) -> JSONObject | None:
+    meta = result.meta
+    effect = meta.get("effect") if isinstance(meta, Mapping) else None
+    return dict(effect) if isinstance(effect, Mapping) else None
+
+
+def _leaves(exc: BaseException) -> list[BaseException]:
+    if isinstance(exc, BaseExceptionGroup):
+        return [leaf for inner in exc.exceptions for leaf in _leaves(inner)]
+    return [exc]
+
+
+async def _unwind(stack: AsyncExitStack, exc: BaseException) -> BaseException:
+    """Exit ``stack`` with ``exc`` in flight; return what is left to raise (``exc``, or what replaced it)."""
+    try:
+        suppressed = await stack.__aexit__(type(exc), exc, exc.__traceback__)
+    except BaseException as raised:
+        return raised
+    return exc if not suppressed else _Suppressed()
+
+
+class _Suppressed(Exception):
+    """Internal: the transport swallowed the in-flight exception while closing (reported as unavailable)."""
+
+
+class AnvilClient:
+    """One MCP session with an Anvil gateway; use :meth:`stdio` or :meth:`http`, then ``async with``."""
+
+    def __init__(
+        self,
+        transport: Transport,
+        *,
+        target: Any,
+        timeout: float = DEFAULT_TIMEOUT_S,
+        headers: Mapping[str, str] | None = None,
+        errlog: TextIO | None = None,
+    ) -> None:
+        """Prefer the :meth:`stdio` and :meth:`http` constructors; ``target`` is their parameters."""
+        self.transport: Transport = transport
+        self.timeout = timeout
+        self._target = target
+        self._headers = dict(headers or {})
+        self._errlog = errlog
+        self._stack: AsyncExitStack | None = None
+        self._session: Any = None
+
+    @classmethod
+    def stdio(
+        cls,
+        bundle: Path | str,
+        *,
+        env: Mapping[str, str] | None = None,
+        python: str | None = None,
+        server_args: tuple[str, ...] = (),
+        cwd: Path | str | None = None,
+        timeout: float = DEFAULT_TIMEOUT_S,
+        errlog: TextIO | None = None,
+    ) -> AnvilClient:
+        """A client that spawns ``<python> -m anvil serve BUNDLE --stdio`` and talks to it over stdio.
+
+        Args:
+            bundle: the compiled bundle directory.
+            env: the server's environment (over the SDK's safe defaults); pass the ``ANVIL_*`` settings here.
+            python: the interpreter to run (default: this one).
+            server_args: extra arguments after ``--stdio``.
+            cwd: the server's working directory.
+            timeout: the bound on every wait, in seconds.
+            errlog: where the server's stderr goes (default: this process's stderr).
+        """
+        from mcp.client.stdio import StdioServerParameters
+
+        params = StdioServerParameters(
+            command=python or sys.executable,
+            args=["-m", "anvil", "serve", str(bundle), "--stdio", *server_args],
+            env=dict(env) if env is not None else None,
+            cwd=cwd,
+        )
+        return cls("stdio", target=params, timeout=timeout, errlog=errlog)
+
+    @classmethod
+    def http(
+        cls, url: str, *, headers: Mapping[str, str] | None = None, timeout: float = DEFAULT_TIMEOUT_S
+    ) -> AnvilClient:
+        """A client for a Streamable HTTP gateway at ``url`` (for example ``http://127.0.0.1:8080/mcp``).
+
+        Args:
+            url: the MCP endpoint.
+            headers: extra request headers (for example ``Authorization``).
+            timeout: the bound on every wait, in seconds.
+        """
+        return cls("http", target=url, timeout=timeout, headers=headers)
+
+    @classmethod
+    def sse(
+        cls, url: str, *, headers: Mapping[str, str] | None = None, timeout: float = DEFAULT_TIMEOUT_S
+    ) -> AnvilClient:
+        """A client for a legacy SSE gateway whose event stream is at ``url`` (for example ``.../sse``)."""
+        return cls("sse", target=url, timeout=timeout, headers=headers)
+
+    async def __aenter__(self) -> AnvilClient:
+        """Connect and initialize the session.
+
+        Raises:
+            GatewayUnavailable: the server could not be spawned or reached, or did not initialize in time.
+        """
+        from mcp import ClientSession
+
+        stack = AsyncExitStack()
+        try:
+            if self.transport == "stdio":
+                from mcp.client.stdio import stdio_client
+
+                errlog = self._errlog or sys.stderr
+                try:
+                    errlog.fileno()
+                except (AttributeError, OSError, ValueError):  # an in-memory stream: the child cannot write to it
+                    errlog = stack.enter_context(open(os.devnull, "w", encoding="utf-8"))
+                streams = await stack.enter_async_context(stdio_client(self._target, errlog=errlog))
+            elif self.transport == "sse":
+                from mcp.client.sse import sse_client
+
+                streams = await stack.enter_async_context(
+                    sse_client(self._target, headers=self._headers, timeout=self.timeout, sse_read_timeout=self.timeout)
+                )
+            else:
+                import httpx2
+                from mcp.client.streamable_http import streamable_http_client
+
+                http = await stack.enter_async_context(
+                    httpx2.AsyncClient(headers=self._headers, timeout=httpx2.Timeout(self.timeout))
+                )
+                streams = await stack.enter_async_context(streamable_http_client(self._target, http_client=http))
+            read, write = streams
+            session = await stack.enter_async_context(ClientSession(read, write, read_timeout_seconds=self.timeout))
+            with anyio.fail_after(self.timeout):
+                await session.initialize()
+        except BaseException as exc:
+            # A transport failure cancels this task from the transport's task group: exiting the
+            # stack with that cancellation is what turns it back into the failure that caused it.
+            failure = await _unwind(stack, exc)
+            if isinstance(failure, Exception):
+                raise self._unavailable(failure, "") from None
+            raise failure from None
+        self._stack = stack
+        self._session = session
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        """Close the session (and stop a spawned server).
+
+        Raises:
+            GatewayUnavailable: the transport failed (while closing, or under the block that is closing).
+        """
+        stack, self._stack, self._session = self._stack, None, None
+        if stack is None:
+            return
+        if exc is None:
+            try:
+                await stack.aclose()
+            except Exception as closing:
+                raise self._unavailable(closing, "") from None
+            return
+        left = await _unwind(stack, exc)
+        if left is exc:
+            return  # the caller's own exception propagates unchanged
+        if isinstance(left, Exception):
+            raise self._unavailable(left, "") from None
+        raise left from None
+
+    def _unavailable(self, exc: BaseException, operation: str) -> GatewayUnavailable:
+        leaves = _leaves(exc)
+        timed_out = any(isinstance(leaf, TimeoutError) for leaf in leaves)
+        code = "upstream_timeout" if timed_out else "upstream_unavailable"
+        what = "did not answer in time" if timed_out else "could not be reached"
+        envelope = _synthetic_envelope(code, f"The MCP gateway ({self.transport}) {what}.", operation)
+        envelope["error"]["details"] = {"transport": self.transport}
+        return GatewayUnavailable(envelope)
+
+    async def list_tools(self) -> list[JSONObject]:
+        """Every tool the gateway lists, as wire-shaped dicts (``name``, ``inputSchema``, ``_meta``, ...)."""
+        session = self._require()
+        try:
+            with anyio.fail_after(self.timeout):
+                listed = await session.list_tools()
+        except Exception as exc:
+            raise self._unavailable(exc, "") from None
+        return [tool.model_dump(by_alias=True, exclude_none=True, mode="json") for tool in listed.tools]
+
+    async def call_result(
+        self,
+        tool: str,
+        arguments: Mapping[str, JSONValue] | None = None,
+        *,
+        idempotency_key: str | None = None,
+        stage: bool = False,
+    ) -> CallResult:
+        """Call ``tool`` and return its answer without raising for a tool error.
+
+        Args:
+            tool: the tool name (``payments_create_refund``).
+            arguments: the tool's arguments.
+            idempotency_key: the caller's ledger id, sent as ``_meta.idempotency_key``.
+            stage: ask for the draft form (``_meta.stage: true``).
+
+        Raises:
+            GatewayUnavailable: the gateway failed or did not answer within the timeout.
+        """
+        session = self._require()
+        meta: dict[str, Any] = {}
+        if idempotency_key is not None:
+            meta["idempotency_key"] = idempotency_key
+        if stage:
+            meta["stage"] = True
+        try:
+            with anyio.fail_after(self.timeout):
+                result = await session.call_tool(tool, dict(arguments or {}), meta=meta or None)
+        except Exception as exc:
+            raise self._unavailable(exc, tool) from None
+        effect = _effect_of(result)
+        if result.is_error:
+            envelope = envelope_of(result, tool)
+            return CallResult(data=envelope, effect=effect, is_error=True, envelope=envelope)
+        return CallResult(data=result_data(result), effect=effect, is_error=False)
+
+    async def call(
+        self,
+        tool: str,
+        arguments: Mapping[str, JSONValue] | None = None,
+        *,
+        idempotency_key: str | None = None,
+        stage: bool = False,
+    ) -> tuple[JSONValue, JSONObject | None]:
+        """Call ``tool``; return ``(data, effect)``.
+
+        Raises:
+            ToolError: the gateway answered with an error (``.envelope``, ``.effect``, ``.exit_code``).
+            GatewayUnavailable: the gateway failed or did not answer within the timeout.
+        """
+        answer = await self.call_result(tool, arguments, idempotency_key=idempotency_key, stage=stage)
+        if answer.is_error:
+            raise ToolError(answer.envelope or {}, effect=answer.effect)
+        return answer.data, answer.effect
+
+    def _require(self) -> Any:
+        if self._session is None:
+            raise RuntimeError("AnvilClient is not connected: use `async with`")
+        return self._session

@@ -1,0 +1,322 @@
+"""The gateway: one AIR document served as tools, each call carried out under its effect contract.
+
+:class:`Gateway` is transport-free. It is built once at start-up (tool table, listing, argument
+validators, effect plans) and then answers ``list_tools`` and ``call`` for the MCP server
+(:mod:`anvil.serve.server`) or any other front end (a REST route, a fleet composing several).
+
+Handler order for a call (original-gateway §2.5.3, §2.5.5):
+
+1. Read the caller controls in ``_meta`` (``effect/invalid_meta``).
+2. Validate the arguments against the tool's schema (the safety controls are left to the gates).
+3. Peel ``anvil_dry_run``.
+4. Staged (``_meta.stage: true``): the draft form (§7), see :meth:`Gateway.call`.
+5. Forward the caller's key into the operation's idempotency input when it sends one upstream
+   (``effect/idempotency_key_conflict`` when the arguments hold a different one).
+6. ``execute`` with the caller's key as the audit ledger id.
+7. The report, unless the outcome is a dry run.
+
+Refusals in steps 1-5 touch nothing and write no audit line. An unstaged refusal after step 1 carries
+a failure report like any failed call; a staged call carries a report only when its draft succeeds.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from anvil._types import JSONObject, JSONValue
+from anvil.air.effects import forwards_idempotency_key
+from anvil.air.inputs import safety_keys
+from anvil.air.model import Document, Operation
+from anvil.air.paths import resolve_mapping
+from anvil.air.tools import DRY_RUN_ARGUMENT, operation_input_schema, published_input_schema
+from anvil.runtime.context import CallOptions, RuntimeContext
+from anvil.runtime.envelope import ErrorEnvelope
+from anvil.runtime.executor import execute
+from anvil.runtime.outcome import Outcome
+from anvil.serve.controls import CallerControls, ControlError, KeyConflict, forward_key, read_controls
+from anvil.serve.listing import served_tool_definition
+from anvil.serve.report import EffectPlan, call_report, lookup_found, staged_report
+from anvil.serve.results import CallResult
+from anvil.serve.validation import ArgumentCheck, call_schema
+
+__all__ = ["Gateway", "ServedTool"]
+
+
+@dataclass(frozen=True, slots=True)
+class ServedTool:
+    """One served operation, with everything a call needs resolved once.
+
+    Attributes:
+        name: the tool name callers dial.
+        op: the operation.
+        definition: its ``tools/list`` entry.
+        check: the argument validator.
+        plan: the effect plan (for the report).
+        key_input: the idempotency input the caller's key is forwarded into, or None (not sent).
+        confirm_input: the operation's confirm input, or None.
+        dry_run: True when ``anvil_dry_run`` is the reserved argument (not a business input).
+    """
+
+    name: str
+    op: Operation
+    definition: JSONObject
+    check: ArgumentCheck
+    plan: EffectPlan
+    key_input: str | None
+    confirm_input: str | None
+    dry_run: bool
+
+
+def _refusal(op: Operation, code: str, message: str, details: JSONObject | None = None) -> ErrorEnvelope:
+    return ErrorEnvelope(
+        code=code,
+        message=message,
+        retryable=False,
+        safe_to_retry=False,
+        operation=op.id,
+        trace_id=f"trace_{uuid.uuid4()}",
+        details=details,
+    )
+
+
+def _sent_key(outcome: Outcome) -> str | None:
+    """The key that went upstream for this call: a ledger replay sent nothing."""
+    return None if outcome.replayed else outcome.idempotency_key
+
+
+class Gateway:
+    """An AIR document served as tools under one runtime context."""
+
+    def __init__(
+        self,
+        document: Document,
+        context: RuntimeContext,
+        *,
+        include_unapproved: bool = False,
+        tool_name: Callable[[Operation], str] | None = None,
+        clock: Callable[[], float] | None = None,
+    ) -> None:
+        """Build the tool table, listing, validators and effect plans.
+
+        Args:
+            document: The AIR document.
+            context: The runtime context every call executes under.
+            include_unapproved: List operations that are not approved too (development only); the
+                executor still refuses them, and no report names them as a follow-up.
+            tool_name: How a served tool is named (default: ``op.mcp.tool_name``); a fleet passes its
+                prefixed naming so listings and reports name what callers dial.
+            clock: Wall-clock seconds for deadlines (default: the context's clock).
+        """
+        self.document = document
+        self.context = context
+        self._clock = clock or context.clock
+        naming = tool_name or (lambda op: op.mcp.tool_name)
+        listed = [op for op in document.operations if include_unapproved or op.is_approved]
+        callable_names = {op.id: naming(op) for op in listed if op.is_approved}
+
+        def tool_of(op_id: str) -> str | None:
+            return callable_names.get(op_id)
+
+        lookup_targets = {
+            op.effect.lookup.operation
+            for op in listed
+            if op.effect.lookup is not None and op.effect.lookup.operation in callable_names
+        }
+        tools: dict[str, ServedTool] = {}
+        for op in listed:
+            name = naming(op)
+            if name in tools:
+                continue  # duplicate_tool_name blocks such a document at compile time; keep the first
+            keys = safety_keys(op)
+            relaxed = [key for key in (keys.idempotency, keys.confirm) if key is not None]
+            business = operation_input_schema(op).get("properties") or {}
+            tools[name] = ServedTool(
+                name=name,
+                op=op,
+                definition=served_tool_definition(op, tool_of, name=name),
+                check=ArgumentCheck(call_schema(published_input_schema(op), relaxed)),
+                plan=EffectPlan.of(op, tool_of, lookup_targets),
+                key_input=keys.idempotency if forwards_idempotency_key(op) else None,
+                confirm_input=keys.confirm,
+                dry_run=DRY_RUN_ARGUMENT not in business,
+            )
+        self._tools = tools
+        self._by_operation = {tool.op.id: tool for tool in tools.values() if tool.op.is_approved}
+        self.tools: tuple[JSONObject, ...] = tuple(tool.definition for tool in tools.values())
+
+    @property
+    def service_id(self) -> str:
+        """The AIR service id."""
+        return self.document.service.id
+
+    @property
+    def server_name(self) -> str:
+        """The MCP server name, ``<serviceId>-tools``."""
+        return f"{self.document.service.id}-tools"
+
+    @property
+    def version(self) -> str:
+        """The service version (the MCP server version)."""
+        return self.document.service.version
+
+    def tool(self, name: str) -> ServedTool | None:
+        """The served tool called ``name``, if any."""
+        return self._tools.get(name)
+
+    def tool_for(self, operation_id: str) -> ServedTool | None:
+        """The directly callable (approved) tool serving ``operation_id``, if any."""
+        return self._by_operation.get(operation_id)
+
+    def input_schema(self, name: str) -> JSONObject | None:
+        """The published input schema of tool ``name`` (None when not served)."""
+        tool = self._tools.get(name)
+        return tool.definition["inputSchema"] if tool is not None else None
+
+    def _now_ms(self) -> int:
+        return int(self._clock() * 1000)
+
+    def _refused(
+        self, tool: ServedTool, envelope: ErrorEnvelope, arguments: JSONObject, *, report: bool = True
+    ) -> CallResult:
+        shown = None
+        if report:
+            shown = call_report(
+                tool.plan,
+                succeeded=False,
+                request=arguments,
+                response=None,
+                idempotency_key=None,
+                answered_at_ms=self._now_ms(),
+            )
+        return CallResult(kind="error", envelope=envelope, report=shown)
+
+    async def call(
+        self,
+        name: str,
+        arguments: Mapping[str, JSONValue] | None,
+        meta: Mapping[str, Any] | None = None,
+        *,
+        identity: Mapping[str, JSONValue] | None = None,
+    ) -> CallResult | None:
+        """Call tool ``name``; None when no such tool is served. Never raises for bad input.
+
+        Args:
+            name: The tool name.
+            arguments: The call's arguments (None reads as empty).
+            meta: The request's ``_meta`` (only ``idempotency_key`` and ``stage`` are read).
+            identity: The verified caller's claims, or None for an anonymous caller.
+        """
+        tool = self._tools.get(name)
+        if tool is None:
+            return None
+        args: JSONObject = dict(arguments) if arguments else {}
+        controls = read_controls(meta)
+        if isinstance(controls, ControlError):
+            envelope = _refusal(tool.op, "validation_error", controls.message, {"code": "effect/invalid_meta"})
+            return CallResult(kind="error", envelope=envelope)
+        if tool.op.is_approved:
+            violation = tool.check.check(args)
+            if violation is not None:
+                envelope = _refusal(tool.op, "validation_error", violation.message, violation.details)
+                return self._refused(tool, envelope, args, report=not controls.stage)
+        dry_run = bool(args.pop(DRY_RUN_ARGUMENT, False)) if tool.dry_run else False
+        if controls.stage:
+            return await self._staged(tool, args, controls, dry_run, identity)
+        key = controls.idempotency_key
+        forwarded = forward_key(args, key, tool.key_input)
+        if isinstance(forwarded, KeyConflict):
+            envelope = _refusal(
+                tool.op,
+                "validation_error",
+                f"The call names two idempotency keys: '{forwarded.field}' and _meta.idempotency_key differ.",
+                {"code": "effect/idempotency_key_conflict", "field": forwarded.field},
+            )
+            return self._refused(tool, envelope, args)
+        options = CallOptions(dry_run=dry_run, ledger_id=key, identity=identity)
+        outcome = await execute(tool.op, forwarded, self.context, options)
+        if outcome.kind == "dry_run":
+            return CallResult(kind="dry_run", plan=outcome.plan)
+        succeeded = outcome.kind == "success"
+        found = lookup_found(succeeded, outcome.data, outcome.code) if tool.plan.answers_lookup else None
+        report = call_report(
+            tool.plan,
+            succeeded=succeeded,
+            request=forwarded,
+            response=outcome.data if succeeded else None,
+            idempotency_key=_sent_key(outcome),
+            answered_at_ms=self._now_ms(),
+            found=found,
+        )
+        if succeeded:
+            return CallResult(kind="success", data=outcome.data, status=outcome.status, report=report)
+        return CallResult(kind="error", envelope=outcome.envelope, report=report)
+
+    async def _staged(
+        self,
+        tool: ServedTool,
+        args: JSONObject,
+        controls: CallerControls,
+        dry_run: bool,
+        identity: Mapping[str, JSONValue] | None,
+    ) -> CallResult:
+        """Perform the draft form of ``tool`` under its own gates (ADR-0030 §7, original-gateway §2.5.5)."""
+        op, stage = tool.op, tool.plan.stage
+        if stage is None:
+            envelope = _refusal(
+                op,
+                "unsupported_operation",
+                f"Operation '{op.id}' has no draft form, so it cannot be staged; nothing was called.",
+                {"code": "effect/no_draft_form"},
+            )
+            return CallResult(kind="error", envelope=envelope)
+        draft = tool if stage.draft_operation == op.id and op.is_approved else self.tool_for(stage.draft_operation)
+        if draft is None:
+            envelope = _refusal(
+                op,
+                "unsupported_operation",
+                f"The draft form of '{op.id}' ({stage.draft_operation}) is not served here; nothing was called.",
+                {"code": "effect/draft_unavailable", "draft_operation": stage.draft_operation},
+            )
+            return CallResult(kind="error", envelope=envelope)
+        mapping = resolve_mapping(stage.arguments, request=args)
+        if mapping.arguments is None:
+            envelope = _refusal(
+                op,
+                "validation_error",
+                f"The draft form of '{op.id}' needs '{mapping.argument}' ({mapping.source}); nothing was called.",
+                {"code": "effect/draft_argument_missing", "argument": mapping.argument},
+            )
+            return CallResult(kind="error", envelope=envelope)
+        draft_args = mapping.arguments
+        if draft.confirm_input is not None and tool.confirm_input is not None and args.get(tool.confirm_input) is True:
+            draft_args[draft.confirm_input] = True
+        key = controls.idempotency_key
+        forwarded = forward_key(draft_args, key, draft.key_input)
+        if isinstance(forwarded, KeyConflict):
+            envelope = _refusal(
+                op,
+                "validation_error",
+                f"The staged call names two idempotency keys in '{forwarded.field}'.",
+                {"code": "effect/idempotency_key_conflict", "field": forwarded.field},
+            )
+            return CallResult(kind="error", envelope=envelope)
+        violation = draft.check.check(forwarded)
+        if violation is not None:
+            details: JSONObject = {"code": "effect/draft_input_invalid", "draft_operation": draft.op.id}
+            if violation.field is not None:
+                details["field"] = violation.field
+            where = violation.field or "arguments"
+            message = f"The staged input does not fit {draft.op.id} at '{where}'; nothing was called."
+            envelope = _refusal(op, "validation_error", message, details)
+            return CallResult(kind="error", envelope=envelope)
+        options = CallOptions(dry_run=dry_run, ledger_id=key, staged_for=op.id, identity=identity)
+        outcome = await execute(draft.op, forwarded, self.context, options)
+        if outcome.kind == "dry_run":
+            return CallResult(kind="dry_run", plan=outcome.plan)
+        if outcome.kind != "success":
+            return CallResult(kind="error", envelope=outcome.envelope)
+        report = staged_report(tool.plan, request=args, response=outcome.data, idempotency_key=_sent_key(outcome))
+        return CallResult(kind="success", data=outcome.data, status=outcome.status, report=report)

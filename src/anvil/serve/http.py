@@ -1,0 +1,167 @@
+"""Streamable HTTP: a Starlette app serving an MCP server at ``/mcp``, plus ``/healthz``.
+
+:func:`create_app` is a factory so later routes (``/readyz``, ``/metrics``, ``POST /call/<tool>``)
+are added by passing them in, not by editing this module. The MCP endpoint runs the SDK's
+``StreamableHTTPSessionManager``; by default in its stateless JSON-response mode (no session table,
+one JSON answer per POST), which costs the least per call and suits every client that does not need
+server-initiated messages. On a loopback bind, DNS-rebinding protection admits only loopback
+``Host``/``Origin`` values.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import signal
+import socket
+from collections.abc import AsyncIterator, Iterator, Sequence
+from contextlib import asynccontextmanager, contextmanager
+from typing import Any, Final
+
+from mcp.server.lowlevel import Server
+from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import BaseRoute, Route
+
+__all__ = ["MAX_REQUEST_BYTES", "MCP_PATH", "create_app", "is_loopback", "listen", "serve_http"]
+
+MCP_PATH: Final = "/mcp"
+#: Largest MCP request body accepted (original-core §5.11: 1 MiB).
+MAX_REQUEST_BYTES: Final = 1024 * 1024
+_LOOPBACK_NAMES: Final = frozenset({"localhost", "127.0.0.1", "::1"})
+
+
+def is_loopback(host: str) -> bool:
+    """True when ``host`` names only this machine (``localhost`` or a loopback address)."""
+    if host in _LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def _loopback_security() -> TransportSecuritySettings:
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*", "127.0.0.1", "localhost", "[::1]"],
+        allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
+    )
+
+
+def create_app(
+    server: Server[Any],
+    *,
+    service: str,
+    routes: Sequence[BaseRoute] = (),
+    host: str = "127.0.0.1",
+    stateless: bool = True,
+    json_response: bool = True,
+    max_request_bytes: int = MAX_REQUEST_BYTES,
+) -> Starlette:
+    """The HTTP app: ``/mcp`` (Streamable HTTP), ``GET /healthz``, and any extra ``routes``.
+
+    Args:
+        server: The MCP server (see :func:`anvil.serve.server.build_server`).
+        service: The service name ``/healthz`` reports.
+        routes: Further routes, matched after ``/mcp`` and ``/healthz``.
+        host: The host the app is bound to; a loopback host turns DNS-rebinding protection on.
+        stateless: Serve without sessions (each POST stands alone).
+        json_response: Answer each POST with one JSON body instead of an SSE stream.
+        max_request_bytes: Largest request body accepted on ``/mcp`` (413 above it).
+    """
+    manager = StreamableHTTPSessionManager(
+        app=server,
+        json_response=json_response,
+        stateless=stateless,
+        security_settings=_loopback_security() if is_loopback(host) else None,
+        max_request_body_size=max_request_bytes,
+    )
+    health = {"status": "ok", "service": service}
+
+    async def healthz(request: Request) -> JSONResponse:
+        return JSONResponse(health)
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        async with manager.run():
+            yield
+
+    return Starlette(
+        routes=[
+            Route(MCP_PATH, endpoint=StreamableHTTPASGIApp(manager)),
+            Route("/healthz", healthz, methods=["GET"]),
+            *routes,
+        ],
+        lifespan=lifespan,
+    )
+
+
+def listen(host: str, port: int, *, backlog: int = 128) -> socket.socket:
+    """A bound, listening TCP socket for :func:`serve_http` (port 0 picks a free one).
+
+    The socket is created with an explicit ``IPPROTO_TCP``: asyncio turns Nagle off (``TCP_NODELAY``)
+    only for sockets that say so, and with Nagle on every small response waits ~40 ms for an ACK.
+
+    Raises:
+        OSError: the address cannot be bound.
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(backlog)
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+async def serve_http(
+    app: Starlette,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    sock: socket.socket | None = None,
+    log_level: str = "warning",
+    handle_signals: bool = False,
+) -> None:
+    """Serve ``app`` with uvicorn until cancelled, or until SIGINT/SIGTERM when ``handle_signals``.
+
+    A signal shuts the server down gracefully (in-flight requests finish, the lifespan closes) and
+    this returns normally, so a process that serves this way exits 0 on SIGTERM.
+
+    Args:
+        app: The app from :func:`create_app`.
+        host: The bind host (ignored when ``sock`` is given).
+        port: The bind port (ignored when ``sock`` is given).
+        sock: An already bound, listening socket from :func:`listen` (lets a caller learn the port first).
+        log_level: uvicorn's log level (its logs go to stderr).
+        handle_signals: Stop on SIGINT/SIGTERM (main thread only).
+    """
+    import anyio
+    import uvicorn
+
+    class _Server(uvicorn.Server):
+        @contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            # Signals are ours to handle (below), not re-raised at exit as uvicorn would.
+            yield
+
+    config = uvicorn.Config(app, host=host, port=port, log_level=log_level, lifespan="on", ws="none")
+    server = _Server(config)
+
+    async def stop_on_signal() -> None:
+        with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as received:
+            async for _ in received:
+                server.should_exit = True
+                return
+
+    async with anyio.create_task_group() as group:
+        if handle_signals:
+            group.start_soon(stop_on_signal)
+        await server.serve(sockets=[sock] if sock is not None else None)
+        group.cancel_scope.cancel()

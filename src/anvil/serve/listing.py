@@ -1,0 +1,109 @@
+"""What ``tools/list`` publishes for one operation: the plain tool plus its declared effect contract.
+
+The plain projection is :func:`anvil.air.tools.tool_definition` (shared with the bundle's catalog).
+For an operation that declares an effect contract (ADR-0030 §4), ``_meta`` gains, after the
+``anvil/*`` keys:
+
+* ``anvil/effect_class``: the effective class;
+* ``anvil/effect_contract``: the declaration in its AIR shape (mappings unresolved);
+* ``effect``: a classification an effect-ledger client reads before calling, in this key order:
+
+  - ``class``: the effective class (``read``, ``reversible``, ``compensable``, ``irreversible``);
+  - ``deletion``: true when the operation removes something: its action is ``delete`` or its risk is
+    ``destructive``;
+  - ``draft``: the tool (on this server) that performs the declared draft form, or null when none is
+    declared or the draft's operation is not served here;
+  - ``lookup``: the tool that finds the effect when its answer was lost, or null likewise;
+  - ``operation``: the operation's AIR id.
+
+An operation that declares nothing lists exactly as :func:`tool_definition` gives it, byte for byte.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from anvil._types import JSONObject
+from anvil.air.effects import declared_contract
+from anvil.air.model import Operation
+from anvil.air.tools import tool_definition
+
+__all__ = [
+    "ToolOf",
+    "effect_classification",
+    "effect_listing_meta",
+    "rewrite_listing_tools",
+    "served_tool_definition",
+]
+
+#: Maps an AIR operation id to the tool name a caller dials on this server, or None when not served.
+ToolOf = Callable[[str], "str | None"]
+
+
+def effect_classification(op: Operation, tool_of: ToolOf) -> JSONObject | None:
+    """The ``effect`` key of a listed tool's ``_meta``, or None when ``op`` declares no contract."""
+    contract = declared_contract(op)
+    if contract is None:
+        return None
+    effect = op.effect
+    return {
+        "class": contract["class"],
+        "deletion": effect.action == "delete" or effect.risk == "destructive",
+        "draft": tool_of(effect.draft.operation) if effect.draft is not None else None,
+        "lookup": tool_of(effect.lookup.operation) if effect.lookup is not None else None,
+        "operation": op.id,
+    }
+
+
+def effect_listing_meta(op: Operation, tool_of: ToolOf) -> JSONObject:
+    """The ``_meta`` keys ADR-0030 adds to a listed tool (empty when ``op`` declares no contract)."""
+    contract = declared_contract(op)
+    if contract is None:
+        return {}
+    classification = effect_classification(op, tool_of)
+    return {
+        "anvil/effect_class": contract["class"],
+        "anvil/effect_contract": contract,
+        "effect": classification,
+    }
+
+
+def served_tool_definition(op: Operation, tool_of: ToolOf, *, name: str | None = None) -> JSONObject:
+    """The ``tools/list`` entry for ``op`` on this server.
+
+    Args:
+        op: The operation.
+        tool_of: How this server names the tools it serves (for ``effect.draft``/``effect.lookup``).
+        name: The name the tool is served under, when it differs from ``op.mcp.tool_name`` (a fleet's
+            prefixed name); ``anvil/operation_id`` and the rest of ``_meta`` never change.
+
+    Returns:
+        The wire-shaped tool (``name``, ``title``, ``description``, ``inputSchema``, ``annotations``,
+        ``_meta``).
+    """
+    definition = tool_definition(op)
+    if name is not None:
+        definition["name"] = name
+    extra = effect_listing_meta(op, tool_of)
+    if extra:
+        definition["_meta"] = {**definition["_meta"], **extra}
+    return definition
+
+
+def rewrite_listing_tools(definition: JSONObject, rename: Callable[[str], str]) -> JSONObject:
+    """A copy of a listed tool with its name and ``_meta.effect`` draft/lookup tools renamed.
+
+    For a front end that re-registers another server's tools under new names (a prefixing fleet
+    proxying over MCP); ``anvil/*`` keys, the declared contract and everything else are unchanged.
+    """
+    out = {**definition, "name": rename(definition["name"])}
+    meta: Any = definition.get("_meta")
+    effect = meta.get("effect") if isinstance(meta, dict) else None
+    if isinstance(effect, dict):
+        renamed = {
+            key: rename(value) if key in ("draft", "lookup") and isinstance(value, str) else value
+            for key, value in effect.items()
+        }
+        out["_meta"] = {**meta, "effect": renamed}
+    return out

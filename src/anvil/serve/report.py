@@ -1,0 +1,304 @@
+"""The effect report, ``_meta.effect`` on every operation result except a dry run (ADR-0030 §4).
+
+An :class:`EffectPlan` is built once per served operation: its class, and each declared follow-up
+with the tool that serves it on this server (or None). Building a report per call is then only path
+resolution (:func:`anvil.air.paths.resolve_mapping`, :func:`~anvil.air.paths.resolve_deadline`)
+over the request and the response: no schema work.
+
+Report keys, always present and in this order: ``class``, ``operation``, ``idempotency_key`` (the key
+that went upstream, else null), ``undo`` (null or ``{kind, operation, tool, arguments}``),
+``deadline_ms`` (the chosen undo's deadline in epoch ms, else null), ``lookup``. Optional, after them:
+``compensate`` (``{operation, tool, arguments, deadline_ms}``, a reversible effect's declared
+compensation for after the deadline, only when it resolves), ``undo_unavailable`` (why a class that
+promises an undo has none in this call) and ``staged`` (a staged call, §7).
+
+``lookup`` is, for an operation whose class is not ``read``, the declared lookup resolved for this
+call (``{operation, tool, arguments, by}``) or null. For an operation that is itself the declared
+lookup of some operation on this server, it is the interpreted answer ``{"found": true|false}``: a
+success is found unless its data is null or an empty list; ``not_found`` is not found; any other
+failure says nothing (null).
+
+A failed call reports its class, operation, key and lookup, with ``undo`` and ``deadline_ms`` null
+and no ``undo_unavailable``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass
+from typing import Final, Literal
+
+from anvil._types import JSONObject, JSONValue
+from anvil.air.effects import effect_class_of
+from anvil.air.enums import EffectClass
+from anvil.air.model import Deadline, FollowUp, Operation, StepCall
+from anvil.air.paths import NOTHING, resolve_deadline, resolve_mapping, resolve_source
+from anvil.serve.listing import ToolOf
+
+__all__ = [
+    "EffectPlan",
+    "FollowUpPlan",
+    "LookupPlan",
+    "StagePlan",
+    "call_report",
+    "lookup_found",
+    "rewrite_report_tools",
+    "staged_report",
+]
+
+UndoKind = Literal["inverse", "compensate"]
+_UNDO_OF: Final[dict[str, UndoKind]] = {"reversible": "inverse", "compensable": "compensate"}
+
+
+@dataclass(frozen=True, slots=True)
+class FollowUpPlan:
+    """A declared follow-up call: its target, the tool serving it here (None: not served), its mapping."""
+
+    operation: str
+    tool: str | None
+    arguments: Mapping[str, object]
+    deadline: Deadline | None = None
+
+    @classmethod
+    def of(cls, declared: FollowUp | StepCall, tool_of: ToolOf) -> FollowUpPlan:
+        """The plan for an inverse, compensation, promote or discard declaration."""
+        deadline = declared.deadline if isinstance(declared, FollowUp) else None
+        return cls(declared.operation, tool_of(declared.operation), declared.arguments, deadline)
+
+
+@dataclass(frozen=True, slots=True)
+class LookupPlan:
+    """A declared lookup: the read that finds the effect, ``by`` id or idempotency key."""
+
+    operation: str
+    tool: str | None
+    by: str
+    arguments: Mapping[str, object]
+
+
+@dataclass(frozen=True, slots=True)
+class StagePlan:
+    """A declared draft form: the draft operation, its mapping, its handle, promote and discard."""
+
+    draft_operation: str
+    arguments: Mapping[str, object]
+    handle: str
+    promote: FollowUpPlan | None
+    discard: FollowUpPlan | None
+
+
+@dataclass(frozen=True, slots=True)
+class EffectPlan:
+    """Everything a report needs about one served operation, resolved once at start-up."""
+
+    operation: str
+    effect_class: EffectClass
+    inverse: FollowUpPlan | None = None
+    compensate: FollowUpPlan | None = None
+    lookup: LookupPlan | None = None
+    stage: StagePlan | None = None
+    answers_lookup: bool = False
+
+    @classmethod
+    def of(cls, op: Operation, tool_of: ToolOf, lookup_targets: Collection[str] = ()) -> EffectPlan:
+        """The plan for ``op`` on a server whose tools ``tool_of`` names.
+
+        Args:
+            op: The operation.
+            tool_of: AIR id -> served tool name, or None when that operation is not directly callable here.
+            lookup_targets: The AIR ids some served operation declares as its lookup.
+        """
+        effect = op.effect
+        lookup = None
+        if effect.lookup is not None:
+            declared = effect.lookup
+            lookup = LookupPlan(declared.operation, tool_of(declared.operation), declared.by, declared.arguments)
+        stage = None
+        if effect.draft is not None:
+            draft = effect.draft
+            stage = StagePlan(
+                draft.operation,
+                draft.arguments,
+                draft.handle,
+                FollowUpPlan.of(draft.promote, tool_of) if draft.promote is not None else None,
+                FollowUpPlan.of(draft.discard, tool_of) if draft.discard is not None else None,
+            )
+        return cls(
+            operation=op.id,
+            effect_class=effect_class_of(op),
+            inverse=FollowUpPlan.of(effect.inverse, tool_of) if effect.inverse is not None else None,
+            compensate=FollowUpPlan.of(effect.compensate, tool_of) if effect.compensate is not None else None,
+            lookup=lookup,
+            stage=stage,
+            answers_lookup=op.id in lookup_targets,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class _Resolved:
+    call: JSONObject | None
+    deadline_ms: int | float | None = None
+    reason: str | None = None
+
+
+def _resolve(
+    plan: FollowUpPlan,
+    label: str,
+    *,
+    request: JSONValue,
+    response: JSONValue,
+    answered_at_ms: int,
+) -> _Resolved:
+    if plan.tool is None:
+        return _Resolved(None, reason=f"operation '{plan.operation}' is not served here")
+    mapping = resolve_mapping(plan.arguments, request=request, response=response)
+    if mapping.arguments is None:
+        return _Resolved(None, reason=mapping.reason)
+    deadline = resolve_deadline(plan.deadline, answered_at_ms=answered_at_ms, response=response)
+    if deadline is NOTHING:
+        at = plan.deadline.at if plan.deadline is not None else None
+        return _Resolved(None, reason=f"the {label}'s deadline ({at}) names no time in this call")
+    call: JSONObject = {"operation": plan.operation, "tool": plan.tool, "arguments": mapping.arguments}
+    return _Resolved(call, deadline if isinstance(deadline, int | float) else None)
+
+
+def _lookup(plan: LookupPlan | None, request: JSONValue, response: JSONValue, key: str | None) -> JSONObject | None:
+    if plan is None or plan.tool is None:
+        return None
+    mapping = resolve_mapping(plan.arguments, request=request, response=response, idempotency_key=key)
+    if mapping.arguments is None:
+        return None
+    return {"operation": plan.operation, "tool": plan.tool, "arguments": mapping.arguments, "by": plan.by}
+
+
+def lookup_found(succeeded: bool, data: JSONValue, error_code: str | None) -> bool | None:
+    """How a call to a declared lookup answers: found, not found, or unknown (None)."""
+    if succeeded:
+        return not (data is None or data == [])
+    if error_code == "not_found":
+        return False
+    return None
+
+
+def call_report(
+    plan: EffectPlan,
+    *,
+    succeeded: bool,
+    request: JSONValue,
+    response: JSONValue,
+    idempotency_key: str | None,
+    answered_at_ms: int,
+    found: bool | None = None,
+) -> JSONObject:
+    """The report for an ordinary (unstaged) call.
+
+    Args:
+        plan: The called operation's plan.
+        succeeded: True for a success (a replay included), False for any error.
+        request: The arguments as the tool took them (after the caller's key was forwarded).
+        response: The upstream's answer on success (None on failure).
+        idempotency_key: The key that went upstream, else None.
+        answered_at_ms: When the call answered, epoch ms (``deadline.withinMs`` counts from it).
+        found: For a declared lookup, :func:`lookup_found`'s verdict.
+    """
+    if plan.answers_lookup:
+        lookup: JSONObject | None = {"found": found} if found is not None else None
+    elif plan.effect_class == "read":
+        lookup = None
+    else:
+        lookup = _lookup(plan.lookup, request, response if succeeded else None, idempotency_key)
+    report: JSONObject = {
+        "class": plan.effect_class,
+        "operation": plan.operation,
+        "idempotency_key": idempotency_key,
+        "undo": None,
+        "deadline_ms": None,
+        "lookup": lookup,
+    }
+    if not succeeded:
+        return report
+    kind = _UNDO_OF.get(plan.effect_class)
+    if kind is None:
+        return report
+    chosen = plan.inverse if kind == "inverse" else plan.compensate
+    reason: str | None
+    if chosen is None:
+        reason = f"the operation declares no {kind}"
+    else:
+        resolved = _resolve(chosen, kind, request=request, response=response, answered_at_ms=answered_at_ms)
+        reason = resolved.reason
+        if resolved.call is not None:
+            report["undo"] = {"kind": kind, **resolved.call}
+            report["deadline_ms"] = resolved.deadline_ms
+    if kind == "inverse" and plan.compensate is not None:
+        extra = _resolve(
+            plan.compensate, "compensate", request=request, response=response, answered_at_ms=answered_at_ms
+        )
+        if extra.call is not None:
+            report["compensate"] = {**extra.call, "deadline_ms": extra.deadline_ms}
+    if reason is not None:
+        report["undo_unavailable"] = reason
+    return report
+
+
+def staged_report(
+    plan: EffectPlan,
+    *,
+    request: JSONValue,
+    response: JSONValue,
+    idempotency_key: str | None,
+) -> JSONObject:
+    """The report for a successful staged call (a staged call that fails carries none).
+
+    ``class`` and ``operation`` are the staged operation's; ``staged`` holds the draft's handle and the
+    promote and discard calls resolved with ``request`` = the staged request and ``response`` = the
+    draft's answer (null when not declared or unavailable; ``unavailable`` says why for the latter).
+    """
+    stage = plan.stage
+    staged: JSONObject = {"draft_operation": None, "handle": None, "promote": None, "discard": None}
+    if stage is not None:
+        handle = resolve_source(stage.handle, response=response)
+        staged["draft_operation"] = stage.draft_operation
+        staged["handle"] = None if handle is NOTHING else handle
+        reasons: list[str] = []
+        for name, step in (("promote", stage.promote), ("discard", stage.discard)):
+            if step is None:
+                continue
+            resolved = _resolve(step, name, request=request, response=response, answered_at_ms=0)
+            staged[name] = resolved.call
+            if resolved.reason is not None:
+                reasons.append(f"{name}: {resolved.reason}")
+        if reasons:
+            staged["unavailable"] = "; ".join(reasons)
+    return {
+        "class": plan.effect_class,
+        "operation": plan.operation,
+        "idempotency_key": idempotency_key,
+        "undo": None,
+        "deadline_ms": None,
+        "lookup": None,
+        "staged": staged,
+    }
+
+
+def _renamed(call: JSONValue, rename: Callable[[str], str]) -> JSONValue:
+    if isinstance(call, dict) and isinstance(call.get("tool"), str):
+        return {**call, "tool": rename(call["tool"])}
+    return call
+
+
+def rewrite_report_tools(report: JSONObject, rename: Callable[[str], str]) -> JSONObject:
+    """A copy of ``report`` with every follow-up ``tool`` renamed (a fleet's prefixed names).
+
+    Rewrites ``undo``, ``lookup``, ``compensate``, ``staged.promote`` and ``staged.discard``; nulls stay
+    null and nothing else changes.
+    """
+    out = dict(report)
+    for key in ("undo", "lookup", "compensate"):
+        if key in out:
+            out[key] = _renamed(out[key], rename)
+    staged = out.get("staged")
+    if isinstance(staged, dict):
+        out["staged"] = {**staged, "promote": _renamed(staged.get("promote"), rename)}
+        out["staged"]["discard"] = _renamed(staged.get("discard"), rename)
+    return out

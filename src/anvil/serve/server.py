@@ -1,0 +1,92 @@
+"""The MCP server: the official SDK's low-level ``Server`` over a tool provider, and the stdio transport.
+
+A :class:`ToolProvider` is anything that lists tools and answers calls with a :class:`CallResult`:
+a :class:`~anvil.serve.gateway.Gateway` (one bundle), or a fleet that composes several. The server
+adds nothing but protocol: the listing is built once, a call is handed to the provider as it came
+(name, arguments, ``_meta``), and an unknown tool is the JSON-RPC ``invalid params`` error.
+
+The low-level server does not validate arguments against input schemas (the provider does, and
+answers with envelopes). ``get_tool_input_schema`` is given so the SDK's 2026-era header checks read
+the schema from the table instead of running ``tools/list`` for every call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
+
+import mcp.types as types
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
+from mcp.shared.exceptions import MCPError
+
+from anvil._types import JSONObject, JSONValue
+from anvil.serve.results import CallResult
+
+__all__ = ["ToolProvider", "build_server", "run_stdio"]
+
+
+class ToolProvider(Protocol):
+    """What the MCP server serves: a fixed tool listing and a call entry point."""
+
+    @property
+    def server_name(self) -> str:
+        """The MCP server name."""
+
+    @property
+    def version(self) -> str:
+        """The MCP server version."""
+
+    @property
+    def tools(self) -> Sequence[JSONObject]:
+        """The ``tools/list`` entries, wire-shaped, in listing order."""
+
+    def input_schema(self, name: str) -> JSONObject | None:
+        """The published input schema of tool ``name``, or None when it is not served."""
+
+    async def call(
+        self,
+        name: str,
+        arguments: Mapping[str, JSONValue] | None,
+        meta: Mapping[str, Any] | None = None,
+        *,
+        identity: Mapping[str, JSONValue] | None = None,
+    ) -> CallResult | None:
+        """Answer one ``tools/call``; None when no tool ``name`` is served."""
+
+
+def build_server(provider: ToolProvider, *, instructions: str | None = None) -> Server[Any]:
+    """An MCP low-level server serving ``provider``'s tools (name and version from the provider).
+
+    Args:
+        provider: The tools to serve.
+        instructions: Optional server instructions sent at initialization.
+    """
+    listing = types.ListToolsResult(tools=[types.Tool.model_validate(tool) for tool in provider.tools])
+
+    async def on_list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+        return listing
+
+    async def on_call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        result = await provider.call(params.name, params.arguments, params.meta)
+        if result is None:
+            raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name}")
+        return types.CallToolResult.model_validate(result.to_wire())
+
+    return Server(
+        provider.server_name,
+        version=provider.version,
+        instructions=instructions,
+        get_tool_input_schema=provider.input_schema,
+        on_list_tools=on_list_tools,
+        on_call_tool=on_call_tool,
+    )
+
+
+async def run_stdio(server: Server[Any]) -> None:
+    """Serve ``server`` over stdin/stdout until the client closes stdin (one implicit session).
+
+    Nothing but protocol is written to stdout; diagnostics go to stderr.
+    """
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())

@@ -1,0 +1,137 @@
+"""Argument validation against a tool's published input schema, compiled once per tool.
+
+The gateway validates arguments itself so that every refusal is an Anvil envelope with a code, never
+an SDK validation string. The safety controls are the executor's gates, not the schema's: the
+confirm input and the idempotency-key input are left out of ``required`` and accept any value here,
+so a missing ``confirm`` is ``confirmation_required`` and a missing required key is
+``idempotency_required``, exactly as on every other surface. Everything else is checked strictly:
+required business inputs, types and constraints, and no argument the tool does not declare.
+
+The validator is compiled on the first call of a tool and kept; the hot path after that is one
+``is_valid`` walk, and the error description is worked out only for an invalid call.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from anvil._types import JSONObject, JSONValue
+
+__all__ = ["ArgumentCheck", "Violation", "call_schema", "format_field"]
+
+
+@dataclass(frozen=True, slots=True)
+class Violation:
+    """Why arguments were refused: a message naming inputs (never values) and the envelope details."""
+
+    message: str
+    details: JSONObject
+    field: str | None = None
+
+
+def call_schema(published: JSONObject, relaxed: Collection[str]) -> JSONObject:
+    """The schema a call is validated against: ``published`` with the ``relaxed`` inputs unconstrained.
+
+    The ``relaxed`` names (the safety controls) leave ``required`` and accept any value; unknown
+    arguments are refused even when the published schema does not say so.
+    """
+    schema = copy.deepcopy(published)
+    properties = schema.get("properties")
+    if not isinstance(properties, dict):
+        properties = schema["properties"] = {}
+    for name in relaxed:
+        if name in properties:
+            properties[name] = {}
+    required = schema.get("required")
+    if isinstance(required, list):
+        schema["required"] = [name for name in required if name not in relaxed]
+    schema["additionalProperties"] = False
+    schema.setdefault("type", "object")
+    return schema
+
+
+def format_field(path: Collection[Any]) -> str:
+    """A JSON location as a path-grammar tail: ``items[0].name`` (``""`` for the whole arguments)."""
+    out = ""
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else str(part)
+    return out
+
+
+class ArgumentCheck:
+    """One tool's argument validator, compiled on first use (jsonschema, draft 2020-12)."""
+
+    __slots__ = ("_properties", "_required", "_schema", "_validator")
+
+    def __init__(self, schema: JSONObject) -> None:
+        """Hold ``schema`` (from :func:`call_schema`); nothing is compiled yet."""
+        self._schema = schema
+        properties = schema.get("properties")
+        self._properties: frozenset[str] = frozenset(properties) if isinstance(properties, dict) else frozenset()
+        required = schema.get("required")
+        self._required: tuple[str, ...] = tuple(r for r in required if isinstance(r, str)) if required else ()
+        self._validator: Any = None
+
+    def _compiled(self, *, minimal: bool = False) -> Any:
+        if self._validator is None or minimal:
+            from jsonschema import Draft202012Validator
+            from jsonschema.exceptions import SchemaError
+
+            schema = self._schema
+            if not minimal:
+                try:
+                    Draft202012Validator.check_schema(schema)
+                except SchemaError:
+                    minimal = True
+            if minimal:
+                # A schema the validator cannot use still refuses what it can: unknown and missing inputs.
+                schema = {
+                    "type": "object",
+                    "properties": {name: {} for name in self._properties},
+                    "required": list(self._required),
+                    "additionalProperties": False,
+                }
+            self._validator = Draft202012Validator(schema)
+        return self._validator
+
+    def check(self, arguments: Mapping[str, JSONValue]) -> Violation | None:
+        """None when ``arguments`` fit; else the first problem: missing inputs, unknown ones, then values."""
+        missing = [name for name in self._required if name not in arguments]
+        if missing:
+            return Violation(f"Missing required input: {', '.join(missing)}.", {"missing": missing}, missing[0])
+        unknown = sorted(name for name in arguments if name not in self._properties)
+        if unknown:
+            return Violation(f"Unknown input: {', '.join(unknown)}.", {"unknown": unknown}, unknown[0])
+        validator = self._compiled()
+        try:
+            if validator.is_valid(arguments):
+                return None
+        except Exception:  # an unresolvable $ref deep in a schema: judge by the minimal schema from now on
+            validator = self._compiled(minimal=True)
+            if validator.is_valid(arguments):
+                return None
+        from jsonschema.exceptions import best_match
+
+        error = best_match(validator.iter_errors(arguments))
+        location = list(error.absolute_path)
+        if error.validator == "required" and isinstance(error.instance, dict):
+            absent = next((n for n in error.validator_value if n not in error.instance), None)
+            if absent is not None:
+                location.append(absent)
+        elif error.validator == "additionalProperties" and isinstance(error.instance, dict):
+            declared = error.schema.get("properties") or {}
+            extra = next((n for n in sorted(error.instance) if n not in declared), None)
+            if extra is not None:
+                location.append(extra)
+        field = format_field(location)
+        keyword = str(error.validator)
+        shown = field or "arguments"
+        return Violation(
+            f"Input '{shown}' does not match its schema ({keyword}).", {"field": shown, "keyword": keyword}, shown
+        )
