@@ -9,11 +9,15 @@ from anvil.air.canonical import hash_canonical
 from anvil.air.codec import to_json
 from anvil.air.effects import (
     FOLLOW_UP_PLACES,
+    DeclaredUndo,
+    deadline_phrase,
     declared_contract,
+    declared_undo,
     effect_class_of,
     follow_up_refs,
     forwards_idempotency_key,
     reversible_for_class,
+    undo_sentence,
 )
 from anvil.air.model import (
     Cli,
@@ -122,3 +126,44 @@ def test_only_a_keyed_operation_with_a_resolvable_carrier_forwards_its_key() -> 
     assert not forwards_idempotency_key(make_op())
     unresolvable = replace(keyed, idempotency=Idempotency(mode="key_supported", mechanism="none"))
     assert not forwards_idempotency_key(unresolvable)
+
+
+def command(op_id: str) -> str:
+    return op_id.replace(".", " ")
+
+
+def test_undo_sentences_name_the_follow_up_by_its_command() -> None:
+    hourly = make_op(class_="reversible", inverse=FollowUp(operation="s.d", deadline=Deadline(within_ms=3_600_000)))
+    assert undo_sentence(hourly, command) == "This action can be undone with `s d` within 1 hour."
+    plain = make_op(class_="reversible", inverse=FollowUp(operation="s.d"))
+    assert undo_sentence(plain, command) == "This action can be undone with `s d`."
+    compensable = make_op(class_="compensable", compensate=FollowUp(operation="s.close"))
+    assert undo_sentence(compensable, command) == (
+        "This action cannot be undone, but can be compensated with `s close` (which leaves a trace)."
+    )
+    drafted = make_op(class_="irreversible", draft=Draft(operation="s.draft", handle="response.id"))
+    assert undo_sentence(drafted, command) == (
+        "This action cannot be undone. It has a draft form (`s draft`) that can be reviewed before it is promoted."
+    )
+    assert undo_sentence(make_op(), command) == "This action cannot be undone."
+    assert undo_sentence(make_op("read"), command) == "Changes nothing."
+
+
+def test_a_deadline_is_said_in_its_largest_exact_unit() -> None:
+    assert deadline_phrase(None) == ""
+    assert deadline_phrase(Deadline(within_ms=86_400_000)) == " within 1 day"
+    assert deadline_phrase(Deadline(within_ms=7_200_000)) == " within 2 hours"
+    assert deadline_phrase(Deadline(within_ms=90_000)) == " within 90 seconds"
+    assert deadline_phrase(Deadline(within_ms=60_000)) == " within 1 minute"
+    assert deadline_phrase(Deadline(within_ms=1500)) == " within 1500 ms"
+    assert deadline_phrase(Deadline(at="response.expires_at")) == " until the deadline the response gives"
+
+
+def test_the_declared_undo_is_the_inverse_or_the_compensation_of_its_class() -> None:
+    both = make_op(class_="reversible", inverse=FollowUp(operation="i"), compensate=FollowUp(operation="c"))
+    assert declared_undo(both) == DeclaredUndo("inverse", "i")
+    assert declared_undo(make_op(class_="compensable", compensate=FollowUp(operation="c"))) == DeclaredUndo(
+        "compensate", "c"
+    )
+    assert declared_undo(make_op(class_="irreversible")) is None
+    assert declared_undo(make_op()) is None

@@ -105,6 +105,7 @@ def test_owned_roots_are_the_top_level_names_of_generated_paths(payments_doc: Do
         "runtime",
         "skill",
         "deploy",
+        "harness.json",
     } == roots
 
 

@@ -84,9 +84,9 @@ def test_an_undo_line_appears_only_for_operations_that_declare_a_contract(paymen
     doc = replace(payments_doc, operations=(*payments_doc.operations[:2], declared, payments_doc.operations[3]))
     lines = operations_markdown(doc).splitlines()
     undo = [line for line in lines if line.startswith("- Undo:")]
-    assert undo == ["- Undo: reversible by `payments_capture_payment`"]
-    assert lines.index(undo[0]) == lines.index("- Semantics: mutation, financial, confirm-required, "
-                                               "idempotency-key-required, retry-safe") + 1  # fmt: skip
+    assert undo == ["- Undo: This action can be undone with `payments capture create`."]
+    inputs = "- Inputs: `payment_id`*, `amount`*, `currency`*, `reason`, `idempotency_key`*, `confirm`*"
+    assert lines.index(undo[0]) == lines.index(inputs) + 1
 
 
 def test_descriptions_with_headings_are_demoted_below_the_entry_heading(payments_doc: Document) -> None:

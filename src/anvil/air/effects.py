@@ -7,7 +7,7 @@ must assume: ``read`` for a read, ``irreversible`` for anything else.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Final, Literal
 
@@ -15,17 +15,22 @@ from anvil._types import JSONObject
 from anvil.air.carrier import resolve_carrier
 from anvil.air.codec import to_json
 from anvil.air.enums import KEYED_MODES, EffectClass
-from anvil.air.model import Effect, Operation
+from anvil.air.model import Deadline, Effect, Operation
 
 __all__ = [
     "FOLLOW_UP_PLACES",
+    "DeclaredUndo",
     "FollowUpPlace",
     "FollowUpRef",
+    "UndoKind",
+    "deadline_phrase",
     "declared_contract",
+    "declared_undo",
     "effect_class_of",
     "follow_up_refs",
     "forwards_idempotency_key",
     "reversible_for_class",
+    "undo_sentence",
 ]
 
 FollowUpPlace = Literal["inverse", "compensate", "lookup", "draft", "draft.promote", "draft.discard"]
@@ -98,3 +103,69 @@ def follow_up_refs(effect: Effect) -> Iterator[FollowUpRef]:
             yield FollowUpRef("draft.promote", effect.draft.promote.operation)
         if effect.draft.discard is not None:
             yield FollowUpRef("draft.discard", effect.draft.discard.operation)
+
+
+# --- what a surface says about undoing ----------------------------------------------------------------
+
+UndoKind = Literal["inverse", "compensate"]
+#: Largest unit first: a deadline is said in the largest unit it is an exact multiple of.
+_UNITS: Final[tuple[tuple[int, str], ...]] = (
+    (86_400_000, "day"),
+    (3_600_000, "hour"),
+    (60_000, "minute"),
+    (1_000, "second"),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class DeclaredUndo:
+    """The undo a contract declares: ``inverse`` for a reversible effect, ``compensate`` for a compensable one."""
+
+    kind: UndoKind
+    operation: str
+
+
+def declared_undo(op: Operation) -> DeclaredUndo | None:
+    """The follow-up that undoes ``op``'s effect, or None (a read, an irreversible write, nothing declared)."""
+    effect, effect_class = op.effect, effect_class_of(op)
+    if effect_class == "reversible" and effect.inverse is not None:
+        return DeclaredUndo("inverse", effect.inverse.operation)
+    if effect_class == "compensable" and effect.compensate is not None:
+        return DeclaredUndo("compensate", effect.compensate.operation)
+    return None
+
+
+def deadline_phrase(deadline: Deadline | None) -> str:
+    """`` within 1 hour``, `` within 1500 ms``, `` until the deadline the response gives``, or ``""``."""
+    if deadline is None:
+        return ""
+    if deadline.within_ms is not None:
+        for size, unit in _UNITS:
+            if deadline.within_ms % size == 0:
+                count = deadline.within_ms // size
+                return f" within {count} {unit}{'' if count == 1 else 's'}"
+        return f" within {deadline.within_ms} ms"
+    return " until the deadline the response gives" if deadline.at is not None else ""
+
+
+def undo_sentence(op: Operation, command_of: Callable[[str], str]) -> str:
+    """What undoing ``op`` means, in one sentence naming follow-ups by ``command_of(AIR id)`` (ADR-0030 §9).
+
+    ``command_of`` maps an operation id to the command a reader types (a CLI command in a bundle).
+    """
+    effect, effect_class = op.effect, effect_class_of(op)
+    if effect_class == "read":
+        return "Changes nothing."
+    if effect_class == "reversible" and effect.inverse is not None:
+        command = command_of(effect.inverse.operation)
+        return f"This action can be undone with `{command}`{deadline_phrase(effect.inverse.deadline)}."
+    if effect_class == "compensable" and effect.compensate is not None:
+        command = command_of(effect.compensate.operation)
+        return f"This action cannot be undone, but can be compensated with `{command}` (which leaves a trace)."
+    if effect.draft is not None:
+        command = command_of(effect.draft.operation)
+        return (
+            f"This action cannot be undone. It has a draft form (`{command}`) that can be reviewed before it is "
+            "promoted."
+        )
+    return "This action cannot be undone."

@@ -18,6 +18,7 @@ from anvil.air.model import Document
 from anvil.bundle.catalog import emit_catalog
 from anvil.bundle.encoding import json_file
 from anvil.bundle.generation import Generation
+from anvil.bundle.harness import emit_harness
 from anvil.bundle.reference import emit_reference
 from anvil.bundle.runtime import emit_runtime
 from anvil.bundle.skill import emit_skill
@@ -44,6 +45,7 @@ EMITTERS: tuple[Emitter, ...] = (
     lambda doc, _generation: emit_skill(doc),
     lambda doc, _generation: emit_reference(doc),
     emit_store_contract,
+    lambda doc, _generation: emit_harness(doc),
 )
 
 

@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import re
 
+from anvil.air.effects import undo_sentence
 from anvil.air.inputs import input_bindings
-from anvil.air.model import Document, FollowUp, Operation
+from anvil.air.model import Document, Operation
 from anvil.air.tools import operation_input_schema
 from anvil.bundle.catalog import input_signature
 from anvil.bundle.encoding import text_file, yaml_scalar
 
 __all__ = [
+    "DRAFT_FORM_LABEL",
     "EFFECT_LABELS",
     "effect_class",
     "effect_label",
@@ -33,6 +35,8 @@ EFFECT_LABELS: dict[str, str] = {
     "compensable": "write, can be compensated (not undone)",
     "irreversible": "write, cannot be undone",
 }
+#: The label of an irreversible write that declares a draft form (original-gateway §2.9).
+DRAFT_FORM_LABEL = "write, cannot be undone (has a draft form)"
 _HEADING = re.compile(r"^(#{1,6})(\s)", re.MULTILINE)
 
 
@@ -45,7 +49,10 @@ def effect_class(op: Operation) -> str:
 
 def effect_label(op: Operation) -> str:
     """The SKILL.md label of ``op``'s effect ("read", "write, cannot be undone", ...)."""
-    return EFFECT_LABELS[effect_class(op)]
+    klass = effect_class(op)
+    if klass == "irreversible" and op.effect.draft is not None:
+        return DRAFT_FORM_LABEL
+    return EFFECT_LABELS[klass]
 
 
 def _demote(text: str) -> str:
@@ -77,36 +84,16 @@ def _inputs_line(op: Operation) -> str:
     return "- Inputs: " + (", ".join(items) if items else "none")
 
 
-def _tool_of(doc: Document, op_id: str) -> str:
-    target = doc.operation(op_id)
-    return target.mcp.tool_name if target is not None else op_id
-
-
 def _undo_line(doc: Document, op: Operation) -> str | None:
-    effect = op.effect
-    if not effect.declares_contract:
+    """``- Undo: <sentence>`` for a mutation that declares an effect contract (ADR-0030 §9), else None."""
+    if op.effect.kind != "mutation" or not op.effect.declares_contract:
         return None
-    klass = effect_class(op)
-    parts: list[str] = []
 
-    def call(follow: FollowUp) -> str:
-        return f"`{_tool_of(doc, follow.operation)}`"
+    def command_of(op_id: str) -> str:
+        target = doc.operation(op_id)
+        return target.cli.command if target is not None else op_id
 
-    if klass == "read":
-        parts.append("nothing to undo (read)")
-    elif klass == "reversible" and effect.inverse is not None:
-        parts.append(f"reversible by {call(effect.inverse)}")
-        if effect.compensate is not None:
-            parts.append(f"compensate with {call(effect.compensate)} after the deadline")
-    elif klass == "compensable" and effect.compensate is not None:
-        parts.append(f"compensable by {call(effect.compensate)} (a new call, not an undo)")
-    else:
-        parts.append("cannot be undone")
-    if effect.draft is not None:
-        parts.append(f"stage a draft with `{_tool_of(doc, effect.draft.operation)}` first")
-    if effect.lookup is not None:
-        parts.append(f"look up a lost answer with `{_tool_of(doc, effect.lookup.operation)}` by {effect.lookup.by}")
-    return "- Undo: " + "; ".join(parts)
+    return "- Undo: " + undo_sentence(op, command_of)
 
 
 def _confirmation_block(op: Operation) -> str | None:
@@ -130,12 +117,12 @@ def _approved_section(doc: Document, op: Operation) -> list[str]:
     if block:
         lines += ["", block, ""]
     lines.append(semantics_line(op))
-    undo = _undo_line(doc, op)
-    if undo:
-        lines.append(undo)
     auth = op.auth.type + (f" ({', '.join(op.auth.scopes)})" if op.auth.scopes else "")
     lines.append(f"- Auth: {auth}")
     lines.append(_inputs_line(op))
+    undo = _undo_line(doc, op)
+    if undo:
+        lines.append(undo)
     name = op.canonical_name
     lines.append(f"- Schema: `../schemas/{name}.schema.json` · Example: `../examples/{name}.json`")
     if op.long_running:

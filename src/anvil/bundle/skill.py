@@ -46,6 +46,24 @@ def _operation_line(op: Operation) -> str:
     return f"- `{op.mcp.tool_name}` (`{op.cli.command}`) — {op.display_name} ({'; '.join(flags)})"
 
 
+def _cell(text: str) -> str:
+    return " ".join(text.split()).replace("|", "\\|")
+
+
+def _effects_table(approved: list[Operation]) -> list[str]:
+    """One row per approved operation: what calling it does to the world (ADR-0030 §9)."""
+    lines = [
+        "What each operation changes, and whether it can be taken back:",
+        "",
+        "| CLI | Tool | Effect | What it does |",
+        "|---|---|---|---|",
+    ]
+    for op in approved:
+        label = effect_label(op) + (", needs confirm" if op.confirmation.required else "")
+        lines.append(f"| `{op.cli.command}` | `{op.mcp.tool_name}` | {label} | {_cell(op.display_name)} |")
+    return lines
+
+
 def _workflow_line(workflow: Workflow) -> str:
     steps = " → ".join(f"`{step.operation_id}`" for step in workflow.steps) or "no steps"
     notes: list[str] = [workflow.state]
@@ -100,6 +118,8 @@ def skill_markdown(doc: Document) -> str:
         lines += _capability_sections(doc, approved)
     else:
         lines += ["", "No operation is approved yet. Ask an operator to review the manifest (`anvil.yaml`)."]
+    if approved:
+        lines += ["", "## Effects", "", *_effects_table(approved)]
     lines += ["", "## Workflows", ""]
     if doc.workflows:
         lines += [_workflow_line(workflow) for workflow in doc.workflows]

@@ -167,7 +167,9 @@ class _Checker:
             self.flag("effect/reversible_without_inverse", "is declared reversible but names no inverse.", at="class")
         if effect_class == "compensable" and e.compensate is None:
             self.flag(
-                "effect/compensable_without_compensate", "is declared compensable but names no compensation.", at="class"
+                "effect/compensable_without_compensate",
+                "is declared compensable but names no compensation.",
+                at="class",
             )
         if e.inverse is not None and effect_class != "reversible":
             self.flag(
@@ -319,6 +321,7 @@ class _Checker:
                 "effect/path_unverified",
                 f"{place}: '{written}' could not be checked against the {root} schema; a call whose {root} "
                 "lacks it gets no follow-up.",
+                at=at,
             )
         return lookup.types
 
@@ -326,15 +329,27 @@ class _Checker:
         if deadline is None:
             return
         if (deadline.within_ms is None) == (deadline.at is None):
-            self.flag("effect/deadline_shape", f"{place}.deadline needs exactly one of within_ms or at.")
+            self.flag(
+                "effect/deadline_shape",
+                f"{place}.deadline needs exactly one of within_ms or at.",
+                at=f"{place}.deadline",
+            )
             return
         if deadline.within_ms is not None:
             if deadline.within_ms <= 0:
-                self.flag("effect/deadline_shape", f"{place}.deadline.within_ms must be a positive integer.")
+                self.flag(
+                    "effect/deadline_shape",
+                    f"{place}.deadline.within_ms must be a positive integer.",
+                    at=f"{place}.deadline.within_ms",
+                )
             return
         path = parse_path(deadline.at)
         if isinstance(path, PathError) or path.root != "response":
-            self.flag("effect/deadline_path", f"{place}.deadline.at must be a response path: '{deadline.at}'.")
+            self.flag(
+                "effect/deadline_path",
+                f"{place}.deadline.at must be a response path: '{deadline.at}'.",
+                at=f"{place}.deadline.at",
+            )
             return
         self.check_path(f"{place}.deadline.at", str(deadline.at), path.root, path.segments, _output_schema(self.op))
 
@@ -360,11 +375,13 @@ class _Checker:
                     "effect/lookup_without_idempotency_key",
                     "looks its effect up by idempotency key but sends no key upstream; declare its idempotency "
                     "carrier, or look it up by id.",
+                    at="lookup.by",
                 )
             if by_key and "idempotency_key" not in e.lookup.arguments.values():
                 self.flag(
                     "effect/lookup_key_unused",
                     "looks its effect up by idempotency key, but no lookup argument reads idempotency_key.",
+                    at="lookup.by",
                 )
             if found is not None:
                 # A lookup by key exists to replace a lost answer, so it cannot read that answer.
@@ -382,6 +399,7 @@ class _Checker:
             self.flag(
                 "effect/draft_handle",
                 f"draft.handle must be a response path into the draft's answer: '{draft.handle}'.",
+                at="draft.handle",
             )
         elif draft_op is not None:
             self.check_path("draft.handle", draft.handle, handle.root, handle.segments, _output_schema(draft_op))
@@ -405,7 +423,8 @@ def check_effects(document: Document, application: object | None = None) -> tupl
         application: The manifest application (``anvil.compiler.overlay.ManifestApplication``) or None.
             Read by attribute, each optional: ``explicit_reversible`` (AIR ids whose own manifest entry
             set ``reversible``), ``effect_locations`` (AIR id -> file, line, column of the ``effect:``
-            block) and ``manifest_file``.
+            block), ``effect_positions`` (AIR id -> dotted entry inside that block -> file, line,
+            column; a finding about one entry points at it) and ``manifest_file``.
 
     Returns:
         The document with references pinned, ``reversible`` following each declared class, rejected
@@ -414,6 +433,7 @@ def check_effects(document: Document, application: object | None = None) -> tupl
     """
     explicit = _explicit_reversible(application)
     locations = getattr(application, "effect_locations", None) or {}
+    positions = getattr(application, "effect_positions", None) or {}
     manifest_file = getattr(application, "manifest_file", None)
     operations = _follow_class(pin_effect_references(document.operations), explicit)
     by_id = {op.id: op for op in operations}
@@ -427,7 +447,7 @@ def check_effects(document: Document, application: object | None = None) -> tupl
             op=op,
             by_id=by_id,
             schemas=document.schemas,
-            where=_where(locations.get(op.id), manifest_file),
+            where=_where(locations.get(op.id), manifest_file, positions.get(op.id)),
             explicit_reversible=explicit is None or op.id in explicit,
         )
         checker.run()
@@ -441,6 +461,7 @@ def check_effects(document: Document, application: object | None = None) -> tupl
                     "effect/confirmation_for_draft",
                     f"has a draft form ('{draft_op.id}') that needs confirmation, so it now requires confirmation "
                     "itself: a staged call can confirm the draft only through its own confirm input.",
+                    at="draft.operation",
                 )
                 op = _require_confirmation(op, DRAFT_CONFIRM_REASON)
         diagnostics.extend(checker.findings)
@@ -469,11 +490,16 @@ def _follow_class(operations: tuple[Operation, ...], explicit: frozenset[str] | 
     return tuple(out)
 
 
-def _where(location: object, manifest_file: object) -> _Where:
+def _where(location: object, manifest_file: object, positions: object = None) -> _Where:
+    spots: dict[str, tuple[str, int, int]] = {}
+    if isinstance(positions, Mapping):
+        for entry, spot in positions.items():
+            if isinstance(entry, str) and isinstance(spot, tuple) and len(spot) == 3:
+                spots[entry] = (str(spot[0]), int(spot[1]), int(spot[2]))
     if isinstance(location, tuple) and len(location) == 3:
         file, line, column = location
-        return _Where(str(file), int(line), int(column))
-    return _Where(manifest_file if isinstance(manifest_file, str) else None)
+        return _Where(str(file), int(line), int(column), spots)
+    return _Where(manifest_file if isinstance(manifest_file, str) else None, positions=spots)
 
 
 def _fall_back(op: Operation, error_count: int, first_error: str) -> Operation:
