@@ -30,6 +30,7 @@ import anyio
 
 from anvil._types import JSONObject, JSONValue
 from anvil.errors import ExecutionError
+from anvil.runtime.envelope import CODE_TABLE
 
 __all__ = [
     "DEFAULT_TIMEOUT_S",
@@ -44,33 +45,15 @@ __all__ = [
 
 #: The default bound on every wait, in seconds.
 DEFAULT_TIMEOUT_S: Final = 30.0
-#: The generated CLI's exit code per envelope code (original-core §5.7); anything else exits 7.
-_EXIT_CODES: Final[dict[str, int]] = {
-    "validation_error": 2,
-    "schema_mismatch": 2,
-    "confirmation_required": 3,
-    "idempotency_required": 3,
-    "auth_required": 4,
-    "permission_denied": 4,
-    "policy_denied": 5,
-    "unsafe_retry_blocked": 5,
-    "idempotency_ledger_unavailable": 5,
-    "unsupported_operation": 5,
-    "not_found": 6,
-    "conflict": 6,
-    "rate_limited": 7,
-    "upstream_timeout": 7,
-    "upstream_unavailable": 7,
-    "unknown_upstream_error": 7,
-}
-_RETRYABLE: Final = frozenset({"rate_limited", "upstream_timeout", "upstream_unavailable"})
+_RETRYABLE: Final = frozenset(code for code, info in CODE_TABLE.items() if info.retryable)
 
 Transport = Literal["stdio", "http", "sse"]
 
 
 def exit_code_for(code: str) -> int:
     """The CLI exit code for an envelope ``code`` (7 for a code outside the taxonomy)."""
-    return _EXIT_CODES.get(code, 7)
+    info = CODE_TABLE.get(code)
+    return info.exit_code if info else 7
 
 
 def _synthetic_envelope(code: str, message: str, operation: str, details: JSONObject | None = None) -> JSONObject:

@@ -14,28 +14,12 @@ from typing import Final
 from anvil._types import JSONObject, JSONValue
 from anvil.air.inputs import idempotency_key_required, input_bindings, safety_keys
 from anvil.air.model import Operation
+from anvil.runtime.envelope import CODE_TABLE
 
 __all__ = ["EXIT_CODES", "errors_view", "example_command", "help_text", "policy", "required_flags"]
 
 #: Every envelope code and the CLI's exit status for it (original-core §5.7), in taxonomy order.
-EXIT_CODES: Final[dict[str, int]] = {
-    "validation_error": 2,
-    "schema_mismatch": 2,
-    "confirmation_required": 3,
-    "idempotency_required": 3,
-    "auth_required": 4,
-    "permission_denied": 4,
-    "policy_denied": 5,
-    "unsafe_retry_blocked": 5,
-    "idempotency_ledger_unavailable": 5,
-    "unsupported_operation": 5,
-    "not_found": 6,
-    "conflict": 6,
-    "rate_limited": 7,
-    "upstream_timeout": 7,
-    "upstream_unavailable": 7,
-    "unknown_upstream_error": 7,
-}
+EXIT_CODES: Final[dict[str, int]] = {code: info.exit_code for code, info in CODE_TABLE.items()}
 
 
 def required_flags(op: Operation) -> list[str]:
