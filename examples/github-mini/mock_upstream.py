@@ -5,7 +5,7 @@ asked to create. Comments honour an ``Idempotency-Key`` header (GitHub itself do
 POST with a key already used answers the first comment again (201) without creating another.
 
 Routes (owner and repo are accepted and ignored):
-    GET    /repos/{o}/{r}/issues[?state=open|closed|all]  200 issues
+    GET    /repos/{o}/{r}/issues[?state=open|closed|all]  200 issues (open by default)
     POST   /repos/{o}/{r}/issues                          201 new open issue
     GET    /repos/{o}/{r}/issues/{n}                      200 issue | 404
     PATCH  /repos/{o}/{r}/issues/{n}                      200 issue (title/body/state copied) | 404
@@ -98,8 +98,8 @@ def _body(body: Any, key: str) -> Any:
 
 
 def list_issues(state: State, request: Request, match: re.Match[str], body: Any) -> Response:
-    wanted = request.query_params.get("state")
-    issues = state.issues if wanted in (None, "all") else [i for i in state.issues if i["state"] == wanted]
+    wanted = request.query_params.get("state", "open")  # GitHub lists open issues unless told otherwise
+    issues = state.issues if wanted == "all" else [i for i in state.issues if i["state"] == wanted]
     return _json(200, issues)
 
 
@@ -253,7 +253,8 @@ def main(argv: list[str] | None = None) -> int:
 
     import uvicorn
 
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    # IPPROTO_TCP explicitly: asyncio only sets TCP_NODELAY on sockets whose proto says TCP (else a ~40 ms stall).
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", args.port))
     sock.listen(128)  # connections queue from now on, so the printed URL is usable at once

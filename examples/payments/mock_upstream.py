@@ -220,12 +220,16 @@ def main(argv: list[str] | None = None) -> int:
 
     import uvicorn
 
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    # An explicit IPPROTO_TCP, as anvil.serve.http.listen does: asyncio turns Nagle off (TCP_NODELAY) only
+    # for sockets that say so, and with Nagle on every small answer waits ~40 ms for an ACK.
+    family = socket.AF_INET6 if ":" in args.host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((args.host, args.port))
     sock.listen(128)  # connections queue from now on, so the printed URL is usable at once
     port = sock.getsockname()[1]
-    print(json.dumps({"url": f"http://{args.host}:{port}"}), flush=True)
+    shown = f"[{args.host}]" if ":" in args.host else args.host
+    print(json.dumps({"url": f"http://{shown}:{port}"}), flush=True)
     server = uvicorn.Server(uvicorn.Config(create_app(), log_level="warning", lifespan="off"))
     server.run(sockets=[sock])
     return 0

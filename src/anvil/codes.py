@@ -176,6 +176,15 @@ _ENTRIES: tuple[Code, ...] = (
     _e("grant/invalid", "A grant list does not parse (original-gateway §1.7); the whole grant is refused."),
     _e("invalid_request", "The request carries no bearer token (401)."),
     _e("invalid_token", "The bearer token is unknown, malformed, expired, mis-addressed or badly signed (401)."),
+    _e("turn_token_required", "A connect token (by_purpose: connect) was sent to /mcp or /call (403)."),
+    # --- serve/: the fleet listener (start-up refusals, REST route and probe answers) ---------------
+    _e("fleet/duplicate_bundle", "Two served bundles have the same fleet id; refused before binding."),
+    _e("fleet/no_bundles", "No directory holding air.json was found under the given paths."),
+    _e("fleet/tool_collision", "Two bundles produce the same prefixed tool name; refused before binding."),
+    _e("ledger_unavailable", "/readyz: the durable ledger is required and missing, or its live read failed (503)."),
+    _e("method_not_allowed", "The listener route does not answer this HTTP method (405)."),
+    _e("request_too_large", "The request body is larger than the configured limit (413)."),
+    _e("unsupported_media_type", "A POST body that is not application/json (415)."),
     # --- serve/: grant refusals (error.details.code, original-gateway §1.7) ----------------------
     _x("policy/grant_confirmation_required", "A confirmation-gated operation under no entry with confirm: allow."),
     _x("policy/grant_denied", "The caller's grant names no entry allowing this operation on this connector."),

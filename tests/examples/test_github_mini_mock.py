@@ -51,8 +51,8 @@ def test_every_start_begins_from_the_same_seed(served: tuple[TestClient, Any]) -
 
 def test_issues_are_listed_filtered_created_read_and_updated(served: tuple[TestClient, Any]) -> None:
     client, _ = served
-    assert [i["number"] for i in client.get(f"{REPO}/issues").json()] == [2, 1]
-    assert [i["number"] for i in client.get(f"{REPO}/issues", params={"state": "open"}).json()] == [2]
+    assert [i["number"] for i in client.get(f"{REPO}/issues").json()] == [2]  # open by default, as GitHub does
+    assert [i["number"] for i in client.get(f"{REPO}/issues", params={"state": "closed"}).json()] == [1]
     assert [i["number"] for i in client.get(f"{REPO}/issues", params={"state": "all"}).json()] == [2, 1]
     created = client.post(f"{REPO}/issues", json={"title": "New"})
     assert created.status_code == 201

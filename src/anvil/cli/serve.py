@@ -1,23 +1,48 @@
-"""``anvil serve BUNDLE [--stdio | --http [HOST:]PORT] [--base-url URL] [--allow-remote]``.
+"""``anvil serve DIR_OR_BUNDLE... [--stdio | --http [HOST:]PORT] [--auth MODE] [--base-url URL] ...``.
 
-Serves a compiled bundle as MCP tools: over stdio (the default; nothing but protocol on stdout) or
-Streamable HTTP at ``/mcp`` with ``/healthz`` (loopback unless ``--allow-remote``; once listening it
-prints ``{"url": "http://HOST:PORT/mcp"}`` on stdout).
+Serves compiled bundles as MCP tools: over stdio (the default; nothing but protocol on stdout) or one
+HTTP listener (``anvil.serve.listener``) with ``/mcp`` (Streamable HTTP), ``POST /call/<tool>``
+(REST), ``/healthz``, ``/readyz`` and ``/metrics``. Once listening it prints
+``{"url": "http://HOST:PORT/mcp"}`` on stdout and one line naming the bundles and auth mode on stderr.
 
-The runtime context comes from the environment, read here and nowhere else:
+Bundles: each argument is a bundle directory (holding ``air.json``; its id is the directory name) or a
+folder whose every bundle beneath is served (its id is the path relative to that folder, e.g.
+``team/github``). Two or more bundles are a fleet: tool names are prefixed ``<fold(id)>__<tool>``. One
+bundle lists exactly as it always did, unless a caller's token carries a grant (then prefixed too).
+Duplicate ids (``fleet/duplicate_bundle``), colliding tool names (``fleet/tool_collision``) and a folder
+without bundles (``fleet/no_bundles``) are refused before the port is bound.
+
+Flags: ``--http [HOST:]PORT`` (host 127.0.0.1 by default; port 0 picks one), ``--auth
+none|static|jwt|branchyard|oidc`` (default ``ANVIL_INBOUND_AUTH_MODE``, else ``none``), ``--base-url URL``
+(one bundle only), ``--rest-body-limit BYTES`` (default ``ANVIL_REST_BODY_LIMIT``, else 65536),
+``--allow-remote`` (bind a non-loopback host with auth ``none``, for a listener behind an
+authenticating proxy; without it such a bind is refused), ``--include-unapproved`` (``ANVIL_ENV=dev``
+only). Inbound auth needs HTTP: ``--stdio`` with a mode other than ``none`` is refused.
+
+The environment, read here and nowhere else:
 
 * ``ANVIL_ENV`` - ``dev``, ``staging``, anything else is ``prod``;
-* ``ANVIL_BASE_URL`` (or ``--base-url``) - the upstream; default the service's first server URL;
-* ``ANVIL_ALLOWED_HOSTS`` - comma list; when unset and a base URL was given, pinned to its host;
-* ``ANVIL_LEDGER`` - the idempotency ledger URI (``memory:``, ``sqlite:///PATH``, ...); when unset,
-  ``memory:`` in dev and none elsewhere (required-key writes are then refused);
-* ``ANVIL_LEDGER_RESULT_TTL_SECONDS`` - how long a completed result replays;
-* ``ANVIL_UPSTREAM_TIMEOUT_MS`` - per-attempt upstream timeout (100-30000);
-* ``ANVIL_AUTH_PROFILE`` - the credential profile (default ``default``); credentials are the
-  ``ANVIL_<PROFILE>_*`` variables the bundle names;
-* ``ANVIL_AUDIT_FILE`` - append one JSON line per call to this file (``-``: stderr); unset: no audit.
+* the upstream of a bundle: ``--base-url`` (one bundle), else ``ANVIL_BASE_URL_<ID>`` (``<ID>`` = the
+  connector upper-cased, runs of other characters than ``A-Z0-9`` as ``_``: ``ANVIL_BASE_URL_TEAM_GITHUB``),
+  else ``ANVIL_BASE_URL`` (one bundle only), else the bundle's first AIR server URL;
+* ``ANVIL_ALLOWED_HOSTS`` - comma list for every bundle; when unset, each bundle whose base URL the
+  operator gave is pinned to that URL's host;
+* ``ANVIL_LEDGER`` - the idempotency ledger URI shared by every bundle (``memory:``, ``sqlite:///PATH``,
+  ...); when unset, ``memory:`` in dev and none elsewhere (required-key writes are then refused and
+  ``/readyz`` answers 503 when some bundle needs the ledger);
+* ``ANVIL_LEDGER_RESULT_TTL_SECONDS``, ``ANVIL_UPSTREAM_TIMEOUT_MS``;
+* ``ANVIL_AUTH_PROFILE`` (default ``default``) - credentials are the ``ANVIL_<PROFILE>_*`` variables the
+  bundle names (:func:`credential_variables`); in a fleet of two or more bundles a variable namespaced by
+  the connector (``ANVIL_<PROFILE>_<CONNECTOR>_<SCHEME>_TOKEN``, i.e. profile ``<profile>_<connector>``)
+  wins over the plain one, so two bundles sharing a scheme name can hold different secrets;
+* ``ANVIL_AUDIT_FILE`` - one JSON line per executed call and per grant refusal (mode 0600; ``-``:
+  stderr), fields as :mod:`anvil.runtime.audit` lists; unset: no audit;
+* ``ANVIL_INBOUND_AUTH_MODE``; ``ANVIL_PRINCIPALS_FILE`` (static); ``ANVIL_INBOUND_ISSUER``,
+  ``ANVIL_INBOUND_AUDIENCE``, ``ANVIL_INBOUND_JWKS_URI``, ``ANVIL_INBOUND_LEEWAY_SECONDS`` (token modes);
+* ``ANVIL_REST_BODY_LIMIT``.
 
-Exit status: 0 after a clean shutdown, 2 usage, 3 a bundle or configuration that cannot be served.
+Exit status: 0 after a clean shutdown (SIGINT/SIGTERM), 2 usage, 3 bundles or configuration that
+cannot be served.
 """
 
 from __future__ import annotations
@@ -25,22 +50,43 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import socket
 import sys
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import urlsplit
 
 from anvil.errors import ConfigError, UsageError
 
 if TYPE_CHECKING:
-    from anvil.air.model import Document
+    import httpx
 
-__all__ = ["HttpBind", "ServeSettings", "parse_bind", "register", "run", "settings_from_env"]
+    from anvil.air.model import Document
+    from anvil.runtime.audit import AuditSink, RecordSink
+    from anvil.serve.auth_middleware import InboundSettings
+    from anvil.serve.fleet import BundleSource, Fleet, FleetBundle
+    from anvil.serve.metrics import FleetMetrics
+
+__all__ = [
+    "HttpBind",
+    "ServeSettings",
+    "base_url_variable",
+    "bundle_settings",
+    "credential_variables",
+    "inbound_from_env",
+    "parse_bind",
+    "register",
+    "rest_body_limit",
+    "run",
+    "settings_from_env",
+]
 
 _DEFAULT_HOST = "127.0.0.1"
+_MAX_REST_BODY: Final = 16 * 1024 * 1024
+_NON_ALNUM: Final = re.compile(r"[^A-Z0-9]+")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -68,12 +114,31 @@ class ServeSettings:
 
 def register(parser: argparse.ArgumentParser) -> None:
     """Add the ``serve`` flags to its subparser."""
-    parser.add_argument("bundle", metavar="BUNDLE", help="the bundle directory written by `anvil compile`")
+    parser.add_argument(
+        "bundles",
+        metavar="DIR_OR_BUNDLE",
+        nargs="+",
+        help="a bundle directory written by `anvil compile`, or a folder of bundles",
+    )
     transport = parser.add_mutually_exclusive_group()
     transport.add_argument("--stdio", action="store_true", help="serve over stdin/stdout (the default)")
-    transport.add_argument("--http", metavar="[HOST:]PORT", help="serve Streamable HTTP at /mcp (host 127.0.0.1)")
-    parser.add_argument("--base-url", metavar="URL", help="the upstream base URL (overrides ANVIL_BASE_URL)")
-    parser.add_argument("--allow-remote", action="store_true", help="allow --http to bind a non-loopback host")
+    transport.add_argument(
+        "--http", metavar="[HOST:]PORT", help="serve the HTTP listener (/mcp, /call, probes; host 127.0.0.1)"
+    )
+    parser.add_argument(
+        "--base-url", metavar="URL", help="the upstream base URL (one bundle; overrides ANVIL_BASE_URL)"
+    )
+    parser.add_argument(
+        "--auth",
+        metavar="MODE",
+        help="inbound auth: none, static, jwt, branchyard or oidc (default ANVIL_INBOUND_AUTH_MODE, else none)",
+    )
+    parser.add_argument(
+        "--rest-body-limit", metavar="BYTES", help="largest POST /call body (default ANVIL_REST_BODY_LIMIT, else 65536)"
+    )
+    parser.add_argument(
+        "--allow-remote", action="store_true", help="allow a non-loopback bind with auth none (behind a proxy)"
+    )
     parser.add_argument(
         "--include-unapproved", action="store_true", help="also list unapproved operations (ANVIL_ENV=dev only)"
     )
@@ -141,61 +206,235 @@ def settings_from_env(
     )
 
 
-async def _serve(document: Document, args: argparse.Namespace, settings: ServeSettings, bind: HttpBind | None) -> None:
+def base_url_variable(bundle_id: str) -> str:
+    """``ANVIL_BASE_URL_<ID>``: the connector of ``bundle_id`` upper-cased, other runs as ``_``."""
+    from anvil.serve.naming import fold_bundle_id
+
+    return "ANVIL_BASE_URL_" + (_NON_ALNUM.sub("_", fold_bundle_id(bundle_id).upper()).strip("_") or "BUNDLE")
+
+
+def bundle_settings(
+    environ: Mapping[str, str], bundles: Sequence[tuple[str, Document]], *, base_url: str | None
+) -> list[ServeSettings]:
+    """The settings of each bundle (``(id, document)`` pairs), as the module docstring describes.
+
+    Raises:
+        UsageError: ``--base-url`` with two or more bundles.
+        ConfigError: ``config/invalid`` when a bundle has no known base URL or a number is malformed.
+    """
+    from anvil.serve.naming import fold_bundle_id
+
+    fleet = len(bundles) > 1
+    if fleet and base_url:
+        raise UsageError(
+            "cli/usage",
+            "--base-url applies to one bundle; a fleet reads ANVIL_BASE_URL_<ID> for each.",
+            hint=f"For example {base_url_variable(bundles[0][0])}=https://...",
+        )
+    shared = {name: value for name, value in environ.items() if not (fleet and name == "ANVIL_BASE_URL")}
+    out: list[ServeSettings] = []
+    for bundle_id, document in bundles:
+        servers = document.service.servers
+        operator = base_url or environ.get(base_url_variable(bundle_id)) or None
+        try:
+            found = settings_from_env(shared, base_url=operator, default_base_url=servers[0].url if servers else None)
+        except ConfigError as exc:
+            if "base URL" not in exc.message:
+                raise
+            raise ConfigError(
+                "config/invalid",
+                f"No upstream base URL is known for bundle '{bundle_id}'.",
+                hint=f"Set {base_url_variable(bundle_id)}" + ("." if fleet else ", ANVIL_BASE_URL or --base-url."),
+            ) from None
+        if fleet:
+            overlay = _namespaced(document, found.auth_profile, fold_bundle_id(bundle_id), environ)
+            found = replace(found, credentials={**found.credentials, **overlay})
+        out.append(found)
+    return out
+
+
+def _namespaced(document: Document, profile: str, connector: str, environ: Mapping[str, str]) -> dict[str, str]:
+    """Plain credential variable -> the value of its connector-namespaced twin, where that twin is set."""
+    from anvil.runtime.credentials import credential_profile, expected_env
+
+    overlay: dict[str, str] = {}
+    for op in document.operations:
+        plain = expected_env(op.auth, credential_profile(profile, op.auth))
+        twins = expected_env(op.auth, credential_profile(f"{profile}_{connector}", op.auth))
+        for name, twin in zip(plain, twins, strict=True):
+            if environ.get(twin):
+                overlay[name] = environ[twin]
+    return overlay
+
+
+def credential_variables(document: Document, auth_profile: str) -> tuple[str, ...]:
+    """Every credential variable the approved operations of ``document`` read under ``auth_profile``
+    (a fleet member's profile is ``<profile>_<connector>``, e.g. ``default_github``)."""
+    from anvil.runtime.credentials import credential_profile, expected_env
+
+    names: list[str] = []
+    for op in document.operations:
+        if op.is_approved and op.auth.type != "none":
+            names.extend(n for n in expected_env(op.auth, credential_profile(auth_profile, op.auth)) if n not in names)
+    return tuple(names)
+
+
+def inbound_from_env(environ: Mapping[str, str], mode: str | None) -> InboundSettings:
+    """The inbound auth settings from ``--auth`` (``mode``) or ``ANVIL_INBOUND_AUTH_MODE`` and the rest.
+
+    Raises:
+        UsageError: an unknown mode.
+        ConfigError: a malformed leeway.
+    """
+    from anvil.serve.auth_middleware import AUTH_MODES, InboundSettings
+
+    chosen = (mode if mode is not None else environ.get("ANVIL_INBOUND_AUTH_MODE", "")).strip() or "none"
+    if chosen not in AUTH_MODES:
+        raise UsageError(
+            "cli/usage", f"unknown inbound auth mode {chosen!r}", hint=f"Use one of {', '.join(AUTH_MODES)}."
+        )
+    leeway = _int_env(environ, "ANVIL_INBOUND_LEEWAY_SECONDS")
+    principals = environ.get("ANVIL_PRINCIPALS_FILE") or None
+    return InboundSettings(
+        mode=chosen,  # type: ignore[arg-type]
+        principals_file=Path(principals) if principals else None,
+        issuer=environ.get("ANVIL_INBOUND_ISSUER") or None,
+        audience=environ.get("ANVIL_INBOUND_AUDIENCE") or None,
+        jwks_uri=environ.get("ANVIL_INBOUND_JWKS_URI") or None,
+        leeway_seconds=60 if leeway is None else leeway,
+    )
+
+
+def rest_body_limit(environ: Mapping[str, str], flag: str | None) -> int:
+    """``--rest-body-limit`` or ``ANVIL_REST_BODY_LIMIT`` (bytes, 1 to 16 MiB), default 65536.
+
+    Raises:
+        ConfigError: not a whole number in range.
+    """
+    from anvil.serve.rest import DEFAULT_BODY_LIMIT
+
+    raw = (flag if flag is not None else environ.get("ANVIL_REST_BODY_LIMIT", "")).strip()
+    if not raw:
+        return DEFAULT_BODY_LIMIT
+    if not raw.isdigit() or not 1 <= int(raw) <= _MAX_REST_BODY:
+        raise ConfigError(
+            "config/invalid", f"The REST body limit must be a whole number of bytes from 1 to {_MAX_REST_BODY}."
+        )
+    return int(raw)
+
+
+def _audit(settings: ServeSettings) -> AuditSink | RecordSink | None:
+    from anvil.runtime.audit import FileAuditSink, GatewayAuditSink, StreamAuditSink
+
+    if settings.audit_file == "-":
+        return GatewayAuditSink(StreamAuditSink(sys.stderr))
+    if settings.audit_file:
+        return GatewayAuditSink(FileAuditSink(Path(settings.audit_file)))
+    return None
+
+
+def _fleet_bundles(
+    sources: Sequence[tuple[str, Document]],
+    settings: Sequence[ServeSettings],
+    client: httpx.AsyncClient,
+    ledger: Any,
+    audit: AuditSink | RecordSink | None,
+) -> list[FleetBundle]:
+    from anvil.runtime.context import DEFAULT_TIMEOUT_MS, RuntimeContext
+    from anvil.serve.fleet import FleetBundle
+
+    bundles = []
+    for (bundle_id, document), found in zip(sources, settings, strict=True):
+        context = RuntimeContext(
+            service_id=document.service.id,
+            base_url=found.base_url,
+            client=client,
+            env=found.env,  # type: ignore[arg-type]
+            allowed_hosts=found.allowed_hosts,
+            timeout_ms=found.timeout_ms if found.timeout_ms is not None else DEFAULT_TIMEOUT_MS,
+            auth_profile=found.auth_profile,
+            credentials=found.credentials,
+            ledger=ledger,
+            audit=audit,  # type: ignore[arg-type]
+        )
+        bundles.append(FleetBundle(id=bundle_id, document=document, context=context))
+    return bundles
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Plan:
+    sources: tuple[tuple[str, Document], ...]
+    settings: tuple[ServeSettings, ...]
+    inbound: InboundSettings
+    bind: HttpBind | None
+    body_limit: int
+    include_unapproved: bool
+
+
+def _announce(fleet: Fleet, plan: _Plan, url: str) -> None:
+    ids = ", ".join(bundle.id for bundle in fleet.bundles)
+    count = len(fleet.bundles)
+    print(json.dumps({"url": url}), flush=True)
+    print(
+        f"anvil: serving {count} bundle{'s' if count != 1 else ''} ({ids}) at {url}, inbound auth {plan.inbound.mode}",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
+async def _serve(plan: _Plan) -> None:
     import httpx
 
     from anvil.ledger.base import Ledger, LedgerOptions
     from anvil.ledger.registry import open_ledger
-    from anvil.runtime.audit import AuditSink, FileAuditSink, StreamAuditSink
-    from anvil.runtime.context import DEFAULT_TIMEOUT_MS, RuntimeContext
-    from anvil.serve.gateway import Gateway
+    from anvil.serve.auth_middleware import build_authenticator
+    from anvil.serve.fleet import Fleet
+    from anvil.serve.metrics import FleetMetrics, ObservedAuditSink
     from anvil.serve.server import build_server, run_stdio
 
+    first = plan.settings[0]
     ledger: Ledger | None = None
-    uri = settings.ledger_uri or ("memory:" if settings.env == "dev" else None)
+    uri = first.ledger_uri or ("memory:" if first.env == "dev" else None)
     if uri is not None:
-        options = LedgerOptions(result_ttl_seconds=settings.ledger_ttl_seconds) if settings.ledger_ttl_seconds else None
+        options = LedgerOptions(result_ttl_seconds=first.ledger_ttl_seconds) if first.ledger_ttl_seconds else None
         ledger = open_ledger(uri, options=options)
-    audit: AuditSink | None = None
-    if settings.audit_file == "-":
-        audit = StreamAuditSink(sys.stderr)
-    elif settings.audit_file:
-        audit = FileAuditSink(Path(settings.audit_file))
-    sock = _listen(bind) if bind is not None else None
+    lines = _audit(first)
+    metrics: FleetMetrics | None = FleetMetrics() if plan.bind is not None else None
+    audit = ObservedAuditSink(metrics, lines) if metrics is not None else lines
+    sock: socket.socket | None = None
     try:
         async with httpx.AsyncClient(follow_redirects=False) as client:
-            context = RuntimeContext(
-                service_id=document.service.id,
-                base_url=settings.base_url,
-                client=client,
-                env=settings.env,  # type: ignore[arg-type]
-                allowed_hosts=settings.allowed_hosts,
-                timeout_ms=settings.timeout_ms if settings.timeout_ms is not None else DEFAULT_TIMEOUT_MS,
-                auth_profile=settings.auth_profile,
-                credentials=settings.credentials,
-                ledger=ledger,
-                audit=audit,
-            )
-            gateway = Gateway(document, context, include_unapproved=args.include_unapproved)
-            server = build_server(gateway)
-            if sock is None:
-                await run_stdio(server)
+            bundles = _fleet_bundles(plan.sources, plan.settings, client, ledger, audit)
+            fleet = Fleet(bundles, include_unapproved=plan.include_unapproved, observer=metrics)
+            if plan.bind is None:
+                await run_stdio(build_server(fleet))
                 return
-            from anvil.serve.http import create_app, serve_http
+            authenticator = build_authenticator(plan.inbound, client=client)  # refusals come before the bind
+            from anvil.serve.http import serve_http
+            from anvil.serve.listener import create_listener
 
-            assert bind is not None
-            app = create_app(server, service=gateway.service_id, host=bind.host)
-            address = sock.getsockname()
+            bind = plan.bind
+            app = create_listener(
+                fleet,
+                authenticator=authenticator,
+                resource=plan.inbound.resource,
+                issuer=plan.inbound.issuer,
+                host=bind.host,
+                metrics=metrics,
+                rest_body_limit=plan.body_limit,
+            )
+            sock = _listen(bind)
             shown = f"[{bind.host}]" if ":" in bind.host else bind.host
-            print(json.dumps({"url": f"http://{shown}:{address[1]}/mcp"}), flush=True)
+            _announce(fleet, plan, f"http://{shown}:{sock.getsockname()[1]}/mcp")
             await serve_http(app, sock=sock, handle_signals=True)
     finally:
         if sock is not None:
             sock.close()
         if ledger is not None:
             await ledger.close()
-        if isinstance(audit, FileAuditSink):
-            audit.close()
+        close = getattr(lines, "close", None)
+        if callable(close):
+            close()
 
 
 def _listen(bind: HttpBind) -> socket.socket:
@@ -209,35 +448,61 @@ def _listen(bind: HttpBind) -> socket.socket:
         ) from exc
 
 
+def _check_transport(bind: HttpBind | None, inbound: InboundSettings, allow_remote: bool) -> None:
+    if bind is None:
+        if inbound.mode != "none":
+            raise UsageError(
+                "cli/usage",
+                f"inbound auth mode {inbound.mode!r} needs the HTTP listener",
+                hint="Serve with --http [HOST:]PORT, or use --auth none over stdio.",
+            )
+        return
+    from anvil.serve.http import is_loopback
+
+    if inbound.mode == "none" and not allow_remote and not is_loopback(bind.host):
+        raise UsageError(
+            "cli/usage",
+            f"refusing to serve on non-loopback host {bind.host!r} without inbound authentication",
+            hint="Bind 127.0.0.1, set --auth static|jwt, or pass --allow-remote behind an authenticating proxy.",
+        )
+
+
+def _read(sources: Sequence[BundleSource]) -> tuple[tuple[str, Document], ...]:
+    from anvil.bundle.read import read_bundle
+
+    return tuple((source.id, read_bundle(source.path)) for source in sources)
+
+
 def run(args: argparse.Namespace) -> int:
     """Serve until the client disconnects (stdio) or the process is signalled (HTTP).
 
     Raises:
-        UsageError: a malformed ``--http``, a remote bind without ``--allow-remote``, or
+        UsageError: a malformed ``--http``, an unknown auth mode, a remote bind with auth none and no
+            ``--allow-remote``, inbound auth over stdio, ``--base-url`` with several bundles, or
             ``--include-unapproved`` outside dev.
-        BundleError: the bundle cannot be read.
-        ConfigError: the environment cannot be used.
+        BundleError: a bundle cannot be read.
+        ConfigError: the environment cannot be used, or the bundles cannot be served together
+            (``fleet/*``).
     """
     import anyio
 
+    from anvil.serve.fleet import discover_bundles
+
     bind = parse_bind(args.http) if args.http else None
-    if bind is not None and not args.allow_remote:
-        from anvil.serve.http import is_loopback
-
-        if not is_loopback(bind.host):
-            raise UsageError(
-                "cli/usage",
-                f"refusing to serve on non-loopback host {bind.host!r} without inbound authentication",
-                hint="Bind 127.0.0.1, or pass --allow-remote behind an authenticating proxy.",
-            )
-    from anvil.bundle.read import read_bundle
-
-    document = read_bundle(Path(args.bundle))
-    servers = document.service.servers
-    settings = settings_from_env(
-        os.environ, base_url=args.base_url, default_base_url=servers[0].url if servers else None
-    )
-    if args.include_unapproved and settings.env != "dev":
+    inbound = inbound_from_env(os.environ, args.auth)
+    _check_transport(bind, inbound, args.allow_remote)
+    body_limit = rest_body_limit(os.environ, args.rest_body_limit)
+    sources = _read(discover_bundles([Path(path) for path in args.bundles]))
+    settings = bundle_settings(os.environ, sources, base_url=args.base_url)
+    if args.include_unapproved and settings[0].env != "dev":
         raise UsageError("cli/usage", "--include-unapproved is allowed only with ANVIL_ENV=dev")
-    anyio.run(_serve, document, args, settings, bind)
+    plan = _Plan(
+        sources=sources,
+        settings=tuple(settings),
+        inbound=inbound,
+        bind=bind,
+        body_limit=body_limit,
+        include_unapproved=args.include_unapproved,
+    )
+    anyio.run(_serve, plan)
     return 0

@@ -12,7 +12,8 @@ Handler order for a call (original-gateway §2.5.3, §2.5.5):
 4. Staged (``_meta.stage: true``): the draft form (§7), see :meth:`Gateway.call`.
 5. Forward the caller's key into the operation's idempotency input when it sends one upstream
    (``effect/idempotency_key_conflict`` when the arguments hold a different one).
-6. ``execute`` with the caller's key as the audit ledger id.
+6. ``execute`` with the caller's key as the audit ledger id (the executed input is bound for the audit
+   line's ``input_sha256``, see :func:`anvil.runtime.audit.audit_input`).
 7. The report, unless the outcome is a dry run.
 
 Refusals in steps 1-5 touch nothing and write no audit line. An unstaged refusal after step 1 carries
@@ -32,6 +33,7 @@ from anvil.air.inputs import safety_keys
 from anvil.air.model import Document, Operation
 from anvil.air.paths import resolve_mapping
 from anvil.air.tools import DRY_RUN_ARGUMENT, operation_input_schema, published_input_schema
+from anvil.runtime.audit import audit_input
 from anvil.runtime.context import CallOptions, RuntimeContext
 from anvil.runtime.envelope import ErrorEnvelope
 from anvil.runtime.executor import execute
@@ -236,7 +238,8 @@ class Gateway:
             )
             return self._refused(tool, envelope, args)
         options = CallOptions(dry_run=dry_run, ledger_id=key, identity=identity)
-        outcome = await execute(tool.op, forwarded, self.context, options)
+        with audit_input(forwarded):
+            outcome = await execute(tool.op, forwarded, self.context, options)
         if outcome.kind == "dry_run":
             return CallResult(kind="dry_run", plan=outcome.plan)
         succeeded = outcome.kind == "success"
@@ -313,7 +316,8 @@ class Gateway:
             envelope = _refusal(op, "validation_error", message, details)
             return CallResult(kind="error", envelope=envelope)
         options = CallOptions(dry_run=dry_run, ledger_id=key, staged_for=op.id, identity=identity)
-        outcome = await execute(draft.op, forwarded, self.context, options)
+        with audit_input(forwarded):
+            outcome = await execute(draft.op, forwarded, self.context, options)
         if outcome.kind == "dry_run":
             return CallResult(kind="dry_run", plan=outcome.plan)
         if outcome.kind != "success":

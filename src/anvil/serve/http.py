@@ -1,7 +1,9 @@
 """Streamable HTTP: a Starlette app serving an MCP server at ``/mcp``, plus ``/healthz``.
 
 :func:`create_app` is a factory so later routes (``/readyz``, ``/metrics``, ``POST /call/<tool>``)
-are added by passing them in, not by editing this module. The MCP endpoint runs the SDK's
+and middleware (inbound auth) are added by passing them in, not by editing this module
+(``anvil.serve.listener`` assembles the fleet listener this way). Any other path answers 404
+``{"error": {"code": "not_found", "message": "No such route."}}``. The MCP endpoint runs the SDK's
 ``StreamableHTTPSessionManager``; by default in its stateless JSON-response mode (no session table,
 one JSON answer per POST), which costs the least per call and suits every client that does not need
 server-initiated messages. On a loopback bind, DNS-rebinding protection admits only loopback
@@ -13,7 +15,7 @@ from __future__ import annotations
 import ipaddress
 import signal
 import socket
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any, Final
 
@@ -21,9 +23,12 @@ from mcp.server.lowlevel import Server
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import BaseRoute, Route
+
+from anvil._types import JSONValue
 
 __all__ = ["MAX_REQUEST_BYTES", "MCP_PATH", "create_app", "is_loopback", "listen", "serve_http"]
 
@@ -31,6 +36,7 @@ MCP_PATH: Final = "/mcp"
 #: Largest MCP request body accepted (original-core §5.11: 1 MiB).
 MAX_REQUEST_BYTES: Final = 1024 * 1024
 _LOOPBACK_NAMES: Final = frozenset({"localhost", "127.0.0.1", "::1"})
+_NO_STORE: Final = {"cache-control": "no-store"}
 
 
 def is_loopback(host: str) -> bool:
@@ -60,6 +66,8 @@ def create_app(
     stateless: bool = True,
     json_response: bool = True,
     max_request_bytes: int = MAX_REQUEST_BYTES,
+    health: Mapping[str, JSONValue] | None = None,
+    middleware: Sequence[Middleware] = (),
 ) -> Starlette:
     """The HTTP app: ``/mcp`` (Streamable HTTP), ``GET /healthz``, and any extra ``routes``.
 
@@ -67,6 +75,8 @@ def create_app(
         server: The MCP server (see :func:`anvil.serve.server.build_server`).
         service: The service name ``/healthz`` reports.
         routes: Further routes, matched after ``/mcp`` and ``/healthz``.
+        health: The ``/healthz`` body (default ``{"status": "ok", "service": service}``).
+        middleware: ASGI middleware around every route (outermost first).
         host: The host the app is bound to; a loopback host turns DNS-rebinding protection on.
         stateless: Serve without sessions (each POST stands alone).
         json_response: Answer each POST with one JSON body instead of an SSE stream.
@@ -79,10 +89,15 @@ def create_app(
         security_settings=_loopback_security() if is_loopback(host) else None,
         max_request_body_size=max_request_bytes,
     )
-    health = {"status": "ok", "service": service}
+    body = dict(health) if health is not None else {"status": "ok", "service": service}
 
     async def healthz(request: Request) -> JSONResponse:
-        return JSONResponse(health)
+        return JSONResponse(body, headers=_NO_STORE)
+
+    async def not_found(request: Request, exc: Exception) -> JSONResponse:
+        return JSONResponse(
+            {"error": {"code": "not_found", "message": "No such route."}}, status_code=404, headers=_NO_STORE
+        )
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -95,6 +110,8 @@ def create_app(
             Route("/healthz", healthz, methods=["GET"]),
             *routes,
         ],
+        middleware=list(middleware),
+        exception_handlers={404: not_found},
         lifespan=lifespan,
     )
 

@@ -8,11 +8,17 @@ adds nothing but protocol: the listing is built once, a call is handed to the pr
 The low-level server does not validate arguments against input schemas (the provider does, and
 answers with envelopes). ``get_tool_input_schema`` is given so the SDK's 2026-era header checks read
 the schema from the table instead of running ``tools/list`` for every call.
+
+One server can serve several providers: ``select`` picks the provider for each request from the
+transport's request object (the Starlette ``Request`` over Streamable HTTP, None over stdio), which
+is how the fleet listener serves each caller its own composition (``anvil.serve.listener``). Each
+provider's listing is built once, on its first ``tools/list``, and kept while the provider lives.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import weakref
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 import mcp.types as types
@@ -55,20 +61,47 @@ class ToolProvider(Protocol):
         """Answer one ``tools/call``; None when no tool ``name`` is served."""
 
 
-def build_server(provider: ToolProvider, *, instructions: str | None = None) -> Server[Any]:
+def _listing(provider: ToolProvider) -> types.ListToolsResult:
+    return types.ListToolsResult(tools=[types.Tool.model_validate(tool) for tool in provider.tools])
+
+
+def build_server(
+    provider: ToolProvider,
+    *,
+    instructions: str | None = None,
+    select: Callable[[Any], ToolProvider | None] | None = None,
+) -> Server[Any]:
     """An MCP low-level server serving ``provider``'s tools (name and version from the provider).
 
     Args:
-        provider: The tools to serve.
+        provider: The tools to serve (with ``select``: the server's name, version and input schemas).
         instructions: Optional server instructions sent at initialization.
+        select: Picks the provider answering one request from its transport request object (None
+            over stdio); a None answer refuses the request (invalid request). Without it every
+            request is ``provider``'s.
     """
-    listing = types.ListToolsResult(tools=[types.Tool.model_validate(tool) for tool in provider.tools])
+    listing = _listing(provider)
+    listings: weakref.WeakKeyDictionary[Any, types.ListToolsResult] = weakref.WeakKeyDictionary()
+
+    def chosen(ctx: Any) -> ToolProvider:
+        if select is None:
+            return provider
+        found = select(ctx.request)
+        if found is None:
+            raise MCPError(code=types.INVALID_REQUEST, message="The request names no caller.")
+        return found
 
     async def on_list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
-        return listing
+        served = chosen(ctx)
+        if served is provider:
+            return listing
+        found = listings.get(served)
+        if found is None:
+            found = listings[served] = _listing(served)
+        return found
 
     async def on_call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
-        result = await provider.call(params.name, params.arguments, params.meta)
+        result = await chosen(ctx).call(params.name, params.arguments, params.meta)
         if result is None:
             raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name}")
         return types.CallToolResult.model_validate(result.to_wire())

@@ -1,0 +1,538 @@
+"""The fleet: several bundles served as one set of tools, composed once per caller (original-gateway §1.4).
+
+Library API::
+
+    sources = discover_bundles([Path("ws")])                  # ids: "github", "payments", "team/x"
+    bundles = [FleetBundle(id=s.id, document=read_bundle(s.path), context=ctx_for(s)) for s in sources]
+    fleet = Fleet(bundles)                                     # refuses collisions before anything binds
+    view = fleet.compose(principal)                            # cached per caller (LRU)
+    result = await view.call("github__github_list_issue", {"owner": "o", "repo": "r"}, meta)
+
+Rules:
+
+* **Discovery** (:func:`discover_bundles`): a path holding ``air.json`` is one bundle whose id is its
+  directory name; any other directory is searched, and every directory beneath it that holds
+  ``air.json`` is a bundle whose id is its POSIX path relative to that directory (``team/github``).
+  Hidden directories (``.git``, compile stages) and symbolic links are skipped; a bundle's own
+  subdirectories are not searched.
+* **Names**: with two or more bundles every tool is prefixed ``fold(id) + "__" + tool``
+  (:func:`~anvil.serve.naming.fleet_tool_name`). With one bundle, tools keep their own names (the
+  listing is exactly the standalone server's) unless the caller carries a grant, whose composition
+  is always prefixed. Prefixed tools gain ``_meta`` ``anvil/fleet_bundle_id`` (the raw id) and
+  ``anvil/fleet_tool_name`` (the bundle's own name). Each bundle's :class:`~anvil.serve.gateway.Gateway`
+  is built with the prefixed naming, so ``_meta.effect`` (undo, compensate, lookup, staged promote and
+  discard) and the listing's ``effect.draft``/``effect.lookup`` already name what callers dial.
+* **Refusals at start** (:class:`FleetError`, before any port is bound): ``fleet/no_bundles``,
+  ``fleet/duplicate_bundle`` (two bundles with one id) and ``fleet/tool_collision`` (two bundles
+  producing one wire name; names are never renamed).
+* **Forwarding**: only ``idempotency_key`` and ``stage`` cross from the caller's ``_meta`` to a bundle.
+* **Grants** (original-gateway §1.6-§1.7): for a caller with a grant, each tool's decision is worked
+  out once per composition. ``tools/list`` shows only allowed tools; a hidden tool stays callable and
+  answers the structured refusal (:func:`~anvil.serve.grants.refusal_envelope`, with a ``_meta.effect``
+  failure report unless staged). The gate runs first, so a refusal comes before ``_meta`` checks,
+  argument validation, credentials and any upstream byte, and writes one audit line with its
+  ``decision`` and ``rule``. A staged call is judged on the draft operation it performs.
+* **Callers**: a verified principal's :meth:`~anvil.serve.principals.Principal.ledger_identity` is bound
+  into the ledger fingerprint of every call it makes; its id, attribution, connector and the grant
+  decision are bound for the audit line (:func:`anvil.runtime.audit.audit_scope`).
+* **Compositions**: one per caller (principal id, issuer, grant, attribution), kept in a bounded LRU
+  (:data:`MAX_COMPOSITIONS`) and reused across requests; a call is one dict lookup, then the gateway.
+
+Each bundle keeps its own :class:`~anvil.runtime.context.RuntimeContext` (base URL, allowed hosts,
+credentials); the connector is ``fold(id)``. The fleet writes its own audit lines (grant refusals)
+to that context's audit sink.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+import uuid
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Final, Protocol
+
+from anvil import __version__
+from anvil._types import JSONObject, JSONValue
+from anvil.air.effects import effect_class_of
+from anvil.air.model import Document, Operation
+from anvil.air.tools import DRY_RUN_ARGUMENT
+from anvil.errors import BundleError, ConfigError
+from anvil.runtime.audit import AuditScope, audit_input, audit_scope, write_audit
+from anvil.runtime.context import RuntimeContext
+from anvil.serve.controls import IDEMPOTENCY_KEY_META, STAGE_META
+from anvil.serve.gateway import Gateway, ServedTool
+from anvil.serve.grants import GrantDecision, GrantTarget, decide, refusal_envelope
+from anvil.serve.naming import fleet_tool_name, fold_bundle_id
+from anvil.serve.principals import ANONYMOUS, Principal
+from anvil.serve.report import call_report
+from anvil.serve.results import CallResult
+
+__all__ = [
+    "MAX_COMPOSITIONS",
+    "BundleSource",
+    "CallObserver",
+    "Composition",
+    "Fleet",
+    "FleetBundle",
+    "FleetError",
+    "discover_bundles",
+    "outcome_label",
+]
+
+#: Compositions kept per fleet (least recently used dropped first).
+MAX_COMPOSITIONS: Final = 256
+_AIR_FILE: Final = "air.json"
+_FLEET_NAME: Final = "anvil-fleet"
+
+
+class FleetError(ConfigError):
+    """A fleet that cannot be composed (``fleet/no_bundles``, ``fleet/duplicate_bundle``, ``fleet/tool_collision``)."""
+
+
+class CallObserver(Protocol):
+    """Told about every call a composition answers (metrics)."""
+
+    def observe_call(self, tool: str, outcome: str, seconds: float) -> None:
+        """One call of wire tool ``tool`` ended with ``outcome`` after ``seconds``."""
+
+
+@dataclass(frozen=True, slots=True)
+class BundleSource:
+    """A discovered bundle: its fleet id and its directory."""
+
+    id: str
+    path: Path
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FleetBundle:
+    """One served bundle: its fleet id, its AIR document and the runtime context its calls run under."""
+
+    id: str
+    document: Document
+    context: RuntimeContext
+
+    @property
+    def connector(self) -> str:
+        """The connector: the folded fleet id (grants, wire names and audit lines use it)."""
+        return fold_bundle_id(self.id)
+
+
+def _is_bundle(path: Path) -> bool:
+    return (path / _AIR_FILE).is_file()
+
+
+def _beneath(root: Path) -> list[BundleSource]:
+    found: list[BundleSource] = []
+    pending = [root]
+    while pending:
+        folder = pending.pop()
+        try:
+            children = sorted((child for child in folder.iterdir()), reverse=True)
+        except OSError as exc:
+            raise BundleError("bundle/invalid", f"cannot list {folder}: {exc.strerror or exc}") from exc
+        for child in children:
+            if child.name.startswith(".") or child.is_symlink() or not child.is_dir():
+                continue
+            if _is_bundle(child):
+                found.append(BundleSource(child.relative_to(root).as_posix(), child))
+            else:
+                pending.append(child)
+    return sorted(found, key=lambda source: source.id)
+
+
+def discover_bundles(paths: Sequence[Path]) -> tuple[BundleSource, ...]:
+    """The bundles at or beneath ``paths``, in argument order (ids sorted within one folder).
+
+    Raises:
+        BundleError: ``bundle/invalid`` for a path that is not a directory.
+        FleetError: ``fleet/no_bundles`` for a folder holding no bundle (or no paths at all);
+            ``fleet/duplicate_bundle`` when two paths yield one id.
+    """
+    sources: list[BundleSource] = []
+    for path in paths:
+        if not path.is_dir():
+            raise BundleError("bundle/invalid", f"{path} is not a directory", hint="Name a bundle or a folder.")
+        if _is_bundle(path):
+            sources.append(BundleSource(path.resolve().name, path))
+            continue
+        found = _beneath(path)
+        if not found:
+            raise FleetError(
+                "fleet/no_bundles",
+                f"No bundle (a directory holding {_AIR_FILE}) was found under {path}.",
+                hint="Compile one with `anvil compile ... --out DIR`.",
+            )
+        sources.extend(found)
+    if not sources:
+        raise FleetError("fleet/no_bundles", "No bundle to serve.", hint="Name at least one bundle directory.")
+    _check_unique(source.id for source in sources)
+    return tuple(sources)
+
+
+def _check_unique(ids: Any) -> None:
+    seen: set[str] = set()
+    for bundle_id in ids:
+        if bundle_id in seen:
+            raise FleetError(
+                "fleet/duplicate_bundle",
+                f"Duplicate bundle id '{bundle_id}': two served bundles have the same fleet id.",
+                hint="Serve each bundle once, or give one a distinct path.",
+            )
+        seen.add(bundle_id)
+
+
+def outcome_label(result: CallResult) -> str:
+    """A call's outcome for metrics: ``ok``, ``dry_run`` or the envelope code."""
+    if result.kind == "success":
+        return "ok"
+    if result.kind == "dry_run":
+        return "dry_run"
+    return result.envelope.code if result.envelope is not None else "unknown_upstream_error"
+
+
+def _forwarded(meta: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """Only ``idempotency_key`` and ``stage`` cross the fleet hop (a progress token stays on its own)."""
+    if not meta or not isinstance(meta, Mapping):
+        return None
+    out = {key: meta[key] for key in (IDEMPOTENCY_KEY_META, STAGE_META) if key in meta}
+    return out or None
+
+
+def _digest(value: str) -> str:
+    return "sha256:" + hashlib.sha256(value.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class _Mounted:
+    """One gateway tool as a fleet serves it (per naming mode, shared by every composition)."""
+
+    bundle: FleetBundle
+    gateway: Gateway
+    tool: ServedTool
+    definition: JSONObject
+    draft: ServedTool | None
+
+
+@dataclass(frozen=True, slots=True)
+class _Entry:
+    """One tool in one caller's composition: where it goes and what the grant said (None: no gate)."""
+
+    mounted: _Mounted
+    scope: AuditScope
+    decision: GrantDecision | None
+    staged: GrantDecision | None
+
+
+class Composition:
+    """The fleet as one caller sees it: its tools (narrowed by its grant) and its call entry point.
+
+    Implements :class:`~anvil.serve.server.ToolProvider`; built by :meth:`Fleet.compose`.
+    """
+
+    __slots__ = ("__weakref__", "_entries", "_fleet", "_identity", "prefixed", "principal", "tools")
+
+    def __init__(self, fleet: Fleet, principal: Principal) -> None:
+        grants = principal.grants
+        self._fleet = fleet
+        self.principal = principal
+        self.prefixed = fleet.prefixed or grants is not None
+        self._identity = principal.ledger_identity()
+        attribution = principal.attribution
+        entries: dict[str, _Entry] = {}
+        listing: list[JSONObject] = []
+        for name, mounted in fleet.mounted(self.prefixed).items():
+            bundle, op = mounted.bundle, mounted.tool.op
+            decision = staged = None
+            if grants is not None:
+                service = bundle.document.service.id
+                decision = decide(grants, bundle.connector, GrantTarget.of(op, service))
+                if mounted.draft is not None:
+                    staged = decide(grants, bundle.connector, GrantTarget.of(mounted.draft.op, service))
+            scope = AuditScope(
+                sub=principal.id,
+                tenant=attribution.tenant,
+                branch=attribution.branch,
+                turn=attribution.turn,
+                connector=bundle.connector,
+                account=decision.account if decision is not None and decision.allowed else None,
+                grant=decision.rule if decision is not None and decision.allowed else None,
+            )
+            entries[name] = _Entry(mounted, scope, decision, staged)
+            if decision is None or decision.allowed:
+                listing.append(mounted.definition)
+        self._entries = entries
+        self.tools: tuple[JSONObject, ...] = tuple(listing)
+
+    @property
+    def server_name(self) -> str:
+        """The MCP server name (the fleet's)."""
+        return self._fleet.server_name
+
+    @property
+    def version(self) -> str:
+        """The MCP server version (the fleet's)."""
+        return self._fleet.version
+
+    def tool_names(self) -> tuple[str, ...]:
+        """Every tool this caller can dial, listed or hidden by its grant."""
+        return tuple(self._entries)
+
+    def input_schema(self, name: str) -> JSONObject | None:
+        """The published input schema of tool ``name`` (None when not mounted)."""
+        entry = self._entries.get(name)
+        return None if entry is None else entry.mounted.definition["inputSchema"]
+
+    async def call(
+        self,
+        name: str,
+        arguments: Mapping[str, JSONValue] | None,
+        meta: Mapping[str, Any] | None = None,
+        *,
+        identity: Mapping[str, JSONValue] | None = None,
+    ) -> CallResult | None:
+        """Call wire tool ``name`` as this caller; None when it is not mounted. Never raises for bad input.
+
+        Args:
+            name: The wire tool name.
+            arguments: The call's arguments.
+            meta: The caller's ``_meta`` (only ``idempotency_key`` and ``stage`` are forwarded).
+            identity: Overrides the composition's ledger identity (default: the principal's).
+        """
+        entry = self._entries.get(name)
+        if entry is None:
+            return None
+        started = time.perf_counter()
+        controls = _forwarded(meta)
+        decision, scope = entry.decision, entry.scope
+        if decision is not None and entry.staged is not None and controls and controls.get(STAGE_META) is True:
+            decision = entry.staged  # a staged call performs (and is judged on) the draft operation
+            scope = replace(scope, account=decision.account, grant=decision.rule)
+        result: CallResult | None
+        if decision is not None and not decision.allowed:
+            result = self._refuse(entry, decision, arguments, controls, started)
+        else:
+            with audit_scope(scope):
+                result = await entry.mounted.gateway.call(
+                    name, arguments, controls, identity=self._identity if identity is None else identity
+                )
+            if result is None:  # pragma: no cover - every entry names a tool of its gateway
+                return None
+        observer = self._fleet.observer
+        if observer is not None:
+            observer.observe_call(name, outcome_label(result), time.perf_counter() - started)
+        return result
+
+    def _refuse(
+        self,
+        entry: _Entry,
+        decision: GrantDecision,
+        arguments: Mapping[str, JSONValue] | None,
+        controls: Mapping[str, Any] | None,
+        started: float,
+    ) -> CallResult:
+        """The grant refusal: an envelope, a failure report (unstaged only) and one audit line."""
+        mounted = entry.mounted
+        staged = controls is not None and controls.get(STAGE_META) is True
+        executed: Operation = mounted.tool.op
+        if staged and mounted.draft is not None:
+            executed = mounted.draft.op
+        trace_id = f"trace_{uuid.uuid4()}"
+        connector = mounted.bundle.connector
+        envelope = refusal_envelope(decision, self.principal.id, connector, executed.id, trace_id)
+        args: JSONObject = dict(arguments) if arguments else {}
+        report = None
+        if not staged:
+            report = call_report(
+                mounted.tool.plan,
+                succeeded=False,
+                request=args,
+                response=None,
+                idempotency_key=None,
+                answered_at_ms=int(mounted.gateway.context.clock() * 1000),
+            )
+        key = controls.get(IDEMPOTENCY_KEY_META) if controls else None
+        record: JSONObject = {
+            "trace_id": trace_id,
+            "operation": executed.id,
+            "principal": self.principal.id,
+            "outcome": "error",
+            "error_code": envelope.code,
+            "status": None,
+            "attempts": 0,
+            "duration_ms": round((time.perf_counter() - started) * 1000, 3),
+            "effect_class": effect_class_of(executed),
+            "ledger": "none",
+            "ledger_id": _digest(key) if isinstance(key, str) and key else None,
+            "idempotency_key_forwarded": False,
+            "staged_for": mounted.tool.op.id if staged else None,
+            "dry_run": bool(args.get(DRY_RUN_ARGUMENT)) if mounted.tool.dry_run else False,
+        }
+        scope = replace(
+            entry.scope, account=decision.account, grant=decision.rule, decision=decision.verdict, rule=decision.code
+        )
+        with audit_scope(scope), audit_input(args):
+            write_audit(mounted.gateway.context.audit, record)
+        return CallResult(kind="error", envelope=envelope, report=report)
+
+
+def _key(principal: Principal) -> tuple[Any, ...]:
+    """What makes two principals one caller: id, issuer, subject, verification, grant and attribution."""
+    return (
+        principal.id,
+        principal.issuer,
+        principal.subject,
+        principal.verified,
+        principal.grants,
+        principal.attribution,
+    )
+
+
+def _prefixed_definition(bundle: FleetBundle, definition: JSONObject, own_name: str) -> JSONObject:
+    meta = definition.get("_meta")
+    extra = {"anvil/fleet_bundle_id": bundle.id, "anvil/fleet_tool_name": own_name}
+    return {**definition, "_meta": {**meta, **extra} if isinstance(meta, dict) else extra}
+
+
+class Fleet:
+    """Bundles served together: gateways built once, compositions per caller.
+
+    Args:
+        bundles: The bundles, in listing order (ids must be unique).
+        include_unapproved: List unapproved operations too (development only; the executor refuses them).
+        observer: Told about every call (metrics), or None.
+        max_compositions: How many caller compositions are kept (LRU).
+
+    Raises:
+        FleetError: ``fleet/no_bundles``, ``fleet/duplicate_bundle`` or ``fleet/tool_collision``.
+    """
+
+    def __init__(
+        self,
+        bundles: Sequence[FleetBundle],
+        *,
+        include_unapproved: bool = False,
+        observer: CallObserver | None = None,
+        max_compositions: int = MAX_COMPOSITIONS,
+    ) -> None:
+        if not bundles:
+            raise FleetError("fleet/no_bundles", "A fleet needs at least one bundle.")
+        _check_unique(bundle.id for bundle in bundles)
+        self.bundles: tuple[FleetBundle, ...] = tuple(bundles)
+        self.observer = observer
+        self._include_unapproved = include_unapproved
+        self._max = max(1, max_compositions)
+        self._mounted: dict[bool, dict[str, _Mounted]] = {}
+        self._cache: OrderedDict[tuple[Any, ...], Composition] = OrderedDict()
+        self.mounted(self.prefixed)  # builds the gateways and refuses collisions now, before any bind
+        self.default = Composition(self, ANONYMOUS)
+        self._default_key = _key(ANONYMOUS)
+
+    @property
+    def prefixed(self) -> bool:
+        """True when every caller dials prefixed names (two or more bundles)."""
+        return len(self.bundles) > 1
+
+    @property
+    def server_name(self) -> str:
+        """``<serviceId>-tools`` for one bundle, else ``anvil-fleet``."""
+        return f"{self.bundles[0].document.service.id}-tools" if not self.prefixed else _FLEET_NAME
+
+    @property
+    def version(self) -> str:
+        """The service version for one bundle, else Anvil's version."""
+        return self.bundles[0].document.service.version if not self.prefixed else __version__
+
+    @property
+    def service(self) -> str | list[str]:
+        """What probes name: the AIR service id for one bundle, else every bundle's, in bundle order."""
+        ids = [bundle.document.service.id for bundle in self.bundles]
+        return ids[0] if len(ids) == 1 else ids
+
+    @property
+    def tools(self) -> tuple[JSONObject, ...]:
+        """The anonymous caller's listing."""
+        return self.default.tools
+
+    def input_schema(self, name: str) -> JSONObject | None:
+        """The input schema of tool ``name`` under any naming this fleet serves."""
+        for mounted in self._mounted.values():
+            found = mounted.get(name)
+            if found is not None:
+                schema: JSONObject = found.definition["inputSchema"]
+                return schema
+        return None
+
+    async def call(
+        self,
+        name: str,
+        arguments: Mapping[str, JSONValue] | None,
+        meta: Mapping[str, Any] | None = None,
+        *,
+        identity: Mapping[str, JSONValue] | None = None,
+    ) -> CallResult | None:
+        """Call as the anonymous caller (stdio, no inbound auth)."""
+        return await self.default.call(name, arguments, meta, identity=identity)
+
+    def mounted(self, prefixed: bool) -> dict[str, _Mounted]:
+        """Wire name -> mounted tool for one naming mode (built on first use, then shared).
+
+        Raises:
+            FleetError: ``fleet/tool_collision`` when two bundles produce one wire name.
+        """
+        found = self._mounted.get(prefixed)
+        if found is not None:
+            return found
+        table: dict[str, _Mounted] = {}
+        owners: dict[str, str] = {}
+        for bundle in self.bundles:
+            naming = (lambda op, _id=bundle.id: fleet_tool_name(_id, op.mcp.tool_name)) if prefixed else None
+            gateway = Gateway(
+                bundle.document, bundle.context, include_unapproved=self._include_unapproved, tool_name=naming
+            )
+            for definition in gateway.tools:
+                name = definition["name"]
+                if name in table:
+                    raise FleetError(
+                        "fleet/tool_collision",
+                        f"Tool '{name}' of bundle '{bundle.id}' collides with the tool bundle "
+                        f"'{owners[name]}' already mounted under that name.",
+                        hint="Give one of the bundles a distinct path (its id is its path in the workspace).",
+                    )
+                tool = gateway.tool(name)
+                assert tool is not None  # every listed tool is in the table
+                stage = tool.plan.stage
+                draft = None
+                if stage is not None and stage.draft_operation != tool.op.id:
+                    draft = gateway.tool_for(stage.draft_operation)
+                shown = _prefixed_definition(bundle, definition, tool.op.mcp.tool_name) if prefixed else definition
+                table[name] = _Mounted(bundle, gateway, tool, shown, draft)
+                owners[name] = bundle.id
+        self._mounted[prefixed] = table
+        return table
+
+    def compose(self, principal: Principal) -> Composition:
+        """The composition for ``principal``: reused while cached (one per id, issuer, grant and attribution).
+
+        The anonymous caller's composition (:attr:`default`) is never evicted.
+        """
+        key = _key(principal)
+        if key == self._default_key:
+            return self.default
+        found = self._cache.get(key)
+        if found is not None:
+            self._cache.move_to_end(key)
+            return found
+        composition = Composition(self, principal)
+        self._cache[key] = composition
+        if len(self._cache) > self._max:
+            self._cache.popitem(last=False)
+        return composition
+
+    @property
+    def cached_compositions(self) -> int:
+        """How many compositions are cached now."""
+        return len(self._cache)

@@ -1,0 +1,122 @@
+"""The fleet listener: one Starlette app serving a :class:`~anvil.serve.fleet.Fleet` to many callers.
+
+Routes:
+
+| route | auth | answer |
+|---|---|---|
+| ``/mcp`` | bearer | MCP Streamable HTTP (stateless JSON by default); each request is the caller's composition |
+| ``POST /call/<tool>`` | bearer | the REST route (:mod:`anvil.serve.rest`) |
+| ``GET /metrics`` | none | Prometheus text (:mod:`anvil.serve.metrics`) |
+| ``GET /healthz`` | none | liveness (:func:`anvil.serve.health.health_body`) |
+| ``/readyz`` | none | ledger readiness (:mod:`anvil.serve.health`) |
+| ``GET /.well-known/oauth-protected-resource`` | none | ``{resource, authorization_servers}`` in a token mode |
+| anything else | none | 404 ``{"error": {"code": "not_found", ...}}`` |
+
+Library API::
+
+    metrics = FleetMetrics()
+    fleet = Fleet(bundles, observer=metrics)          # contexts audit through ObservedAuditSink(metrics, ...)
+    app = create_listener(fleet, authenticator=StaticTokenAuthenticator(records), metrics=metrics)
+    sock = listen("127.0.0.1", 0)
+    await serve_http(app, sock=sock)                  # or httpx.ASGITransport(app) in tests
+
+With the default authenticator (:class:`~anvil.serve.tokens.NoAuth`) every caller is anonymous; the
+CLI refuses to bind such a listener off loopback.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import BaseRoute, Route
+
+from anvil.serve.auth_middleware import AuthMiddleware, provider_of
+from anvil.serve.fleet import Fleet
+from anvil.serve.health import ReadinessProbe, durable_required, health_body, readyz_route
+from anvil.serve.http import MAX_REQUEST_BYTES, create_app
+from anvil.serve.metrics import FleetMetrics, metrics_route
+from anvil.serve.rest import DEFAULT_BODY_LIMIT, call_route
+from anvil.serve.server import build_server
+from anvil.serve.tokens import Authenticator, NoAuth
+
+__all__ = ["PROTECTED_RESOURCE_PATH", "create_listener", "default_readiness"]
+
+PROTECTED_RESOURCE_PATH: Final = "/.well-known/oauth-protected-resource"
+
+
+def default_readiness(fleet: Fleet, *, cache_seconds: float = 5.0) -> ReadinessProbe:
+    """The readiness rule for ``fleet``: its shared ledger, required per :func:`durable_required`."""
+    ledger = next((bundle.context.ledger for bundle in fleet.bundles if bundle.context.ledger is not None), None)
+    env = fleet.bundles[0].context.env
+    required = durable_required((bundle.document for bundle in fleet.bundles), env)
+    return ReadinessProbe(ledger, required=required, cache_seconds=cache_seconds)
+
+
+def _protected_resource(resource: str, issuer: str | None) -> Route:
+    body = {"resource": resource, "authorization_servers": [issuer] if issuer else []}
+
+    async def endpoint(request: Request) -> JSONResponse:
+        return JSONResponse(body, headers={"cache-control": "no-store"})
+
+    return Route(PROTECTED_RESOURCE_PATH, endpoint, methods=["GET"])
+
+
+def create_listener(
+    fleet: Fleet,
+    *,
+    authenticator: Authenticator | None = None,
+    resource: str | None = None,
+    issuer: str | None = None,
+    host: str = "127.0.0.1",
+    readiness: ReadinessProbe | None = None,
+    metrics: FleetMetrics | None = None,
+    rest_body_limit: int = DEFAULT_BODY_LIMIT,
+    max_request_bytes: int = MAX_REQUEST_BYTES,
+    stateless: bool = True,
+    json_response: bool = True,
+) -> Starlette:
+    """The listener app for ``fleet`` (routes in the module docstring).
+
+    Args:
+        fleet: The fleet to serve.
+        authenticator: Who callers are (default: everyone is anonymous).
+        resource: The token audience (``WWW-Authenticate`` and the protected-resource document), if any.
+        issuer: The token issuer, named by the protected-resource document.
+        host: The bind host (a loopback host turns on DNS-rebinding protection on ``/mcp``).
+        readiness: The ``/readyz`` probe (default: :func:`default_readiness`).
+        metrics: The ``/metrics`` series (default: the fleet's observer when it is one, else new ones,
+            which then become the fleet's observer).
+        rest_body_limit: The largest ``/call`` body in bytes.
+        max_request_bytes: The largest ``/mcp`` body in bytes.
+        stateless: Serve ``/mcp`` without sessions.
+        json_response: Answer ``/mcp`` POSTs with JSON rather than SSE.
+    """
+    if metrics is None:
+        metrics = fleet.observer if isinstance(fleet.observer, FleetMetrics) else FleetMetrics()
+    if fleet.observer is None:
+        fleet.observer = metrics
+    probe = readiness if readiness is not None else default_readiness(fleet)
+    routes: list[BaseRoute] = [
+        readyz_route(probe, fleet.service),
+        metrics_route(metrics),
+        call_route(provider_of, body_limit=rest_body_limit),
+    ]
+    if resource is not None:
+        routes.append(_protected_resource(resource, issuer))
+    auth = authenticator if authenticator is not None else NoAuth()
+    middleware = [Middleware(AuthMiddleware, authenticator=auth, compose=fleet.compose, resource=resource)]
+    return create_app(
+        build_server(fleet, select=provider_of),
+        service=fleet.server_name,
+        routes=routes,
+        host=host,
+        stateless=stateless,
+        json_response=json_response,
+        max_request_bytes=max_request_bytes,
+        health=health_body(fleet.service),
+        middleware=middleware,
+    )
