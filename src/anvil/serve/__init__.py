@@ -10,7 +10,14 @@ the MCP SDK):
 * :mod:`anvil.serve.report` - the ``_meta.effect`` report and the fleet's tool renaming;
 * :mod:`anvil.serve.results` - a call's answer and its ``CallToolResult`` wire form;
 * :mod:`anvil.serve.server` - the MCP low-level server over a tool provider, and stdio;
-* :mod:`anvil.serve.http` - the Starlette app factory (``/mcp``, ``/healthz``) and uvicorn.
+* :mod:`anvil.serve.http` - the Starlette app factory (``/mcp``, ``/healthz``) and uvicorn;
+* :mod:`anvil.serve.fleet` - several bundles behind one listener: discovery, prefixes, per-caller compositions;
+* :mod:`anvil.serve.listener` - the fleet's Starlette app (``/mcp``, ``/call/<tool>``, health, metrics);
+* :mod:`anvil.serve.rest` - ``POST /call/<tool>`` and its status table;
+* :mod:`anvil.serve.health` / :mod:`anvil.serve.metrics` - ``/readyz`` probes and Prometheus metrics;
+* :mod:`anvil.serve.auth_middleware`, :mod:`anvil.serve.tokens`, :mod:`anvil.serve.jwks`,
+  :mod:`anvil.serve.principals` - inbound auth (none, static bearer principals, JWT against a JWKS);
+* :mod:`anvil.serve.grants` / :mod:`anvil.serve.naming` - grant decisions and connector names.
 """
 
 __all__: list[str] = []
