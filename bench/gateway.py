@@ -1,20 +1,27 @@
-"""Gateway latency: per-call p50/p99 through ``anvil serve --http`` next to a direct httpx call, one run.
+"""Gateway latency: per-call p50/p99 over MCP and REST, single bundle and two-bundle fleet, next to direct, one run.
 
     .venv/bin/python bench/gateway.py [--calls N] [--warmup W] [--max-seconds S]
 
-Three processes on loopback: the payments mock upstream (``examples/payments/mock_upstream.py``),
-the gateway (``python -m anvil serve BUNDLE --http 127.0.0.1:0``, env ``prod`` with a SQLite ledger
-and the mock as ``ANVIL_BASE_URL``) and this client. Rows, each N sequential calls after W warm-up
-calls:
+Five processes on loopback: the payments and github-mini mock upstreams, two gateways and this client.
+The gateways run with env ``prod``, a SQLite ledger each and the mocks as their upstreams:
+
+* the single-bundle gateway, ``python -m anvil serve PAYMENTS_BUNDLE --http 127.0.0.1:0``;
+* the fleet, ``python -m anvil serve WORKSPACE --http 127.0.0.1:0`` over a workspace holding both
+  examples, so its tools are prefixed (``payments__payments_get_customer``) and each call crosses the
+  fleet hop; inbound auth ``none`` (loopback).
+
+Rows, each N sequential calls after W warm-up calls, all against the payments mock:
 
 * read, direct: ``GET /customers/cus_123`` with one shared ``httpx.AsyncClient``;
-* read, gateway: ``payments_get_customer`` through :class:`anvil.client.AnvilClient` (the official MCP
-  client over Streamable HTTP, one session);
+* read, MCP: ``payments_get_customer`` through :class:`anvil.client.AnvilClient` (the official MCP client
+  over Streamable HTTP, one session), on the single-bundle gateway and on the fleet;
+* read, REST: ``POST /call/payments__payments_get_customer`` on the fleet with one shared httpx client;
 * keyed write, direct: ``POST /payments/pay_123/refunds`` with a fresh ``Idempotency-Key`` per call;
-* keyed write, gateway: ``payments_create_refund`` with ``confirm`` and a fresh
-  ``_meta.idempotency_key`` per call, so every call reserves and completes a SQLite ledger row.
+* keyed write, MCP and REST: ``payments_create_refund`` with ``confirm`` and a fresh ledger id per call
+  (``_meta.idempotency_key``, or the ``Idempotency-Key`` header over REST), so every call reserves and
+  completes a SQLite ledger row.
 
-Overhead is gateway minus direct at the same percentile. The write/read ratio compares the gateway
+Overhead is the row minus direct at the same percentile. The write/read ratio compares each surface's
 rows (the target: a keyed write through the SQLite ledger costs at most 1.2x a read). The loops are
 bounded by N and by ``--max-seconds`` per row; only loopback addresses are used.
 """
@@ -30,6 +37,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
+from contextlib import ExitStack
 from pathlib import Path
 
 import anyio
@@ -38,8 +46,11 @@ import httpx
 from anvil.client import AnvilClient
 
 REPO = Path(__file__).resolve().parent.parent
-EXAMPLE = REPO / "examples" / "payments"
+EXAMPLES = {"payments": REPO / "examples" / "payments", "github": REPO / "examples" / "github-mini"}
 TOKEN = "bench-token"
+REFUND = {"amount": 1, "currency": "EUR"}
+#: Measured surfaces, in table order: (row suffix, transport, gateway).
+SURFACES = (("MCP, single bundle", "mcp", "single"), ("MCP, fleet", "mcp", "fleet"), ("REST, fleet", "rest", "fleet"))
 
 
 def _start(command: list[str], env: dict[str, str]) -> tuple[subprocess.Popen[str], str]:
@@ -48,7 +59,7 @@ def _start(command: list[str], env: dict[str, str]) -> tuple[subprocess.Popen[st
     ready, _, _ = select.select([process.stdout], [], [], 60)
     line = process.stdout.readline() if ready else ""
     if not line:
-        process.kill()
+        _stop(process)
         raise SystemExit(f"did not start: {' '.join(command[:4])}")
     return process, str(json.loads(line)["url"])
 
@@ -60,10 +71,12 @@ def _stop(process: subprocess.Popen[str]) -> None:
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait(timeout=10)
+    if process.stdout is not None:
+        process.stdout.close()
 
 
-def _serve_mock() -> int:
-    """``--mock``: serve the payments mock on a free loopback port and print ``{"url": ...}``.
+def _serve_mock(example: str) -> int:
+    """``--mock EXAMPLE``: serve that example's mock on a free loopback port and print ``{"url": ...}``.
 
     The socket is created with ``IPPROTO_TCP`` so asyncio sets ``TCP_NODELAY`` on accepted connections
     (it skips sockets whose protocol field is 0); without it a response written as headers then body
@@ -74,37 +87,54 @@ def _serve_mock() -> int:
 
     import uvicorn
 
-    spec = importlib.util.spec_from_file_location("payments_mock_upstream", EXAMPLE / "mock_upstream.py")
+    spec = importlib.util.spec_from_file_location(f"{example}_mock_upstream", EXAMPLES[example] / "mock_upstream.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)
+    app = module.create_app() if example == "payments" else module.create_app(token=TOKEN)[0]
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.bind(("127.0.0.1", 0))
     sock.listen(128)
     print(json.dumps({"url": f"http://127.0.0.1:{sock.getsockname()[1]}"}), flush=True)
-    server = uvicorn.Server(uvicorn.Config(module.create_app(), log_level="warning", lifespan="off"))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
     server.run(sockets=[sock])
     return 0
 
 
-def _compile(out: Path) -> None:
+def _compile(workspace: Path) -> dict[str, Path]:
     from anvil.cli.compile import compile_bundle
 
-    outcome = compile_bundle(
-        EXAMPLE / "openapi.yaml", out=out, manifest=EXAMPLE / "anvil.yaml", service_id="payments", root=REPO
-    )
-    if outcome.bundle_hash is None:
-        raise SystemExit("the payments example did not compile")
+    bundles = {}
+    for service, folder in EXAMPLES.items():
+        out = workspace / service
+        outcome = compile_bundle(
+            folder / "openapi.yaml", out=out, manifest=folder / "anvil.yaml", service_id=service, root=REPO
+        )
+        if outcome.bundle_hash is None:
+            raise SystemExit(f"the {service} example did not compile")
+        bundles[service] = out
+    return bundles
 
 
 def _token_variable(bundle: Path) -> str:
     from anvil.bundle.read import read_bundle
     from anvil.runtime.credentials import credential_profile, expected_env
 
-    op = read_bundle(bundle).operation("payments.refunds.create")
-    assert op is not None
-    return expected_env(op.auth, credential_profile("default", op.auth))[0]
+    for op in read_bundle(bundle).operations:
+        names = expected_env(op.auth, credential_profile("default", op.auth))
+        if names:
+            return names[0]
+    raise SystemExit(f"{bundle.name} names no credential variable")
+
+
+def _fleet_env(base_env: dict[str, str], bundles: dict[str, Path], mocks: dict[str, str]) -> dict[str, str]:
+    """The fleet's per-bundle upstreams and credentials (see ``anvil serve --help``)."""
+    env = dict(base_env)
+    for service, bundle in bundles.items():
+        env[f"ANVIL_BASE_URL_{service.upper()}"] = mocks[service]
+        env[_token_variable(bundle)] = TOKEN
+    return env
 
 
 async def _series(call: Callable[[int], Awaitable[None]], calls: int, warmup: int, budget_s: float) -> list[float]:
@@ -126,35 +156,69 @@ def _percentile(values: list[float], fraction: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, round(fraction * (len(ordered) - 1))))]
 
 
-async def _measure(mock: str, gateway: str, calls: int, warmup: int, budget_s: float) -> dict[str, list[float]]:
+def _rest_caller(http: httpx.AsyncClient, tool: str) -> Callable[[dict[str, object], str | None], Awaitable[None]]:
+    async def call(arguments: dict[str, object], key: str | None) -> None:
+        headers = {"Idempotency-Key": key} if key is not None else None
+        response = await http.post(f"/call/{tool}", json={"arguments": arguments}, headers=headers)
+        if response.status_code != 200:
+            raise SystemExit(f"REST {tool} answered {response.status_code}: {response.text[:300]}")
+
+    return call
+
+
+async def _measure(
+    mock: str, gateways: dict[str, str], calls: int, warmup: int, budget_s: float
+) -> dict[str, list[float]]:
     headers = {"authorization": f"Bearer {TOKEN}", "accept": "application/json"}
-    refund = {"amount": 1, "currency": "EUR"}
+    fleet_base = gateways["fleet"].removesuffix("/mcp")
     rows: dict[str, list[float]] = {}
-    async with httpx.AsyncClient(base_url=mock, headers=headers) as http, AnvilClient.http(gateway) as client:
+    async with (
+        httpx.AsyncClient(base_url=mock, headers=headers) as http,
+        httpx.AsyncClient(base_url=fleet_base, timeout=30) as rest,
+        AnvilClient.http(gateways["single"]) as single,
+        AnvilClient.http(gateways["fleet"]) as fleet,
+    ):
+        clients = {"single": (single, ""), "fleet": (fleet, "payments__")}
+
+        def read(transport: str, gateway: str) -> Callable[[int], Awaitable[None]]:
+            client, prefix = clients[gateway]
+            arguments: dict[str, object] = {"customer_id": "cus_123"}
+            if transport == "rest":
+                rest_call = _rest_caller(rest, f"{prefix}payments_get_customer")
+                return lambda _: rest_call(arguments, None)
+            return lambda _: _mcp_call(client, f"{prefix}payments_get_customer", arguments, None)
+
+        def write(transport: str, gateway: str) -> Callable[[int], Awaitable[None]]:
+            client, prefix = clients[gateway]
+            arguments: dict[str, object] = {"payment_id": "pay_123", **REFUND, "confirm": True}
+            tag = f"{transport}-{gateway}"
+            if transport == "rest":
+                rest_call = _rest_caller(rest, f"{prefix}payments_create_refund")
+                return lambda index: rest_call(arguments, f"{tag}-{index}")
+            return lambda index: _mcp_call(client, f"{prefix}payments_create_refund", arguments, f"{tag}-{index}")
 
         async def direct_read(_: int) -> None:
             (await http.get("/customers/cus_123")).raise_for_status()
 
         async def direct_write(index: int) -> None:
             response = await http.post(
-                "/payments/pay_123/refunds", json=refund, headers={"Idempotency-Key": f"d{index}"}
+                "/payments/pay_123/refunds", json=REFUND, headers={"Idempotency-Key": f"d{index}"}
             )
             response.raise_for_status()
 
-        async def gateway_read(_: int) -> None:
-            await client.call("payments_get_customer", {"customer_id": "cus_123"})
-
-        async def gateway_write(index: int) -> None:
-            arguments = {"payment_id": "pay_123", **refund, "confirm": True}
-            await client.call("payments_create_refund", arguments, idempotency_key=f"g{index}")
-
         rows["read, direct"] = await _series(direct_read, calls, warmup, budget_s)
-        rows["read, gateway"] = await _series(gateway_read, calls, warmup, budget_s)
+        for name, transport, gateway in SURFACES:
+            rows[f"read, {name}"] = await _series(read(transport, gateway), calls, warmup, budget_s)
         await http.post("/__reset")
         rows["keyed write, direct"] = await _series(direct_write, calls, warmup, budget_s)
-        await http.post("/__reset")
-        rows["keyed write, gateway"] = await _series(gateway_write, calls, warmup, budget_s)
+        for name, transport, gateway in SURFACES:
+            await http.post("/__reset")  # each row refunds up to N + W of the payment's 5000
+            rows[f"keyed write, {name}"] = await _series(write(transport, gateway), calls, warmup, budget_s)
     return rows
+
+
+async def _mcp_call(client: AnvilClient, tool: str, arguments: dict[str, object], key: str | None) -> None:
+    await client.call(tool, arguments, idempotency_key=key)
 
 
 def _table(rows: dict[str, list[float]]) -> str:
@@ -165,14 +229,15 @@ def _table(rows: dict[str, list[float]]) -> str:
     for name, values in rows.items():
         p50, p99 = _percentile(values, 0.5), _percentile(values, 0.99)
         overhead = ""
-        if name.endswith("gateway"):
-            direct = rows[name.replace("gateway", "direct")]
+        kind, _, surface = name.partition(", ")
+        if surface != "direct":
+            direct = rows[f"{kind}, direct"]
             overhead = f"{p50 - _percentile(direct, 0.5):.2f} / {p99 - _percentile(direct, 0.99):.2f}"
         lines.append(f"| {name} | {len(values)} | {p50:.2f} | {p99:.2f} | {overhead} |")
-    read, write = rows["read, gateway"], rows["keyed write, gateway"]
-    ratio = _percentile(write, 0.5) / _percentile(read, 0.5)
     lines.append("")
-    lines.append(f"keyed write / read through the gateway, p50: {ratio:.2f}x (target <= 1.2x)")
+    for surface, _, _ in SURFACES:
+        ratio = _percentile(rows[f"keyed write, {surface}"], 0.5) / _percentile(rows[f"read, {surface}"], 0.5)
+        lines.append(f"keyed write / read, {surface}, p50: {ratio:.2f}x (target <= 1.2x)")
     return "\n".join(lines)
 
 
@@ -182,31 +247,37 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--calls", type=int, default=1000, help="measured calls per row (default 1000)")
     parser.add_argument("--warmup", type=int, default=50, help="warm-up calls per row (default 50)")
     parser.add_argument("--max-seconds", type=float, default=60.0, help="time bound per row (default 60)")
-    parser.add_argument("--mock", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--mock", choices=sorted(EXAMPLES), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.mock:
-        return _serve_mock()
-    if not 1 <= args.calls <= 4000:
-        parser.error("--calls must be 1..4000 (each gateway write refunds 1 of the mock payment's 5000)")
-    with tempfile.TemporaryDirectory(prefix="anvil-bench-") as scratch:
-        bundle = Path(scratch) / "payments"
-        _compile(bundle)
+        return _serve_mock(args.mock)
+    if not 1 <= args.calls + args.warmup <= 4000:
+        parser.error("--calls + --warmup must be 1..4000 (each write refunds 1 of the mock payment's 5000)")
+    with tempfile.TemporaryDirectory(prefix="anvil-bench-") as scratch, ExitStack() as processes:
+        folder = Path(scratch)
+        bundles = _compile(folder / "workspace")
         base_env = {key: value for key, value in os.environ.items() if not key.startswith("ANVIL_")}
-        mock_process, mock_url = _start([sys.executable, __file__, "--mock"], base_env)
-        gateway_env = {
-            **base_env,
-            "ANVIL_ENV": "prod",
-            "ANVIL_BASE_URL": mock_url,
-            "ANVIL_LEDGER": f"sqlite:///{Path(scratch) / 'ledger.db'}",
-            _token_variable(bundle): TOKEN,
+        mocks: dict[str, str] = {}
+        for service in EXAMPLES:
+            process, mocks[service] = _start([sys.executable, __file__, "--mock", service], base_env)
+            processes.callback(_stop, process)
+        common = {**base_env, "ANVIL_ENV": "prod", "ANVIL_ALLOWED_HOSTS": "127.0.0.1"}
+        single_env = {
+            **common,
+            "ANVIL_BASE_URL": mocks["payments"],
+            "ANVIL_LEDGER": f"sqlite:///{folder / 'single.db'}",
+            _token_variable(bundles["payments"]): TOKEN,
         }
-        command = [sys.executable, "-m", "anvil", "serve", str(bundle), "--http", "127.0.0.1:0"]
-        gateway_process, gateway_url = _start(command, gateway_env)
-        try:
-            rows = anyio.run(_measure, mock_url, gateway_url, args.calls, args.warmup, args.max_seconds)
-        finally:
-            _stop(gateway_process)
-            _stop(mock_process)
+        fleet_env = {**_fleet_env(common, bundles, mocks), "ANVIL_LEDGER": f"sqlite:///{folder / 'fleet.db'}"}
+        gateways: dict[str, str] = {}
+        for name, target, env in (
+            ("single", bundles["payments"], single_env),
+            ("fleet", folder / "workspace", fleet_env),
+        ):
+            command = [sys.executable, "-m", "anvil", "serve", str(target), "--http", "127.0.0.1:0"]
+            process, gateways[name] = _start(command, env)
+            processes.callback(_stop, process)
+        rows = anyio.run(_measure, mocks["payments"], gateways, args.calls, args.warmup, args.max_seconds)
     print(_table(rows))
     return 0
 

@@ -108,6 +108,17 @@ async def test_a_dry_run_returns_the_plan_and_no_effect(gateway: str) -> None:
 
 
 @pytest.mark.anyio
+async def test_an_error_raised_inside_the_block_reaches_the_caller_unchanged(gateway: str) -> None:
+    class Boom(Exception):
+        pass
+
+    with pytest.raises(Boom):
+        async with AnvilClient.http(gateway) as client:
+            await client.list_tools()
+            raise Boom
+
+
+@pytest.mark.anyio
 async def test_an_unreachable_gateway_is_upstream_unavailable_without_the_url() -> None:
     with pytest.raises(GatewayUnavailable) as raised:
         async with AnvilClient.http("http://user:s3cret@127.0.0.1:9/mcp", timeout=5):

@@ -330,8 +330,8 @@ class AnvilClient:
                 raise self._unavailable(closing, "") from None
             return
         left = await _unwind(stack, exc)
-        if left is exc:
-            return  # the caller's own exception propagates unchanged
+        if left is exc or isinstance(left, _Suppressed) or any(leaf is exc for leaf in _leaves(left)):
+            return  # the caller's own exception propagates unchanged (the transport may have wrapped it)
         if isinstance(left, Exception):
             raise self._unavailable(left, "") from None
         raise left from None

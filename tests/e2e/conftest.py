@@ -1,0 +1,196 @@
+"""The end-to-end stage: both examples compiled into one workspace, their mocks, and one fleet gateway process.
+
+Everything heavy is session-scoped (one compile, one pair of mocks, one gateway process for the whole
+run); the ``fleet`` fixture hands each test a handle with fresh mock memories, its own audit-file offset
+and tokens minted for it. The gateway runs as ``python -m anvil serve WORKSPACE --http 127.0.0.1:PORT``
+with JWT inbound auth (a ``file:`` JWKS), a SQLite ledger and an audit file in the session's temporary
+folder, and both bundles' upstreams pointed at the loopback mocks.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.e2e.support import (
+    GatewayProcess,
+    ThreadedMock,
+    YardKeys,
+    compile_workspace,
+    load_mock,
+    token_variable,
+)
+
+UPSTREAM_TOKEN = "e2e-upstream-token"
+#: Everything on both connectors, writes confirmed by the grant (the caller still sends ``confirm``).
+WRITE_GRANTS = (
+    {"connector": "github", "operations": ["*"], "mode": "write", "confirm": "allow"},
+    {"connector": "payments", "operations": ["*"], "mode": "write", "confirm": "allow"},
+)
+#: How many free ports the session tries before giving up on starting the gateway.
+PORT_ATTEMPTS = 3
+#: Reads on github only.
+READ_GRANTS = ({"connector": "github", "operations": ["*"], "mode": "read"},)
+
+
+@dataclass
+class Fleet:
+    """One test's view of the running stack."""
+
+    process: GatewayProcess
+    keys: YardKeys
+    github: Any
+    payments: Any
+    audit_path: Path
+    audit_offset: int
+
+    @property
+    def url(self) -> str:
+        """The ``/mcp`` endpoint."""
+        return self.process.url
+
+    @property
+    def base(self) -> str:
+        """The listener's origin, for ``/call/<tool>``, ``/healthz``..."""
+        return self.process.base
+
+    def token(self, grants: tuple[dict[str, Any], ...] = WRITE_GRANTS, **claims: Any) -> str:
+        """A fresh turn token carrying ``grants``."""
+        return self.keys.mint(grants, **claims)
+
+    def auth(self, grants: tuple[dict[str, Any], ...] = WRITE_GRANTS) -> dict[str, str]:
+        """An ``Authorization`` header for a token carrying ``grants``."""
+        return {"Authorization": f"Bearer {self.token(grants)}"}
+
+    def audit(self) -> list[dict[str, Any]]:
+        """The audit lines written since this test began."""
+        if not self.audit_path.exists():
+            return []
+        with self.audit_path.open("rb") as handle:
+            handle.seek(self.audit_offset)
+            return [json.loads(line) for line in handle.read().decode("utf-8").splitlines() if line.strip()]
+
+    def github_requests(self, method: str | None = None, suffix: str = "") -> list[dict[str, Any]]:
+        """Requests the github mock received since this test began (optionally one method and path end)."""
+        return [
+            r for r in self.github.requests if (method is None or r["method"] == method) and r["path"].endswith(suffix)
+        ]
+
+
+def _free_port() -> int:
+    # The audience names the gateway's own /mcp URL, so the port is chosen before the gateway starts.
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture(scope="session")
+def e2e_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("e2e")
+
+
+@pytest.fixture(scope="session")
+def bundles(e2e_dir: Path) -> dict[str, Path]:
+    return compile_workspace(e2e_dir / "workspace")
+
+
+@pytest.fixture(scope="session")
+def github_mock() -> Iterator[tuple[ThreadedMock, Any]]:
+    app, state = load_mock("github-mini").create_app(token=UPSTREAM_TOKEN)
+    mock = ThreadedMock(app, "github-mini").start()
+    try:
+        yield mock, state
+    finally:
+        mock.stop()
+
+
+@pytest.fixture(scope="session")
+def payments_mock() -> Iterator[tuple[ThreadedMock, Any]]:
+    module = load_mock("payments")
+    state = module.State()
+    mock = ThreadedMock(module.create_app(state), "payments").start()
+    try:
+        yield mock, state
+    finally:
+        mock.stop()
+
+
+def fleet_env(bundles: dict[str, Path], urls: dict[str, str], keys: YardKeys, folder: Path) -> dict[str, str]:
+    """The gateway's environment: no inherited ``ANVIL_*``, loopback egress, SQLite, audit, per-bundle upstreams."""
+    env = {key: value for key, value in os.environ.items() if not key.startswith("ANVIL_")}
+    env.update(
+        {
+            "ANVIL_ENV": "dev",
+            "ANVIL_ALLOWED_HOSTS": "127.0.0.1",
+            "ANVIL_LEDGER": f"sqlite:///{folder / 'ledger.db'}",
+            "ANVIL_AUDIT_FILE": str(folder / "audit.jsonl"),
+            "ANVIL_INBOUND_AUTH_MODE": "jwt",
+            "ANVIL_INBOUND_ISSUER": keys.issuer,
+            "ANVIL_INBOUND_AUDIENCE": keys.audience,
+            "ANVIL_INBOUND_JWKS_URI": keys.jwks_uri,
+        }
+    )
+    for service, bundle in bundles.items():
+        env[f"ANVIL_BASE_URL_{service.upper()}"] = urls[service]
+        env[token_variable(bundle)] = UPSTREAM_TOKEN
+    return env
+
+
+@pytest.fixture(scope="session")
+def gateway_process(
+    e2e_dir: Path,
+    bundles: dict[str, Path],
+    github_mock: tuple[ThreadedMock, Any],
+    payments_mock: tuple[ThreadedMock, Any],
+) -> Iterator[tuple[GatewayProcess, YardKeys]]:
+    keys = YardKeys(e2e_dir)
+    urls = {"github": github_mock[0].url, "payments": payments_mock[0].url}
+    for attempt in range(PORT_ATTEMPTS):
+        port = _free_port()
+        keys.audience = f"http://127.0.0.1:{port}/mcp"
+        env = fleet_env(bundles, urls, keys, e2e_dir)
+        args = [str(e2e_dir / "workspace"), "--http", f"127.0.0.1:{port}"]
+        process = GatewayProcess(args, env=env, log=e2e_dir / "gateway.log")
+        try:
+            process.start()
+        except RuntimeError:
+            # Another process may have taken the port between choosing it and the gateway binding it.
+            if attempt + 1 == PORT_ATTEMPTS or "Cannot listen" not in process.stderr():
+                raise
+            continue
+        try:
+            yield process, keys
+        finally:
+            process.stop()
+        return
+
+
+@pytest.fixture
+def fleet(
+    gateway_process: tuple[GatewayProcess, YardKeys],
+    github_mock: tuple[ThreadedMock, Any],
+    payments_mock: tuple[ThreadedMock, Any],
+    e2e_dir: Path,
+) -> Fleet:
+    """The running stack with both mocks back at their seed state and the audit read from here on."""
+    github_state, payments_state = github_mock[1], payments_mock[1]
+    github_state.__dict__.update(load_mock("github-mini").State().__dict__)
+    payments_state.reset()
+    audit = e2e_dir / "audit.jsonl"
+    process, keys = gateway_process
+    assert process.url, "the gateway is not running"
+    return Fleet(
+        process=process,
+        keys=keys,
+        github=github_state,
+        payments=payments_state,
+        audit_path=audit,
+        audit_offset=audit.stat().st_size if audit.exists() else 0,
+    )
