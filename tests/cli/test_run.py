@@ -16,45 +16,11 @@ from tests.cli.fixtures.upstreams import (
     LoopbackServer,
     Seen,
     anvil_run,
-    compile_example,
     echo_app,
-    example_module,
 )
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 REFUND = ("refunds", "create", "--payment-id", "pay_123", "--amount", "100", "--currency", "EUR")
-
-
-@pytest.fixture(scope="module")
-def payments(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return compile_example("payments", "payments", tmp_path_factory.mktemp("run") / "payments")
-
-
-@pytest.fixture(scope="module")
-def notes(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from anvil.cli.compile import compile_bundle
-
-    out = tmp_path_factory.mktemp("run") / "notes"
-    outcome = compile_bundle(
-        FIXTURES / "notes.yaml", out=out, manifest=FIXTURES / "notes.anvil.yaml", service_id="notes", root=REPO
-    )
-    assert outcome.bundle_hash is not None
-    return out
-
-
-@pytest.fixture(scope="module")
-def payments_upstream() -> Iterator[tuple[str, Any]]:
-    module = example_module("payments")
-    state = module.State()
-    server = LoopbackServer(module.create_app(state)).start()
-    yield server.url, state
-    server.stop()
-
-
-@pytest.fixture
-def mock(payments_upstream: tuple[str, Any]) -> tuple[str, Any]:
-    payments_upstream[1].reset()
-    return payments_upstream
 
 
 @pytest.fixture(scope="module")

@@ -11,12 +11,10 @@ import pytest
 
 from anvil.bundle.read import read_bundle
 from tests.cli.fixtures.upstreams import (
-    REPO,
     HttpGateway,
     LoopbackServer,
     Seen,
     anvil_run,
-    compile_example,
     credential_env,
     echo_app,
     example_module,
@@ -24,43 +22,6 @@ from tests.cli.fixtures.upstreams import (
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 REFUND = ("refunds", "create", "--payment-id", "pay_123", "--amount", "100", "--currency", "EUR")
-
-
-@pytest.fixture(scope="module")
-def payments(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return compile_example("payments", "payments", tmp_path_factory.mktemp("mcp") / "payments")
-
-
-@pytest.fixture(scope="module")
-def github(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return compile_example("github-mini", "github", tmp_path_factory.mktemp("mcp") / "github")
-
-
-@pytest.fixture(scope="module")
-def notes(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from anvil.cli.compile import compile_bundle
-
-    out = tmp_path_factory.mktemp("mcp") / "notes"
-    outcome = compile_bundle(
-        FIXTURES / "notes.yaml", out=out, manifest=FIXTURES / "notes.anvil.yaml", service_id="notes", root=REPO
-    )
-    assert outcome.bundle_hash is not None
-    return out
-
-
-@pytest.fixture(scope="module")
-def payments_upstream() -> Iterator[tuple[str, Any]]:
-    module = example_module("payments")
-    state = module.State()
-    server = LoopbackServer(module.create_app(state)).start()
-    yield server.url, state
-    server.stop()
-
-
-@pytest.fixture
-def mock(payments_upstream: tuple[str, Any]) -> tuple[str, Any]:
-    payments_upstream[1].reset()
-    return payments_upstream
 
 
 @pytest.fixture
