@@ -56,7 +56,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, TextIO
 from urllib.parse import urlsplit
 
 from anvil.errors import ConfigError, UsageError
@@ -65,6 +65,7 @@ if TYPE_CHECKING:
     import httpx
 
     from anvil.air.model import Document
+    from anvil.ledger.base import Ledger
     from anvil.runtime.audit import AuditSink, RecordSink
     from anvil.serve.auth_middleware import InboundSettings
     from anvil.serve.fleet import BundleSource, Fleet, FleetBundle
@@ -82,6 +83,7 @@ __all__ = [
     "rest_body_limit",
     "run",
     "settings_from_env",
+    "warn_unless_ready",
 ]
 
 _DEFAULT_HOST = "127.0.0.1"
@@ -385,7 +387,7 @@ def _announce(fleet: Fleet, plan: _Plan, url: str) -> None:
 async def _serve(plan: _Plan) -> None:
     import httpx
 
-    from anvil.ledger.base import Ledger, LedgerOptions
+    from anvil.ledger.base import LedgerOptions
     from anvil.ledger.registry import open_ledger
     from anvil.serve.auth_middleware import build_authenticator
     from anvil.serve.fleet import Fleet
@@ -398,6 +400,7 @@ async def _serve(plan: _Plan) -> None:
     if uri is not None:
         options = LedgerOptions(result_ttl_seconds=first.ledger_ttl_seconds) if first.ledger_ttl_seconds else None
         ledger = open_ledger(uri, options=options)
+        await warn_unless_ready(ledger)
     lines = _audit(first)
     metrics: FleetMetrics | None = FleetMetrics() if plan.bind is not None else None
     audit = ObservedAuditSink(metrics, lines) if metrics is not None else lines
@@ -435,6 +438,23 @@ async def _serve(plan: _Plan) -> None:
         close = getattr(lines, "close", None)
         if callable(close):
             close()
+
+
+async def warn_unless_ready(ledger: Ledger, stream: TextIO | None = None) -> bool:
+    """Probe the ledger once at start-up; serving goes on (``/readyz`` tells), but the operator hears now.
+
+    Returns:
+        Whether the ledger answered ready.
+    """
+    readiness = await ledger.check_readiness()
+    if not readiness.ready:
+        print(
+            f"anvil: warning: the idempotency ledger is not ready ({readiness.code}); /readyz answers 503 and "
+            "writes that need a key are refused until it is. Check ANVIL_LEDGER.",
+            file=stream or sys.stderr,
+            flush=True,
+        )
+    return readiness.ready
 
 
 def _listen(bind: HttpBind) -> socket.socket:

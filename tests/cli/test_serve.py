@@ -1,0 +1,33 @@
+"""`anvil serve` start-up: an unreachable ledger is reported at once, not only by /readyz."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+
+from anvil.cli.serve import warn_unless_ready
+from anvil.ledger.registry import open_ledger
+
+
+@pytest.mark.anyio
+async def test_an_unreachable_ledger_is_reported_on_stderr_at_start_up(tmp_path: Path) -> None:
+    ledger = open_ledger(f"sqlite:///{tmp_path}/missing/dir/ledger.db")
+    stream = io.StringIO()
+    try:
+        assert await warn_unless_ready(ledger, stream) is False
+    finally:
+        await ledger.close()
+    assert "warning" in stream.getvalue() and "(unavailable)" in stream.getvalue()
+
+
+@pytest.mark.anyio
+async def test_a_reachable_ledger_starts_quietly(tmp_path: Path) -> None:
+    ledger = open_ledger(f"sqlite:///{tmp_path}/ledger.db")
+    stream = io.StringIO()
+    try:
+        assert await warn_unless_ready(ledger, stream) is True
+    finally:
+        await ledger.close()
+    assert stream.getvalue() == ""
