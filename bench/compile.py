@@ -24,9 +24,9 @@ CHILD = r"""
 import json, resource, sys, time
 from pathlib import Path
 from anvil.cli.compile import compile_bundle
-spec, out, service = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
+spec, out, service, spec_root = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3], Path(sys.argv[4])
 start = time.perf_counter()
-outcome = compile_bundle(spec, out=out, service_id=service, root=spec.parent)
+outcome = compile_bundle(spec, out=out, service_id=service, root=spec.parent, spec_root=spec_root)
 wall = time.perf_counter() - start
 rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 errors = sorted({d.code for d in outcome.diagnostics if d.severity == "error"})
@@ -46,12 +46,15 @@ def service_id(name: str) -> str:
     return ("s-" + stem if not stem[:1].isalpha() else stem)[:64].rstrip("-_") or "service"
 
 
-def measure(spec: Path, service: str) -> dict[str, object]:
-    """Compile ``spec`` in a fresh interpreter; the child's report plus the whole process time."""
+def measure(spec: Path, service: str, spec_root: Path) -> dict[str, object]:
+    """Compile ``spec`` in a fresh interpreter; the child's report plus the whole process time.
+
+    ``spec_root`` is the folder its ``$ref``s may reach (a multi-file spec's top folder in the corpus).
+    """
     with tempfile.TemporaryDirectory(prefix="anvil-bench-") as tmp:
         start = time.perf_counter()
         done = subprocess.run(
-            [sys.executable, "-c", CHILD, str(spec), str(Path(tmp) / "bundle"), service],
+            [sys.executable, "-c", CHILD, str(spec), str(Path(tmp) / "bundle"), service, str(spec_root)],
             capture_output=True,
             text=True,
             check=False,
@@ -81,7 +84,9 @@ def main(argv: list[str]) -> int:
     crashed = 0
     for row in sorted(rows, key=lambda r: int(r["bytes"])):
         spec = corpus / row["file"]
-        result = measure(spec, service_id(row["file"]))
+        parts = Path(row["file"]).parts
+        spec_root = corpus / parts[0] if len(parts) > 1 else spec.parent
+        result = measure(spec, service_id(row["file"]), spec_root)
         size = int(row["bytes"]) / 1_000_000
         if "failed" in result:
             crashed += 1
