@@ -228,3 +228,31 @@ def test_retry_after_accepts_delta_seconds_and_the_three_http_date_forms(
 ) -> None:
     now = 784111780.0  # 1994-11-06 08:49:40 UTC
     assert parse_retry_after(value, now) == expected
+
+
+async def test_a_keyed_write_whose_answer_was_lost_keeps_its_reservation_and_is_never_sent_again() -> None:
+    # The request left (a read timeout): the upstream may have committed, so the key stays in progress.
+    script = Script(httpx.ReadTimeout("no answer"))
+    ledger = MemoryLedger()
+    context = script.context(ledger=ledger)
+    lost = await execute(keyed_write(), REFUND, context, CallOptions(idempotency_key="lost-1"))
+    assert lost.code == "upstream_timeout" and lost.envelope is not None
+    assert lost.envelope.safe_to_retry is False
+    assert lost.envelope.details is not None and lost.envelope.details["upstream_outcome"] == "possibly_committed"
+    sent = len(script.requests)
+    again = await execute(keyed_write(), REFUND, context, CallOptions(idempotency_key="lost-1"))
+    assert again.code == "conflict" and len(script.requests) == sent
+    assert again.envelope is not None and again.envelope.details is not None
+    assert again.envelope.details["operator_action_required"] is True
+
+
+async def test_a_keyed_write_that_never_connected_releases_its_reservation_for_a_retry() -> None:
+    # No connection was made: nothing can have committed, so the same key may be retried at once.
+    script = Script(httpx.ConnectError("refused"), httpx.Response(201, json={"id": "re_1"}))
+    ledger = MemoryLedger()
+    context = script.context(ledger=ledger, retries=False)
+    refused = await execute(keyed_write(), REFUND, context, CallOptions(idempotency_key="conn-1"))
+    assert refused.code == "upstream_unavailable" and refused.envelope is not None
+    assert "upstream_outcome" not in (refused.envelope.details or {})
+    retried = await execute(keyed_write(), REFUND, context, CallOptions(idempotency_key="conn-1"))
+    assert retried.kind == "success" and retried.status == 201 and len(script.requests) == 2

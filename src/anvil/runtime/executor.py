@@ -306,7 +306,7 @@ class _Call:
                 self.status = last.status
             if last.ok:
                 return await self._succeeded(last)
-            possibly_committed = possibly_committed or last.after_response
+            possibly_committed = possibly_committed or last.uncertain
             condition = last.condition if last.status is None else condition_for_status(last.status)
             wait_after = parse_retry_after(last.retry_after, ctx.clock()) if last.status is not None else None
             if wait_after is not None:

@@ -1,9 +1,12 @@
 """One attempt on the wire, and what a failed last attempt means (original-core §6.4-§6.6).
 
 :func:`send_once` is the single boundary where ``httpx`` exceptions are translated: a timeout or a
-transport failure becomes an :class:`Answer` with a retry ``condition`` and ``after_response`` saying
-whether the upstream had begun answering (then a write may have committed). Redirects are never
-followed and bodies above the size limit are refused; both count as failures after the response began.
+transport failure becomes an :class:`Answer` with a retry ``condition``, ``after_response`` saying
+whether the upstream had begun answering, and ``maybe_received`` saying whether the request may have
+reached it. Either makes a write's outcome uncertain (it may have committed), so its reservation is kept:
+only a failure that provably happened before the request left (no connection, no pooled connection) is a
+terminal failure that releases it. Redirects are never followed and bodies above the size limit are
+refused; both count as failures after the response began.
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ from anvil.runtime.envelope import CODE_TABLE, ErrorEnvelope, map_upstream_error
 __all__ = ["Answer", "failure_envelope", "parse_data", "send_once"]
 
 _DNS_HINTS: Final = ("name or service not known", "nodename nor servname", "getaddrinfo", "name resolution")
+#: Failures that happen before any request byte is written.
+_NOT_SENT: Final = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
 
 
 @dataclass(slots=True)
@@ -34,7 +39,13 @@ class Answer:
     retry_after: str | None = None
     condition: str | None = None
     after_response: bool = False
+    maybe_received: bool = False
     oversized: bool = False
+
+    @property
+    def uncertain(self) -> bool:
+        """The upstream may have acted on the request although no complete answer came back."""
+        return self.after_response or self.maybe_received
 
     @property
     def ok(self) -> bool:
@@ -74,11 +85,15 @@ async def send_once(client: httpx.AsyncClient, request: httpx.Request, *, timeou
                 return answer
             finally:
                 await response.aclose()
+    except _NOT_SENT as exc:
+        # No connection was made (or none was free): the request never left, nothing can have committed.
+        dns = any(hint in str(exc).lower() for hint in _DNS_HINTS)
+        condition = "timeout" if isinstance(exc, httpx.TimeoutException) else "connection_reset"
+        return Answer(condition="dns_failure" if dns else condition)
     except (TimeoutError, httpx.TimeoutException):
-        return Answer(condition="timeout", after_response=began)
-    except httpx.TransportError as exc:
-        dns = not began and any(hint in str(exc).lower() for hint in _DNS_HINTS)
-        return Answer(condition="dns_failure" if dns else "connection_reset", after_response=began)
+        return Answer(condition="timeout", after_response=began, maybe_received=True)
+    except httpx.TransportError:
+        return Answer(condition="connection_reset", after_response=began, maybe_received=True)
 
 
 def parse_data(body: bytes) -> JSONValue:
