@@ -9,8 +9,8 @@ from typing import Final, Literal
 
 from anvil._types import JSONObject, JSONValue
 from anvil.diagnostics import Diagnostic, diagnostic
-from anvil.load.bundle import METHODS, bundle_document
 from anvil.load.identity import snapshot_id, source_hash
+from anvil.load.merge import METHODS, bundle_document
 from anvil.load.parse import ParseFailure
 from anvil.load.refs import Resolver
 from anvil.load.result import LoadResult

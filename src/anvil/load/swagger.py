@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Final
 
 from anvil._types import JSONObject, JSONValue
-from anvil.load.bundle import METHODS
+from anvil.load.merge import METHODS
 from anvil.load.refs import MISSING, follow, split_fragment
 
 __all__ = ["OPENAPI_VERSION", "convert_swagger"]
