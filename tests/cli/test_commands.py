@@ -1,0 +1,44 @@
+"""The CLI's command names are a public contract: each has help text and is documented in the README."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from anvil import __version__
+from anvil.cli import COMMANDS, main
+
+README = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+
+
+def test_the_commands_are_compile_serve_and_run() -> None:
+    assert sorted(COMMANDS) == ["compile", "run", "serve"]
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_every_command_has_help_text_and_is_documented_in_the_readme(
+    name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main([name, "--help"])
+    assert exited.value.code == 0
+    assert COMMANDS[name][1] in capsys.readouterr().out
+    assert f"anvil {name}" in README
+
+
+def test_the_module_entry_point_prints_the_version() -> None:
+    done = subprocess.run([sys.executable, "-m", "anvil", "--version"], capture_output=True, text=True, check=False)
+    assert (done.returncode, done.stdout.strip()) == (0, f"anvil {__version__}")
+
+
+def test_an_unknown_command_is_a_coded_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["frobnicate"]) == 2
+    assert "error[cli/usage]" in capsys.readouterr().err
+
+
+def test_no_command_prints_the_help_and_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([]) == 2
+    assert "COMMAND" in capsys.readouterr().err
