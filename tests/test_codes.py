@@ -42,3 +42,9 @@ def test_diagnostic_codes_carry_a_default_severity_and_a_summary() -> None:
         assert code.summary
         assert (code.severity is not None) == (code.kind == "diagnostic")
     assert code_info("unproven_idempotency").severity == "warning"
+
+
+def test_every_registered_code_is_used_by_the_source() -> None:
+    text = "\n".join(path.read_text(encoding="utf-8") for path in SRC.rglob("*.py") if path.name != "codes.py")
+    unused = sorted(code for code in CODES if code not in text)
+    assert unused == []
