@@ -10,11 +10,10 @@ diagnostic, and a stage that fails unexpectedly is an ``internal_error`` diagnos
 
 from __future__ import annotations
 
-import importlib
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Final, TypeVar
+from typing import TYPE_CHECKING, Final, TypeVar
 
 from anvil._types import JSONObject
 from anvil.air.codec import SERVICE_ID_PATTERN, load_document, to_json
@@ -22,9 +21,12 @@ from anvil.air.inputs import assemble_input_schema
 from anvil.air.model import NO_AUTH, Document, Operation, Server, Service, Source
 from anvil.air.naming import resolve_name_collisions, snake
 from anvil.compiler.capabilities import discover_capabilities
+from anvil.compiler.effects import check_effects
 from anvil.compiler.normalize import normalize_document
+from anvil.compiler.overlay import ManifestApplication, apply_manifest, apply_service_defaults
 from anvil.compiler.schemas import SchemaMaterializer
 from anvil.compiler.validate import block, critique_names, validate_operations
+from anvil.compiler.workflows import build_workflows
 from anvil.diagnostics import Diagnostic, diagnostic
 from anvil.errors import AnvilError
 from anvil.load.result import LoadResult
@@ -78,16 +80,6 @@ def _internal(stage: str, exc: BaseException) -> Diagnostic:
     return diagnostic("internal_error", f"compile stage {stage!r} failed: {type(exc).__name__}: {exc}")
 
 
-def _optional(module: str, name: str) -> Callable[..., Any] | None:
-    """A function of a compiler module written by another stage owner, when it exists."""
-    try:
-        loaded = importlib.import_module(module)
-    except ImportError:
-        return None
-    found = getattr(loaded, name, None)
-    return found if callable(found) else None
-
-
 def _servers(document: JSONObject) -> tuple[Server, ...]:
     out: list[Server] = []
     for item in document.get("servers") or ():
@@ -119,7 +111,7 @@ class _Run:
 
     def __init__(self) -> None:
         self.found: list[Diagnostic] = []
-        self.application: object | None = None
+        self.application: ManifestApplication | None = None
 
     def guard(self, stage: str, fallback: T, step: Callable[[], T]) -> T:
         try:
@@ -218,22 +210,17 @@ def _apply_manifest(
     found: list[Diagnostic] = []
     if manifest is None:
         return ops, found
-    defaults = _optional("anvil.compiler.overlay", "apply_service_defaults")
-    if defaults is not None:
-        unmodeled = frozenset(ops[i].id for i in alternatives if i < len(ops))
+    unmodeled = frozenset(ops[i].id for i in alternatives if i < len(ops))
 
-        def service_defaults() -> tuple[Operation, ...]:
-            result, diagnostics = defaults(ops, manifest, alternatives_unmodeled=unmodeled)
-            found.extend(diagnostics)
-            return tuple(result)
+    def service_defaults() -> tuple[Operation, ...]:
+        result, diagnostics = apply_service_defaults(ops, manifest, alternatives_unmodeled=unmodeled)
+        found.extend(diagnostics)
+        return tuple(result)
 
-        ops = run.guard("service auth defaults", ops, service_defaults)
-    apply = _optional("anvil.compiler.overlay", "apply_manifest")
-    if apply is None:
-        return ops, found
+    ops = run.guard("service auth defaults", ops, service_defaults)
 
     def overlay() -> tuple[Operation, ...]:
-        application = apply(ops, manifest, service_id=sid)
+        application = apply_manifest(ops, manifest, service_id=sid)
         run.application = application
         found.extend(application.diagnostics)
         return tuple(application.operations)
@@ -267,12 +254,8 @@ def _component_schemas(spec: JSONObject) -> JSONObject:
 
 
 def _effects(run: _Run, document: Document) -> Document:
-    check = _optional("anvil.compiler.effects", "check_effects")
-    if check is None:
-        return document
-
     def step() -> Document:
-        checked, diagnostics = check(document, run.application)
+        checked, diagnostics = check_effects(document, run.application)
         run.found.extend(diagnostics)
         assert isinstance(checked, Document)
         return replace(checked, operations=_with_schemas(checked.operations, run.found))
@@ -282,12 +265,11 @@ def _effects(run: _Run, document: Document) -> Document:
 
 
 def _workflows(run: _Run, document: Document, manifest: Manifest | None) -> Document:
-    build = _optional("anvil.compiler.workflows", "build_workflows")
-    if build is None or manifest is None:
+    if manifest is None:
         return document
 
     def step() -> Document:
-        built, diagnostics = build(document, manifest)
+        built, diagnostics = build_workflows(document, manifest)
         run.found.extend(diagnostics)
         result: Document = built
         return result
