@@ -415,3 +415,19 @@ def test_an_unknown_key_in_the_effect_block_fails_the_compile(tmp_path: Path) ->
     result, manifest, text = compile_notes(tmp_path, {"createNote": "effect: {class: reversible, undo: x}  #<"})
     unknown = [d for d in result.diagnostics if d.code == "manifest/unknown_key"]
     assert [(d.severity, d.file, d.line) for d in unknown] == [("error", manifest.name, marked_line(text))]
+
+
+def test_a_follow_up_target_that_validation_blocks_is_reported_as_not_approved(tmp_path: Path) -> None:
+    # deleteNote is approved by the manifest but names a query carrier the spec does not declare, so
+    # validation blocks it; the contract check runs on the validated operations and sees the block.
+    entries = {
+        "createNote": "state: approved\neffect:\n  class: reversible\n  inverse:\n    operation: deleteNote\n"
+        "    arguments: {note_id: response.id}\n",
+        "deleteNote": "state: approved\nidempotency: {strategy: required_request_key, key_location: query, "
+        "parameter: idem}\n",
+    }
+    result, _manifest, _text = compile_notes(tmp_path, entries)
+    assert op_by_source(result, "deleteNote").state == "blocked"
+    assert "unsupported_idempotency_carrier" in [d.code for d in result.diagnostics]
+    assert [(d.code, d.severity) for d in effect_findings(result)] == [("effect/operation_not_approved", "warning")]
+    assert op_by_source(result, "createNote").effect.class_ == "reversible"

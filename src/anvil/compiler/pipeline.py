@@ -2,10 +2,11 @@
 
 Step order: service id, version, display name, servers; normalize; collision repair; service auth
 defaults and the manifest overlay (collision repair again when names moved; composite auth blocked
-again); input schemas; effect contracts; validation (then input schemas again, since validation can
-require confirmation); name critique; capabilities; workflows and capability reviews; service auth;
-a final AIR round trip. A bad spec never raises out of :func:`compile_source`: a broken operation is a
-diagnostic, and a stage that fails unexpectedly is an ``internal_error`` diagnostic.
+again); input schemas; validation (then input schemas again, since validation can require
+confirmation); effect contracts (on the validated operations); name critique; capabilities; workflows
+and capability reviews; service auth; a final AIR round trip. A bad spec never raises out of
+:func:`compile_source`: a broken operation is a diagnostic, and a stage that fails unexpectedly is an
+``internal_error`` diagnostic.
 """
 
 from __future__ import annotations
@@ -184,10 +185,13 @@ def compile_source(
         operations=ops,
         schemas=_component_schemas(spec),
     )
-    document = _effects(run, document)
     validated, validation = validate_operations(document.operations)
     run.found.extend(validation)
-    validated = _with_schemas(validated, run.found)
+    document = replace(document, operations=_with_schemas(validated, run.found))
+    # Effect contracts are judged after validation, so they see final states and confirmations
+    # (a follow-up target that validation blocked is a target callers will be refused).
+    document = _effects(run, document)
+    validated = document.operations
     run.found.extend(critique_names(validated))
     stamped, capabilities = discover_capabilities(sid, validated)
     document = replace(document, operations=stamped, capabilities=capabilities)
