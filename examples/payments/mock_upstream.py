@@ -109,34 +109,29 @@ def create_app(state: State | None = None) -> Starlette:
                 return _error(int(fault.get("status", 503)), "injected_fault", "Injected fault.")
         return None
 
-    async def get_customer(request: Request) -> Response:
+    async def lookup(request: Request, table: dict[str, dict[str, Any]], param: str, what: str) -> Any:
+        """Record the request, then answer an injected fault, a 404, or the stored row (a dict)."""
         await record(request)
         if (fault := injected_fault(request)) is not None:
             return fault
-        customer = memory.customers.get(request.path_params["customer_id"])
-        if customer is None:
-            return _error(404, "customer_not_found", "No such customer.")
-        return JSONResponse(customer)
+        row = table.get(request.path_params[param])
+        return _error(404, f"{what}_not_found", f"No such {what}.") if row is None else row
+
+    async def get_customer(request: Request) -> Response:
+        found = await lookup(request, memory.customers, "customer_id", "customer")
+        return JSONResponse(found) if isinstance(found, dict) else found
 
     async def get_payment(request: Request) -> Response:
-        await record(request)
-        if (fault := injected_fault(request)) is not None:
-            return fault
-        payment = memory.payments.get(request.path_params["payment_id"])
-        if payment is None:
-            return _error(404, "payment_not_found", "No such payment.")
-        return JSONResponse(payment)
+        found = await lookup(request, memory.payments, "payment_id", "payment")
+        return JSONResponse(found) if isinstance(found, dict) else found
 
     async def capture_payment(request: Request) -> Response:
-        await record(request)
-        if (fault := injected_fault(request)) is not None:
-            return fault
-        payment = memory.payments.get(request.path_params["payment_id"])
-        if payment is None:
-            return _error(404, "payment_not_found", "No such payment.")
-        if payment["status"] == "authorized":
-            payment["status"] = "captured"
-        return JSONResponse(payment)
+        found = await lookup(request, memory.payments, "payment_id", "payment")
+        if not isinstance(found, dict):
+            return found
+        if found["status"] == "authorized":
+            found["status"] = "captured"
+        return JSONResponse(found)
 
     async def create_refund(request: Request) -> Response:
         body = await record(request)
