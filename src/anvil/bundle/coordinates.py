@@ -78,7 +78,7 @@ def coordinates(doc: Document, generation: Generation) -> Coordinates:
     """
     namespace = deployment_namespace(doc, generation)
     environment = doc.service.environment or "prod"
-    if not ENVIRONMENT_PATTERN.match(environment):
+    if not ENVIRONMENT_PATTERN.fullmatch(environment):
         raise BundleError(
             "bundle/invalid",
             f"service environment {environment!r} is not usable as ANVIL_ENV (1-64 of A-Z a-z 0-9 _ . ~ -).",

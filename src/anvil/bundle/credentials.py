@@ -28,7 +28,7 @@ def _suffixes(auth: Auth) -> tuple[str, ...]:
         return ("API_KEY",)
     if auth.type == "basic":
         return ("USERNAME", "PASSWORD")
-    if auth.type in _BEARER or auth.type == "bearer":
+    if auth.type in _BEARER:
         return ("TOKEN",)
     return ()
 
@@ -45,6 +45,7 @@ def emit_credentials(doc: Document, generation: Generation) -> dict[str, bytes]:
     coords = coordinates(doc, generation)
     groups: dict[tuple[str, str | None], list[str]] = {}
     variables: dict[tuple[str, str | None], tuple[str, ...]] = {}
+    key: tuple[str, str | None]
     for op in doc.operations:
         if op.state != "approved" or not _suffixes(op.auth):
             continue
@@ -63,7 +64,7 @@ def emit_credentials(doc: Document, generation: Generation) -> dict[str, bytes]:
         lines.append("credentials: []")
     else:
         lines.append("credentials:")
-        for key in sorted(groups, key=lambda k: (k[0], k[1] or "")):
+        for key in sorted(groups, key=lambda item: (item[0], item[1] or "")):
             auth_type, profile = key
             lines.append(f"  - type: {json.dumps(auth_type)}")
             lines.append(f"    credentialProfile: {json.dumps(profile)}")

@@ -68,7 +68,8 @@ Approved writes with idempotency mode `required` need a shared durable ledger. P
 Terraform inputs outside the bundle and merge them with your other reviewed operator inputs before planning:
 
 ```
-anvil deploy ledger . --project YOUR_PROJECT --database YOUR_DATABASE --tfvars > /EXTERNAL_TF_WORK/ledger.auto.tfvars.json
+anvil deploy ledger . --project YOUR_PROJECT --database YOUR_DATABASE --tfvars \\
+  > /EXTERNAL_TF_WORK/ledger.auto.tfvars.json
 ```
 
 The default `ledger_database_mode = "shared"` references an existing, platform-owned database.
