@@ -281,6 +281,10 @@ def _match(value: Any, template: Any, path: tuple[str, ...]) -> None:
         if not isinstance(value, str) or not value:
             raise _Mismatch
         return
+    if path == ("firestore", "retention", "resultTtlSecondsDefault"):
+        if type(value) is not int or value < 1:
+            raise _Mismatch
+        return
     if path == ("requirement", "operationIds"):
         if not isinstance(value, list) or not all(isinstance(item, str) and item for item in value):
             raise _Mismatch
