@@ -69,7 +69,7 @@ def test_valid_flags_pass_the_format_checks_and_then_a_missing_bundle_is_not_fou
     ):
         status, out, err = _run(capsys, str(tmp_path / "does-not-exist"), *flags)
         assert (status, out) == (1, "")
-        assert err.startswith("error[deploy/bundle_not_found]") and "ENOENT" in err
+        assert err.startswith(f"error[{'deploy/bundle_not_found'}]") and "ENOENT" in err
 
 
 @pytest.mark.parametrize(("flags", "code"), CONSISTENCY_ERRORS)
@@ -95,7 +95,7 @@ def test_a_stale_bundle_reports_staleness_even_when_the_flags_are_also_inconsist
     main_tf.write_bytes(main_tf.read_bytes().replace(b"/payments", b"/elsewhere", 1))
     status, out, err = _run(capsys, str(payments_bundle), "--database-mode", "dedicated", "--ttl-seconds", "1")
     assert (status, out) == (1, "")
-    assert err.startswith("error[deploy/contract_stale]")
+    assert err.startswith(f"error[{'deploy/contract_stale'}]")
 
 
 def test_tfvars_for_a_firestore_bundle_needs_both_coordinates(
@@ -103,7 +103,7 @@ def test_tfvars_for_a_firestore_bundle_needs_both_coordinates(
 ) -> None:
     status, out, err = _run(capsys, str(payments_bundle), "--tfvars", "--project", "acme-prod-1")
     assert (status, out) == (1, "")
-    assert err.startswith("error[deploy/tfvars_unresolved]")
+    assert err.startswith(f"error[{'deploy/tfvars_unresolved'}]")
 
 
 @pytest.mark.parametrize(("text", "seconds"), [(None, 604800), ("60", 60), ("3600", 3600), ("31536000", 31536000)])

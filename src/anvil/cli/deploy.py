@@ -29,7 +29,7 @@ _DESCRIPTION = (
 
 def register(parser: argparse.ArgumentParser) -> None:
     """Add ``deploy`` and its ``ledger`` subcommand."""
-    parser.description = _DESCRIPTION
+    parser.epilog = _DESCRIPTION
     sub = parser.add_subparsers(dest="deploy_command", metavar="SUBCOMMAND", parser_class=type(parser))
     ledger = sub.add_parser(
         "ledger",

@@ -23,6 +23,11 @@ from anvil.deploy.options import DeployError, LedgerFlags, check_flags, check_mo
 __all__ = ["LedgerPlan", "plan_ledger", "write_rows"]
 
 _AIR_FILES = ("air.json", "air.yaml")
+_CONTRACT_CODES = {
+    "missing": "deploy/contract_missing",
+    "corrupt": "deploy/contract_corrupt",
+    "stale": "deploy/contract_stale",
+}
 _READINESS_DETAIL = (
     "Only the deployed /readyz data-plane probe can prove the database exists and the runtime identity can reach it."
 )
@@ -460,7 +465,7 @@ def plan_ledger(target: Path, flags: LedgerFlags) -> LedgerPlan:
     inspection = inspect_store(freshness)
     if inspection.state != "fresh":
         raise DeployError(
-            f"deploy/contract_{inspection.state}",
+            _CONTRACT_CODES[inspection.state],
             f"Idempotency store contract is {inspection.state}: {inspection.detail}",
             hint="Recompile the bundle with `anvil compile`; never edit compiler-owned files.",
         )
