@@ -91,14 +91,14 @@ def check_flags(flags: LedgerFlags) -> None:
         )
 
 
-def parse_ttl(flags: LedgerFlags) -> int:
-    """Step 5: the completed-result retention in seconds (default 604800).
+def parse_ttl(flags: LedgerFlags, default: int = DEFAULT_TTL_SECONDS) -> int:
+    """Step 5: the completed-result retention in seconds (``default``: the contract's, else 604800).
 
     Raises:
         DeployError: ``deploy/invalid_ttl`` unless digits only, from 60 to 31536000.
     """
     if flags.ttl_seconds is None:
-        return DEFAULT_TTL_SECONDS
+        return default
     text = flags.ttl_seconds
     if not _DIGITS.fullmatch(text) or not MIN_TTL_SECONDS <= int(text) <= MAX_TTL_SECONDS:
         raise DeployError("deploy/invalid_ttl", "--ttl-seconds must be an integer from 60 to 31536000.")

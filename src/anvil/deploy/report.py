@@ -18,7 +18,7 @@ from anvil.air.model import Document, Operation
 from anvil.bundle.container import runtime_artifact_hash
 from anvil.deploy.digest import LedgerInput, ledger_input_digest
 from anvil.deploy.freshness import StoreInspection, check_freshness, inspect_store
-from anvil.deploy.options import DeployError, LedgerFlags, check_flags, check_mode, parse_ttl
+from anvil.deploy.options import DEFAULT_TTL_SECONDS, DeployError, LedgerFlags, check_flags, check_mode, parse_ttl
 
 __all__ = ["LedgerPlan", "plan_ledger", "write_rows"]
 
@@ -469,9 +469,10 @@ def plan_ledger(target: Path, flags: LedgerFlags) -> LedgerPlan:
             f"Idempotency store contract is {inspection.state}: {inspection.detail}",
             hint="Recompile the bundle with `anvil compile`; never edit compiler-owned files.",
         )
-    ttl = parse_ttl(flags)
-    check_mode(flags)
     contract = inspection.contract or {}
+    firestore = contract.get("firestore") or {}
+    ttl = parse_ttl(flags, firestore["retention"]["resultTtlSecondsDefault"] if firestore else DEFAULT_TTL_SECONDS)
+    check_mode(flags)
     if contract.get("backend") == "firestore" and flags.tfvars and not flags.resolved:
         raise DeployError(
             "deploy/tfvars_unresolved",
