@@ -32,10 +32,16 @@ def _harness(bundle: Path, work: Path) -> None:
     locals_block = re.search(r"^locals \{\n.*?^\}\n", main_tf, flags=re.S | re.M)
     start = r"\n  lifecycle \{\n    precondition \{\n      condition     = "
     gates = re.search(start + r"length\(setintersection\(toset\(keys\(var\.env\)\).*?\n  \}\n", main_tf, flags=re.S)
-    assert locals_block is not None and gates is not None
+    database = re.search(
+        r'resource "google_firestore_database" "ledger" \{\n  (count = .*?)\n.*?(\n  lifecycle \{\n.*?\n  \}\n)',
+        main_tf,
+        flags=re.S,
+    )
+    assert locals_block is not None and gates is not None and database is not None
     assert _SHARED_DB in locals_block.group(0)
     harness = locals_block.group(0).replace(_SHARED_DB, "var.ledger_database_id")
     harness += '\nresource "terraform_data" "gate" {' + gates.group(0) + "}\n"
+    harness += '\nresource "terraform_data" "database" {\n  ' + database.group(1) + "\n" + database.group(2) + "}\n"
     (work / "main.tf").write_text(harness, encoding="utf-8")
     shutil.copy(bundle / "deploy/terraform/variables.tf", work / "variables.tf")
 
@@ -46,8 +52,10 @@ def _terraform(binary: str, work: Path, *args: str) -> subprocess.CompletedProce
     )
 
 
-@pytest.fixture
-def planned(payments_bundle: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[str, Path]:
+@pytest.fixture(params=["shared"])
+def planned(
+    payments_bundle: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], request: pytest.FixtureRequest
+) -> tuple[str, Path]:
     binary = shutil.which("terraform")
     if binary is None:
         missing("no terraform binary on PATH (the machine image provides one)")
@@ -56,6 +64,8 @@ def planned(payments_bundle: Path, tmp_path: Path, capsys: pytest.CaptureFixture
     work.mkdir()
     _harness(payments_bundle, work)
     args = ["--project", "acme-prod-1", "--database", "bank-shared-ledger", "--ttl-seconds", "3600", "--tfvars"]
+    if request.param == "dedicated":
+        args += ["--database-mode", "dedicated", "--location", "nam5"]
     assert main(["deploy", "ledger", str(payments_bundle), *args]) == 0
     (work / "ledger.auto.tfvars.json").write_text(capsys.readouterr().out, encoding="utf-8")
     init = _terraform(binary, work, "init", "-input=false", "-no-color", "-backend=false")
@@ -69,10 +79,20 @@ def _plan(planned: tuple[str, Path], *variables: str) -> subprocess.CompletedPro
     return _terraform(binary, work, "plan", "-input=false", "-no-color", "-lock=false", *flags)
 
 
-def test_the_emitted_tfvars_pass_every_plan_gate(planned: tuple[str, Path]) -> None:
+@pytest.mark.parametrize("planned", ["shared", "dedicated"], indirect=True)
+def test_the_emitted_tfvars_pass_every_plan_gate_in_both_modes(planned: tuple[str, Path]) -> None:
     done = _plan(planned, "project_id=acme-prod-1")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "terraform_data.gate will be created" in done.stdout
+    dedicated = json.loads((planned[1] / "ledger.auto.tfvars.json").read_text())["ledger_database_mode"] == "dedicated"
+    assert ("terraform_data.database[0] will be created" in done.stdout) is dedicated
+
+
+@pytest.mark.parametrize("planned", ["dedicated"], indirect=True)
+def test_a_dedicated_plan_refuses_the_default_database(planned: tuple[str, Path]) -> None:
+    done = _plan(planned, "project_id=acme-prod-1", "ledger_database_id=(default)")
+    assert done.returncode != 0
+    assert "not (default)" in " ".join((done.stdout + done.stderr).split())
 
 
 @pytest.mark.parametrize(
