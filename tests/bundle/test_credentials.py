@@ -16,7 +16,7 @@ def test_each_auth_requirement_lists_its_variables_and_operations(payments_doc: 
         {
             "type": "oauth2_client_credentials",
             "credentialProfile": None,
-            "variables": ["ANVIL_PROD_TOKEN"],
+            "variables": [{"name": "ANVIL_PROD_TOKEN", "recommendedSecretId": "payments-anvil-prod-token"}],
             "operations": [
                 "payments.customers.get",
                 "payments.payments.get",
@@ -25,6 +25,14 @@ def test_each_auth_requirement_lists_its_variables_and_operations(payments_doc: 
             ],
         }
     ]
+
+
+def test_recommended_secret_ids_carry_the_deployment_namespace(payments_doc: Document) -> None:
+    from anvil.bundle.generation import Generation
+
+    files = emit_bundle(payments_doc, Generation(deployment_namespace="payments-eu"))
+    data = yaml.safe_load(files["deploy/credentials.required.yaml"])
+    assert data["credentials"][0]["variables"][0]["recommendedSecretId"] == "payments-eu-anvil-prod-token"
 
 
 def test_variable_names_follow_the_runtime_convention() -> None:

@@ -163,3 +163,15 @@ def test_an_air_file_that_does_not_load_is_malformed(payments_bundle: Path) -> N
     (payments_bundle / "air.json").write_text("{}", encoding="utf-8")
     freshness = check_freshness(payments_bundle)
     assert (freshness.state, freshness.state_of("air.json"), freshness.document) == ("malformed", "malformed", None)
+
+
+def test_a_fifo_in_the_bundle_is_reported_without_being_opened(payments_bundle: Path) -> None:
+    os.mkfifo(payments_bundle / "deploy" / "pipe")
+    freshness = check_freshness(payments_bundle)  # would block forever if it opened the FIFO
+    assert freshness.state_of("deploy/pipe") == "malformed"
+    assert freshness.state == "stale"
+
+
+def test_a_missing_directory_is_file_not_found(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError):
+        check_freshness(tmp_path / "nope")

@@ -3,7 +3,8 @@
 Names only, never values (original-core §6.7): for each distinct auth requirement of the approved
 operations, the ``ANVIL_<PROFILE>_*`` variables the runtime reads under the deployment profile
 (``ANVIL_AUTH_PROFILE``, which the generated Terraform sets to ``anvil_env``). Supply them through
-``var.env`` or, better, ``credential_secret_refs`` (Secret Manager).
+``var.env`` or, better, ``credential_secret_refs`` (Secret Manager): each variable carries a recommended
+secret id prefixed by the deployment namespace, so two deployments of one service never share a secret.
 """
 
 from __future__ import annotations
@@ -69,7 +70,10 @@ def emit_credentials(doc: Document, generation: Generation) -> dict[str, bytes]:
             lines.append(f"  - type: {json.dumps(auth_type)}")
             lines.append(f"    credentialProfile: {json.dumps(profile)}")
             lines.append("    variables:")
-            lines.extend(f"      - {json.dumps(name)}" for name in variables[key])
+            for name in variables[key]:
+                secret = f"{coords.namespace}-{name.lower().replace('_', '-')}"
+                lines.append(f"      - name: {json.dumps(name)}")
+                lines.append(f"        recommendedSecretId: {json.dumps(secret)}")
             lines.append("    operations:")
             lines.extend(f"      - {json.dumps(op_id)}" for op_id in groups[key])
     return {CREDENTIALS_PATH: text_file("\n".join(lines))}

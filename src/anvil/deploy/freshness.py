@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -120,10 +121,14 @@ class Freshness:
         return "; ".join(f"{check.path}: {check.detail}" for check in self.problems)
 
 
-def _read_tree(directory: Path) -> tuple[dict[str, bytes], list[str]]:
-    """Every regular file under ``directory`` (node_modules skipped) and every symlink found."""
+def _read_tree(directory: Path) -> tuple[dict[str, bytes], list[str], list[FileCheck]]:
+    """Regular files (node_modules skipped), symlinks, and entries that are neither or cannot be read.
+
+    A FIFO, socket or device is reported, never opened: opening a FIFO would block the check forever.
+    """
     files: dict[str, bytes] = {}
     links: list[str] = []
+    odd: list[FileCheck] = []
     for current, dirnames, filenames in os.walk(directory, followlinks=False):
         base = Path(current)
         rel_base = base.relative_to(directory).as_posix()
@@ -136,12 +141,18 @@ def _read_tree(directory: Path) -> tuple[dict[str, bytes], list[str]]:
                 kept.append(name)
         dirnames[:] = kept
         for name in sorted(filenames):
-            path = base / name
-            if path.is_symlink():
-                links.append(prefix + name)
-            else:
-                files[prefix + name] = path.read_bytes()
-    return files, links
+            path, rel = base / name, prefix + name
+            try:
+                mode = os.lstat(path).st_mode
+                if stat.S_ISLNK(mode):
+                    links.append(rel)
+                elif stat.S_ISREG(mode):
+                    files[rel] = path.read_bytes()
+                else:
+                    odd.append(FileCheck(path=rel, state="malformed", detail="not a regular file"))
+            except OSError as exc:
+                odd.append(FileCheck(path=rel, state="malformed", detail=f"cannot be read ({exc.strerror})"))
+    return files, links, odd
 
 
 def _parse_inputs(on_disk: dict[str, bytes]) -> tuple[Document | None, Generation | None, list[FileCheck]]:
@@ -211,8 +222,9 @@ def check_freshness(directory: Path) -> Freshness:
     directory = Path(os.path.abspath(directory))
     if not directory.is_dir():
         raise FileNotFoundError(str(directory))
-    on_disk, links = _read_tree(directory)
+    on_disk, links, odd = _read_tree(directory)
     document, generation, problems = _parse_inputs(on_disk)
+    problems.extend(odd)
     if links:
         checks = [FileCheck(path=link, state="symlink", detail="unexpected symlink in bundle") for link in links]
         return Freshness(
