@@ -221,6 +221,7 @@ def test_a_path_to_air_json_is_its_bundle(capsys: pytest.CaptureFixture[str], pa
         ("runtime_byte", "deploy/contract_stale"),
         ("contract_byte", "deploy/contract_stale"),
         ("air_invalid", "deploy/air_invalid"),
+        ("air_edit", "deploy/contract_stale"),
         ("symlink", "deploy/bundle_symlink"),
     ],
 )
@@ -244,6 +245,9 @@ def test_a_damaged_bundle_exits_1_with_its_own_code_and_nothing_on_stdout(
         manifest.write_bytes(manifest.read_bytes().replace(b'"required"', b'"requirex"', 1))
     elif damage == "contract_byte":
         contract.write_bytes(contract.read_bytes().replace(b"604800", b"604801"))
+    elif damage == "air_edit":
+        air = payments_bundle / "air.json"
+        air.write_bytes(air.read_bytes().replace(b'"displayName": "Payments API"', b'"displayName": "Payments APJ"', 1))
     elif damage == "air_invalid":
         (payments_bundle / "air.json").write_bytes(b'{"schemaVersion": "nope"}')
     else:
@@ -255,6 +259,8 @@ def test_a_damaged_bundle_exits_1_with_its_own_code_and_nothing_on_stdout(
     assert err.startswith(f"error[{code}]")
     if damage == "main_tf_byte":
         assert "deploy/terraform/main.tf: bytes differ from deterministic projection" in err
+    if damage == "air_edit":
+        assert "skill/SKILL.md: bytes differ from deterministic projection" in err
     if damage == "runtime_byte":
         assert "runtime/operations.manifest.json: bytes differ from deterministic projection" in err
 
@@ -264,3 +270,17 @@ def test_deploy_ledger_never_writes_the_bundle(capsys: pytest.CaptureFixture[str
     for extra in ([], ["--json"], ["--tfvars"]):
         _run(capsys, str(payments_bundle), *SHARED, *extra)
     assert {p: p.read_bytes() for p in payments_bundle.rglob("*") if p.is_file()} == before
+
+
+def test_the_originals_own_payments_example_compiles_to_its_store_contract_byte_for_byte(tmp_path: Path) -> None:
+    from anvil.air.canonical import sha256_hex
+    from anvil.cli.compile import compile_bundle
+
+    source = GOLDEN / "original-payments"
+    outcome = compile_bundle(
+        source / "openapi.yaml", out=tmp_path / "b", manifest=source / "anvil.yaml", service_id="payments", root=source
+    )
+    assert outcome.bundle_hash is not None
+    contract = (tmp_path / "b/deploy/idempotency-store.json").read_bytes()
+    assert sha256_hex(contract) == "669970374961c8e80e4eacbdfd6eabff45043ab3a2e92f2e4131806bea2a148f"
+    assert contract.count(b"\n") == 94
