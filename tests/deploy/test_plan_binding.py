@@ -1,11 +1,12 @@
 """The generated plan gates, evaluated by real Terraform against `anvil deploy ledger --tfvars` output.
 
 The google provider cannot be downloaded here, so the test builds a provider-free module from the
-generated files: ``variables.tf`` verbatim, the ``locals`` block of ``main.tf`` (the dedicated database
-reference replaced by the variable it names in shared mode) and the Cloud Run service's ``lifecycle``
-preconditions verbatim on a built-in ``terraform_data`` resource. ``terraform plan`` then evaluates the same
-expressions the real plan would: the emitted tfvars pass; a different deploying project, a changed
-retention, a shadowing ``var.env`` key, a name in both maps and a malformed database id each fail.
+generated files: ``variables.tf`` verbatim, the ``locals`` block of ``main.tf`` (the dedicated database's
+``name`` read from a built-in ``terraform_data`` stand-in with the same ``count`` and ``lifecycle``) and the
+Cloud Run service's ``lifecycle`` preconditions verbatim on another ``terraform_data`` resource.
+``terraform plan`` then evaluates the same expressions the real plan would: the emitted tfvars pass; a
+different deploying project, a changed retention, a shadowing ``var.env`` key, a name in both maps and a
+malformed database id each fail.
 """
 
 from __future__ import annotations
@@ -39,9 +40,14 @@ def _harness(bundle: Path, work: Path) -> None:
     )
     assert locals_block is not None and gates is not None and database is not None
     assert _SHARED_DB in locals_block.group(0)
-    harness = locals_block.group(0).replace(_SHARED_DB, "var.ledger_database_id")
+    harness = locals_block.group(0).replace(
+        "google_firestore_database.ledger[0].name", "terraform_data.database[0].output"
+    )
     harness += '\nresource "terraform_data" "gate" {' + gates.group(0) + "}\n"
-    harness += '\nresource "terraform_data" "database" {\n  ' + database.group(1) + "\n" + database.group(2) + "}\n"
+    harness += (
+        '\nresource "terraform_data" "database" {\n  ' + database.group(1) + "\n  input = var.ledger_database_id\n"
+    )
+    harness += database.group(2) + "}\n"
     (work / "main.tf").write_text(harness, encoding="utf-8")
     shutil.copy(bundle / "deploy/terraform/variables.tf", work / "variables.tf")
 
