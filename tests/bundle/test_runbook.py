@@ -46,3 +46,9 @@ def test_without_a_ledger_the_runbook_says_so_and_names_no_ledger_variable(payme
     assert "No managed ledger is required by this surface" in text
     assert "firestore, secretmanager" not in text and "ledger_database_id" not in text
     assert "Proof gates stay separate" in text
+
+
+def test_the_credential_prefix_follows_the_runtime_convention(payments_doc: Document) -> None:
+    doc = replace(payments_doc, service=replace(payments_doc.service, environment="staging-eu"))
+    text = emit_bundle(doc)[PATH].decode()
+    assert "`ANVIL_STAGING_EU_*`" in text and "_ANVIL_ENV=staging-eu" in text

@@ -7,6 +7,8 @@ reconstructs it by hand.
 
 from __future__ import annotations
 
+import re
+
 from anvil.air.model import Document
 from anvil.bundle.coordinates import Coordinates, coordinates
 from anvil.bundle.encoding import text_file
@@ -15,6 +17,11 @@ from anvil.bundle.generation import Generation
 __all__ = ["RUNBOOK_PATH", "emit_runbook"]
 
 RUNBOOK_PATH = "deploy/README.md"
+_NON_ALNUM = re.compile(r"[^A-Za-z0-9]+")
+
+
+def _profile_prefix(profile: str) -> str:
+    return "ANVIL_" + _NON_ALNUM.sub("_", profile).upper()
 
 
 def _common(c: Coordinates) -> str:
@@ -37,7 +44,7 @@ recompile instead of editing these files.
 
 The AIR environment `{c.environment}` (anvil.yaml `service.environment`) is the default of `anvil_env` and of
 Cloud Build's `_ANVIL_ENV={c.environment}`. That value also selects the outbound credential profile
-(`ANVIL_AUTH_PROFILE`), so credentials are read from `ANVIL_{c.environment.upper()}_*` (see
+(`ANVIL_AUTH_PROFILE`), so credentials are read from `{_profile_prefix(c.environment)}_*` (see
 `credentials.required.yaml`). Compile one bundle per environment.
 
 ## Build and plan
