@@ -15,7 +15,7 @@ README = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding=
 
 
 def test_the_commands_are_compile_serve_run_and_the_proof_lanes() -> None:
-    assert sorted(COMMANDS) == ["compile", "mock", "run", "serve"]
+    assert sorted(COMMANDS) == ["compile", "mock", "run", "selftest", "serve"]
 
 
 @pytest.mark.parametrize("name", sorted(COMMANDS))
