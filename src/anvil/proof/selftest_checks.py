@@ -86,6 +86,8 @@ def _concrete_path(op: Operation, arguments: Mapping[str, JSONValue]) -> str:
 
 def _surface(driver: Driver) -> Check:
     approved = {op.mcp.tool_name: op for op in driver.approved()}
+    if not approved:
+        return Check(id="surface", status="skipped", detail="the bundle approves no operation")
     listed = set(driver.listed)
     missing, extra = sorted(set(approved) - listed), sorted(listed - set(approved))
     if missing or extra:
