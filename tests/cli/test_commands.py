@@ -14,8 +14,8 @@ from anvil.cli import COMMANDS, main
 README = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
 
 
-def test_the_commands_are_compile_deploy_serve_and_run() -> None:
-    assert sorted(COMMANDS) == ["compile", "deploy", "run", "serve"]
+def test_the_commands_are_the_pipeline_the_deploy_evidence_and_the_proof_lanes() -> None:
+    assert sorted(COMMANDS) == ["compile", "deploy", "mock", "run", "selftest", "serve"]
 
 
 @pytest.mark.parametrize("name", sorted(COMMANDS))
