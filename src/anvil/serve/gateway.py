@@ -252,6 +252,8 @@ class Gateway:
             idempotency_key=_sent_key(outcome),
             answered_at_ms=self._now_ms(),
             found=found,
+            replayed=outcome.replayed,
+            replay_unavailable=outcome.replay_unavailable,
         )
         if succeeded:
             return CallResult(kind="success", data=outcome.data, status=outcome.status, report=report)
@@ -322,5 +324,12 @@ class Gateway:
             return CallResult(kind="dry_run", plan=outcome.plan)
         if outcome.kind != "success":
             return CallResult(kind="error", envelope=outcome.envelope)
-        report = staged_report(tool.plan, request=args, response=outcome.data, idempotency_key=_sent_key(outcome))
+        report = staged_report(
+            tool.plan,
+            request=args,
+            response=outcome.data,
+            idempotency_key=_sent_key(outcome),
+            replayed=outcome.replayed,
+            replay_unavailable=outcome.replay_unavailable,
+        )
         return CallResult(kind="success", data=outcome.data, status=outcome.status, report=report)

@@ -6,6 +6,8 @@ confirm input and the idempotency-key input are left out of ``required`` and acc
 so a missing ``confirm`` is ``confirmation_required`` and a missing required key is
 ``idempotency_required``, exactly as on every other surface. Everything else is checked strictly:
 required business inputs, types and constraints, and no argument the tool does not declare.
+``integer`` means a JSON integer: ``1.0`` is a number, not an integer (it would reach the upstream as
+a float), so it is refused where the schema says integer.
 
 The validator is compiled on the first call of a tool and kept; the hot path after that is one
 ``is_valid`` walk, and the error description is worked out only for an invalid call.
@@ -64,6 +66,22 @@ def format_field(path: Collection[Any]) -> str:
     return out
 
 
+_STRICT: Any = None
+
+
+def _strict_validator() -> Any:
+    """Draft 2020-12 with ``integer`` meaning an int (never a float such as ``1.0``, never a bool)."""
+    global _STRICT
+    if _STRICT is None:
+        from jsonschema import Draft202012Validator, validators
+
+        checker = Draft202012Validator.TYPE_CHECKER.redefine(
+            "integer", lambda _checker, value: isinstance(value, int) and not isinstance(value, bool)
+        )
+        _STRICT = validators.extend(Draft202012Validator, type_checker=checker)
+    return _STRICT
+
+
 class ArgumentCheck:
     """One tool's argument validator, compiled on first use (jsonschema, draft 2020-12)."""
 
@@ -80,13 +98,12 @@ class ArgumentCheck:
 
     def _compiled(self, *, minimal: bool = False) -> Any:
         if self._validator is None or minimal:
-            from jsonschema import Draft202012Validator
             from jsonschema.exceptions import SchemaError
 
             schema = self._schema
             if not minimal:
                 try:
-                    Draft202012Validator.check_schema(schema)
+                    _strict_validator().check_schema(schema)
                 except SchemaError:
                     minimal = True
             if minimal:
@@ -97,7 +114,7 @@ class ArgumentCheck:
                     "required": list(self._required),
                     "additionalProperties": False,
                 }
-            self._validator = Draft202012Validator(schema)
+            self._validator = _strict_validator()(schema)
         return self._validator
 
     def check(self, arguments: Mapping[str, JSONValue]) -> Violation | None:
