@@ -78,7 +78,7 @@ def _strict_validator() -> Any:
         checker = Draft202012Validator.TYPE_CHECKER.redefine(
             "integer", lambda _checker, value: isinstance(value, int) and not isinstance(value, bool)
         )
-        _STRICT = validators.extend(Draft202012Validator, type_checker=checker)
+        _STRICT = validators.extend(Draft202012Validator, type_checker=checker)  # type: ignore[no-untyped-call]
     return _STRICT
 
 
