@@ -12,14 +12,13 @@ import json
 import socket
 import socketserver
 import threading
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-import anyio
-
-from anvil.serve.http import listen, serve_http
+import uvicorn
 
 __all__ = ["Answer", "RawRequest", "RawUpstream", "serving"]
 
@@ -136,14 +135,22 @@ class RawUpstream:
         conn.sendall(head_out.encode("latin-1") + answer.body)
 
 
-@asynccontextmanager
-async def serving(app: Any) -> AsyncIterator[str]:
-    """Serve ``app`` (a :func:`~anvil.serve.listener.create_listener` app) on 127.0.0.1; yields its base URL."""
-    sock = listen("127.0.0.1", 0)
+@contextmanager
+def serving(app: Any) -> Iterator[str]:
+    """Serve ``app`` (a :func:`~anvil.serve.listener.create_listener` app) with uvicorn on 127.0.0.1 in a
+    thread of its own (its own event loop); yields the base URL. Clients the app uses (the runtime
+    context's ``httpx.AsyncClient``) must be used only by the app."""
+    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="critical", lifespan="on", ws="none")
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started:
+        if time.monotonic() > deadline or not thread.is_alive():
+            raise RuntimeError("the listener did not start")
+        time.sleep(0.005)
     try:
-        async with anyio.create_task_group() as group:
-            group.start_soon(lambda: serve_http(app, sock=sock))
-            yield f"http://127.0.0.1:{sock.getsockname()[1]}"
-            group.cancel_scope.cancel()
+        yield f"http://127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}"
     finally:
-        sock.close()
+        server.should_exit = True
+        thread.join(timeout=10)

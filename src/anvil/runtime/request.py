@@ -249,14 +249,40 @@ def check_target(url: str, base_url: str, path: str) -> None:
         raise BuildError(field="path")
 
 
+def _encodable(value: JSONValue) -> bool:
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                return False
+        elif isinstance(item, dict):
+            pending.extend(item.keys())
+            pending.extend(item.values())
+        elif isinstance(item, list | tuple):
+            pending.extend(item)
+    return True
+
+
 def build_request(
     plan: OperationPlan, arguments: Mapping[str, JSONValue], base_url: str, key: str | None
 ) -> WireRequest:
     """Build the wire request for ``arguments``, with ``key`` (if any) in the operation's carrier.
 
     Raises:
-        BuildError: a header value cannot travel in a header, or the path has no template.
+        BuildError: a header value cannot travel in a header, a value is not encodable as UTF-8 (a
+            lone surrogate), a path value would leave its segment, or the path has no template.
     """
+    try:
+        return _build(plan, arguments, base_url, key)
+    except UnicodeEncodeError:
+        culprit = next((b.property for b in plan.bindings if not _encodable(arguments.get(b.property))), "arguments")
+        raise BuildError(field=culprit) from None
+
+
+def _build(plan: OperationPlan, arguments: Mapping[str, JSONValue], base_url: str, key: str | None) -> WireRequest:
     template = plan.path
     if template is None:
         raise BuildError(field="path")
