@@ -186,6 +186,8 @@ _ENTRIES: tuple[Code, ...] = (
     _e("fleet/duplicate_bundle", "Two served bundles have the same fleet id; refused before binding."),
     _e("fleet/no_bundles", "No directory holding air.json was found under the given paths."),
     _e("fleet/tool_collision", "Two bundles produce the same prefixed tool name; refused before binding."),
+    # issue 9: a plain credential variable two fleet bundles would read
+    _e("fleet/ambiguous_credential", "Two bundles would read one plain credential variable; refused before binding."),
     _e("ledger_unavailable", "/readyz: the durable ledger is required and missing, or its live read failed (503)."),
     _e("method_not_allowed", "The listener route does not answer this HTTP method (405)."),
     _e("request_too_large", "The request body is larger than the configured limit (413)."),
