@@ -98,6 +98,7 @@ async def test_an_idempotent_replay_answers_the_same_result_without_a_second_ups
     assert effect(first)["idempotency_key"] == "same-key"
     assert effect(again)["idempotency_key"] is None  # nothing went upstream: the ledger answered
     assert effect(again)["undo"] == effect(first)["undo"]
+    assert effect(again)["replayed"] is True and "replayed" not in effect(first)  # the caller can tell
 
 
 async def test_an_issue_reports_a_compensation_that_closes_it(

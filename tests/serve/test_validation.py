@@ -73,3 +73,11 @@ def test_a_schema_with_a_reference_to_nothing_falls_back_to_the_minimal_check() 
     validation = ArgumentCheck(call_schema(dangling, []))
     assert validation.check({"a": 1}) is None
     assert validation.check({"a": 1, "b": 2}) is not None
+
+
+def test_a_float_is_not_an_integer_even_when_it_has_no_fraction() -> None:
+    schema = {"type": "object", "properties": {"amount": {"type": "integer"}, "ratio": {"type": "number"}}}
+    check = ArgumentCheck(call_schema(schema, ()))
+    refused = check.check({"amount": 1.0})
+    assert refused is not None and refused.details == {"field": "amount", "keyword": "type"}
+    assert check.check({"amount": 1, "ratio": 1.0}) is None and check.check({"amount": True}) is not None
