@@ -383,7 +383,7 @@ class _Command:
         from anvil.ledger.registry import open_ledger
         from anvil.runtime import RuntimeContext, normalize_env, parse_allowed_hosts
         from anvil.runtime.audit import FileAuditSink
-        from anvil.runtime.context import DEFAULT_TIMEOUT_MS
+        from anvil.runtime.context import DEFAULT_DERIVED_KEY_WINDOW_SECONDS, DEFAULT_TIMEOUT_MS
 
         env = self.environ
         override = self._text_flag("base-url") or env.get("ANVIL_BASE_URL")
@@ -421,6 +421,9 @@ class _Command:
                 )
             ) from None
         audit_path = env.get("ANVIL_AUDIT_FILE")
+        from anvil.cli.serve import derived_key_window
+
+        window = derived_key_window(env)
         return RuntimeContext(
             service_id=self.doc.service.id,
             base_url=base_url,
@@ -433,6 +436,7 @@ class _Command:
             ledger=ledger,
             audit=FileAuditSink(Path(audit_path)) if audit_path else None,
             retries=not self.inv.bare("no-retries"),
+            derived_key_window_seconds=DEFAULT_DERIVED_KEY_WINDOW_SECONDS if window is None else window,
         )
 
     async def _through_mcp(self, target: Target, arguments: JSONObject, key: str | None) -> int:
