@@ -420,3 +420,18 @@ async def test_an_unapproved_operation_listed_in_dev_is_still_refused_by_the_exe
     error = envelope(refused)
     assert (error["code"], error["details"]["state"]) == ("unsupported_operation", "review_required")
     assert mock.requests == []
+
+
+async def test_arguments_nested_ten_thousand_levels_deep_are_a_validation_error_over_mcp(
+    github: Document, make_gateway: Callable[..., Gateway], mock: MockServer
+) -> None:
+    deep: Any = "x"
+    for _ in range(10_000):
+        deep = {"d": deep}
+    result = await make_gateway(github).call("github_create_comment", {**COMMENT, "body": deep})
+    assert result is not None and result.envelope is not None
+    assert result.envelope.code == "validation_error" and result.envelope.details == {
+        "field": "arguments",
+        "max_depth": 64,
+    }
+    assert mock.requests == []

@@ -42,7 +42,7 @@ from anvil.serve.controls import CallerControls, ControlError, KeyConflict, forw
 from anvil.serve.listing import served_tool_definition
 from anvil.serve.report import EffectPlan, call_report, lookup_found, staged_report
 from anvil.serve.results import CallResult
-from anvil.serve.validation import ArgumentCheck, call_schema
+from anvil.serve.validation import MAX_ARGUMENT_DEPTH, ArgumentCheck, call_schema, too_deep
 
 __all__ = ["Gateway", "ServedTool"]
 
@@ -218,6 +218,14 @@ class Gateway:
         controls = read_controls(meta)
         if isinstance(controls, ControlError):
             envelope = _refusal(tool.op, "validation_error", controls.message, {"code": "effect/invalid_meta"})
+            return CallResult(kind="error", envelope=envelope)
+        if too_deep(args):
+            envelope = _refusal(
+                tool.op,
+                "validation_error",
+                f"The arguments nest deeper than {MAX_ARGUMENT_DEPTH} levels.",
+                {"field": "arguments", "max_depth": MAX_ARGUMENT_DEPTH},
+            )
             return CallResult(kind="error", envelope=envelope)
         if tool.op.is_approved:
             violation = tool.check.check(args)

@@ -18,11 +18,14 @@ from __future__ import annotations
 import copy
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from anvil._types import JSONObject, JSONValue
 
-__all__ = ["ArgumentCheck", "Violation", "call_schema", "format_field"]
+__all__ = ["MAX_ARGUMENT_DEPTH", "ArgumentCheck", "Violation", "call_schema", "format_field", "too_deep"]
+
+#: The deepest nesting arguments may have (objects and arrays); deeper is refused before any recursion.
+MAX_ARGUMENT_DEPTH: Final = 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +56,23 @@ def call_schema(published: JSONObject, relaxed: Collection[str]) -> JSONObject:
     schema["additionalProperties"] = False
     schema.setdefault("type", "object")
     return schema
+
+
+def too_deep(value: object, limit: int = MAX_ARGUMENT_DEPTH) -> bool:
+    """True when ``value`` nests objects and arrays more than ``limit`` levels (checked without recursion)."""
+    pending: list[tuple[object, int]] = [(value, 0)]
+    while pending:
+        item, depth = pending.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list | tuple):
+            children = item
+        else:
+            continue
+        if depth + 1 > limit:
+            return True
+        pending.extend((child, depth + 1) for child in children)
+    return False
 
 
 def format_field(path: Collection[Any]) -> str:
