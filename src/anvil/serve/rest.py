@@ -77,6 +77,12 @@ REPLAYED_HEADER: Final = "x-anvil-replayed"
 MAX_EFFECT_HEADER: Final = 4096
 #: The deepest nesting a body may have (arrays and objects).
 MAX_BODY_DEPTH: Final = 64
+_STRINGS: Final = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_NOT_BRACKET: Final = re.compile(r"[^\[\]{}]+")
+_INNERMOST: Final = re.compile(r"\[\]|\{\}")
+_SURROGATE_ESCAPE: Final = re.compile(r"\\u[dD][89a-fA-F]")
+_LONG_DIGITS: Final = re.compile(r"\d{19}")
+_BIG_EXPONENT: Final = re.compile(r"[eE][+-]?\d{3}")
 _INT_MIN: Final = -(2**63)
 _INT_MAX: Final = 2**64 - 1
 _TOOL: Final = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
@@ -138,65 +144,54 @@ def _constant(name: str) -> Any:
     raise BodyError(f"{name} is not a JSON number")
 
 
-def _float(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):
-        raise BodyError("a number is out of range")
-    return value
-
-
-def _int(text: str) -> int:
-    if len(text) > 21:  # longer than any 64-bit integer: refuse before converting
-        raise BodyError("an integer is out of range")
-    value = int(text)
-    if not _INT_MIN <= value <= _INT_MAX:
-        raise BodyError("an integer is out of range")
-    return value
-
-
-def _check_string(text: str) -> None:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        raise BodyError("a string holds a lone surrogate") from None
-
-
 def _depth_ok(text: str) -> bool:
-    """True when ``text`` nests at most :data:`MAX_BODY_DEPTH` levels (brackets inside strings ignored)."""
+    """True when ``text`` nests at most :data:`MAX_BODY_DEPTH` levels (brackets inside strings ignored).
+
+    The bracket skeleton is peeled one innermost level per pass (C-speed string work, at most the
+    limit's number of passes), so the cost does not depend on how many values a body holds.
+    """
     if text.count("[") + text.count("{") <= MAX_BODY_DEPTH:
         return True
-    depth = 0
-    in_string = escaped = False
-    for char in text:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                in_string = False
-        elif char == '"':
-            in_string = True
-        elif char in "[{":
-            depth += 1
-            if depth > MAX_BODY_DEPTH:
-                return False
-        elif char in "]}":
-            depth -= 1
-    return True
+    shape = _NOT_BRACKET.sub("", _STRINGS.sub("", text))
+    for _ in range(MAX_BODY_DEPTH):
+        shorter = _INNERMOST.sub("", shape)  # one level per pass: a pair formed by the removal waits
+        if not shorter or shorter == shape:  # empty: shallow enough; unchanged: malformed, json refuses it
+            return True
+        shape = shorter
+    return not shape
 
 
-def _walk_strings(value: Any) -> None:
-    pending = [value]
+def _check(body: JSONObject, text: str) -> None:
+    """Sendable strings (no lone surrogate) and numbers in range, in one walk without recursion.
+
+    The text says whether a check can fail at all (a surrogate needs a ``\\uD8xx`` escape, an integer
+    out of range or a float overflow a long digit run or a large exponent), so an ordinary body is
+    never walked.
+    """
+    strings = _SURROGATE_ESCAPE.search(text) is not None
+    if not strings and _LONG_DIGITS.search(text) is None and _BIG_EXPONENT.search(text) is None:
+        return
+    pending: list[Any] = [body]
     while pending:
         item = pending.pop()
         if isinstance(item, str):
-            _check_string(item)
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                raise BodyError("a string holds a lone surrogate") from None
+        elif isinstance(item, bool) or item is None:
+            continue
+        elif isinstance(item, int):
+            if not _INT_MIN <= item <= _INT_MAX:
+                raise BodyError("an integer is out of range")
+        elif isinstance(item, float):
+            if not math.isfinite(item):
+                raise BodyError("a number is out of range")
         elif isinstance(item, dict):
-            for key, child in item.items():
-                _check_string(key)
-                pending.append(child)
-        elif isinstance(item, list):
+            if strings:
+                pending.extend(item)
+            pending.extend(item.values())
+        else:
             pending.extend(item)
 
 
@@ -215,14 +210,16 @@ def parse_body(data: bytes) -> JSONObject:
     if not _depth_ok(text):
         raise BodyError(f"the body nests deeper than {MAX_BODY_DEPTH} levels")
     try:
-        body = json.loads(text, object_pairs_hook=_object, parse_constant=_constant, parse_float=_float, parse_int=_int)
+        body = json.loads(text, object_pairs_hook=_object, parse_constant=_constant)
     except BodyError:
         raise
-    except (ValueError, RecursionError):
+    except RecursionError:
+        raise BodyError(f"the body nests deeper than {MAX_BODY_DEPTH} levels") from None
+    except ValueError:  # also an integer literal of more than 4300 digits
         raise BodyError("the body is not JSON") from None
     if not isinstance(body, dict):
         raise BodyError("the body is not a JSON object")
-    _walk_strings(body)
+    _check(body, text)
     return body
 
 
