@@ -77,12 +77,10 @@ REPLAYED_HEADER: Final = "x-anvil-replayed"
 MAX_EFFECT_HEADER: Final = 4096
 #: The deepest nesting a body may have (arrays and objects).
 MAX_BODY_DEPTH: Final = 64
-_STRINGS: Final = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
-_NOT_BRACKET: Final = re.compile(r"[^\[\]{}]+")
-_INNERMOST: Final = re.compile(r"\[\]|\{\}")
 _SURROGATE_ESCAPE: Final = re.compile(r"\\u[dD][89a-fA-F]")
 _LONG_DIGITS: Final = re.compile(r"\d{19}")
 _BIG_EXPONENT: Final = re.compile(r"[eE][+-]?\d{3}")
+_CONTAINERS: Final = (dict, list)
 _INT_MIN: Final = -(2**63)
 _INT_MAX: Final = 2**64 - 1
 _TOOL: Final = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
@@ -144,21 +142,22 @@ def _constant(name: str) -> Any:
     raise BodyError(f"{name} is not a JSON number")
 
 
-def _depth_ok(text: str) -> bool:
-    """True when ``text`` nests at most :data:`MAX_BODY_DEPTH` levels (brackets inside strings ignored).
-
-    The bracket skeleton is peeled one innermost level per pass (C-speed string work, at most the
-    limit's number of passes), so the cost does not depend on how many values a body holds.
-    """
+def _depth_ok(body: JSONObject, text: str) -> bool:
+    """True when ``body`` nests at most :data:`MAX_BODY_DEPTH` levels (only containers are visited, and
+    only when the text has that many brackets at all)."""
     if text.count("[") + text.count("{") <= MAX_BODY_DEPTH:
         return True
-    shape = _NOT_BRACKET.sub("", _STRINGS.sub("", text))
-    for _ in range(MAX_BODY_DEPTH):
-        shorter = _INNERMOST.sub("", shape)  # one level per pass: a pair formed by the removal waits
-        if not shorter or shorter == shape:  # empty: shallow enough; unchanged: malformed, json refuses it
+    level: list[Any] = [body]
+    for _ in range(MAX_BODY_DEPTH):  # one level per pass; the body came from json, so exact types
+        level = [
+            child
+            for node in level
+            for child in (node.values() if type(node) is dict else node)
+            if type(child) in _CONTAINERS
+        ]
+        if not level:
             return True
-        shape = shorter
-    return not shape
+    return False
 
 
 def _check(body: JSONObject, text: str) -> None:
@@ -207,8 +206,6 @@ def parse_body(data: bytes) -> JSONObject:
         raise BodyError("the body is not UTF-8") from None
     if text.startswith("\ufeff"):
         raise BodyError("the body starts with a byte order mark")
-    if not _depth_ok(text):
-        raise BodyError(f"the body nests deeper than {MAX_BODY_DEPTH} levels")
     try:
         body = json.loads(text, object_pairs_hook=_object, parse_constant=_constant)
     except BodyError:
@@ -219,6 +216,8 @@ def parse_body(data: bytes) -> JSONObject:
         raise BodyError("the body is not JSON") from None
     if not isinstance(body, dict):
         raise BodyError("the body is not a JSON object")
+    if not _depth_ok(body, text):
+        raise BodyError(f"the body nests deeper than {MAX_BODY_DEPTH} levels")
     _check(body, text)
     return body
 
