@@ -374,6 +374,10 @@ class _Command:
             print(_pretty(outcome.plan), file=self.out)
             return 0
         self._print_data(outcome.data)
+        if outcome.replayed:
+            print("anvil: replayed: the ledger answered with an earlier call's result", file=self.err)
+        if outcome.replay_unavailable is not None:
+            print(f"anvil: warning: this answer cannot be replayed: {outcome.replay_unavailable}", file=self.err)
         if self.inv.bare("trace"):
             print(f"trace_id={outcome.trace_id}", file=self.err)
         return 0
