@@ -429,3 +429,8 @@ async def test_two_gateways_spelling_one_upstream_differently_share_keys_and_pri
     assert [a.status_code for a in answers] == [200, 200]
     assert answers[1].headers["x-anvil-replayed"] == "true" and len(upstream.requests) == 1
     assert scopes[0] == scopes[1] and "digest sha256:" in scopes[0][0]
+    elsewhere = RuntimeContext(
+        service_id="acme", base_url="http://127.0.0.1:1/api/v3", client=upstream_client(), env="dev"
+    )
+    other = ledger_scope_lines(Fleet([FleetBundle(id="acme", document=acme, context=elsewhere)]))
+    assert other[0].rsplit(" ", 1)[1] != scopes[0][0].rsplit(" ", 1)[1]

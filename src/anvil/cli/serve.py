@@ -452,16 +452,28 @@ class _Plan:
 
 
 def ledger_scope_lines(fleet: Fleet) -> list[str]:
-    """One line per bundle naming the ledger scope its keys live in, with its digest: two gateways
-    share idempotency keys for a bundle exactly when they print the same digest for it (operations
-    with their own credential profile add it to this scope)."""
+    """One line per bundle naming the ledger scope its keys live in, with a digest over every scope its
+    approved operations use (one per credential profile): two gateways share idempotency keys for a
+    bundle exactly when they print the same digest for it."""
     from anvil.air.canonical import hash_canonical
+    from anvil.runtime.credentials import credential_profile
     from anvil.runtime.keys import ledger_scope
 
     lines = []
     for bundle in fleet.bundles:
         context = bundle.context
-        scope = ledger_scope(
+        scopes: dict[str, Any] = {}
+        for op in bundle.document.operations:
+            if op.is_approved:
+                scope = ledger_scope(
+                    service_id=bundle.document.service.id,
+                    environment=context.env,
+                    base_url=context.base_url,
+                    auth_profile=context.auth_profile,
+                    credential_profile=credential_profile(context.auth_profile, op.auth),
+                )
+                scopes[hash_canonical(scope)] = scope
+        shown = next(iter(scopes.values()), None) or ledger_scope(
             service_id=bundle.document.service.id,
             environment=context.env,
             base_url=context.base_url,
@@ -469,9 +481,10 @@ def ledger_scope_lines(fleet: Fleet) -> list[str]:
             credential_profile=context.auth_profile,
         )
         lines.append(
-            f"anvil: ledger scope {bundle.id}: service {scope['serviceId']}, env {scope['environment']}, "
-            f"upstream {scope['upstream']}, auth profile {scope['authProfile']}, "
-            f"digest sha256:{hash_canonical(scope)}"
+            f"anvil: ledger scope {bundle.id}: service {shown['serviceId']}, env {shown['environment']}, "
+            f"upstream {shown['upstream']}, auth profile {shown['authProfile']}, "
+            f"{len(scopes)} credential profile{'s' if len(scopes) != 1 else ''}, "
+            f"digest sha256:{hash_canonical(sorted(scopes))}"
         )
     return lines
 
