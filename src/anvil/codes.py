@@ -57,6 +57,9 @@ _ENTRIES: tuple[Code, ...] = (
     _d("source/ref_invalid", "error", "A $ref is not a string or not a well-formed reference."),
     _d("source/no_operations", "warning", "The spec declares no operations."),
     _d("schema_cycle_truncated", "warning", "A recursive anonymous schema was cut to a stub."),
+    # issue 9: bounded reads of spec and manifest files
+    _d("source/not_regular_file", "error", "A spec or $ref file is not a regular file (a FIFO, device, folder)."),
+    _d("source/too_large", "error", "A spec or $ref file is larger than the per-file limit."),
     # --- compiler/: normalize -------------------------------------------------------------------
     _d("header_param_ignored", "info", "An Accept/Content-Type/Authorization header parameter is runtime-owned."),
     _d("operation_malformed", "warning", "An operation object is not a mapping and was skipped."),
@@ -106,6 +109,8 @@ _ENTRIES: tuple[Code, ...] = (
     _d("manifest/ambiguous_operation", "error", "A manifest operation key names several operations."),
     _d("manifest/unknown_capability", "error", "A manifest capability review names no discovered capability."),
     _d("manifest/secret_value", "error", "The manifest appears to contain a secret value."),
+    # issue 9: a state-changing method approved as a read only by its name
+    _d("manifest/heuristic_read_approved", "warning", "A POST/PUT/PATCH/DELETE read only by its name is approved."),
     # --- compiler/: effect contracts (ADR-0030 §3) -----------------------------------------------
     _d("effect/class_on_read", "error", "A read declares a class other than read."),
     _d("effect/read_class_on_mutation", "error", "A mutation declares class read."),
@@ -202,6 +207,8 @@ _ENTRIES: tuple[Code, ...] = (
     _e("fleet/duplicate_bundle", "Two served bundles have the same fleet id; refused before binding."),
     _e("fleet/no_bundles", "No directory holding air.json was found under the given paths."),
     _e("fleet/tool_collision", "Two bundles produce the same prefixed tool name; refused before binding."),
+    # issue 9: a plain credential variable two fleet bundles would read
+    _e("fleet/ambiguous_credential", "Two bundles would read one plain credential variable; refused before binding."),
     _e("ledger_unavailable", "/readyz: the durable ledger is required and missing, or its live read failed (503)."),
     _e("method_not_allowed", "The listener route does not answer this HTTP method (405)."),
     _e("request_too_large", "The request body is larger than the configured limit (413)."),

@@ -281,6 +281,7 @@ def test_a_sqlite_ledger_replays_a_repeated_keyed_refund_without_a_second_reques
     assert first.code == second.code == 0, first.err + second.err
     assert first.json() == second.json()
     assert len(state.requests) == 1
+    assert "replayed" not in first.err and "anvil: replayed" in second.err  # the caller can tell
 
 
 # --- flags and values ----------------------------------------------------------------------------

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from anvil.cli.serve import warn_unless_ready
+from anvil.cli.serve import derived_key_window, warn_unless_ready
+from anvil.errors import ConfigError
 from anvil.ledger.registry import open_ledger
 
 
@@ -31,3 +32,12 @@ async def test_a_reachable_ledger_starts_quietly(tmp_path: Path) -> None:
     finally:
         await ledger.close()
     assert stream.getvalue() == ""
+
+
+def test_the_derived_key_window_is_read_from_the_environment_and_bounded() -> None:
+    assert derived_key_window({}) is None
+    assert derived_key_window({"ANVIL_DERIVED_KEY_WINDOW_SECONDS": "90"}) == 90
+    for bad in ("0", "86401", "ten"):
+        with pytest.raises(ConfigError) as refused:
+            derived_key_window({"ANVIL_DERIVED_KEY_WINDOW_SECONDS": bad})
+        assert refused.value.code == "config/invalid"

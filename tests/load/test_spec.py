@@ -148,9 +148,9 @@ def test_the_parser_is_chosen_by_content_not_by_extension(tmp_path: Path) -> Non
     assert load_spec(yaml_named_json).ok
 
 
-def test_a_directory_is_not_found(tmp_path: Path) -> None:
+def test_a_directory_is_not_a_regular_file(tmp_path: Path) -> None:
     result = load_spec(tmp_path)
-    assert [d.code for d in result.diagnostics] == ["source/not_found"]
+    assert [d.code for d in result.diagnostics] == ["source/not_regular_file"]
     assert result.document is None
 
 

@@ -92,24 +92,20 @@ async def test_a_concurrent_same_key_call_is_refused_as_in_progress_without_a_se
     assert results["first"].kind == "success" and upstream.count == 1
 
 
-async def test_a_result_over_the_replay_ceiling_leaves_the_row_in_progress(
+async def test_a_result_over_the_replay_ceiling_is_answered_once_and_leaves_the_row_in_progress(
     ledger: Ledger, make_context: ContextFactory, upstream: UpstreamState
 ) -> None:
     big = {"blob": "x" * MAX_RESULT_BYTES}
     upstream.answer(Scripted(status=200, body=big))
     context = make_context(ledger=ledger)
     outcome = await execute(keyed_write(), REFUND, context, keyed("key-huge"))
-    assert outcome.code == "idempotency_ledger_unavailable" and outcome.record.ledger == "in_progress"
-    assert outcome.envelope is not None and outcome.envelope.details is not None
-    details = outcome.envelope.details
-    assert (details["ledger_phase"], details["upstream_touched"], details["operator_action_required"]) == (
-        "complete",
-        True,
-        True,
-    )
-    assert REFERENCE.match(str(details["ledger_reference"]))
+    # The write happened: this caller gets the upstream's answer, told it cannot be replayed.
+    assert outcome.kind == "success" and outcome.data == big and outcome.record.ledger == "in_progress"
+    assert outcome.replay_unavailable is not None and not outcome.replayed
     again = await execute(keyed_write(), REFUND, context, keyed("key-huge"))
     assert again.code == "conflict" and again.record.ledger == "in_progress" and upstream.count == 1
+    assert again.envelope is not None and again.envelope.details is not None
+    assert REFERENCE.match(str(again.envelope.details["ledger_reference"]))
 
 
 async def test_a_result_of_exactly_the_ceiling_completes_and_replays(

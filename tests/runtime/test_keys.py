@@ -130,8 +130,8 @@ async def test_a_cli_style_call_and_an_mcp_style_call_fingerprint_alike(
 @pytest.mark.anyio
 @pytest.mark.parametrize(
     "change",
-    [{"service_id": "refunds"}, {"env": "staging"}, {"base_url": "localhost"}, {"auth_profile": "partner"}],
-    ids=["service", "env", "upstream", "auth-profile"],
+    [{"service_id": "refunds"}, {"env": "staging"}, {"auth_profile": "partner"}],
+    ids=["service", "env", "auth-profile"],
 )
 async def test_changing_any_scope_coordinate_gives_a_fresh_reservation(
     change: dict[str, str], make_context: ContextFactory, upstream: UpstreamState, upstream_url: str, tmp_path: Path
@@ -141,10 +141,44 @@ async def test_changing_any_scope_coordinate_gives_a_fresh_reservation(
     hosts = ("127.0.0.1", "localhost")
     await execute(keyed_write(), REFUND, make_context(ledger=ledger, allowed_hosts=hosts), options)
     overrides: dict[str, object] = dict(change)
-    if "base_url" in change:
-        overrides["base_url"] = upstream_url.replace("127.0.0.1", "localhost")
     second = await execute(
         keyed_write(), REFUND, make_context(ledger=ledger, allowed_hosts=hosts, **overrides), options
     )
     await ledger.close()
     assert second.kind == "success" and not second.replayed and upstream.count == 2
+
+
+@pytest.mark.anyio
+async def test_spellings_of_one_upstream_share_the_reservation(
+    make_context: ContextFactory, upstream: UpstreamState, upstream_url: str, tmp_path: Path
+) -> None:
+    ledger = open_ledger(f"sqlite:///{tmp_path}/spelling.db")
+    options = CallOptions(idempotency_key="k-spelling")
+    hosts = ("127.0.0.1", "localhost")
+    await execute(keyed_write(), REFUND, make_context(ledger=ledger, allowed_hosts=hosts), options)
+    respelled = upstream_url.replace("http://127.0.0.1", "HTTP://LocalHost") + "/"
+    second = await execute(
+        keyed_write(), REFUND, make_context(ledger=ledger, allowed_hosts=hosts, base_url=respelled), options
+    )
+    await ledger.close()
+    assert second.kind == "success" and second.replayed and upstream.count == 1
+
+
+def test_the_upstream_coordinate_normalises_only_what_names_one_upstream() -> None:
+    same = {
+        upstream_identity(url)
+        for url in (
+            "http://127.0.0.1:8080/api",
+            "HTTP://LOCALHOST:8080/api/",
+            "http://localhost.:8080/api//",
+            "http://127.0.0.1:8080/api?x=1#f",
+        )
+    }
+    assert same == {"http://127.0.0.1:8080/api"}
+    assert upstream_identity("https://Example.COM.:443/v1/") == "https://example.com/v1"
+    assert upstream_identity("http://[0:0::1]:80/") == "http://[::1]/"
+    distinct = {
+        upstream_identity(url)
+        for url in ("http://127.0.0.1:8080/api", "https://127.0.0.1:8080/api", "http://127.0.0.1:8081/api")
+    }
+    assert len(distinct) == 3 and upstream_identity("http://[::1]:8080/api") not in same

@@ -5,8 +5,10 @@ from __future__ import annotations
 import copy
 import dataclasses
 import json
+from urllib.parse import unquote
 
 import pytest
+from hypothesis import given, settings, strategies as st
 from runtime_support import (
     PAYMENT_ID,
     ContextFactory,
@@ -23,6 +25,7 @@ from runtime_support import (
 from anvil.air.model import Auth, BodyField, Param, RequestBody
 from anvil.runtime.context import CallOptions
 from anvil.runtime.executor import execute
+from anvil.runtime.request import BuildError, check_target, render_path
 
 pytestmark = pytest.mark.anyio
 
@@ -224,3 +227,77 @@ async def test_the_dry_run_plan_redacts_credential_headers_and_reports_the_postu
         "confirmationRequired": True,
     }
     assert "tok-never-shown" not in json.dumps(outcome.plan)
+
+
+# --- path confinement (issue 9): properties of the path-parameter encoding ----------------------------
+
+_TEMPLATE = "/orgs/{org}/members/{username}"
+_BASE = "https://api.example.com/api/v3"
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.text(min_size=1).filter(lambda v: v not in (".", "..")),
+    st.text(min_size=1).filter(lambda v: v not in (".", "..")),
+)
+def test_any_path_value_stays_in_its_own_segment(org: str, username: str) -> None:
+    try:
+        org.encode("utf-8"), username.encode("utf-8")
+    except UnicodeEncodeError:
+        return  # a lone surrogate cannot be sent at all (build_request refuses it)
+    path = render_path(_TEMPLATE, {"org": ("org", org), "username": ("username", username)})
+    check_target(_BASE + path, _BASE, path)  # the client sends exactly this path to exactly this origin
+    segments = path.split("/")
+    assert len(segments) == 5 and segments[1] == "orgs" and segments[3] == "members"
+    assert [unquote(segments[2]), unquote(segments[4])] == [org, username]
+    assert all(segment not in (".", "..") for segment in segments)
+
+
+@given(st.sampled_from([".", ".."]), st.sampled_from(["org", "username"]))
+def test_a_dot_segment_value_is_refused_naming_its_field(value: str, field: str) -> None:
+    values = {"org": ("org", "acme"), "username": ("username", "bob")}
+    values[field] = (field, value)
+    with pytest.raises(BuildError) as refused:
+        render_path(_TEMPLATE, values)
+    assert refused.value.field == field
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet="./%2eE", min_size=1, max_size=8), st.text(alphabet="./%2eE", max_size=8))
+def test_two_values_in_one_segment_cannot_make_a_dot_segment_together(first: str, second: str) -> None:
+    template = "/files/{a}{b}/raw"
+    try:
+        path = render_path(template, {"a": ("a", first), "b": ("b", second)})
+    except BuildError:
+        assert first + second in (".", "..") or not first + second
+        return
+    check_target(_BASE + path, _BASE, path)
+    assert path.split("/")[2] not in (".", "..") and path.startswith("/files/") and path.endswith("/raw")
+
+
+def test_a_template_whose_url_the_client_would_rewrite_is_refused() -> None:
+    for base in (_BASE, "https://api.example.com"):
+        for template in ("/a/../b", "/a/./b", "@evil.example/x"):
+            path = render_path(template, {})
+            if template.startswith("@") and base == _BASE:
+                continue  # after a base path, '@' is only a path character
+            with pytest.raises(BuildError):
+                check_target(base + path, base, path)
+
+
+async def test_a_dot_segment_idempotency_key_in_a_path_carrier_is_refused(
+    make_context: ContextFactory, upstream: UpstreamState
+) -> None:
+    outcome = await execute(path_carrier_write(), {"amount": 5}, make_context(), CallOptions(idempotency_key=".."))
+    assert outcome.code == "validation_error" and upstream.calls == []
+
+
+async def test_a_lone_surrogate_in_any_input_is_a_validation_error_naming_it(
+    make_context: ContextFactory, upstream: UpstreamState
+) -> None:
+    outcome = await execute(unkeyed_write(), {"payment_id": "p", "amount": "\ud800"}, make_context())
+    assert outcome.code == "validation_error" and upstream.calls == []
+    assert outcome.envelope is not None and outcome.envelope.details == {"field": "amount"}
+    path = await execute(unkeyed_write(), {"payment_id": "\udfff", "amount": 1}, make_context())
+    assert path.code == "validation_error" and path.envelope is not None
+    assert path.envelope.details == {"field": "payment_id"}

@@ -98,6 +98,7 @@ async def test_an_idempotent_replay_answers_the_same_result_without_a_second_ups
     assert effect(first)["idempotency_key"] == "same-key"
     assert effect(again)["idempotency_key"] is None  # nothing went upstream: the ledger answered
     assert effect(again)["undo"] == effect(first)["undo"]
+    assert effect(again)["replayed"] is True and "replayed" not in effect(first)  # the caller can tell
 
 
 async def test_an_issue_reports_a_compensation_that_closes_it(
@@ -418,4 +419,19 @@ async def test_an_unapproved_operation_listed_in_dev_is_still_refused_by_the_exe
     assert "github_list_pull" in names
     error = envelope(refused)
     assert (error["code"], error["details"]["state"]) == ("unsupported_operation", "review_required")
+    assert mock.requests == []
+
+
+async def test_arguments_nested_ten_thousand_levels_deep_are_a_validation_error_over_mcp(
+    github: Document, make_gateway: Callable[..., Gateway], mock: MockServer
+) -> None:
+    deep: Any = "x"
+    for _ in range(10_000):
+        deep = {"d": deep}
+    result = await make_gateway(github).call("github_create_comment", {**COMMENT, "body": deep})
+    assert result is not None and result.envelope is not None
+    assert result.envelope.code == "validation_error" and result.envelope.details == {
+        "field": "arguments",
+        "max_depth": 64,
+    }
     assert mock.requests == []

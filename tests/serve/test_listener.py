@@ -336,6 +336,9 @@ async def test_the_command_serves_a_workspace_fleet_with_namespaced_settings(
     assert issues.is_error is False
     assert upstreams[2].requests[-1]["idempotency_key"] == "cli-refund-1"
     assert "serving 2 bundles (github, payments)" in err and "inbound auth none" in err
+    scopes = [line for line in err.splitlines() if line.startswith("anvil: ledger scope ")]
+    assert [line.split(":")[1].split()[-1] for line in scopes] == ["github", "payments"]
+    assert all("digest sha256:" in line for line in scopes)
     assert (ready.status_code, ready.json()) == (200, {"ready": True, "service": ["github", "payments"]})
     lines = [json.loads(line) for line in audit_file.read_text(encoding="utf-8").splitlines()]
     assert [(line["connector"], line["operation"]) for line in lines] == [

@@ -168,3 +168,30 @@ def test_a_fleet_rewrites_every_follow_up_tool_and_leaves_nulls() -> None:
                            idempotency_key=None)  # fmt: skip
     moved = rewrite_report_tools(staged, lambda tool: f"svc__{tool}")
     assert (moved["staged"]["promote"]["tool"], moved["staged"]["discard"]) == ("svc__s_update", None)
+
+
+def test_a_replay_and_an_unreplayable_answer_are_marked_after_the_fixed_keys() -> None:
+    plan = EffectPlan("s.c.create", "irreversible")
+    marked = call_report(
+        plan,
+        succeeded=True,
+        request={},
+        response={},
+        idempotency_key=None,
+        answered_at_ms=1000,
+        replayed=True,
+        replay_unavailable="too large",
+    )
+    assert list(marked) == [
+        "class",
+        "operation",
+        "idempotency_key",
+        "undo",
+        "deadline_ms",
+        "lookup",
+        "replayed",
+        "replay_unavailable",
+    ]
+    assert (marked["replayed"], marked["replay_unavailable"]) == (True, "too large")
+    plain = call_report(plan, succeeded=True, request={}, response={}, idempotency_key="k", answered_at_ms=1000)
+    assert "replayed" not in plain and "replay_unavailable" not in plain

@@ -8,6 +8,7 @@ from typing import Any
 
 import httpx
 import pytest
+from hypothesis import given, settings, strategies as st
 from starlette.applications import Starlette
 
 from anvil._types import JSONValue
@@ -15,7 +16,7 @@ from anvil.air.model import Document
 from anvil.runtime.envelope import CODE_TABLE, ErrorEnvelope
 from anvil.serve.listener import create_listener
 from anvil.serve.principals import hash_token, parse_principals
-from anvil.serve.rest import call_route, effect_header
+from anvil.serve.rest import MAX_BODY_DEPTH, MAX_EFFECT_HEADER, BodyError, call_route, effect_header, parse_body
 from anvil.serve.results import CallResult
 from anvil.serve.tokens import StaticTokenAuthenticator
 from tests.serve.support import OWNER_REPO
@@ -257,3 +258,66 @@ async def test_rest_answers_reads_bad_arguments_unknown_tools_and_missing_bearer
     anonymous = await client.post("/call/github__github_list_issue", json={})
     assert (anonymous.status_code, anonymous.json()["error"]["code"]) == (401, "invalid_request")
     assert anonymous.headers["www-authenticate"].startswith('Bearer realm="mcp"')
+
+
+# --- the strict body parser (issue 9): properties over arbitrary input ---------------------------------
+
+_scalars = (
+    st.none() | st.booleans() | st.integers(-(2**63), 2**63 - 1) | st.floats(allow_nan=False, allow_infinity=False)
+)
+_json = st.recursive(
+    _scalars | st.text(),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4),
+    max_leaves=30,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(st.text(max_size=8), _json, max_size=5))
+def test_every_well_formed_utf8_object_parses_back_to_itself(body: dict[str, Any]) -> None:
+    data = json.dumps(body, ensure_ascii=False).encode("utf-8")
+    assert parse_body(data) == body
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=512) | st.text(max_size=256).map(lambda t: t.encode("utf-8", "surrogatepass")))
+def test_the_body_parser_only_ever_returns_an_object_or_raises_body_error(data: bytes) -> None:
+    try:
+        parsed = parse_body(data)
+    except BodyError:
+        return
+    assert isinstance(parsed, dict)
+    json.dumps(parsed, ensure_ascii=False).encode("utf-8")  # whatever parses can be sent on
+
+
+@given(st.integers(min_value=MAX_BODY_DEPTH + 1, max_value=20_000))
+@settings(max_examples=20, deadline=None)
+def test_any_nesting_beyond_the_limit_is_refused(depth: int) -> None:
+    with pytest.raises(BodyError):
+        parse_body(b'{"a":' + b"[" * depth + b"]" * depth + b"}")
+
+
+@pytest.mark.parametrize(
+    "data",
+    [b'{"a":1,"a":2}', b'{"a":"\\udc00"}', b'{"a":1e999}', b'{"a":-Infinity}', b'{"a":' + b"9" * 30 + b"}"],
+)
+def test_ambiguous_or_unsendable_json_is_refused(data: bytes) -> None:
+    with pytest.raises(BodyError):
+        parse_body(data)
+
+
+async def test_a_report_too_large_for_the_header_travels_in_the_body() -> None:
+    report = {"class": "read", "operation": "s.o.p", "lookup": {"arguments": {"q": "ü" * 2000}}, "replayed": True}
+    client, _ = stub_client(CallResult(kind="success", data=[1], report=report))
+    async with client:
+        answer = await client.post("/call/tool", json={})
+    assert len(answer.headers["x-anvil-effect"]) <= MAX_EFFECT_HEADER
+    assert json.loads(answer.headers["x-anvil-effect"]) == {
+        "class": "read",
+        "operation": "s.o.p",
+        "replayed": True,
+        "truncated": True,
+        "report": "body",
+    }
+    assert answer.headers["x-anvil-replayed"] == "true"
+    assert answer.json() == {"result": [1], "_meta": {"effect": report}}

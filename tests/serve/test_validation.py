@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from anvil.serve.validation import ArgumentCheck, call_schema, format_field
+from anvil.serve.validation import MAX_ARGUMENT_DEPTH, ArgumentCheck, call_schema, format_field, too_deep
 
 PUBLISHED = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -73,3 +73,22 @@ def test_a_schema_with_a_reference_to_nothing_falls_back_to_the_minimal_check() 
     validation = ArgumentCheck(call_schema(dangling, []))
     assert validation.check({"a": 1}) is None
     assert validation.check({"a": 1, "b": 2}) is not None
+
+
+def test_a_float_is_not_an_integer_even_when_it_has_no_fraction() -> None:
+    schema = {"type": "object", "properties": {"amount": {"type": "integer"}, "ratio": {"type": "number"}}}
+    check = ArgumentCheck(call_schema(schema, ()))
+    refused = check.check({"amount": 1.0})
+    assert refused is not None and refused.details == {"field": "amount", "keyword": "type"}
+    assert check.check({"amount": 1, "ratio": 1.0}) is None and check.check({"amount": True}) is not None
+
+
+def test_nesting_is_measured_without_recursion_and_bounded() -> None:
+    deep: object = "leaf"
+    for _ in range(100_000):
+        deep = [deep]
+    assert too_deep({"a": deep}) is True
+    shallow: object = 1
+    for _ in range(MAX_ARGUMENT_DEPTH - 1):
+        shallow = {"k": shallow}
+    assert too_deep({"a": shallow}) is False and too_deep({"a": [shallow]}) is True

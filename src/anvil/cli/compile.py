@@ -16,6 +16,10 @@ Exit status:
 * 2 - usage: a missing or malformed flag, an invalid ``--service`` id, a ``--root`` that is not a
   directory.
 
+Inputs are bounded: only regular files are read (a FIFO, device or folder as the spec, a ``$ref``
+target or the manifest is ``source/not_regular_file`` or ``manifest/not_found``), each at most
+``ANVIL_MAX_FILE_BYTES`` bytes (default 64 MiB; larger is ``source/too_large``).
+
 ``service.source.uri`` records the spec path relative to ``--root`` (default: the working directory)
 when the spec lies under it, else the path as given when that is relative, else the file name: never
 an absolute path, so compiling the same inputs under two roots gives byte-identical bundles.
@@ -29,20 +33,21 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from types import TracebackType
 from typing import TextIO
 
 from anvil.diagnostics import Diagnostic, diagnostic, has_errors
-from anvil.errors import BundleError, UsageError
+from anvil.errors import BundleError, ConfigError, UsageError
 
 __all__ = [
     "CompileOutcome",
     "Progress",
     "compile_bundle",
     "deployment_namespace_for",
+    "max_file_bytes",
     "register",
     "render_diagnostics",
     "run",
@@ -201,6 +206,7 @@ def compile_bundle(
     spec_root: Path | None = None,
     progress: Progress | None = None,
     deployment_namespace: str | None = None,
+    max_file_bytes: int | None = None,
 ) -> CompileOutcome:
     """Compile ``spec`` (+ ``manifest``) and install the bundle at ``out``; never raises for bad input.
 
@@ -216,7 +222,14 @@ def compile_bundle(
     from anvil.compiler import build
 
     uri = source_uri(spec, root or Path.cwd())
-    result = build(spec, manifest=manifest, service_id=service_id, source_uri=uri, spec_root=spec_root)
+    result = build(
+        spec,
+        manifest=manifest,
+        service_id=service_id,
+        source_uri=uri,
+        spec_root=spec_root,
+        max_file_bytes=max_file_bytes,
+    )
     diagnostics = tuple(result.diagnostics)
     doc = result.document
     input_failed = any(d.severity == "error" and d.code.startswith(_INPUT_PREFIXES) for d in diagnostics)
@@ -290,6 +303,23 @@ def _use_colour(args: argparse.Namespace, stream: TextIO) -> bool:
     return not args.no_color and "NO_COLOR" not in os.environ and stream.isatty()
 
 
+def max_file_bytes(environ: Mapping[str, str]) -> int | None:
+    """``ANVIL_MAX_FILE_BYTES``: the per-file limit for the spec, its ``$ref`` files and the manifest
+    (a whole number of bytes; unset: 64 MiB).
+
+    Raises:
+        ConfigError: ``config/invalid`` for anything but a positive whole number.
+    """
+    raw = environ.get("ANVIL_MAX_FILE_BYTES", "").strip()
+    if not raw:
+        return None
+    if not raw.isdigit() or int(raw) < 1:
+        raise ConfigError(
+            "config/invalid", "ANVIL_MAX_FILE_BYTES must be a whole number of bytes.", hint="Unset it for 64 MiB."
+        )
+    return int(raw)
+
+
 def run(args: argparse.Namespace) -> int:
     """Run ``anvil compile``; return the exit status (0 ok, 1 error diagnostics, 2 usage)."""
     from anvil.air.codec import SERVICE_ID_PATTERN
@@ -324,6 +354,7 @@ def run(args: argparse.Namespace) -> int:
             spec_root=Path(args.spec_root) if args.spec_root else None,
             progress=progress,
             deployment_namespace=namespace,
+            max_file_bytes=max_file_bytes(os.environ),
         )
     if args.json:
         print(json.dumps(outcome.to_json(), ensure_ascii=False, indent=2))

@@ -374,6 +374,10 @@ class _Command:
             print(_pretty(outcome.plan), file=self.out)
             return 0
         self._print_data(outcome.data)
+        if outcome.replayed:
+            print("anvil: replayed: the ledger answered with an earlier call's result", file=self.err)
+        if outcome.replay_unavailable is not None:
+            print(f"anvil: warning: this answer cannot be replayed: {outcome.replay_unavailable}", file=self.err)
         if self.inv.bare("trace"):
             print(f"trace_id={outcome.trace_id}", file=self.err)
         return 0
@@ -383,7 +387,7 @@ class _Command:
         from anvil.ledger.registry import open_ledger
         from anvil.runtime import RuntimeContext, normalize_env, parse_allowed_hosts
         from anvil.runtime.audit import FileAuditSink
-        from anvil.runtime.context import DEFAULT_TIMEOUT_MS
+        from anvil.runtime.context import DEFAULT_DERIVED_KEY_WINDOW_SECONDS, DEFAULT_TIMEOUT_MS
 
         env = self.environ
         override = self._text_flag("base-url") or env.get("ANVIL_BASE_URL")
@@ -421,6 +425,9 @@ class _Command:
                 )
             ) from None
         audit_path = env.get("ANVIL_AUDIT_FILE")
+        from anvil.cli.serve import derived_key_window
+
+        window = derived_key_window(env)
         return RuntimeContext(
             service_id=self.doc.service.id,
             base_url=base_url,
@@ -433,6 +440,7 @@ class _Command:
             ledger=ledger,
             audit=FileAuditSink(Path(audit_path)) if audit_path else None,
             retries=not self.inv.bare("no-retries"),
+            derived_key_window_seconds=DEFAULT_DERIVED_KEY_WINDOW_SECONDS if window is None else window,
         )
 
     async def _through_mcp(self, target: Target, arguments: JSONObject, key: str | None) -> int:

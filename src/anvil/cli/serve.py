@@ -25,8 +25,9 @@ The environment, read here and nowhere else:
 * the upstream of a bundle: ``--base-url`` (one bundle), else ``ANVIL_BASE_URL_<ID>`` (``<ID>`` = the
   connector upper-cased, runs of other characters than ``A-Z0-9`` as ``_``: ``ANVIL_BASE_URL_TEAM_GITHUB``),
   else ``ANVIL_BASE_URL`` (one bundle only), else the bundle's first AIR server URL;
-* ``ANVIL_ALLOWED_HOSTS`` - comma list for every bundle; when unset, each bundle whose base URL the
-  operator gave is pinned to that URL's host;
+* ``ANVIL_ALLOWED_HOSTS`` - comma list for every bundle; ``ANVIL_ALLOWED_HOSTS_<ID>`` - one bundle's
+  own list, which wins; when neither is set, each bundle whose base URL the operator gave is pinned to
+  that URL's host. A request (and so a credential) only ever goes to its bundle's base URL origin;
 * ``ANVIL_LEDGER`` - the idempotency ledger URI shared by every bundle (``memory:``, ``sqlite:///PATH``,
   ...); when unset, ``memory:`` in dev and none elsewhere (required-key writes are then refused and
   ``/readyz`` answers 503 when some bundle needs the ledger);
@@ -34,7 +35,11 @@ The environment, read here and nowhere else:
 * ``ANVIL_AUTH_PROFILE`` (default ``default``) - credentials are the ``ANVIL_<PROFILE>_*`` variables the
   bundle names (:func:`credential_variables`); in a fleet of two or more bundles a variable namespaced by
   the connector (``ANVIL_<PROFILE>_<CONNECTOR>_<SCHEME>_TOKEN``, i.e. profile ``<profile>_<connector>``)
-  wins over the plain one, so two bundles sharing a scheme name can hold different secrets;
+  wins over the plain one, so two bundles sharing a scheme name can hold different secrets. A plain
+  variable that two or more bundles would read is never used in a fleet: when it is set and one of
+  those bundles has no namespaced twin, serving is refused (``fleet/ambiguous_credential``);
+* ``ANVIL_DERIVED_KEY_WINDOW_SECONDS`` - how long a result stored under a derived (request-fingerprint)
+  key replays (default 300, 1 to 86400); explicit caller keys keep ``ANVIL_LEDGER_RESULT_TTL_SECONDS``;
 * ``ANVIL_AUDIT_FILE`` - one JSON line per executed call and per grant refusal (mode 0600; ``-``:
   stderr), fields as :mod:`anvil.runtime.audit` lists; unset: no audit;
 * ``ANVIL_INBOUND_AUTH_MODE``; ``ANVIL_PRINCIPALS_FILE`` (static); ``ANVIL_INBOUND_ISSUER``,
@@ -74,10 +79,13 @@ if TYPE_CHECKING:
 __all__ = [
     "HttpBind",
     "ServeSettings",
+    "allowed_hosts_variable",
     "base_url_variable",
     "bundle_settings",
     "credential_variables",
+    "derived_key_window",
     "inbound_from_env",
+    "ledger_scope_lines",
     "parse_bind",
     "register",
     "rest_body_limit",
@@ -109,6 +117,7 @@ class ServeSettings:
     ledger_uri: str | None
     ledger_ttl_seconds: int | None
     timeout_ms: int | None
+    derived_key_window_seconds: int | None = None
     auth_profile: str
     credentials: Mapping[str, str]
     audit_file: str | None
@@ -202,10 +211,30 @@ def settings_from_env(
         ledger_uri=environ.get("ANVIL_LEDGER") or None,
         ledger_ttl_seconds=_int_env(environ, "ANVIL_LEDGER_RESULT_TTL_SECONDS"),
         timeout_ms=_int_env(environ, "ANVIL_UPSTREAM_TIMEOUT_MS"),
+        derived_key_window_seconds=derived_key_window(environ),
         auth_profile=environ.get("ANVIL_AUTH_PROFILE") or "default",
         credentials={name: value for name, value in environ.items() if name.startswith("ANVIL_")},
         audit_file=environ.get("ANVIL_AUDIT_FILE") or None,
     )
+
+
+_MAX_DERIVED_WINDOW: Final = 86_400
+
+
+def derived_key_window(environ: Mapping[str, str]) -> int | None:
+    """``ANVIL_DERIVED_KEY_WINDOW_SECONDS`` (1 to 86400), or None for the runtime default (300).
+
+    Raises:
+        ConfigError: ``config/invalid`` for anything but a whole number in range.
+    """
+    found = _int_env(environ, "ANVIL_DERIVED_KEY_WINDOW_SECONDS")
+    if found is not None and not 1 <= found <= _MAX_DERIVED_WINDOW:
+        raise ConfigError(
+            "config/invalid",
+            f"ANVIL_DERIVED_KEY_WINDOW_SECONDS must be from 1 to {_MAX_DERIVED_WINDOW} seconds.",
+            hint="Unset it for the default (300).",
+        )
+    return found
 
 
 def base_url_variable(bundle_id: str) -> str:
@@ -224,6 +253,7 @@ def bundle_settings(
         UsageError: ``--base-url`` with two or more bundles.
         ConfigError: ``config/invalid`` when a bundle has no known base URL or a number is malformed.
     """
+    from anvil.runtime.context import parse_allowed_hosts
     from anvil.serve.naming import fold_bundle_id
 
     fleet = len(bundles) > 1
@@ -234,6 +264,7 @@ def bundle_settings(
             hint=f"For example {base_url_variable(bundles[0][0])}=https://...",
         )
     shared = {name: value for name, value in environ.items() if not (fleet and name == "ANVIL_BASE_URL")}
+    contested = _contested_credentials(environ, bundles) if fleet else set()
     out: list[ServeSettings] = []
     for bundle_id, document in bundles:
         servers = document.service.servers
@@ -250,9 +281,54 @@ def bundle_settings(
             ) from None
         if fleet:
             overlay = _namespaced(document, found.auth_profile, fold_bundle_id(bundle_id), environ)
-            found = replace(found, credentials={**found.credentials, **overlay})
+            own = {name: value for name, value in found.credentials.items() if name not in contested}
+            found = replace(found, credentials={**own, **overlay})
+        pinned = environ.get(allowed_hosts_variable(bundle_id))
+        if pinned:
+            found = replace(found, allowed_hosts=parse_allowed_hosts(pinned))
         out.append(found)
     return out
+
+
+def allowed_hosts_variable(bundle_id: str) -> str:
+    """``ANVIL_ALLOWED_HOSTS_<ID>``: one bundle's own host allowlist (wins over ``ANVIL_ALLOWED_HOSTS``)."""
+    return "ANVIL_ALLOWED_HOSTS_" + base_url_variable(bundle_id).removeprefix("ANVIL_BASE_URL_")
+
+
+def _contested_credentials(environ: Mapping[str, str], bundles: Sequence[tuple[str, Document]]) -> set[str]:
+    """The plain credential variables two or more fleet bundles would read (they never cross bundles).
+
+    Raises:
+        ConfigError: ``fleet/ambiguous_credential`` when such a variable is set and a bundle that reads
+            it has no connector-namespaced twin: which bundle's secret it is cannot be known.
+    """
+    from anvil.runtime.credentials import credential_profile, expected_env
+    from anvil.serve.naming import fold_bundle_id
+
+    profile = environ.get("ANVIL_AUTH_PROFILE") or "default"
+    readers: dict[str, dict[str, str]] = {}  # plain name -> {bundle id: its twin}
+    for bundle_id, document in bundles:
+        connector = fold_bundle_id(bundle_id)
+        for op in document.operations:
+            if not op.is_approved or op.auth.type == "none":
+                continue
+            plain = expected_env(op.auth, credential_profile(profile, op.auth))
+            twins = expected_env(op.auth, credential_profile(f"{profile}_{connector}", op.auth))
+            for name, twin in zip(plain, twins, strict=True):
+                readers.setdefault(name, {}).setdefault(bundle_id, twin)
+    contested = {name for name, found in readers.items() if len(found) > 1}
+    for name in sorted(contested):
+        if not environ.get(name):
+            continue
+        lacking = [(bundle_id, twin) for bundle_id, twin in readers[name].items() if not environ.get(twin)]
+        if lacking:
+            ids = ", ".join(readers[name])
+            raise ConfigError(
+                "fleet/ambiguous_credential",
+                f"{name} is read by several bundles ({ids}), so it is not used in a fleet.",
+                hint="Set each bundle's own variable instead: " + ", ".join(twin for _, twin in lacking) + ".",
+            )
+    return contested
 
 
 def _namespaced(document: Document, profile: str, connector: str, environ: Mapping[str, str]) -> dict[str, str]:
@@ -342,12 +418,14 @@ def _fleet_bundles(
     ledger: Any,
     audit: AuditSink | RecordSink | None,
 ) -> list[FleetBundle]:
-    from anvil.runtime.context import DEFAULT_TIMEOUT_MS, RuntimeContext
+    from anvil.runtime.context import DEFAULT_DERIVED_KEY_WINDOW_SECONDS, DEFAULT_TIMEOUT_MS, RuntimeContext
     from anvil.serve.fleet import FleetBundle
 
     bundles = []
     for (bundle_id, document), found in zip(sources, settings, strict=True):
+        window = found.derived_key_window_seconds
         context = RuntimeContext(
+            derived_key_window_seconds=DEFAULT_DERIVED_KEY_WINDOW_SECONDS if window is None else window,
             service_id=document.service.id,
             base_url=found.base_url,
             client=client,
@@ -373,7 +451,49 @@ class _Plan:
     include_unapproved: bool
 
 
-def _announce(fleet: Fleet, plan: _Plan, url: str) -> None:
+def ledger_scope_lines(fleet: Fleet) -> list[str]:
+    """One line per bundle naming the ledger scope its keys live in, with a digest over every scope its
+    approved operations use (one per credential profile): two gateways share idempotency keys for a
+    bundle exactly when they print the same digest for it."""
+    from anvil.air.canonical import hash_canonical
+    from anvil.runtime.credentials import credential_profile
+    from anvil.runtime.keys import ledger_scope
+
+    lines = []
+    for bundle in fleet.bundles:
+        context = bundle.context
+        scopes: dict[str, Any] = {}
+        for op in bundle.document.operations:
+            if op.is_approved:
+                scope = ledger_scope(
+                    service_id=bundle.document.service.id,
+                    environment=context.env,
+                    base_url=context.base_url,
+                    auth_profile=context.auth_profile,
+                    credential_profile=credential_profile(context.auth_profile, op.auth),
+                )
+                scopes[hash_canonical(scope)] = scope
+        shown = next(iter(scopes.values()), None) or ledger_scope(
+            service_id=bundle.document.service.id,
+            environment=context.env,
+            base_url=context.base_url,
+            auth_profile=context.auth_profile,
+            credential_profile=context.auth_profile,
+        )
+        lines.append(
+            f"anvil: ledger scope {bundle.id}: service {shown['serviceId']}, env {shown['environment']}, "
+            f"upstream {shown['upstream']}, auth profile {shown['authProfile']}, "
+            f"{len(scopes)} credential profile{'s' if len(scopes) != 1 else ''}, "
+            f"digest sha256:{hash_canonical(sorted(scopes))}"
+        )
+    return lines
+
+
+def _announce(fleet: Fleet, plan: _Plan, url: str | None) -> None:
+    for line in ledger_scope_lines(fleet):
+        print(line, file=sys.stderr, flush=True)
+    if url is None:
+        return
     ids = ", ".join(bundle.id for bundle in fleet.bundles)
     count = len(fleet.bundles)
     print(json.dumps({"url": url}), flush=True)
@@ -410,6 +530,7 @@ async def _serve(plan: _Plan) -> None:
             bundles = _fleet_bundles(plan.sources, plan.settings, client, ledger, audit)
             fleet = Fleet(bundles, include_unapproved=plan.include_unapproved, observer=metrics)
             if plan.bind is None:
+                _announce(fleet, plan, None)  # stderr only: stdout carries nothing but the protocol
                 await run_stdio(build_server(fleet))
                 return
             authenticator = build_authenticator(plan.inbound, client=client)  # refusals come before the bind

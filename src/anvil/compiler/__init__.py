@@ -18,6 +18,7 @@ def build(
     service_id: str | None = None,
     source_uri: str | None = None,
     spec_root: Path | None = None,
+    max_file_bytes: int | None = None,
 ) -> CompileResult:
     """Load ``spec`` (and ``manifest``), compile, and return the AIR document with every diagnostic.
 
@@ -36,18 +37,22 @@ def build(
         source_uri: the spec path as given on the command line (recorded in the AIR; default: ``spec``).
         spec_root: the folder relative ``$ref``s may reach (default: the spec's own folder), for specs
             whose files sit in sibling folders (``spec/swagger.yaml`` referring to ``../common/x.yaml``).
+        max_file_bytes: the per-file size limit for the spec, its ``$ref`` files and the manifest
+            (default 64 MiB); only regular files are read.
 
     Returns:
         The :class:`CompileResult`.
     """
     from anvil.compiler.manifest import load_manifest
+    from anvil.load.files import DEFAULT_MAX_FILE_BYTES
     from anvil.load.spec import load_spec
 
-    loaded = load_spec(spec, uri=source_uri, root=spec_root)
+    limit = DEFAULT_MAX_FILE_BYTES if max_file_bytes is None else max_file_bytes
+    loaded = load_spec(spec, uri=source_uri, root=spec_root, max_file_bytes=limit)
     parsed = None
     manifest_found: list[Diagnostic] = []
     if manifest is not None:
-        parsed, manifest_found = load_manifest(manifest)
+        parsed, manifest_found = load_manifest(manifest, max_file_bytes=limit)
     result = compile_source(loaded, parsed, service_id=service_id, source_uri=source_uri or str(spec))
     load_count = len(loaded.diagnostics)
     ordered = (*result.diagnostics[:load_count], *manifest_found, *result.diagnostics[load_count:])

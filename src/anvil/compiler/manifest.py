@@ -252,8 +252,8 @@ _LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 # --- entry points --------------------------------------------------------------------------------------
 
 
-def load_manifest(path: Path) -> tuple[Manifest | None, list[Diagnostic]]:
-    """Read and validate the manifest at ``path``.
+def load_manifest(path: Path, *, max_file_bytes: int | None = None) -> tuple[Manifest | None, list[Diagnostic]]:
+    """Read and validate the manifest at ``path``: a regular file of at most ``max_file_bytes`` (64 MiB).
 
     Diagnostics name the file as given (a relative path stays relative; an absolute one is reduced
     to its file name so no absolute path reaches generated output).
@@ -261,11 +261,12 @@ def load_manifest(path: Path) -> tuple[Manifest | None, list[Diagnostic]]:
     Returns:
         The manifest (None when the file is missing, unreadable or not YAML) and its diagnostics.
     """
+    from anvil.load.files import DEFAULT_MAX_FILE_BYTES, read_bounded
+
     shown = path.name if path.is_absolute() else path.as_posix()
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        reason = exc.strerror or type(exc).__name__
+    raw = read_bounded(path, DEFAULT_MAX_FILE_BYTES if max_file_bytes is None else max_file_bytes)
+    if not isinstance(raw, bytes):
+        reason = raw.reason
         return None, [
             diagnostic(
                 "manifest/not_found",

@@ -33,7 +33,7 @@ from anvil.air.model import (
     StepCall,
 )
 from anvil.air.naming import project_routing_names, singularize
-from anvil.compiler.classify import classify_operation, confirmation_for, retry_policy_for
+from anvil.compiler.classify import READ_METHODS, classify_operation, confirmation_for, retry_policy_for
 from anvil.compiler.manifest import normalize_retry_condition
 from anvil.compiler.manifest_auth import (
     AuthFields,
@@ -56,6 +56,8 @@ __all__ = [
     "apply_values",
     "base_value",
     "entry_assertions",
+    "heuristic_read",
+    "keyed_write_by_manifest",
     "match_operations",
     "pin_reference",
 ]
@@ -340,6 +342,23 @@ def _declared_class(values: Mapping[str, JSONValue]) -> str | None:
     return block.get("class") if isinstance(block, dict) else None
 
 
+#: Strategies that carry a caller key: stating one says the operation writes.
+_KEYED_MODES: Final = frozenset({"required", "key_supported", "client_id"})
+
+
+def heuristic_read(op: Operation) -> bool:
+    """True for an operation classified ``read`` only by its name although its HTTP method changes state
+    (a ``POST`` whose operationId says query or search, original-core §3.4)."""
+    method = (op.source_ref.method or "").lower()
+    return op.effect.kind == "read" and bool(method) and method not in READ_METHODS
+
+
+def keyed_write_by_manifest(op: Operation, values: Mapping[str, JSONValue]) -> bool:
+    """True when the manifest gives a heuristic read (:func:`heuristic_read`) a keyed idempotency strategy
+    without stating ``side_effect``: the operation is then a mutation."""
+    return heuristic_read(op) and values.get("idempotency.mode") in _KEYED_MODES
+
+
 def apply_values(
     op: Operation, values: Mapping[str, JSONValue], *, service_id: str
 ) -> tuple[Operation, list[Diagnostic]]:
@@ -354,6 +373,8 @@ def apply_values(
     if not values:
         return op, []
     kind = values.get("effect.kind")
+    if kind is None and keyed_write_by_manifest(op, values):
+        kind = "mutation"  # a key means the reviewer expects a write: the name heuristic does not win
     if kind is not None and kind != op.effect.kind:
         op = _reclassify(op, cast(EffectKind, kind))
     effect = op.effect

@@ -38,6 +38,7 @@ from anvil.compiler.manifest_apply import (
     apply_values,
     base_value,
     entry_assertions,
+    heuristic_read,
 )
 from anvil.compiler.manifest_auth import apply_service_defaults
 from anvil.compiler.manifest_model import Location, Manifest
@@ -456,6 +457,26 @@ def _key_diagnostics(operations: Sequence[Operation], manifest: Manifest) -> lis
     return found
 
 
+def _heuristic_reads(operations: Sequence[Operation], resolution: Resolution) -> list[Diagnostic]:
+    """A warning for every approved operation that is a read only by the name heuristic (issue 9):
+    its HTTP method changes state and nobody stated ``side_effect: read``."""
+    found: list[Diagnostic] = []
+    for op in operations:
+        if not op.is_approved or not heuristic_read(op) or "effect.kind" in resolution.values.get(op.id, {}):
+            continue
+        method = (op.source_ref.method or "").upper()
+        found.append(
+            diagnostic(
+                "manifest/heuristic_read_approved",
+                f"{op.id} ({method} {op.source_ref.path}) is approved as a read only because its name says "
+                "search or query; it gets no ledger, is retried and is listed readOnlyHint.",
+                operation=op.id,
+                hint="State side_effect: read if it truly changes nothing, or side_effect: mutation.",
+            )
+        )
+    return found
+
+
 def apply_manifest(
     operations: tuple[Operation, ...],
     manifest: Manifest,
@@ -507,6 +528,7 @@ def apply_manifest(
             entry = manifest.operation(behind[0].target.ref)
             if entry is not None and entry.effect is not None:
                 positions[op.id] = {path: spot.as_tuple() for path, spot in entry.effect.positions.items()}
+    found.extend(_heuristic_reads(final, resolution))
     return ManifestApplication(
         operations=tuple(final),
         diagnostics=tuple(found),

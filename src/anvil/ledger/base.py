@@ -261,8 +261,12 @@ class Ledger(abc.ABC):
             raise LedgerError("ledger/corrupt_row", "A completed ledger row holds unreadable JSON.") from exc
         return Reservation(outcome="replay", result=result, status=status, reference=reference)
 
-    async def complete(self, ledger_key: str, result: JSONValue, status: int = 200) -> None:
+    async def complete(
+        self, ledger_key: str, result: JSONValue, status: int = 200, *, result_ttl_seconds: int | None = None
+    ) -> None:
         """Store the successful ``result`` and its 2xx ``status`` on this process's reservation.
+
+        ``result_ttl_seconds`` is how long this result replays; None means the ledger's configured TTL.
 
         The write is conditioned on the version this process reserved at; if it fails, the row is
         read back and the completion counts only if the row already holds exactly this state.
@@ -292,7 +296,8 @@ class Ledger(abc.ABC):
             reservation_id=None,
             result_json=serialized,
             response_status=status,
-            expires_at=self.options.clock() + self.options.result_ttl_seconds,
+            expires_at=self.options.clock()
+            + (self.options.result_ttl_seconds if result_ttl_seconds is None else result_ttl_seconds),
         )
         try:
             version = await self._update_if_version(owned.document, owned.row.version, intended)

@@ -189,7 +189,11 @@ class _Bundler:
         """The node ``key`` names, or :data:`MISSING` (reported at the referring site)."""
         source = self.sources.read(key[0])
         if source is None:
-            self.report("source/ref_missing", f"$ref {ref!r}: file {key[0]!r} cannot be read", file, loc)
+            refusal = self.sources.refusals.get(key[0])
+            if refusal is not None:
+                self.report(refusal.code, f"$ref {ref!r}: file {key[0]!r} was not read: {refusal.reason}", file, loc)
+            else:
+                self.report("source/ref_missing", f"$ref {ref!r}: file {key[0]!r} cannot be read", file, loc)
             return MISSING
         if isinstance(source.parsed, ParseFailure):
             return MISSING

@@ -13,6 +13,7 @@ from yaml.nodes import Node
 
 from anvil._types import JSONValue
 from anvil.diagnostics import Diagnostic, diagnostic
+from anvil.load.files import DEFAULT_MAX_FILE_BYTES, FileRefusal, read_bounded
 from anvil.load.parse import Parsed, ParseFailure, compose, locate, parse_bytes
 from anvil.load.refs import join_pointer, split_fragment
 
@@ -83,11 +84,14 @@ class SourceSet:
 
     Args:
         root: The folder every file must stay inside (after following symlinks).
+        max_file_bytes: The largest file read; larger ones, and anything but a regular file, are refused.
     """
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, max_file_bytes: int = DEFAULT_MAX_FILE_BYTES) -> None:
         self._root = root
+        self._limit = max_file_bytes
         self._real_root: Path | None = None
+        self.refusals: dict[str, FileRefusal] = {}
         self._files: dict[str, SourceFile | None] = {}
         self._nodes: dict[str, Node | None] = {}
         self.diagnostics: list[Diagnostic] = []
@@ -110,7 +114,8 @@ class SourceSet:
 
         A file that does not parse is returned with a :class:`ParseFailure` and reported once as
         ``source/parse_error``. A file that cannot be read is reported by the caller, who knows the
-        reference that named it. A symlink leading outside the root is treated as unreadable, unless
+        reference that named it (with :attr:`refusals` saying why, for a file that is not regular or
+        is over the size limit). A symlink leading outside the root is treated as unreadable, unless
         ``inside_root`` is false (the entry file the caller named itself).
         """
         if key in self._files:
@@ -118,10 +123,13 @@ class SourceSet:
         path = self._root.joinpath(*key.split("/"))
         source: SourceFile | None = None
         if not inside_root or self._inside_root(path):
-            try:
-                data = path.read_bytes()
-            except OSError:
-                data = None
+            read = read_bounded(path, self._limit)
+            data = None
+            if isinstance(read, FileRefusal):
+                if read.code != "unreadable":
+                    self.refusals[key] = read
+            else:
+                data = read
             if data is not None:
                 source = SourceFile(key, data, parse_bytes(data, key))
                 truncated = source.parsed.truncated if isinstance(source.parsed, Parsed) else ()

@@ -9,6 +9,7 @@ from typing import Final, Literal
 
 from anvil._types import JSONObject, JSONValue
 from anvil.diagnostics import Diagnostic, diagnostic
+from anvil.load.files import DEFAULT_MAX_FILE_BYTES
 from anvil.load.identity import snapshot_id, source_hash
 from anvil.load.merge import METHODS, bundle_document
 from anvil.load.parse import ParseFailure
@@ -48,7 +49,7 @@ def _version_text(value: JSONValue) -> str | None:
 class _Load:
     """One call of :func:`load_spec`."""
 
-    def __init__(self, path: Path, uri: str, root: Path | None) -> None:
+    def __init__(self, path: Path, uri: str, root: Path | None, max_file_bytes: int) -> None:
         self.path = path
         self.uri = uri
         self.folder = path.parent if root is None else root
@@ -57,7 +58,7 @@ class _Load:
         if root is not None:
             relative = os.path.relpath(os.path.abspath(path), os.path.abspath(root))
             self.key = PurePath(relative).as_posix()
-        self.sources = SourceSet(self.folder)
+        self.sources = SourceSet(self.folder, max_file_bytes=max_file_bytes)
 
     def result(self, document: JSONObject | None, kind: Kind = "openapi", version: str = "") -> LoadResult:
         files = dict(sorted(self.sources.files.items()))
@@ -105,9 +106,15 @@ class _Load:
             return self.result(None)
         entry = self.sources.read(self.key, inside_root=False)
         if entry is None:
-            self.diagnostics.append(
-                diagnostic("source/not_found", f"{self.path} does not exist or cannot be read", file=self.key)
-            )
+            refusal = self.sources.refusals.get(self.key)
+            if refusal is not None:
+                self.diagnostics.append(
+                    diagnostic(refusal.code, f"{self.path} was not read: {refusal.reason}", file=self.key)
+                )
+            else:
+                self.diagnostics.append(
+                    diagnostic("source/not_found", f"{self.path} does not exist or cannot be read", file=self.key)
+                )
             return self.result(None)
         if isinstance(entry.parsed, ParseFailure):
             return self.result(None)
@@ -135,7 +142,9 @@ class _Load:
         return self.result(document, kind, version)
 
 
-def load_spec(path: Path, *, uri: str | None = None, root: Path | None = None) -> LoadResult:
+def load_spec(
+    path: Path, *, uri: str | None = None, root: Path | None = None, max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
+) -> LoadResult:
     """Load a spec into one OpenAPI-3-shaped document whose every ``$ref`` is internal.
 
     OpenAPI 3.0/3.1 and Swagger 2.0 (converted), JSON or YAML, one file or several: relative file
@@ -148,8 +157,9 @@ def load_spec(path: Path, *, uri: str | None = None, root: Path | None = None) -
         root: The folder references may not leave, and that ``files`` keys are relative to (default:
             the entry file's folder). A spec whose files sit beside its entry's folder
             (``spec/openapi.yaml`` referring to ``../common/x.yaml``) needs the common parent here.
+        max_file_bytes: The per-file size limit; only regular files are read.
 
     Returns:
         The :class:`LoadResult`; it never raises for bad input.
     """
-    return _Load(path, str(path) if uri is None else uri, root).run()
+    return _Load(path, str(path) if uri is None else uri, root, max_file_bytes).run()

@@ -21,6 +21,7 @@ from anvil.ledger.base import Ledger
 from anvil.runtime.audit import AuditSink
 
 __all__ = [
+    "DEFAULT_DERIVED_KEY_WINDOW_SECONDS",
     "DEFAULT_TIMEOUT_MS",
     "MAX_RESPONSE_BYTES",
     "CallOptions",
@@ -33,6 +34,8 @@ __all__ = [
 
 Env = Literal["dev", "staging", "prod"]
 DEFAULT_TIMEOUT_MS: Final = 20_000
+#: How long a result stored under a derived (request-fingerprint) key replays: the retry window (5 min).
+DEFAULT_DERIVED_KEY_WINDOW_SECONDS: Final = 300
 #: Response bodies larger than this are refused (8 MiB).
 MAX_RESPONSE_BYTES: Final = 8 * 1024 * 1024
 
@@ -85,6 +88,8 @@ class RuntimeContext:
         on_upstream_answered: awaited after a write's final 2xx answer is read and before the ledger
             completes; an exception from it is treated as a completion failure (the reservation is kept).
         max_response_bytes: response bodies above this are refused.
+        derived_key_window_seconds: how long a result stored under a derived key replays (a repeated
+            identical write after it runs again); explicit caller keys keep the ledger's retention.
     """
 
     service_id: str
@@ -103,6 +108,7 @@ class RuntimeContext:
     clock: Callable[[], float] = time.time
     on_upstream_answered: Callable[[UpstreamAnswer], Awaitable[None]] | None = None
     max_response_bytes: int = MAX_RESPONSE_BYTES
+    derived_key_window_seconds: int = DEFAULT_DERIVED_KEY_WINDOW_SECONDS
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

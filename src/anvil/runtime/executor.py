@@ -8,9 +8,28 @@ Gates, each refusing before anything after it runs (none touches the wire):
 10. host allowlist  11. credentials  12. durable-ledger gate outside dev  13. ledger reservation
 14. bounded attempts, then complete (2xx), keep (uncertain) or release (terminal failure).
 
-A write with a key either runs once under a reservation, replays the stored result, or is refused
-with a code that says why; an uncertain outcome keeps the reservation for operator reconciliation.
-Every call ends with one audit line.
+A write with a key either runs once under a reservation, replays the stored result (the outcome says
+``replayed``), or is refused with a code that says why; an uncertain outcome keeps the reservation for
+operator reconciliation. Every call ends with one audit line.
+
+What a failed write means for its reservation (``details.upstream_outcome``):
+
+=====================================================  ==================  ==================
+last answer                                            reservation         ``safe_to_retry``
+=====================================================  ==================  ==================
+no byte left (no connection, no pooled connection)     released            the op's contract
+an answer proving nothing happened (4xx, 429, 503)     released            the op's contract
+500, 502, 504, 408, a timeout or reset after sending,  kept in progress    false
+a redirect, an oversized or cut-off answer             (possibly_committed)
+=====================================================  ==================  ==================
+
+"The op's contract" is the retry policy: true only for a retryable code on an operation that may be
+attempted again (a read, a naturally idempotent write, or a keyed write that carried its key).
+
+A result stored under a *derived* key (``keyDerivation: request_fingerprint``) replays only for the
+context's derived-key window, the retry window it exists for; an explicit caller key keeps the ledger's
+full retention. A 2xx answer too large to replay is still returned to this caller, with
+``replay_unavailable`` set, and its reservation is kept for reconciliation.
 """
 
 from __future__ import annotations
@@ -53,6 +72,9 @@ __all__ = ["execute", "host_allowed"]
 host_allowed = gates.host_allowed
 _NO_OPTIONS: Final = CallOptions()
 _NO_KEY: Final = KeyResolution()
+#: Statuses after which a write may have committed: the upstream failed or timed out mid-request.
+_UNCERTAIN_STATUSES: Final = frozenset({408, 500, 502, 504})
+_TOO_LARGE: Final = "ledger/result_too_large"
 
 
 def _digest(value: str) -> str:
@@ -93,6 +115,7 @@ class _Call:
         data: JSONValue = None,
         plan: JSONObject | None = None,
         replayed: bool = False,
+        replay_unavailable: str | None = None,
     ) -> Outcome:
         """Build the outcome and its record, and write the audit line."""
         prepared = self.plan
@@ -122,6 +145,7 @@ class _Call:
             record=record,
             idempotency_key=self.resolved.key if self.forwarded else None,
             replayed=replayed,
+            replay_unavailable=replay_unavailable,
             attempts=self.attempts,
             trace_id=self.trace_id,
         )
@@ -306,7 +330,7 @@ class _Call:
                 self.status = last.status
             if last.ok:
                 return await self._succeeded(last)
-            possibly_committed = possibly_committed or last.uncertain
+            possibly_committed = possibly_committed or last.uncertain or last.status in _UNCERTAIN_STATUSES
             condition = last.condition if last.status is None else condition_for_status(last.status)
             wait_after = parse_retry_after(last.retry_after, ctx.clock()) if last.status is not None else None
             if wait_after is not None:
@@ -341,20 +365,33 @@ class _Call:
                 )
                 await ctx.on_upstream_answered(report)
             if self.owned is not None and ctx.ledger is not None:
-                await ctx.ledger.complete(self.owned, data, status)
+                window = ctx.derived_key_window_seconds if self.resolved.derived else None
+                await ctx.ledger.complete(self.owned, data, status, result_ttl_seconds=window)
+        except LedgerError as exc:
+            if not reserved:
+                raise
+            self.ledger_state = "in_progress"
+            if exc.code == _TOO_LARGE:
+                # The write happened: this caller gets its answer; only the replay is impossible.
+                reason = "the answer exceeds the ledger's replay ceiling; the key stays reserved for reconciliation"
+                return self.finish("success", status=status, data=data, replay_unavailable=reason)
+            return self._completion_failed()
         except Exception:
             if not reserved:
                 raise
             self.ledger_state = "in_progress"
-            return self.error(
-                "idempotency_ledger_unavailable",
-                "The upstream write may have completed, but its result could not be recorded; "
-                "the reservation was retained for reconciliation.",
-                retryable=False,
-                safe_to_retry=False,
-                details=self._ledger_details("complete"),
-            )
+            return self._completion_failed()
         return self.finish("success", status=status, data=data)
+
+    def _completion_failed(self) -> Outcome:
+        return self.error(
+            "idempotency_ledger_unavailable",
+            "The upstream write may have completed, but its result could not be recorded; "
+            "the reservation was retained for reconciliation.",
+            retryable=False,
+            safe_to_retry=False,
+            details=self._ledger_details("complete"),
+        )
 
     async def _failed(self, last: Answer, possibly_committed: bool, retry_details: dict[str, JSONValue]) -> Outcome:
         op, ledger = self.op, self.ctx.ledger
@@ -368,7 +405,7 @@ class _Call:
             return self.error(
                 envelope.code,
                 f"The upstream write for {op.id} may have completed; check before retrying.",
-                retryable=True,
+                retryable=envelope.retryable,
                 safe_to_retry=False,
                 upstream=envelope.upstream,
                 details=details,

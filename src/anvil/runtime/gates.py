@@ -70,11 +70,15 @@ class Refusal(Exception):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class KeyResolution:
-    """The key a call sends (explicit or derived), and the replay fingerprint and ledger scope (keyed ops only)."""
+    """The key a call sends (explicit or derived), and the replay fingerprint and ledger scope (keyed ops only).
+
+    ``derived`` is True when the key was derived from the request fingerprint (no caller key).
+    """
 
     key: str | None = None
     fingerprint: str | None = None
     scope: JSONObject | None = None
+    derived: bool = False
 
 
 def principal_label(identity: Mapping[str, JSONValue] | None) -> str:
@@ -267,7 +271,9 @@ def resolve_key(
             )
             fingerprint = request_fingerprint(op.id, business, replay_scope(scope, principal))
             key = explicit if explicit is not None else (derived_key(fingerprint) if derive else None)
-            resolution = KeyResolution(key=key, fingerprint=fingerprint, scope=scope)
+            resolution = KeyResolution(
+                key=key, fingerprint=fingerprint, scope=scope, derived=explicit is None and key is not None
+            )
         if resolution.key is not None and plan.key_check is not None and not plan.key_check(resolution.key):
             raise Refusal(
                 "validation_error",

@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import hashlib
+import ipaddress
 import re
 from collections.abc import Mapping
 from typing import Final
@@ -39,6 +40,8 @@ MAX_KEY_BYTES: Final = 255
 LEDGER_KEY_NAME: Final = "anvil.idempotency.ledger-key"
 _PORTABLE: Final = re.compile(r"^[\x21-\x7e]{1,255}$")
 _DEFAULT_PORTS: Final = {"http": 80, "https": 443}
+#: Names that are the IPv4 loopback address by definition (RFC 6761 §6.3), whatever a resolver says.
+_LOOPBACK_NAMES: Final = frozenset({"localhost", "localhost."})
 #: The anonymous principal: no verified inbound identity, the key is a shared operation coordinate.
 ANONYMOUS: Final[JSONObject] = {"kind": "anonymous"}
 
@@ -67,12 +70,28 @@ def ledger_key(key: str, scope: Mapping[str, JSONValue]) -> str:
     return request_fingerprint(LEDGER_KEY_NAME, key, scope)
 
 
-def upstream_identity(base_url: str) -> str:
-    """The base URL as a scope coordinate: no userinfo, query or fragment; lowercase host; default port
-    dropped; ``/`` for an empty path, otherwise trailing slashes trimmed. Unparseable input is kept raw
-    (the host allowlist refuses it later)."""
+def _host(host: str) -> str:
+    """A host in one spelling: lower case, IP literals in canonical form, ``localhost`` as 127.0.0.1."""
+    host = host.lower()
+    if host in _LOOPBACK_NAMES:
+        return "127.0.0.1"
     try:
-        parts = urlsplit(base_url)
+        return str(ipaddress.ip_address(host))
+    except ValueError:
+        return host.rstrip(".") or host
+
+
+def upstream_identity(base_url: str) -> str:
+    """The base URL as a scope coordinate, so gateways that spell one upstream differently share keys.
+
+    No userinfo, query or fragment; scheme and host lower-cased; IP literals canonical (``0:0::1`` is
+    ``::1``); ``localhost`` is ``127.0.0.1`` (the one loopback name that is the same host by
+    definition); a trailing dot on a host name dropped; the default port dropped; ``/`` for an empty
+    path, otherwise trailing slashes trimmed. Unparseable input is kept raw (the host allowlist
+    refuses it later).
+    """
+    try:
+        parts = urlsplit(base_url.strip())
         host = parts.hostname
         port = parts.port
     except ValueError:
@@ -80,6 +99,7 @@ def upstream_identity(base_url: str) -> str:
     if not parts.scheme or not host:
         return base_url
     scheme = parts.scheme.lower()
+    host = _host(host)
     netloc = f"[{host}]" if ":" in host else host
     if port is not None and port != _DEFAULT_PORTS.get(scheme):
         netloc += f":{port}"

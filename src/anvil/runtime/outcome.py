@@ -72,6 +72,8 @@ class Outcome:
         record: the execution record (also the audit line).
         idempotency_key: the key actually sent upstream (or that a replay answered for), else None.
         replayed: True when the ledger answered with a stored result and the upstream was not called.
+        replay_unavailable: on a success that the ledger cannot store for replay (over its ceiling),
+            why; the key stays reserved for reconciliation. None otherwise.
         attempts: upstream attempts made by this call.
         trace_id: this call's trace id.
     """
@@ -84,6 +86,7 @@ class Outcome:
     record: ExecutionRecord
     idempotency_key: str | None = None
     replayed: bool = False
+    replay_unavailable: str | None = None
     attempts: int = 0
     trace_id: str
 

@@ -10,10 +10,13 @@ is never mutated.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Final
 from urllib.parse import quote, urlencode
+
+import httpx
 
 from anvil._types import JSONObject, JSONValue
 from anvil.air.canonical import js_number
@@ -28,8 +31,10 @@ __all__ = [
     "OperationPlan",
     "WireRequest",
     "build_request",
+    "check_target",
     "dry_run_plan",
     "prepare",
+    "render_path",
     "with_credential",
 ]
 
@@ -40,6 +45,10 @@ _MATERIAL_IGNORED: Final = frozenset(
     | {"$comment", "nullable", "$defs"}
 )
 _PATH_SAFE: Final = "!~*'()"  # with quote()'s own "_.-~" and alphanumerics: encodeURIComponent's set
+#: Characters a path template's literal text keeps as written (RFC 3986 pchar, "/" and existing escapes).
+_TEMPLATE_SAFE: Final = "/:@!$&'()*+,;=-._~%"
+_PLACEHOLDER: Final = re.compile(r"\{([^{}/]+)\}")
+_DOT_SEGMENTS: Final = frozenset({".", ".."})
 _CACHE_LIMIT: Final = 4096
 
 
@@ -179,17 +188,105 @@ def _set_pointer(body: JSONValue, pointer: tuple[str, ...], key: str) -> JSONObj
     return root
 
 
+def render_path(template: str, values: Mapping[str, tuple[str, str]]) -> str:
+    """The operation's path with every placeholder replaced by its value, confined to its segment.
+
+    Values are percent-encoded (``/``, ``?``, ``#`` and ``%`` included), so a value can never add a
+    segment or a query; a segment that a value turns into a dot segment (``.`` or ``..``, which an
+    HTTP client or server would collapse) or into nothing is refused. ``values`` maps a wire name to
+    ``(public field, raw value)``.
+
+    Raises:
+        BuildError: a placeholder has no value, or a value would leave its segment.
+    """
+    out: list[str] = []
+    for segment in template.split("/"):
+        names = _PLACEHOLDER.findall(segment)
+        if not names:
+            out.append(quote(segment, safe=_TEMPLATE_SAFE))
+            continue
+        pieces: list[str] = []
+        last = 0
+        for match in _PLACEHOLDER.finditer(segment):
+            pieces.append(quote(segment[last : match.start()], safe=_TEMPLATE_SAFE))
+            found = values.get(match.group(1))
+            if found is None:
+                raise BuildError(field=match.group(1))
+            pieces.append(quote(found[1], safe=_PATH_SAFE))
+            last = match.end()
+        pieces.append(quote(segment[last:], safe=_TEMPLATE_SAFE))
+        rendered = "".join(pieces)
+        if rendered in _DOT_SEGMENTS or not rendered:
+            field = values[names[-1]][0]
+            raise BuildError(field=field)
+        out.append(rendered)
+    return "/".join(out)
+
+
+def _origin(url: httpx.URL) -> tuple[str, str, int | None]:
+    return url.scheme, url.host, url.port
+
+
+def check_target(url: str, base_url: str, path: str) -> None:
+    """The last check before a request is built: the HTTP client will send exactly ``base + path``.
+
+    The URL is parsed the way the client will parse it; its origin must be the base URL's and its path
+    the base path followed by ``path`` byte for byte (no dot segment collapsed, nothing re-encoded).
+    So the upstream only ever receives the operation's own path template, and credentials only ever
+    travel to the base URL's origin.
+
+    Raises:
+        BuildError: ``field="path"`` when the URL the client would send differs.
+    """
+    try:
+        base = httpx.URL(base_url)
+        final = httpx.URL(url)
+    except (httpx.InvalidURL, ValueError, TypeError):
+        raise BuildError(field="path") from None
+    expected = base.raw_path.split(b"?", 1)[0].rstrip(b"/") + path.encode("ascii", "replace")
+    sent = final.raw_path.split(b"?", 1)[0]
+    if _origin(final) != _origin(base) or sent != expected:
+        raise BuildError(field="path")
+
+
+def _encodable(value: JSONValue) -> bool:
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                return False
+        elif isinstance(item, dict):
+            pending.extend(item.keys())
+            pending.extend(item.values())
+        elif isinstance(item, list | tuple):
+            pending.extend(item)
+    return True
+
+
 def build_request(
     plan: OperationPlan, arguments: Mapping[str, JSONValue], base_url: str, key: str | None
 ) -> WireRequest:
     """Build the wire request for ``arguments``, with ``key`` (if any) in the operation's carrier.
 
     Raises:
-        BuildError: a header value cannot travel in a header, or the path has no template.
+        BuildError: a header value cannot travel in a header, a value is not encodable as UTF-8 (a
+            lone surrogate), a path value would leave its segment, or the path has no template.
     """
-    path = plan.path
-    if path is None:
+    try:
+        return _build(plan, arguments, base_url, key)
+    except UnicodeEncodeError:
+        culprit = next((b.property for b in plan.bindings if not _encodable(arguments.get(b.property))), "arguments")
+        raise BuildError(field=culprit) from None
+
+
+def _build(plan: OperationPlan, arguments: Mapping[str, JSONValue], base_url: str, key: str | None) -> WireRequest:
+    template = plan.path
+    if template is None:
         raise BuildError(field="path")
+    segments: dict[str, tuple[str, str]] = {}  # wire name -> (public field, raw value)
     query: list[tuple[str, str]] = []
     headers: list[tuple[str, str]] = [("accept", "application/json")]
     cookies: list[str] = []
@@ -201,7 +298,7 @@ def build_request(
             continue
         location = binding.location
         if location == "path":
-            path = path.replace("{" + binding.wire_name + "}", quote(_wire(value), safe=_PATH_SAFE))
+            segments[binding.wire_name] = (binding.property, _wire(value))
         elif location == "query":
             items = value if isinstance(value, list) else [value]
             query.extend((binding.wire_name, _wire(item)) for item in items if item is not None)
@@ -228,7 +325,7 @@ def build_request(
             query = [(name, value) for name, value in query if name != carrier.key]
             query.append((carrier.key, key))
         elif carrier.mechanism == "path":
-            path = path.replace("{" + carrier.key + "}", quote(key, safe=_PATH_SAFE))
+            segments[carrier.key] = (plan.safety.idempotency or "idempotency_key", key)
         else:
             body = _set_pointer(body, carrier.pointer or (carrier.key,), key)
             has_body = True
@@ -236,9 +333,11 @@ def build_request(
     if has_body:
         content = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
         headers.append(("content-type", plan.content_type))
+    path = render_path(template, segments)
     url = base_url.rstrip("/") + path
     if query:
         url += "?" + urlencode(query)
+    check_target(url, base_url, path)
     return WireRequest(
         method=plan.method,
         url=url,

@@ -42,7 +42,7 @@ from anvil.serve.controls import CallerControls, ControlError, KeyConflict, forw
 from anvil.serve.listing import served_tool_definition
 from anvil.serve.report import EffectPlan, call_report, lookup_found, staged_report
 from anvil.serve.results import CallResult
-from anvil.serve.validation import ArgumentCheck, call_schema
+from anvil.serve.validation import MAX_ARGUMENT_DEPTH, ArgumentCheck, call_schema, too_deep
 
 __all__ = ["Gateway", "ServedTool"]
 
@@ -219,6 +219,14 @@ class Gateway:
         if isinstance(controls, ControlError):
             envelope = _refusal(tool.op, "validation_error", controls.message, {"code": "effect/invalid_meta"})
             return CallResult(kind="error", envelope=envelope)
+        if too_deep(args):
+            envelope = _refusal(
+                tool.op,
+                "validation_error",
+                f"The arguments nest deeper than {MAX_ARGUMENT_DEPTH} levels.",
+                {"field": "arguments", "max_depth": MAX_ARGUMENT_DEPTH},
+            )
+            return CallResult(kind="error", envelope=envelope)
         if tool.op.is_approved:
             violation = tool.check.check(args)
             if violation is not None:
@@ -252,6 +260,8 @@ class Gateway:
             idempotency_key=_sent_key(outcome),
             answered_at_ms=self._now_ms(),
             found=found,
+            replayed=outcome.replayed,
+            replay_unavailable=outcome.replay_unavailable,
         )
         if succeeded:
             return CallResult(kind="success", data=outcome.data, status=outcome.status, report=report)
@@ -322,5 +332,12 @@ class Gateway:
             return CallResult(kind="dry_run", plan=outcome.plan)
         if outcome.kind != "success":
             return CallResult(kind="error", envelope=outcome.envelope)
-        report = staged_report(tool.plan, request=args, response=outcome.data, idempotency_key=_sent_key(outcome))
+        report = staged_report(
+            tool.plan,
+            request=args,
+            response=outcome.data,
+            idempotency_key=_sent_key(outcome),
+            replayed=outcome.replayed,
+            replay_unavailable=outcome.replay_unavailable,
+        )
         return CallResult(kind="success", data=outcome.data, status=outcome.status, report=report)

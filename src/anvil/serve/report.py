@@ -10,7 +10,10 @@ that went upstream, else null), ``undo`` (null or ``{kind, operation, tool, argu
 ``deadline_ms`` (the chosen undo's deadline in epoch ms, else null), ``lookup``. Optional, after them:
 ``compensate`` (``{operation, tool, arguments, deadline_ms}``, a reversible effect's declared
 compensation for after the deadline, only when it resolves), ``undo_unavailable`` (why a class that
-promises an undo has none in this call) and ``staged`` (a staged call, §7).
+promises an undo has none in this call), ``staged`` (a staged call, §7), ``replayed`` (``true`` when
+the ledger answered with the stored result of an earlier call and nothing new happened upstream;
+absent otherwise) and ``replay_unavailable`` (why a successful answer cannot be replayed later: it
+is larger than the ledger's replay ceiling, so its key stays reserved for reconciliation).
 
 ``lookup`` is, for an operation whose class is not ``read``, the declared lookup resolved for this
 call (``{operation, tool, arguments, by}``) or null. For an operation that is itself the declared
@@ -189,6 +192,8 @@ def call_report(
     idempotency_key: str | None,
     answered_at_ms: int,
     found: bool | None = None,
+    replayed: bool = False,
+    replay_unavailable: str | None = None,
 ) -> JSONObject:
     """The report for an ordinary (unstaged) call.
 
@@ -200,7 +205,39 @@ def call_report(
         idempotency_key: The key that went upstream, else None.
         answered_at_ms: When the call answered, epoch ms (``deadline.withinMs`` counts from it).
         found: For a declared lookup, :func:`lookup_found`'s verdict.
+        replayed: The ledger answered with a stored result (adds ``replayed: true``).
+        replay_unavailable: Why this success cannot be replayed (adds ``replay_unavailable``).
     """
+    report = _ordinary(
+        plan,
+        succeeded=succeeded,
+        request=request,
+        response=response,
+        idempotency_key=idempotency_key,
+        answered_at_ms=answered_at_ms,
+        found=found,
+    )
+    return _marked(report, replayed=replayed, replay_unavailable=replay_unavailable)
+
+
+def _marked(report: JSONObject, *, replayed: bool, replay_unavailable: str | None) -> JSONObject:
+    if replayed:
+        report["replayed"] = True
+    if replay_unavailable is not None:
+        report["replay_unavailable"] = replay_unavailable
+    return report
+
+
+def _ordinary(
+    plan: EffectPlan,
+    *,
+    succeeded: bool,
+    request: JSONValue,
+    response: JSONValue,
+    idempotency_key: str | None,
+    answered_at_ms: int,
+    found: bool | None,
+) -> JSONObject:
     if plan.answers_lookup:
         lookup: JSONObject | None = {"found": found} if found is not None else None
     elif plan.effect_class == "read":
@@ -247,6 +284,8 @@ def staged_report(
     request: JSONValue,
     response: JSONValue,
     idempotency_key: str | None,
+    replayed: bool = False,
+    replay_unavailable: str | None = None,
 ) -> JSONObject:
     """The report for a successful staged call (a staged call that fails carries none).
 
@@ -270,7 +309,7 @@ def staged_report(
                 reasons.append(f"{name}: {resolved.reason}")
         if reasons:
             staged["unavailable"] = "; ".join(reasons)
-    return {
+    report: JSONObject = {
         "class": plan.effect_class,
         "operation": plan.operation,
         "idempotency_key": idempotency_key,
@@ -279,6 +318,7 @@ def staged_report(
         "lookup": None,
         "staged": staged,
     }
+    return _marked(report, replayed=replayed, replay_unavailable=replay_unavailable)
 
 
 def _renamed(call: JSONValue, rename: Callable[[str], str]) -> JSONValue:

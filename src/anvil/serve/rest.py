@@ -22,13 +22,24 @@ unsafe retry, 422 unsupported, 428 confirmation/idempotency required, 429 rate l
 mismatch and upstream failures, 503 ledger unavailable, 504 upstream timeout (any other code 502).
 Whenever the call carries a ``_meta.effect`` report, it rides in ``X-Anvil-Effect`` as compact JSON
 with every character from U+007F up written as a lower-case ``\\uXXXX`` escape (so the header is
-printable ASCII and parses back to the original strings). Every answer has ``content-type:
-application/json`` and ``cache-control: no-store``.
+printable ASCII and parses back to the original strings). The header is at most
+:data:`MAX_EFFECT_HEADER` bytes: a report that does not fit is replaced there by
+``{"class", "operation", "truncated": true, "report": "body"}`` (plus ``replayed`` when set) and the
+full report travels in the body instead: ``{"result": <data>, "_meta": {"effect": <report>}}`` for a
+success, ``{"error": <envelope>, "_meta": {"effect": <report>}}`` for an error. An answer the ledger
+replayed (nothing new happened upstream) also has ``X-Anvil-Replayed: true``. Every answer has
+``content-type: application/json`` and ``cache-control: no-store``.
+
+The body parser is strict, and every malformed body is a 400 ``validation_error``: UTF-8 only (no
+BOM, no UTF-16/32), no duplicate object keys, no lone surrogate escapes, no ``NaN``/``Infinity`` or
+number that overflows to one, integers inside the 64-bit range, and at most :data:`MAX_BODY_DEPTH`
+levels of nesting.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Callable
 from typing import Any, Final
@@ -45,9 +56,14 @@ __all__ = [
     "CALL_PATH",
     "DEFAULT_BODY_LIMIT",
     "EFFECT_HEADER",
+    "MAX_BODY_DEPTH",
+    "MAX_EFFECT_HEADER",
+    "REPLAYED_HEADER",
+    "BodyError",
     "call_route",
     "effect_header",
     "listener_error",
+    "parse_body",
     "rest_status",
 ]
 
@@ -55,6 +71,18 @@ CALL_PATH: Final = "/call/{tool:path}"
 #: The REST body limit unless configured (``--rest-body-limit`` / ``ANVIL_REST_BODY_LIMIT``).
 DEFAULT_BODY_LIMIT: Final = 64 * 1024
 EFFECT_HEADER: Final = "x-anvil-effect"
+REPLAYED_HEADER: Final = "x-anvil-replayed"
+#: The largest ``X-Anvil-Effect`` value; a larger report travels in the body (common clients cap
+#: a header line at 8-16 KiB for the whole head).
+MAX_EFFECT_HEADER: Final = 4096
+#: The deepest nesting a body may have (arrays and objects).
+MAX_BODY_DEPTH: Final = 64
+_SURROGATE_ESCAPE: Final = re.compile(r"\\u[dD][89a-fA-F]")
+_LONG_DIGITS: Final = re.compile(r"\d{19}")
+_BIG_EXPONENT: Final = re.compile(r"[eE][+-]?\d{3}")
+_CONTAINERS: Final = (dict, list)
+_INT_MIN: Final = -(2**63)
+_INT_MAX: Final = 2**64 - 1
 _TOOL: Final = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
 _NO_STORE: Final = {"cache-control": "no-store"}
 _ANY_METHOD: Final = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
@@ -97,22 +125,135 @@ async def _body(request: Request, limit: int) -> bytes | None:
     return bytes(data)
 
 
-def _parse(data: bytes) -> JSONObject | None:
+class BodyError(ValueError):
+    """A body the route refuses; the message names the rule broken (never the body's content)."""
+
+
+def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise BodyError("duplicate object key")
+        out[key] = value
+    return out
+
+
+def _constant(name: str) -> Any:
+    raise BodyError(f"{name} is not a JSON number")
+
+
+def _depth_ok(body: JSONObject, text: str) -> bool:
+    """True when ``body`` nests at most :data:`MAX_BODY_DEPTH` levels (only containers are visited, and
+    only when the text has that many brackets at all)."""
+    if text.count("[") + text.count("{") <= MAX_BODY_DEPTH:
+        return True
+    level: list[Any] = [body]
+    for _ in range(MAX_BODY_DEPTH):  # one level per pass; the body came from json, so exact types
+        level = [
+            child
+            for node in level
+            for child in (node.values() if type(node) is dict else node)
+            if type(child) in _CONTAINERS
+        ]
+        if not level:
+            return True
+    return False
+
+
+def _check(body: JSONObject, text: str) -> None:
+    """Sendable strings (no lone surrogate) and numbers in range, in one walk without recursion.
+
+    The text says whether a check can fail at all (a surrogate needs a ``\\uD8xx`` escape, an integer
+    out of range or a float overflow a long digit run or a large exponent), so an ordinary body is
+    never walked.
+    """
+    strings = _SURROGATE_ESCAPE.search(text) is not None
+    if not strings and _LONG_DIGITS.search(text) is None and _BIG_EXPONENT.search(text) is None:
+        return
+    pending: list[Any] = [body]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                raise BodyError("a string holds a lone surrogate") from None
+        elif isinstance(item, bool) or item is None:
+            continue
+        elif isinstance(item, int):
+            if not _INT_MIN <= item <= _INT_MAX:
+                raise BodyError("an integer is out of range")
+        elif isinstance(item, float):
+            if not math.isfinite(item):
+                raise BodyError("a number is out of range")
+        elif isinstance(item, dict):
+            if strings:
+                pending.extend(item)
+            pending.extend(item.values())
+        else:
+            pending.extend(item)
+
+
+def parse_body(data: bytes) -> JSONObject:
+    """The body as a JSON object, parsed strictly (see the module docstring).
+
+    Raises:
+        BodyError: the body is not UTF-8, not JSON, not an object, or breaks one of the rules.
+    """
     try:
-        body = json.loads(data)
-    except (UnicodeDecodeError, ValueError):
-        return None
-    return body if isinstance(body, dict) else None
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise BodyError("the body is not UTF-8") from None
+    if text.startswith("\ufeff"):
+        raise BodyError("the body starts with a byte order mark")
+    try:
+        body = json.loads(text, object_pairs_hook=_object, parse_constant=_constant)
+    except BodyError:
+        raise
+    except RecursionError:
+        raise BodyError(f"the body nests deeper than {MAX_BODY_DEPTH} levels") from None
+    except ValueError:  # also an integer literal of more than 4300 digits
+        raise BodyError("the body is not JSON") from None
+    if not isinstance(body, dict):
+        raise BodyError("the body is not a JSON object")
+    if not _depth_ok(body, text):
+        raise BodyError(f"the body nests deeper than {MAX_BODY_DEPTH} levels")
+    _check(body, text)
+    return body
+
+
+def _fitted(report: JSONObject) -> tuple[str, bool]:
+    """The header value for ``report`` and whether the full report fits in it."""
+    full = effect_header(report)
+    if len(full) <= MAX_EFFECT_HEADER:
+        return full, True
+    stub: JSONObject = {"class": report.get("class"), "operation": report.get("operation")}
+    if report.get("replayed") is True:
+        stub["replayed"] = True
+    stub.update(truncated=True, report="body")
+    shown = effect_header(stub)
+    if len(shown) > MAX_EFFECT_HEADER:
+        shown = effect_header({"truncated": True, "report": "body"})
+    return shown, False
 
 
 def _answer(result: CallResult) -> Response:
     headers = dict(_NO_STORE)
-    if result.report is not None:
-        headers[EFFECT_HEADER] = effect_header(result.report)
+    report = result.report
+    fits = True
+    if report is not None:
+        headers[EFFECT_HEADER], fits = _fitted(report)
+        if report.get("replayed") is True:
+            headers[REPLAYED_HEADER] = "true"
     if result.kind == "dry_run":
         return JSONResponse(result.plan, headers=headers)
     if result.envelope is not None:
-        return JSONResponse(result.envelope.to_json(), status_code=result.envelope.http_status, headers=headers)
+        body: JSONObject = result.envelope.to_json()
+        if not fits:
+            body = {**body, "_meta": {"effect": report}}
+        return JSONResponse(body, status_code=result.envelope.http_status, headers=headers)
+    if not fits:
+        return JSONResponse({"result": result.data, "_meta": {"effect": report}}, headers=headers)
     return JSONResponse(result.data, headers=headers)
 
 
@@ -136,9 +277,10 @@ def call_route(select: Callable[[Request], ToolProvider | None], *, body_limit: 
         data = await _body(request, body_limit)
         if data is None:
             return listener_error(413, "request_too_large", f"The body is larger than {body_limit} bytes.")
-        body = _parse(data)
-        if body is None:
-            return listener_error(400, "validation_error", "Expected a JSON object body.")
+        try:
+            body = parse_body(data)
+        except BodyError as exc:
+            return listener_error(400, "validation_error", f"Expected a JSON object body: {exc}.")
         arguments: JSONValue = body.get("arguments", {})
         if arguments is None:
             arguments = {}

@@ -6,6 +6,8 @@ confirm input and the idempotency-key input are left out of ``required`` and acc
 so a missing ``confirm`` is ``confirmation_required`` and a missing required key is
 ``idempotency_required``, exactly as on every other surface. Everything else is checked strictly:
 required business inputs, types and constraints, and no argument the tool does not declare.
+``integer`` means a JSON integer: ``1.0`` is a number, not an integer (it would reach the upstream as
+a float), so it is refused where the schema says integer.
 
 The validator is compiled on the first call of a tool and kept; the hot path after that is one
 ``is_valid`` walk, and the error description is worked out only for an invalid call.
@@ -16,11 +18,14 @@ from __future__ import annotations
 import copy
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from anvil._types import JSONObject, JSONValue
 
-__all__ = ["ArgumentCheck", "Violation", "call_schema", "format_field"]
+__all__ = ["MAX_ARGUMENT_DEPTH", "ArgumentCheck", "Violation", "call_schema", "format_field", "too_deep"]
+
+#: The deepest nesting arguments may have (objects and arrays); deeper is refused before any recursion.
+MAX_ARGUMENT_DEPTH: Final = 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +58,23 @@ def call_schema(published: JSONObject, relaxed: Collection[str]) -> JSONObject:
     return schema
 
 
+def too_deep(value: object, limit: int = MAX_ARGUMENT_DEPTH) -> bool:
+    """True when ``value`` nests objects and arrays more than ``limit`` levels (checked without recursion)."""
+    pending: list[tuple[object, int]] = [(value, 0)]
+    while pending:
+        item, depth = pending.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list | tuple):
+            children = item
+        else:
+            continue
+        if depth + 1 > limit:
+            return True
+        pending.extend((child, depth + 1) for child in children)
+    return False
+
+
 def format_field(path: Collection[Any]) -> str:
     """A JSON location as a path-grammar tail: ``items[0].name`` (``""`` for the whole arguments)."""
     out = ""
@@ -62,6 +84,22 @@ def format_field(path: Collection[Any]) -> str:
         else:
             out += f".{part}" if out else str(part)
     return out
+
+
+_STRICT: Any = None
+
+
+def _strict_validator() -> Any:
+    """Draft 2020-12 with ``integer`` meaning an int (never a float such as ``1.0``, never a bool)."""
+    global _STRICT
+    if _STRICT is None:
+        from jsonschema import Draft202012Validator, validators
+
+        checker = Draft202012Validator.TYPE_CHECKER.redefine(
+            "integer", lambda _checker, value: isinstance(value, int) and not isinstance(value, bool)
+        )
+        _STRICT = validators.extend(Draft202012Validator, type_checker=checker)  # type: ignore[no-untyped-call]
+    return _STRICT
 
 
 class ArgumentCheck:
@@ -80,13 +118,12 @@ class ArgumentCheck:
 
     def _compiled(self, *, minimal: bool = False) -> Any:
         if self._validator is None or minimal:
-            from jsonschema import Draft202012Validator
             from jsonschema.exceptions import SchemaError
 
             schema = self._schema
             if not minimal:
                 try:
-                    Draft202012Validator.check_schema(schema)
+                    _strict_validator().check_schema(schema)
                 except SchemaError:
                     minimal = True
             if minimal:
@@ -97,7 +134,7 @@ class ArgumentCheck:
                     "required": list(self._required),
                     "additionalProperties": False,
                 }
-            self._validator = Draft202012Validator(schema)
+            self._validator = _strict_validator()(schema)
         return self._validator
 
     def check(self, arguments: Mapping[str, JSONValue]) -> Violation | None:
