@@ -70,6 +70,8 @@ _ENTRIES: tuple[Code, ...] = (
     _d("auth/oauth_flow_unsupported", "warning", "An OAuth2 flow the runtime does not support."),
     _d("auth/scheme_missing", "warning", "A security requirement names an undeclared scheme."),
     _d("auth/scheme_unsupported", "warning", "A security scheme of an unsupported type."),
+    # issue 13: a relative OAuth2 tokenUrl with no absolute server URL to resolve it against
+    _d("auth/token_url_unresolved", "warning", "A relative OAuth2 tokenUrl that no server URL resolves."),
     # --- compiler/: service auth, naming, overlays, workflows ----------------------------------
     _d("auth/service_oauth2_ambiguous", "error", "Service auth type 'oauth2' is ambiguous."),
     _d("auth/end_user_flow_remodeled", "info", "An end-user flow was remodeled as on-behalf-of."),
