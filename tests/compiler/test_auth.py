@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from anvil.compiler.auth import server_base_url, credential_profile_name, resolve_auth
+from anvil.compiler.auth import credential_profile_name, resolve_auth, server_base_url
 from anvil.compiler.normalize import normalize_document
 
 SCHEMES: dict[str, Any] = {

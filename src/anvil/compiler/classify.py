@@ -226,9 +226,7 @@ def passthrough_inputs(op: Operation) -> tuple[str, ...]:
     body = op.input.body
     if body is not None and body.projection == "fields":
         names = PASSTHROUGH_NAMES | PASSTHROUGH_BODY_NAMES
-        for item in body.fields:
-            if item.name.lower() in names and _unconstrained_string(item.schema):
-                found.append(item.name)
+        found.extend(f.name for f in body.fields if f.name.lower() in names and _unconstrained_string(f.schema))
     return tuple(found)
 
 
