@@ -32,6 +32,7 @@ from anvil.air.model import (
 from anvil.air.naming import derive_names
 from anvil.compiler.auth import resolve_auth, server_base_url
 from anvil.compiler.classify import archetype_for, classify_operation, confirmation_for, retry_policy_for
+from anvil.compiler.pagination import infer_pagination
 from anvil.compiler.schemas import SchemaMaterializer
 from anvil.diagnostics import Diagnostic, diagnostic
 
@@ -284,7 +285,7 @@ class _Builder:
             review_notes=tuple(notes),
             evidence=Evidence(claims=tuple(claims)),
         )
-        return replace(op, archetype=archetype_for(op))
+        return replace(op, archetype=archetype_for(op), pagination=infer_pagination(op, self.schemas.resolve))
 
 
 def _kind_claim(subject: str, kind: str, forced: EffectKind | None) -> Claim:

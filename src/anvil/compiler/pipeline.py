@@ -174,6 +174,8 @@ def compile_source(
     ops, applied = _apply_manifest(run, ops, manifest, sid, normalized.alternatives)
     ops, repaired = _repair_again(ops, manifest is not None)
     ops = _reblock_composite(ops, normalized.composite)
+    # Pagination is inferred for reads only; a manifest that makes an operation a mutation drops it.
+    ops = tuple(replace(op, pagination=None) if op.pagination and op.effect.kind != "read" else op for op in ops)
     for index, item in normalized.diagnostics:  # normalize findings carry the final id of their operation
         run.found.append(replace(item, operation=ops[index].id) if index is not None and index < len(ops) else item)
     run.found.extend(renames)
