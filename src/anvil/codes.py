@@ -145,6 +145,11 @@ _ENTRIES: tuple[Code, ...] = (
     _d("bundle/path_unsafe", "error", "A generated path is absolute, escapes the bundle or collides with another."),
     _d("bundle/backup_not_removed", "warning", "The new bundle is installed but the previous one was not deleted."),
     _d("cli/invalid_service_id", "error", "The --service value is not a valid service id."),
+    # issue 13: the Python client's own refusals (error.details.code)
+    _x("client/unknown_tool", "The gateway serves no tool by that name (a JSON-RPC invalid-params answer)."),
+    _x("client/jsonrpc_error", "The gateway answered the request with a JSON-RPC error."),
+    _x("client/ambiguous_tool", "Several fleet-prefixed tools end in the requested tool name."),
+    _x("client/invalid_structured_content", "A result the official client refused against the outputSchema."),
     # --- runtime error-envelope codes (original-core §5.7) ----------------------------------------
     _e("validation_error", "Input is missing, malformed or refused upstream as invalid."),
     _e("schema_mismatch", "Reserved: the upstream answered with a shape the contract does not allow."),
