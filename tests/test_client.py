@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from anvil.client import AnvilClient, GatewayUnavailable, ToolError, exit_code_for
+from anvil.client import AnvilClient, GatewayUnavailable, ToolError, exit_code_for, resolve_tool_name
 from anvil.errors import AnvilError, ExecutionError
 from tests.cli.fixtures.upstreams import HttpGateway, LoopbackServer, compile_example, credential_env, example_module
 
@@ -154,3 +154,76 @@ def test_using_a_client_outside_its_context_is_a_programming_error() -> None:
     client = AnvilClient.http("http://127.0.0.1:9/mcp")
     with pytest.raises(RuntimeError):
         client._require()
+
+
+@pytest.mark.anyio
+async def test_an_unknown_tool_is_a_tool_error_saying_so_not_an_unreachable_gateway(gateway: str) -> None:
+    async with AnvilClient.http(gateway, timeout=20) as client:
+        answer = await client.call_result("github_no_such_tool", {})
+        with pytest.raises(ToolError) as raised:
+            await client.call("github_no_such_tool", {})
+        still = await client.call("github_list_issue", {"owner": "octo", "repo": "hello"})  # the session lives on
+    assert answer.is_error and answer.envelope is not None
+    error = answer.envelope["error"]
+    assert (error["code"], error["details"]["code"], error["details"]["jsonrpc_code"]) == (
+        "unsupported_operation",
+        "client/unknown_tool",
+        -32602,
+    )
+    assert error["retryable"] is False
+    assert not isinstance(raised.value, GatewayUnavailable)
+    assert raised.value.code == "unsupported_operation"
+    assert still[0] is not None
+
+
+@pytest.mark.anyio
+async def test_other_json_rpc_errors_and_refused_structured_content_are_named_as_what_they_are(gateway: str) -> None:
+    from mcp.shared.exceptions import MCPError
+
+    async with AnvilClient.http(gateway, timeout=20) as client:
+        rpc = client._failure(MCPError(code=-32600, message="Invalid request"), "github_list_issue")
+        refused = client._failure(RuntimeError("Invalid structured content returned by tool x: 1"), "x")
+        dead = client._failure(ConnectionResetError("peer went away"), "x")
+    assert (rpc.code, rpc.envelope["error"]["details"]["code"]) == ("validation_error", "client/jsonrpc_error")
+    assert not isinstance(rpc, GatewayUnavailable)
+    assert (refused.code, refused.envelope["error"]["details"]["code"]) == (
+        "schema_mismatch",
+        "client/invalid_structured_content",
+    )
+    assert isinstance(dead, GatewayUnavailable) and dead.code == "upstream_unavailable"
+
+
+@pytest.mark.anyio
+async def test_validate_input_checks_schema_confirmation_and_key_without_calling(
+    gateway: str, upstream: tuple[str, Any]
+) -> None:
+    before = len(upstream[1].requests)
+    async with AnvilClient.http(gateway, timeout=20) as client:
+        ok = await client.validate_input("github_create_comment", COMMENT)
+        with pytest.raises(ToolError) as wrong_type:
+            await client.validate_input("github_create_comment", {**COMMENT, "issue_number": "one"})
+        with pytest.raises(ToolError) as unknown_input:
+            await client.validate_input("github_create_comment", {**COMMENT, "colour": "red"})
+        with pytest.raises(ToolError) as unconfirmed:
+            await client.validate_input("github_create_issue", {"owner": "octo", "repo": "hello", "title": "t"})
+        confirmed = await client.validate_input(
+            "github_create_issue", {"owner": "octo", "repo": "hello", "title": "t", "confirm": True}
+        )
+    assert ok == {"valid": True, "tool": "github_create_comment"}
+    assert wrong_type.value.code == unknown_input.value.code == "validation_error"
+    assert unconfirmed.value.code == "confirmation_required"
+    assert confirmed["valid"] is True
+    assert len(upstream[1].requests) == before
+
+
+def test_a_bundles_tool_name_resolves_to_its_one_prefixed_fleet_tool() -> None:
+    listed = ["github__github_create_comment", "payments__payments_get_customer", "plain_tool"]
+    assert resolve_tool_name("github_create_comment", listed) == "github__github_create_comment"
+    assert resolve_tool_name("plain_tool", listed) == "plain_tool"
+    assert resolve_tool_name("nothing_like_it", listed) == "nothing_like_it"
+    with pytest.raises(ToolError) as raised:
+        resolve_tool_name("x", ["a__x", "b__x"])
+    assert raised.value.envelope["error"]["details"] == {
+        "code": "client/ambiguous_tool",
+        "candidates": ["a__x", "b__x"],
+    }

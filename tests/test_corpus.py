@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import json
 from pathlib import Path
 
 import pytest
@@ -48,4 +49,9 @@ def test_every_corpus_spec_compiles_and_emits_a_bundle_with_unique_tool_names(co
         files = emit_bundle(doc)
         assert emit_bundle(doc) == files, name
         assert len(hash_files(files)) == 64
+        tools_json = files["tools.json"].decode("utf-8")
+        if "#/components" in "".join(  # an outputSchema never points outside itself
+            json.dumps(t.get("outputSchema", {})) for t in json.loads(tools_json)["tools"]
+        ):
+            problems[name] = "an outputSchema refers to #/components"
     assert problems == {}

@@ -11,6 +11,14 @@ a :class:`ToolError` carrying the gateway's error envelope::
 Every wait (connect and initialize, each call, closing) is bounded by ``timeout`` seconds. Nothing
 here reads the environment: a spawned server gets exactly the ``env`` it is given (over the MCP SDK's
 minimal safe defaults such as ``PATH`` and ``HOME``).
+
+What a failure is, is said as it is: only a transport that fails or times out is
+:class:`GatewayUnavailable`; a JSON-RPC error answer (an unknown tool, invalid params) is a
+:class:`ToolError` with ``details.code`` ``client/unknown_tool`` or ``client/jsonrpc_error`` and the
+JSON-RPC code, and a result the official client refuses against the tool's ``outputSchema`` is
+``schema_mismatch`` (``client/invalid_structured_content``). Against a fleet, a bundle's own tool name
+(``github_create_comment``) resolves to the one prefixed tool the fleet lists for it
+(``github__github_create_comment``).
 """
 
 from __future__ import annotations
@@ -19,7 +27,7 @@ import json
 import os
 import sys
 import uuid
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +39,7 @@ import anyio
 from anvil._types import JSONObject, JSONValue
 from anvil.errors import ExecutionError
 from anvil.runtime.envelope import CODE_TABLE
+from anvil.serve.naming import FLEET_SEPARATOR
 
 __all__ = [
     "DEFAULT_TIMEOUT_S",
@@ -40,6 +49,7 @@ __all__ = [
     "ToolError",
     "envelope_of",
     "exit_code_for",
+    "resolve_tool_name",
     "result_data",
 ]
 
@@ -171,6 +181,35 @@ def _effect_of(result: Any) -> JSONObject | None:
     return dict(effect) if isinstance(effect, Mapping) else None
 
 
+_INVALID_PARAMS: Final = -32602
+
+
+def resolve_tool_name(tool: str, listed: Collection[str]) -> str:
+    """The tool to dial for ``tool`` among the ``listed`` names (see :meth:`AnvilClient.resolve_tool`).
+
+    ``tool`` itself when listed; else the one fleet-prefixed name ``<connector>__<tool>``; else
+    ``tool`` unchanged (the gateway answers for a name it does not serve).
+
+    Raises:
+        ToolError: several prefixed names end in ``tool`` (``validation_error``, ``client/ambiguous_tool``).
+    """
+    if tool in listed:
+        return tool
+    suffix = FLEET_SEPARATOR + tool
+    matches = sorted(name for name in listed if name.endswith(suffix))
+    if len(matches) == 1:
+        return matches[0]
+    if matches:
+        details: JSONObject = {"code": "client/ambiguous_tool", "candidates": matches}
+        message = f"Several fleet tools end in '{tool}'; call one by its prefixed name."
+        raise ToolError(_synthetic_envelope("validation_error", message, tool, details))
+    return tool
+
+
+def _is_confirm(schema: JSONValue) -> bool:
+    return isinstance(schema, dict) and schema.get("type") == "boolean" and schema.get("const") is True
+
+
 def _leaves(exc: BaseException) -> list[BaseException]:
     if isinstance(exc, BaseExceptionGroup):
         return [leaf for inner in exc.exceptions for leaf in _leaves(inner)]
@@ -210,6 +249,7 @@ class AnvilClient:
         self._errlog = errlog
         self._stack: AsyncExitStack | None = None
         self._session: Any = None
+        self._tools: dict[str, JSONObject] | None = None
 
     @classmethod
     def stdio(
@@ -345,6 +385,31 @@ class AnvilClient:
         envelope["error"]["details"] = {"transport": self.transport}
         return GatewayUnavailable(envelope)
 
+    def _failure(self, exc: BaseException, tool: str) -> ToolError:
+        """What an exception from the session means: a JSON-RPC answer, a refused result, or a dead transport."""
+        from mcp.shared.exceptions import MCPError
+
+        leaves = _leaves(exc)
+        rpc = next((leaf for leaf in leaves if isinstance(leaf, MCPError)), None)
+        if rpc is not None:
+            unknown = rpc.code == _INVALID_PARAMS and "unknown tool" in rpc.message.lower()
+            code = "unsupported_operation" if unknown else "validation_error"
+            what = f"The gateway serves no tool named '{tool}'." if unknown else "The gateway refused the request."
+            details: JSONObject = {
+                "code": "client/unknown_tool" if unknown else "client/jsonrpc_error",
+                "jsonrpc_code": rpc.code,
+                "text": rpc.message[:500],
+            }
+            return ToolError(_synthetic_envelope(code, what, tool, details))
+        refused = next(
+            (leaf for leaf in leaves if isinstance(leaf, RuntimeError) and "structured content" in str(leaf)), None
+        )
+        if refused is not None:
+            details = {"code": "client/invalid_structured_content", "text": str(refused)[:500]}
+            message = "The gateway's result does not match the tool's published output schema."
+            return ToolError(_synthetic_envelope("schema_mismatch", message, tool, details))
+        return self._unavailable(exc, tool)
+
     async def list_tools(self) -> list[JSONObject]:
         """Every tool the gateway lists, as wire-shaped dicts (``name``, ``inputSchema``, ``_meta``, ...)."""
         session = self._require()
@@ -352,8 +417,64 @@ class AnvilClient:
             with anyio.fail_after(self.timeout):
                 listed = await session.list_tools()
         except Exception as exc:
-            raise self._unavailable(exc, "") from None
-        return [tool.model_dump(by_alias=True, exclude_none=True, mode="json") for tool in listed.tools]
+            raise self._failure(exc, "") from None
+        tools = [tool.model_dump(by_alias=True, exclude_none=True, mode="json") for tool in listed.tools]
+        self._tools = {str(tool["name"]): tool for tool in tools}
+        return tools
+
+    async def resolve_tool(self, tool: str) -> str:
+        """The name to dial for ``tool``: itself when listed, else the one fleet-prefixed tool ending in it.
+
+        Raises:
+            ToolError: several prefixed tools end in ``tool`` (``validation_error``, ``client/ambiguous_tool``).
+            GatewayUnavailable: the listing failed.
+        """
+        if self._tools is None:
+            await self.list_tools()
+        return resolve_tool_name(tool, list(self._tools or {}))
+
+    async def validate_input(
+        self, tool: str, arguments: Mapping[str, JSONValue] | None = None, *, idempotency_key: str | None = None
+    ) -> JSONObject:
+        """Check ``arguments`` against the tool's published schema and key contract, calling nothing upstream.
+
+        The check is the gateway's argument validation (the safety controls left to the gates), then
+        the gates the listing states: a tool that requires ``confirm`` gets it, and a tool whose key is
+        required and cannot be derived gets one (as an argument or ``idempotency_key``).
+
+        Returns:
+            ``{"valid": true, "tool": <the name dialed>}``.
+
+        Raises:
+            ToolError: the call would be refused (``validation_error``, ``confirmation_required``,
+                ``idempotency_required``, or ``unsupported_operation`` for a tool the gateway does not list).
+        """
+        from anvil.serve.validation import ArgumentCheck, call_schema
+
+        name = await self.resolve_tool(tool)
+        listed = (self._tools or {}).get(name)
+        if listed is None:
+            details: JSONObject = {"code": "client/unknown_tool"}
+            raise ToolError(_synthetic_envelope("unsupported_operation", f"No tool named '{tool}'.", tool, details))
+        schema: JSONObject = listed.get("inputSchema") or {}
+        properties: JSONObject = schema.get("properties") or {}
+        required = [str(key) for key in schema.get("required") or ()]
+        confirm = next((key for key, value in properties.items() if _is_confirm(value)), None)
+        key_input = next((key for key in properties if key.endswith("idempotency_key")), None)
+        relaxed = [key for key in (confirm, key_input) if key is not None]
+        args = dict(arguments or {})
+        violation = ArgumentCheck(call_schema(schema, relaxed)).check(args)
+        if violation is not None:
+            raise ToolError(_synthetic_envelope("validation_error", violation.message, name, violation.details))
+        if confirm is not None and confirm in required and args.get(confirm) is not True:
+            envelope = _synthetic_envelope("confirmation_required", f"'{name}' requires {confirm}=true.", name)
+            envelope["error"]["required_flags"] = ["--confirm"]
+            raise ToolError(envelope)
+        if key_input is not None and key_input in required and not (args.get(key_input) or idempotency_key):
+            envelope = _synthetic_envelope("idempotency_required", f"'{name}' requires an idempotency key.", name)
+            envelope["error"]["required_flags"] = ["--idempotency-key"]
+            raise ToolError(envelope)
+        return {"valid": True, "tool": name}
 
     async def call_result(
         self,
@@ -371,6 +492,9 @@ class AnvilClient:
             idempotency_key: the caller's ledger id, sent as ``_meta.idempotency_key``.
             stage: ask for the draft form (``_meta.stage: true``).
 
+        A JSON-RPC error answer and a result the official client refuses are error results here
+        (``is_error``), not :class:`GatewayUnavailable`; see the module docstring.
+
         Raises:
             GatewayUnavailable: the gateway failed or did not answer within the timeout.
         """
@@ -381,10 +505,17 @@ class AnvilClient:
         if stage:
             meta["stage"] = True
         try:
+            name = await self.resolve_tool(tool)
+        except ToolError as refused:
+            return CallResult(data=refused.envelope, effect=None, is_error=True, envelope=refused.envelope)
+        try:
             with anyio.fail_after(self.timeout):
-                result = await session.call_tool(tool, dict(arguments or {}), meta=meta or None)
+                result = await session.call_tool(name, dict(arguments or {}), meta=meta or None)
         except Exception as exc:
-            raise self._unavailable(exc, tool) from None
+            failure = self._failure(exc, tool)
+            if isinstance(failure, GatewayUnavailable):
+                raise failure from None
+            return CallResult(data=failure.envelope, effect=None, is_error=True, envelope=failure.envelope)
         effect = _effect_of(result)
         if result.is_error:
             envelope = envelope_of(result, tool)

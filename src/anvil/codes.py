@@ -73,6 +73,8 @@ _ENTRIES: tuple[Code, ...] = (
     _d("auth/oauth_flow_unsupported", "warning", "An OAuth2 flow the runtime does not support."),
     _d("auth/scheme_missing", "warning", "A security requirement names an undeclared scheme."),
     _d("auth/scheme_unsupported", "warning", "A security scheme of an unsupported type."),
+    # issue 13: a relative OAuth2 tokenUrl with no absolute server URL to resolve it against
+    _d("auth/token_url_unresolved", "warning", "A relative OAuth2 tokenUrl that no server URL resolves."),
     # --- compiler/: service auth, naming, overlays, workflows ----------------------------------
     _d("auth/service_oauth2_ambiguous", "error", "Service auth type 'oauth2' is ambiguous."),
     _d("auth/end_user_flow_remodeled", "info", "An end-user flow was remodeled as on-behalf-of."),
@@ -150,6 +152,11 @@ _ENTRIES: tuple[Code, ...] = (
     _d("cli/invalid_service_id", "error", "The --service value is not a valid service id."),
     # issue 11: anvil compile --deployment-namespace
     _d("cli/invalid_deployment_namespace", "error", "The --deployment-namespace value is not provider-safe."),
+    # issue 13: the Python client's own refusals (error.details.code)
+    _x("client/unknown_tool", "The gateway serves no tool by that name (a JSON-RPC invalid-params answer)."),
+    _x("client/jsonrpc_error", "The gateway answered the request with a JSON-RPC error."),
+    _x("client/ambiguous_tool", "Several fleet-prefixed tools end in the requested tool name."),
+    _x("client/invalid_structured_content", "A result the official client refused against the outputSchema."),
     # --- runtime error-envelope codes (original-core §5.7) ----------------------------------------
     _e("validation_error", "Input is missing, malformed or refused upstream as invalid."),
     _e("schema_mismatch", "Reserved: the upstream answered with a shape the contract does not allow."),

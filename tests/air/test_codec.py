@@ -86,3 +86,57 @@ def test_unknown_fields_and_bad_enum_values_are_refused(payments_json: dict[str,
     for bad_op in ({**ops[0], "surprise": 1}, {**ops[0], "state": "live"}):
         with pytest.raises(AirError):
             load_document({**payments_json, "operations": [bad_op]})
+
+
+def _as_the_original_writes_it(payments_json: dict[str, Any]) -> dict[str, Any]:
+    """payments AIR with the fields the original writes and we did not model before (issue 13 item 8)."""
+    import copy
+
+    data = copy.deepcopy(payments_json)
+    data["service"]["source"]["origin"] = {"kind": "file", "uri": "examples/payments/openapi.yaml"}
+    for op in data["operations"]:
+        op["disclosureCost"] = {"toolTokens": 180, "charsPerToken": 3.912, "estimator": "o200k_base"}
+        for claim in op["evidence"]["claims"]:
+            claim["sourceRef"] = "openapi.yaml#/paths"
+    first_read = next(op for op in data["operations"] if op["effect"]["kind"] == "read")
+    first_read["pagination"] = {"style": "cursor", "cursorParam": "starting_after", "itemsField": "data"}
+    return data
+
+
+def test_air_written_by_the_original_loads_and_keeps_its_extra_fields(payments_json: dict[str, Any]) -> None:
+    original = _as_the_original_writes_it(payments_json)
+    doc = load_document(original)
+    assert doc.service.source.origin is not None and doc.service.source.origin.kind == "file"
+    assert doc.operations[0].disclosure_cost is not None and doc.operations[0].disclosure_cost.tool_tokens == 180
+    assert all(c.source_ref == "openapi.yaml#/paths" for op in doc.operations for c in op.evidence.claims)
+    paged = [op for op in doc.operations if op.pagination is not None]
+    assert len(paged) == 1 and paged[0].pagination is not None and paged[0].pagination.cursor_param == "starting_after"
+    again = document_json(doc)
+    assert again["service"]["source"]["origin"] == {"kind": "file", "uri": "examples/payments/openapi.yaml"}
+    assert again["operations"][0]["disclosureCost"] == {
+        "toolTokens": 180,
+        "responseItemTokens": 0,
+        "responseTokens": 0,
+        "charsPerToken": 3.912,
+        "estimator": "o200k_base",
+    }
+    assert load_document(again) == doc
+
+
+@pytest.mark.anyio
+async def test_a_bundle_migrated_from_the_original_reads_and_serves(
+    payments_json: dict[str, Any], tmp_path: Path
+) -> None:
+    import json
+
+    import httpx
+
+    from anvil.bundle.read import read_bundle
+    from anvil.runtime.context import RuntimeContext
+    from anvil.serve.gateway import Gateway
+
+    (tmp_path / "air.json").write_text(json.dumps(_as_the_original_writes_it(payments_json)), encoding="utf-8")
+    doc = read_bundle(tmp_path)
+    async with httpx.AsyncClient() as client:
+        gateway = Gateway(doc, RuntimeContext(service_id=doc.service.id, base_url="http://127.0.0.1:9", client=client))
+    assert {tool["name"] for tool in gateway.tools} == {op.mcp.tool_name for op in doc.operations if op.is_approved}

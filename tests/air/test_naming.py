@@ -91,11 +91,23 @@ def test_format_suffixes_and_odata_keys_are_stripped() -> None:
     assert odata.addresses_item
 
 
-def test_a_trailing_vocabulary_verb_is_the_action() -> None:
+def test_a_trailing_vocabulary_verb_supplies_its_action_family() -> None:
     assert derive_names("jira", "/rest/api/3/field/search", "get", None, None).id == "jira.field.search"
-    assert derive_names("svc", "/jobs/{job_id}/run", "post", None, None).id == "svc.jobs.run"
+    assert derive_names("svc", "/jobs/{job_id}/run", "post", None, None).id == "svc.jobs.execute"
+    start = derive_names("netlify", "/builds/{build_id}/start", "post", "notifyBuildStart", None)
+    assert (start.id, start.command) == ("netlify.builds.execute", "netlify builds execute")
+    confirm = derive_names(
+        "stripe", "/v1/payment_intents/{intent}/confirm", "post", "PostPaymentIntentsIntentConfirm", None
+    )
+    assert confirm.id == "stripe.payment_intents.approve"
+    assert derive_names("github", "/repos/{owner}/{repo}/pages/health", "get", None, None).id == "github.pages.poll"
+    assert derive_names("svc", "/deploys/{id}/lock", "post", None, None).id == "svc.deploys.reserve"
+    assert derive_names("jira", "/rest/api/3/user/email", "get", "getUserEmail", None).id == "jira.user.send"
     post_search = derive_names("jira", "/rest/api/3/issues/search", "post", "searchIssues", None)
     assert post_search.id == "jira.issues.search"
+    # A POST-search supplies the search family, whichever search word made it a read.
+    parse = derive_names("jira", "/rest/api/3/jql/parse", "post", "parseJqlQueries", "Parse JQL query")
+    assert parse.id == "jira.parse.search"
 
 
 def test_a_read_trailing_verb_on_a_mutation_does_not_count() -> None:
@@ -174,16 +186,20 @@ COLLIDING = [
 ]
 
 
-def test_collisions_get_meaningful_path_tokens_never_numbers() -> None:
+def test_collisions_get_path_tokens_and_clashing_suffixes_get_ordinals_never_the_method() -> None:
     ops, diagnostics = resolve_name_collisions(COLLIDING)
     names = names_of(ops)
     assert names[("/v2/users", "get")][0] == "svc.users.list.v2"
     assert names[("/orgs/{org}/users", "get")][0] == "svc.users.list.orgs"
     assert names[("/teams/{team}/users", "get")][0].startswith("svc.users.list.")
-    assert names[("/widgets/{id}", "get")][0] == "svc.widgets.get.get"
-    assert names[("/widgets/{id}", "head")][0] == "svc.widgets.get.head"
+    assert names[("/widgets/{id}", "get")] == (
+        "svc.widgets.get.by_id",
+        "get_widget_by_id",
+        "svc widgets get by_id",
+        "svc_get_widget_by_id",
+    )
+    assert names[("/widgets/{id}", "head")][0] == "svc.widgets.get.by_id_2"
     assert names[("/users", "get")][0] == "svc.users.list.direct"
-    assert all("_2" not in name for value in names.values() for name in value)
     assert {d.code for d in diagnostics} == {"naming_collision_resolved"}
     assert len({op.id for op in ops}) == len(ops)
     assert len({op.mcp.tool_name for op in ops}) == len(ops)
@@ -202,6 +218,79 @@ def test_a_member_without_a_unique_token_uses_the_shortest_distinguishing_pair()
     assert names[("/a/b/items", "get")][0] == "svc.items.list.a_b"
     assert names[("/a/c/items", "get")][0] == "svc.items.list.a_c"
     assert names[("/d/b/c/items", "get")][0] == "svc.items.list.d"
+
+
+def test_the_subset_fallback_joins_only_concrete_tokens_not_param_pseudo_tokens() -> None:
+    ops, _ = resolve_name_collisions(
+        [
+            make_op("jira", "/rest/api/3/workflow/{entityId}", "delete"),
+            make_op("jira", "/rest/api/3/workflowscheme/{id}/draft/workflow", "delete"),
+            make_op("jira", "/rest/api/3/workflowscheme/{id}/workflow", "delete"),
+        ]
+    )
+    names = names_of(ops)
+    assert names[("/rest/api/3/workflowscheme/{id}/workflow", "delete")][0] == (
+        "jira.workflow.delete.workflowscheme_direct"
+    )
+    assert names[("/rest/api/3/workflowscheme/{id}/draft/workflow", "delete")][0] == "jira.workflow.delete.draft"
+    assert names[("/rest/api/3/workflow/{entityId}", "delete")][0] == "jira.workflow.delete.by_entity_id"
+
+
+def test_a_last_segment_with_a_suffix_does_not_end_in_a_parameter() -> None:
+    ops, _ = resolve_name_collisions(
+        [
+            make_op("openai", "/responses/{response_id}", "get"),
+            make_op("openai", "/responses/{response_id}?beta=true", "get"),
+        ]
+    )
+    names = names_of(ops)
+    assert names[("/responses/{response_id}", "get")][0] == "openai.responses.get.by_response_id"
+    assert names[("/responses/{response_id}?beta=true", "get")][0] == "openai.responses.get.direct"
+
+
+def test_shared_fallback_suffixes_are_numbered_in_group_order() -> None:
+    ops, _ = resolve_name_collisions(
+        [
+            make_op("openai", "/projects/{project_id}/roles/{role_id}", "get"),
+            make_op("openai", "/organization/roles/{role_id}", "get"),
+            make_op("openai", "/projects/{project_id}/users/{user_id}/roles/{role_id}", "get"),
+            make_op("openai", "/organization/users/{user_id}/roles/{role_id}", "get"),
+        ]
+    )
+    names = names_of(ops)
+    assert names[("/organization/roles/{role_id}", "get")][0] == "openai.roles.get.by_role_id"
+    assert names[("/projects/{project_id}/roles/{role_id}", "get")][0] == "openai.roles.get.by_role_id_2"
+    assert names[("/organization/users/{user_id}/roles/{role_id}", "get")][0] == "openai.roles.get.organization_users"
+
+
+def test_members_sort_as_the_original_collates_paths_punctuation_first() -> None:
+    ops, _ = resolve_name_collisions(
+        [
+            make_op("jira", "/rest/api/3/issue/properties/{propertyKey}", "delete"),
+            make_op("jira", "/rest/api/3/issue/{issueIdOrKey}/properties/{propertyKey}", "delete"),
+            make_op("jira", "/rest/api/3/issue/{issueIdOrKey}/worklog/{worklogId}/properties/{propertyKey}", "delete"),
+        ]
+    )
+    names = names_of(ops)
+    assert names[("/rest/api/3/issue/{issueIdOrKey}/properties/{propertyKey}", "delete")][0] == (
+        "jira.properties.delete.by_property_key"
+    )
+    assert names[("/rest/api/3/issue/properties/{propertyKey}", "delete")][0] == (
+        "jira.properties.delete.by_property_key_2"
+    )
+
+
+def test_path_tokens_keep_their_case_when_members_are_compared() -> None:
+    ops, _ = resolve_name_collisions(
+        [
+            make_op("sentry", "/api/0/organizations/{org}/scim/v2/Users", "get"),
+            make_op("sentry", "/api/0/projects/{org}/{project}/users/", "get"),
+        ]
+    )
+    names = names_of(ops)
+    assert names[("/api/0/projects/{org}/{project}/users/", "get")][0] == "sentry.users.list.users"
+    assert names[("/api/0/organizations/{org}/scim/v2/Users", "get")][0] == "sentry.users.list.v2"
+    assert names[("/api/0/organizations/{org}/scim/v2/Users", "get")][2] == "sentry Users list v2"
 
 
 def test_collision_repair_does_not_depend_on_input_order() -> None:

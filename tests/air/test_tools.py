@@ -150,3 +150,38 @@ def test_tool_definition_is_pure_and_leaves_the_operation_untouched() -> None:
 def test_an_operation_without_a_stored_schema_is_assembled_on_the_fly() -> None:
     op = replace(_refund(), input=replace(_refund().input, schema=None))
     assert published_input_schema(op)["required"] == published_input_schema(_refund())["required"]
+
+
+def test_a_paginated_read_says_how_to_page() -> None:
+    from anvil.air.model import Pagination
+
+    paged = replace(_read(), pagination=Pagination(style="cursor", cursor_param="starting_after", items_field="data"))
+    assert "Paginated (cursor): pass 'starting_after'; items at 'data'." in tool_description(paged)
+    assert "Paginated" not in tool_description(_read())
+
+
+def test_the_output_schema_inlines_components_folds_nullable_and_wraps_non_objects() -> None:
+    from anvil.air.model import Output
+    from anvil.air.tools import DRY_RUN_PLAN_DEF, output_projection
+
+    components = {"Item": {"type": "object", "properties": {"name": {"type": "string", "nullable": True}}}}
+    listing = replace(_read(), output=Output(schema={"type": "array", "items": {"$ref": "#/components/schemas/Item"}}))
+    projection = output_projection(listing, components)
+    assert projection is not None and projection.wrap
+    response, plan = projection.schema["anyOf"]
+    assert response["properties"]["result"] == {"type": "array", "items": {"$ref": "#/$defs/Item"}}
+    assert plan == {"$ref": f"#/$defs/{DRY_RUN_PLAN_DEF}"}
+    assert projection.schema["$defs"]["Item"]["properties"]["name"] == {"type": ["string", "null"]}
+    dangling = replace(_read(), output=Output(schema={"$ref": "#/components/responses/Nope"}))
+    found = output_projection(dangling, components)
+    assert found is not None and "#/components" not in str(found.schema)
+    assert output_projection(replace(_read(), output=Output()), components) is None
+
+
+def test_a_source_schema_that_is_not_json_schema_publishes_no_output_schema() -> None:
+    from anvil.air.model import Output
+    from anvil.air.tools import output_projection
+
+    broken = replace(_read(), output=Output(schema={"type": "file"}))
+    assert output_projection(broken, {}) is None
+    assert "outputSchema" not in tool_definition(broken, {})

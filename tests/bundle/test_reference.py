@@ -123,3 +123,19 @@ def test_effect_labels_follow_the_declared_class_or_the_kind(payments_doc: Docum
     compensable = replace(refund, effect=Effect(kind="mutation", class_="compensable"))
     assert effect_label(reversible) == "write, can be undone"
     assert effect_label(compensable) == "write, can be compensated (not undone)"
+
+
+def test_skill_md_says_how_to_page_a_paginated_read(payments_doc: Document) -> None:
+    from dataclasses import replace
+
+    from anvil.air.model import Pagination
+
+    ops = tuple(
+        replace(op, pagination=Pagination(style="cursor", cursor_param="starting_after", items_field="data"))
+        if op.id == "payments.customers.get"
+        else op
+        for op in payments_doc.operations
+    )
+    text = skill_markdown(replace(payments_doc, operations=ops))
+    line = next(row for row in text.splitlines() if row.startswith("- `payments_get_customer`"))
+    assert line.endswith("Paginated (cursor): pass 'starting_after'; items at 'data'.")

@@ -241,7 +241,15 @@ def test_in_dev_a_read_and_a_keyed_refund_succeed_and_the_key_reaches_the_upstre
                        env=_dev(payments))  # fmt: skip
     assert refund.code == 0, refund.err
     assert refund.json()["amount"] == 100
-    assert refund.err.startswith("trace_id=trace_")
+    lines = refund.err.splitlines()
+    assert lines[0].startswith("effect: ")  # direct mode says what the write did, as MCP does
+    effect = json.loads(lines[0][len("effect: ") :])
+    assert (effect["class"], effect["operation"], effect["idempotency_key"]) == (
+        "irreversible",
+        "payments.refunds.create",
+        "k-1",
+    )
+    assert lines[1].startswith("trace_id=trace_")
     assert [(r["method"], r["idempotency_key"], r["authorization"]) for r in state.requests] == [
         ("GET", None, "Bearer tok-1"),
         ("POST", "k-1", "Bearer tok-1"),
@@ -407,3 +415,24 @@ def test_an_air_file_works_in_place_of_the_bundle_directory(payments: Path, tmp_
     broken = tmp_path / "broken.json"
     broken.write_text("{")
     assert anvil_run(broken, "refunds", "create").code == 1
+
+
+def test_validate_input_checks_the_runtime_contract_and_calls_nothing(payments: Path, mock: tuple[str, Any]) -> None:
+    _url, state = mock
+    ok = anvil_run(payments, *REFUND, "--confirm", "--idempotency-key", "k-9", "--validate-input", env=_dev(payments))
+    assert ok.code == 0, ok.err
+    assert ok.json() == {"valid": True, "operation": "payments.refunds.create", "idempotency_key_derived": False}
+    unconfirmed = anvil_run(payments, *REFUND, "--idempotency-key", "k-9", "--validate-input", env=_dev(payments))
+    assert (unconfirmed.code, unconfirmed.envelope()["code"]) == (3, "confirmation_required")
+    keyless = anvil_run(payments, *REFUND, "--confirm", "--validate-input", env=_dev(payments))
+    assert (keyless.code, keyless.envelope()["code"]) == (3, "idempotency_required")
+    bad_key = anvil_run(payments, *REFUND, "--confirm", "--idempotency-key", "has space", "--validate-input")
+    assert (bad_key.code, bad_key.envelope()["code"]) == (2, "validation_error")
+    wrong_type = anvil_run(
+        payments, "refunds", "create", "--payment-id", "pay_123", "--amount", "lots", "--currency", "EUR",
+        "--confirm", "--idempotency-key", "k-9", "--validate-input",
+    )  # fmt: skip
+    assert (wrong_type.code, wrong_type.envelope()["code"]) == (2, "validation_error")
+    missing = anvil_run(payments, "refunds", "create", "--payment-id", "pay_123", "--confirm", "--validate-input")
+    assert missing.envelope()["code"] == "validation_error"
+    assert state.requests == []

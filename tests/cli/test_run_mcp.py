@@ -87,7 +87,7 @@ def test_a_keyed_refund_hits_the_wire_identically_direct_and_through_mcp(payment
     effect = through.effect()
     assert effect is not None
     assert effect["class"] == "irreversible" and effect["idempotency_key"] == "k-1" and effect["undo"] is None
-    assert direct.effect() is None
+    assert direct.effect() == effect  # direct mode prints the same report the gateway attaches
 
 
 def test_without_confirm_nothing_executes_through_mcp_and_the_exit_is_3(payments: Path, mock: tuple[str, Any]) -> None:

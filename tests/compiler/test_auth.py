@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from anvil.compiler.auth import credential_profile_name, resolve_auth
+from anvil.compiler.auth import credential_profile_name, resolve_auth, server_base_url
 from anvil.compiler.normalize import normalize_document
 
 SCHEMES: dict[str, Any] = {
@@ -95,6 +95,32 @@ def test_each_unmodeled_requirement_is_a_coded_issue(requirements: Any, code: st
     resolution = resolve_auth(requirements, SCHEMES)
     assert [issue.code for issue in resolution.issues] == [code]
     assert resolution.blocked is blocks
+
+
+def test_an_anonymous_alternative_makes_a_single_scheme_an_or_that_needs_review() -> None:
+    resolution = resolve_auth([{"basic": []}, {}], SCHEMES)
+    assert resolution.auth.type == "basic"
+    assert [issue.code for issue in resolution.issues] == ["auth/alternative_selected"]
+    assert not resolution.blocked
+    assert resolve_auth([{}, {}], SCHEMES).auth.type == "none"
+
+
+def test_a_relative_token_url_resolves_against_the_server_url() -> None:
+    schemes = {"cc": {"type": "oauth2", "flows": {"clientCredentials": {"tokenUrl": "/v1/oauth2/token"}}}}
+    base = server_base_url([{"url": "https://api-m.{env}.paypal.com/v2", "variables": {"env": {"default": "sandbox"}}}])
+    assert base == "https://api-m.sandbox.paypal.com/v2"
+    resolved = resolve_auth([{"cc": []}], schemes, base)
+    assert resolved.auth.provider is not None
+    assert resolved.auth.provider.token_endpoint == "https://api-m.sandbox.paypal.com/v1/oauth2/token"
+    assert not resolved.issues
+
+
+def test_a_relative_token_url_without_an_absolute_server_is_diagnosed_not_kept() -> None:
+    schemes = {"cc": {"type": "oauth2", "flows": {"clientCredentials": {"tokenUrl": "/oauth/token"}}}}
+    assert server_base_url([{"url": "/api"}]) is None
+    resolved = resolve_auth([{"cc": []}], schemes, None)
+    assert [issue.code for issue in resolved.issues] == ["auth/token_url_unresolved"]
+    assert resolved.auth.provider is not None and resolved.auth.provider.token_endpoint is None
 
 
 def test_alternatives_select_the_first_clean_one() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from anvil.air.model import (
+    BodyField,
     Cli,
     Effect,
     Idempotency,
@@ -107,6 +108,15 @@ def test_comms_words_are_high_risk_and_confirm() -> None:
     assert confirmation_for(c.effect, c.idempotency).reason == "This operation is an unsafe high mutation."
 
 
+def test_comms_risk_words_match_inside_longer_words_as_the_original_does() -> None:
+    unpublish = classify_operation(
+        method="POST", path="/sites/{id}/unpublish", operation_id="unpublishSite", summary=None
+    )
+    assert unpublish.effect.risk == "high"
+    resend = classify_operation(method="POST", path="/invites/{id}/resend", operation_id=None, summary=None)
+    assert resend.effect.risk == "high"
+
+
 def test_a_plain_post_is_a_medium_mutation() -> None:
     c = classify_operation(method="POST", path="/widgets", operation_id="createWidget", summary=None)
     assert (c.effect.risk, c.effect.reversible, c.effect.action) == ("medium", True, "create")
@@ -203,7 +213,17 @@ def test_query_language_inputs_are_passthrough_only_when_unconstrained() -> None
     number = Param(name="where", in_="query", schema={"type": "integer"})
     assert archetype_for(make_op(params=(number,))) == "search"
     assert archetype_for(make_op(params=(Param(name="q", in_="query"),))) == "search"
-    body = RequestBody(schema={"type": "object", "properties": {"query": {"type": "string"}}})
+    fields = (BodyField(name="query", schema={"type": "string"}),)
+    body = RequestBody(
+        schema={"type": "object", "properties": {"query": {"type": "string"}}}, projection="fields", fields=fields
+    )
     assert archetype_for(make_op(body=body)) == "query_passthrough"
-    enum_body = RequestBody(schema={"type": "object", "properties": {"filter": {"type": "string", "enum": ["a"]}}})
+    enum_fields = (BodyField(name="filter", schema={"type": "string", "enum": ["a"]}),)
+    enum_body = RequestBody(schema={"type": "object"}, projection="fields", fields=enum_fields)
     assert archetype_for(make_op(body=enum_body)) == "search"
+
+
+def test_a_whole_object_body_with_a_query_property_is_not_passthrough() -> None:
+    schema = {"type": "object", "properties": {"query": {"type": "string"}, "options": {"type": "object"}}}
+    body = RequestBody(schema=schema, projection="whole")
+    assert archetype_for(make_op(body=body)) == "search"

@@ -6,6 +6,7 @@ Also pins what the effect-contract feature must leave alone: a manifest without 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,9 +25,12 @@ REPO = Path(__file__).resolve().parents[2]
 GITHUB = REPO / "examples" / "github-mini"
 PAYMENTS = REPO / "examples" / "payments"
 
-#: contractHash of payments compiled with its manifest, from before effect contracts existed. A change
-#: here means a manifest with no ``effect:`` block no longer compiles to the same AIR.
+#: contractHash of payments compiled with its manifest, from before effect contracts existed, with the
+#: ``disclosureCost`` the original also measures (issue 13) left out. A change here means a manifest with
+#: no ``effect:`` block no longer compiles to the same AIR.
 PAYMENTS_CONTRACT_HASH = "343337b0ab82d31245fd8c51c87cef4bfedd42667a0c9197ec72886eb46a8c93"
+#: The same AIR with its disclosure measurement (estimator ``chars/4``).
+PAYMENTS_CONTRACT_HASH_MEASURED = "1ed79bb8d3cabfadaa2b2b365f203c12671d4aaaba38681b97e1c7e1707e5f86"
 
 
 def compile_github(manifest: Path = GITHUB / "anvil.yaml") -> CompileResult:
@@ -204,4 +208,9 @@ def test_payments_declares_no_effect_contract_and_its_air_is_unchanged(payments:
     air = json.loads(json.dumps(document_json(payments)))
     assert {"class", "inverse", "compensate", "lookup", "draft"}.isdisjoint(keys_of(air))
     assert check_effects(payments, None) == (payments, [])
-    assert contract_hash(payments) == PAYMENTS_CONTRACT_HASH
+    unmeasured = dataclasses.replace(
+        payments, operations=tuple(dataclasses.replace(o, disclosure_cost=None) for o in payments.operations)
+    )
+    assert contract_hash(unmeasured) == PAYMENTS_CONTRACT_HASH
+    assert all(o.disclosure_cost is not None for o in payments.operations)
+    assert contract_hash(payments) == PAYMENTS_CONTRACT_HASH_MEASURED

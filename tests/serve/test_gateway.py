@@ -252,7 +252,8 @@ async def test_a_dry_run_has_no_effect_report_and_sends_nothing(
     for result in (plain, staged):
         assert result.is_error is False
         assert result.meta is None or "effect" not in result.meta
-        assert result.structured_content is None
+        # The plan is the structured answer too (the official client validated it against outputSchema).
+        assert result.structured_content == json.loads(result.content[0].text)
     assert json.loads(plain.content[0].text)["method"] == "POST"
     assert json.loads(staged.content[0].text)["body"]["draft"] is True
     assert mock.requests == []

@@ -1,4 +1,4 @@
-"""tools/list: the plain projection, plus the declared effect contract for operations that declare one."""
+"""tools/list: the plain projection, plus every tool's effect class and the contract of those that declare one."""
 
 from __future__ import annotations
 
@@ -74,27 +74,54 @@ async def test_an_operation_with_a_draft_and_a_lookup_names_their_tools(
 
 
 @pytest.mark.anyio
-async def test_operations_that_declare_no_contract_list_exactly_the_plain_projection(
+async def test_operations_that_declare_no_contract_list_their_default_class_and_no_contract(
     github: Document, make_gateway: Callable[..., Gateway]
 ) -> None:
     gateway = make_gateway(github)
-    for op_id in ("github.issues.update", "github.comments.delete", "github.tags.get", "github.pulls.list"):
+    expected = {
+        "github.issues.update": ("irreversible", False),
+        "github.comments.delete": ("irreversible", True),
+        "github.tags.get": ("read", False),
+        "github.pulls.list": ("read", False),
+    }
+    for op_id, (effect_class, deletion) in expected.items():
         op = op_of(github, op_id)
-        assert json.dumps(listed(gateway, op.mcp.tool_name)) == json.dumps(tool_definition(op))
+        definition = listed(gateway, op.mcp.tool_name)
+        meta = definition["_meta"]
+        assert isinstance(meta, dict)
+        assert meta["anvil/effect_class"] == effect_class
+        assert "anvil/effect_contract" not in meta
+        assert meta["effect"] == {
+            "class": effect_class,
+            "deletion": deletion,
+            "draft": None,
+            "lookup": None,
+            "operation": op_id,
+        }
+        plain = tool_definition(op, github.schemas)
+        assert {k: v for k, v in definition.items() if k != "_meta"} == {k: v for k, v in plain.items() if k != "_meta"}
+        assert {k: v for k, v in meta.items() if k.startswith("anvil/") and k != "anvil/effect_class"} == plain["_meta"]
 
 
 @pytest.mark.anyio
-async def test_payments_tools_list_is_byte_identical_to_the_plain_projection(
+async def test_payments_tools_list_is_the_plain_projection_plus_the_effect_class_of_every_tool(
     payments: Document, make_gateway: Callable[..., Gateway]
 ) -> None:
     gateway = make_gateway(payments)
-    plain = [tool_definition(op) for op in payments.operations if op.is_approved]
-    assert json.dumps(list(gateway.tools)) == json.dumps(plain)
+    plain = [tool_definition(op, payments.schemas) for op in payments.operations if op.is_approved]
+    served = list(gateway.tools)
+    assert [{k: v for k, v in t.items() if k != "_meta"} for t in served] == [
+        {k: v for k, v in t.items() if k != "_meta"} for t in plain
+    ]
+    for tool, base in zip(served, plain, strict=True):
+        assert list(tool["_meta"])[: len(base["_meta"])] == list(base["_meta"])
+        assert tool["_meta"]["anvil/effect_class"] in ("read", "irreversible")
+        assert tool["_meta"]["effect"]["class"] == tool["_meta"]["anvil/effect_class"]
     async with connected(gateway) as client:
         with anyio.fail_after(10):
             wire = (await client.list_tools()).tools
     dumped = [tool.model_dump(by_alias=True, exclude_none=True, mode="json") for tool in wire]
-    assert json.dumps(dumped, sort_keys=True) == json.dumps(plain, sort_keys=True)
+    assert json.dumps(dumped, sort_keys=True) == json.dumps(served, sort_keys=True)
 
 
 def test_deletion_is_true_for_a_delete_action_or_destructive_risk(github: Document) -> None:
@@ -107,7 +134,8 @@ def test_deletion_is_true_for_a_delete_action_or_destructive_risk(github: Docume
     assert effect_classification(risky, no_tools)["deletion"] is False  # type: ignore[index]
     destroying = dataclasses.replace(risky, effect=dataclasses.replace(risky.effect, risk="destructive"))
     assert effect_classification(destroying, no_tools)["deletion"] is True  # type: ignore[index]
-    assert effect_classification(update, no_tools) is None
+    assert effect_classification(update, no_tools)["class"] == "irreversible"
+    assert effect_classification(delete, no_tools)["deletion"] is True
 
 
 @pytest.mark.anyio

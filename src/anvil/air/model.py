@@ -9,7 +9,7 @@ immutable. Change a node with :func:`dataclasses.replace`.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from anvil._types import JSONObject, JSONValue
 from anvil.air.enums import (
@@ -42,10 +42,12 @@ __all__ = [
     "BodyField",
     "Capability",
     "Claim",
+    "ClaimRelation",
     "Cli",
     "Confirmation",
     "Deadline",
     "Delegation",
+    "DisclosureCost",
     "Document",
     "Draft",
     "Effect",
@@ -59,6 +61,7 @@ __all__ = [
     "Mcp",
     "Operation",
     "Output",
+    "Pagination",
     "Param",
     "Recovery",
     "RequestBody",
@@ -67,6 +70,7 @@ __all__ = [
     "Service",
     "Skill",
     "Source",
+    "SourceOrigin",
     "SourceRef",
     "StepCall",
     "Workflow",
@@ -85,6 +89,14 @@ def _json(name: str) -> Any:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class SourceOrigin:
+    """Where an imported source snapshot was taken from (the original writes it; we keep it)."""
+
+    kind: str
+    uri: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Source:
     """Where the AIR came from. ``uri`` is the path as given to compile (never made absolute)."""
 
@@ -92,6 +104,7 @@ class Source:
     uri: str | None = None
     snapshot_id: str | None = None
     source_hash: str | None = None
+    origin: SourceOrigin | None = None
     entrypoint: str | None = None
 
 
@@ -280,6 +293,7 @@ class Output:
     schema_ref: str | None = None
     schema: JSONObject | None = None
     description: str | None = None
+    agent_projection: JSONValue = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -344,6 +358,7 @@ class SourceRef:
     method: str | None = None
     operation_id: str | None = None
     pointer: str | None = None
+    uri: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -363,15 +378,33 @@ class Skill:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Claim:
-    """One piece of evidence for a predicate (original-core §1.13, reduced to what we write)."""
+class ClaimRelation:
+    """How a claim bears on another (``supports``, ``contradicts``, ``supersedes``)."""
 
+    type: str
+    target: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Claim:
+    """One piece of evidence for a predicate (original-core §1.13).
+
+    We write the fields up to ``confidence``; the rest exist so an ``air.json`` written by the
+    original (``sourceRef``, ``reliability``, ``relation``...) loads and keeps them.
+    """
+
+    id: str | None = None
     subject: str
     predicate: str
     value: JSONValue = None
     source: str
+    source_ref: JSONValue = None
+    source_revision: str | None = None
     method: str | None = None
     confidence: float
+    reliability: float | None = None
+    timestamp: str | None = None
+    relation: ClaimRelation | None = None
     review: str | None = None
     note: str | None = None
 
@@ -379,6 +412,31 @@ class Claim:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Evidence:
     claims: tuple[Claim, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Pagination:
+    """How a read pages (original-core §1.3, §3.4): the continuation input and where items and the next token are."""
+
+    style: Literal["cursor", "page", "offset", "link"]
+    cursor_param: str | None = None
+    next_field: str | None = None
+    items_field: str | None = None
+    page_size_param: str | None = None
+    max_page_size: int | None = None
+    default_page_size: int | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DisclosureCost:
+    """What publishing and answering an operation costs in tokens (original-core §3.7)."""
+
+    tool_tokens: int
+    response_item_tokens: int = 0
+    response_tokens: int = 0
+    chars_per_token: float = 4
+    estimator: str
+    seed: int | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -399,8 +457,11 @@ class Operation:
     retries: RetryPolicy
     confirmation: Confirmation = field(default_factory=Confirmation)
     auth: Auth = NO_AUTH
+    pagination: Pagination | None = None
+    disclosure_cost: DisclosureCost | None = None
     streaming: bool = False
     long_running: bool = False
+    async_contract: JSONObject | None = None
     archetype: str | None = None
     deprecated: bool = False
     cli: Cli
@@ -410,6 +471,9 @@ class Operation:
     review_notes: tuple[str, ...] = ()
     evidence: Evidence = field(default_factory=Evidence)
     capability_id: str | None = None
+    query_template: JSONObject | None = None
+    query_policy: JSONObject | None = None
+    query_schema: JSONObject | None = None
 
     @property
     def is_read(self) -> bool:

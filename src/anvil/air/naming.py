@@ -23,9 +23,11 @@ __all__ = [
     "MUTATION_FAMILIES",
     "READ_FAMILIES",
     "VAGUE_VERBS",
+    "VERB_FAMILY",
     "DerivedNames",
     "RoutingNames",
     "cli_flag",
+    "collation_key",
     "derive_names",
     "has_word",
     "humanize",
@@ -60,8 +62,8 @@ MUTATION_FAMILIES: Final[tuple[tuple[str, tuple[str, ...]], ...]] = (
 )
 ACTION_FAMILIES: Final = READ_FAMILIES + MUTATION_FAMILIES
 _READ_VERBS: Final = frozenset(word for _, words in READ_FAMILIES for word in words)
-_ALL_VERBS: Final = frozenset(word for _, words in ACTION_FAMILIES for word in words)
-_SEARCH_WORDS: Final = dict(READ_FAMILIES)["search"]
+#: Each vocabulary verb and the action family it belongs to (``run`` -> ``execute``, ``status`` -> ``poll``).
+VERB_FAMILY: Final[dict[str, str]] = {word: family for family, words in ACTION_FAMILIES for word in words}
 
 
 def _forms(*verbs: str) -> frozenset[str]:
@@ -191,14 +193,6 @@ def post_search_read(operation_id: str | None, summary: str | None, path: str) -
     return not (_first_word(operation_id) in DECLARED_MUTATION_VERBS or _first_word(summary) in DECLARED_MUTATION_VERBS)
 
 
-def _search_word(operation_id: str | None, summary: str | None, path: str) -> str:
-    signal = snake(f"{operation_id or ''} {summary or ''} {path}")
-    for word in _SEARCH_WORDS:
-        if has_word(signal, word):
-            return word
-    return "search"  # pragma: no cover - only called after post_search_read() found one
-
-
 # --- derivation -------------------------------------------------------------------------------------------
 
 
@@ -253,11 +247,12 @@ def _resource_and_action(path: str, method: str, search_read: bool) -> tuple[str
         if len(parts) >= 2:
             return "_".join(parts[:-1]), snake(parts[-1]) or None, item, True
     verb = snake(last)
-    if verb in _ALL_VERBS and len(concrete) >= 2 and not _is_param(segments[-1]):
+    if verb in VERB_FAMILY and len(concrete) >= 2 and not _is_param(segments[-1]):
         previous = _ODATA_KEY.sub(r"\1", concrete[-2])
         read_on_write = verb in _READ_VERBS and method not in ("get", "head")
         if not is_version_like(previous) and (not read_on_write or search_read):
-            return previous, verb, False, True
+            # The id names the action family, the word effect.action carries (``start`` -> ``execute``).
+            return previous, VERB_FAMILY[verb], False, True
     return last, None, item, True
 
 
@@ -293,7 +288,7 @@ def derive_names(
     first = op_words[0] if op_words else ""
     if action is None:
         if method == "post" and search_read:
-            action = _search_word(operation_id, summary, path)
+            action = "search"  # the family of whichever search word made it a read
         elif method == "post" and first in ("update", "edit", "modify", "patch"):
             action = "update"
         elif method == "post" and first in ("delete", "remove", "destroy"):
@@ -364,29 +359,52 @@ def project_routing_names(service_id: str, resource: str, verb: str) -> RoutingN
 _MAX_SWEEPS: Final = 10
 
 
+_UNCLEAN = re.compile(r"[^A-Za-z0-9_]+")
+
+
+def _concrete_token(segment: str) -> str:
+    """A concrete segment cleaned for collision repair: placeholders, OData keys and punctuation dropped, case kept."""
+    bare = _ODATA_KEY.sub(r"\1", _PLACEHOLDER.sub("", segment))
+    return _UNCLEAN.sub("_", bare).strip("_")
+
+
 def _path_tokens(path: str) -> list[str]:
-    """Cleaned concrete tokens plus ``by_<param>`` pseudo-tokens, in path order, de-duplicated."""
-    out: list[str] = []
+    """Cleaned concrete tokens (case kept), then ``by_<param>`` pseudo-tokens, each in path order, de-duplicated.
+
+    Concrete tokens come first so a distinguishing pair reads ``<concrete>_by_<param>``.
+    """
+    concrete: list[str] = []
+    params: list[str] = []
     for segment in path_segments(path):
-        names = _PLACEHOLDER.findall(segment)
         if not segment.startswith("{"):
-            bare = _ODATA_KEY.sub(r"\1", _PLACEHOLDER.sub("", segment))
-            token = snake(bare)
-            if token and token not in out:
-                out.append(token)
-        for name in names:
+            token = _concrete_token(segment)
+            if token and token not in concrete:
+                concrete.append(token)
+        for name in _PLACEHOLDER.findall(segment):
             token = "by_" + (snake(name) or "param")
-            if token not in out:
-                out.append(token)
-    return out
+            if token not in params:
+                params.append(token)
+    return concrete + params
+
+
+def _concrete_tokens(path: str) -> list[str]:
+    return [t for t in _path_tokens(path) if not t.startswith("by_")] if path else []
 
 
 def _last_param(path: str) -> str | None:
-    segments = path_segments(path)
-    if not segments:
+    """``by_<name>`` when the raw last segment is exactly one placeholder (or an OData key).
+
+    ``{Sid}.json``, ``{id}#frag`` and ``{id}?beta=true`` carry a suffix, so they do not end in a parameter.
+    """
+    raw = [seg for seg in path.split("/") if seg]
+    if not raw:
         return None
-    names = _PLACEHOLDER.findall(segments[-1])
-    if segments[-1].startswith("{") or _ODATA_KEY.match(segments[-1]):
+    last = raw[-1]
+    whole = re.fullmatch(r"\{([^{}]*)\}", last)
+    if whole:
+        return "by_" + (snake(whole.group(1)) or "key")
+    if _ODATA_KEY.match(last):
+        names = _PLACEHOLDER.findall(last)
         return "by_" + (snake(names[-1]) if names and snake(names[-1]) else "key")
     return None
 
@@ -406,31 +424,27 @@ def _member_suffix(tokens: list[str], others: list[set[str]], common: set[str], 
     last = _last_param(path)
     if last is not None:
         return last
-    distinctive = [t for t in tokens if t not in common]
+    # The subset fallback joins only concrete tokens: a by_<param> pseudo-token names no place in the path.
+    distinctive = [t for t in _concrete_tokens(path) if t not in common]
     return "_".join([*distinctive, "direct"])
 
 
 def _group_suffixes(members: list[Operation]) -> list[str]:
+    """One suffix per member (§1.5 a-c); a suffix two members share gets ``_2``, ``_3`` in group order."""
     token_lists = [_path_tokens(op.source_ref.path or "") for op in members]
     token_sets = [set(tokens) for tokens in token_lists]
     common = set.intersection(*token_sets) if token_sets else set()
     suffixes = [
-        _member_suffix(tokens, token_sets[:i] + token_sets[i + 1 :], common, members[i].source_ref.path or "")
+        snake(_member_suffix(tokens, token_sets[:i] + token_sets[i + 1 :], common, members[i].source_ref.path or ""))
+        or "direct"
         for i, tokens in enumerate(token_lists)
     ]
-    counts = Counter(suffixes)
-    for clash in sorted(s for s, n in counts.items() if n > 1):
-        indexes = [i for i, s in enumerate(suffixes) if s == clash]
-        methods = [(members[i].source_ref.method or "").lower() for i in indexes]
-        distinct = len(set(methods)) == len(methods) and all(methods)
-        for position, i in enumerate(indexes):
-            suffixes[i] = methods[position] if distinct else str(i + 1)
     seen: Counter[str] = Counter()
     out: list[str] = []
     for suffix in suffixes:
         seen[suffix] += 1
         out.append(suffix if seen[suffix] == 1 else f"{suffix}_{seen[suffix]}")
-    return [snake(s) or s for s in out]
+    return out
 
 
 def _rename(op: Operation, suffix: str) -> Operation:
@@ -448,9 +462,41 @@ def _rename(op: Operation, suffix: str) -> Operation:
     )
 
 
-def _sort_key(op: Operation) -> tuple[str, str, str, str]:
+#: ASCII punctuation in the order of the Unicode root collation (what the original's ``localeCompare`` uses).
+_PUNCTUATION_ORDER: Final = "\t\n\v\f\r _-,;:!?.'\"()[]{}@*/\\&#%`^+<=>|~$"
+_COLLATION_KEY = tuple[tuple[int, ...], tuple[int, ...]]
+
+
+def collation_key(text: str) -> _COLLATION_KEY:
+    """A sort key approximating the Unicode root collation for ASCII text.
+
+    Punctuation sorts before digits, digits before letters, letters case-insensitively with lowercase
+    first on a tie: ``/a/{id}/b`` sorts before ``/a/b``, as the original orders collision groups.
+    """
+    primary: list[int] = []
+    tertiary: list[int] = []
+    for char in text:
+        rank = _PUNCTUATION_ORDER.find(char)
+        if rank >= 0:
+            primary.append(rank)
+        elif char.isascii() and char.isdigit():
+            primary.append(100 + ord(char))
+        elif char.isascii() and char.isalpha():
+            primary.append(200 + ord(char.lower()))
+        else:
+            primary.append(1000 + ord(char))
+        tertiary.append(1 if char.isupper() else 0)
+    return tuple(primary), tuple(tertiary)
+
+
+def _sort_key(op: Operation) -> tuple[_COLLATION_KEY, _COLLATION_KEY, _COLLATION_KEY, str]:
     ref = op.source_ref
-    return (ref.path or "", (ref.method or "").lower(), ref.operation_id or "", op.id)
+    return (
+        collation_key(ref.path or ""),
+        collation_key((ref.method or "").lower()),
+        collation_key(ref.operation_id or ""),
+        op.id,
+    )
 
 
 def resolve_name_collisions(ops: Sequence[Operation]) -> tuple[tuple[Operation, ...], list[Diagnostic]]:
@@ -477,7 +523,7 @@ def resolve_name_collisions(ops: Sequence[Operation]) -> tuple[tuple[Operation, 
             groups: dict[str, list[int]] = {}
             for index, op in enumerate(current):
                 groups.setdefault(surface(op), []).append(index)
-            for key in sorted(groups):
+            for key in sorted(groups, key=collation_key):
                 indexes = sorted(groups[key], key=lambda i: _sort_key(current[i]))
                 if len(indexes) < 2:
                     continue

@@ -20,7 +20,7 @@ __all__ = ["emit_runtime", "runtime_manifest", "tools_catalog"]
 
 def tools_catalog(doc: Document) -> dict[str, Any]:
     """``{"tools": [...]}``: the ``tools/list`` projection of the approved operations, in AIR order."""
-    return {"tools": [tool_definition(op) for op in doc.operations if op.state == "approved"]}
+    return {"tools": [tool_definition(op, doc.schemas) for op in doc.operations if op.state == "approved"]}
 
 
 def _runtime_entry(op: Operation) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from anvil.air.model import Document, Operation, Workflow
-from anvil.air.tools import operation_input_schema, tool_description
+from anvil.air.tools import operation_input_schema, pagination_sentence, tool_description
 from anvil.bundle.encoding import json_file, text_file, yaml_scalar
 from anvil.bundle.example import example_input
 from anvil.bundle.reference import effect_label
@@ -43,7 +43,9 @@ def _operation_line(op: Operation) -> str:
         flags.append("confirm required")
     if op.idempotency.mode == "required":
         flags.append("idempotency key required")
-    return f"- `{op.mcp.tool_name}` (`{op.cli.command}`) — {op.display_name} ({'; '.join(flags)})"
+    line = f"- `{op.mcp.tool_name}` (`{op.cli.command}`) — {op.display_name} ({'; '.join(flags)})"
+    paging = pagination_sentence(op)  # how to page, in the words tools/list uses
+    return f"{line} {paging}" if paging else line
 
 
 def _cell(text: str) -> str:

@@ -15,7 +15,9 @@ with a control flag), values coerced by the schema type (integer, number, boolea
 and arrays; an array also takes a comma list or a repeated flag); ``--body '<json>'`` for a whole
 body; ``--input file.json`` for a base object the flags override. Controls: ``--confirm``,
 ``--idempotency-key K``, ``--dry-run``, ``--stage``, ``--json``, ``--trace``, ``--no-retries``,
-``--auth-profile P``, ``--base-url URL``, ``--timeout MS`` (direct only), ``--mcp stdio|URL|direct``
+``--auth-profile P``, ``--base-url URL``, ``--timeout MS`` (direct only), ``--validate-input`` (check
+the arguments against the runtime's schema and key contract, print ``{"valid": true, ...}`` or the
+refusal, and call nothing), ``--mcp stdio|URL|direct``
 (bare = stdio; default from ``ANVIL_MCP_TARGET``), ``--mcp-token-env VAR`` (HTTP only; default from
 ``ANVIL_MCP_TOKEN_ENV``). An unknown flag is a ``validation_error`` with a did-you-mean.
 
@@ -33,9 +35,12 @@ only the gateway resolves a draft form.
 
 Output: stdout carries only the data (pretty JSON with ``--json``; without it, ``OK`` for null, a
 string as is, anything else as pretty JSON) or the dry-run plan, the same in every mode, so scripts
-can pipe it. Through MCP the result's ``_meta.effect`` is printed to **stderr** as one line
-``effect: <compact JSON>`` (after the envelope on a failed call). An error prints its envelope as pretty
-JSON on stderr.
+can pipe it. The effect report (``_meta.effect`` through MCP; the same report built in-process in
+direct mode) is printed to **stderr** as one line ``effect: <compact JSON>`` (after the envelope on a
+failed call), so the CLI always says what a write did and how to undo it. An error prints its envelope
+as pretty JSON on stderr. Through MCP, a JSON-RPC error (an unknown tool, invalid params) is reported
+as what it is, never as an unreachable gateway, and against a fleet the bundle's tool is found under
+its prefixed name (``github__github_create_comment``).
 
 Exit status: 0 success, dry run or view; 1 usage (unknown operation, unreadable bundle, a group
 listing without ``--help``); otherwise the envelope code's (original-core §5.7): 2 validation, 3
@@ -326,6 +331,8 @@ class _Command:
         op = self.op
         arguments = self._arguments()
         key = self._text_flag("idempotency-key")
+        if self.inv.bare("validate-input"):
+            return self._validate(arguments, key)
         target = parse_target(self.inv.flag("mcp") if "mcp" in self.inv.flags else self.environ.get("ANVIL_MCP_TARGET"))
         if target is None:
             raise Refused(
@@ -350,6 +357,46 @@ class _Command:
                 )
         return anyio.run(self._through_mcp, target, arguments, key)
 
+    def _validate(self, arguments: JSONObject, key: str | None) -> int:
+        from anvil.air.inputs import safety_keys
+        from anvil.cli.run_validate import validate_arguments
+
+        confirm = safety_keys(self.op).confirm
+        if confirm is not None and self.inv.bare("confirm"):
+            arguments[confirm] = True
+        answer, valid = validate_arguments(self.op, arguments, confirm=self.inv.bare("confirm"), idempotency_key=key)
+        if not valid:
+            return self._fail(answer, None)
+        print(_pretty(answer), file=self.out)
+        return 0
+
+    def _report(self, outcome: Any, arguments: JSONObject) -> JSONObject:
+        """The effect report of a direct call: the one the gateway attaches as ``_meta.effect``."""
+        import time
+
+        from anvil.serve.report import EffectPlan, call_report, lookup_found
+
+        served = {op.id: op.mcp.tool_name for op in self.doc.operations if op.is_approved}
+        lookups = {
+            op.effect.lookup.operation
+            for op in self.doc.operations
+            if op.is_approved and op.effect.lookup is not None and op.effect.lookup.operation in served
+        }
+        plan = EffectPlan.of(self.op, served.get, lookups)
+        succeeded = outcome.kind == "success"
+        found = lookup_found(succeeded, outcome.data, outcome.code) if plan.answers_lookup else None
+        return call_report(
+            plan,
+            succeeded=succeeded,
+            request=arguments,
+            response=outcome.data if succeeded else None,
+            idempotency_key=None if outcome.replayed else outcome.idempotency_key,
+            answered_at_ms=int(time.time() * 1000),
+            found=found,
+            replayed=outcome.replayed,
+            replay_unavailable=outcome.replay_unavailable,
+        )
+
     async def _direct(self, arguments: JSONObject, key: str | None, ledger_id: str | None) -> int:
         import httpx
 
@@ -368,16 +415,18 @@ class _Command:
             finally:
                 if context.ledger is not None:
                     await context.ledger.close()
-        if outcome.kind == "error" and outcome.envelope is not None:
-            return self._fail(outcome.envelope.to_json(), None)
         if outcome.kind == "dry_run":
             print(_pretty(outcome.plan), file=self.out)
             return 0
+        report = self._report(outcome, arguments)
+        if outcome.kind == "error" and outcome.envelope is not None:
+            return self._fail(outcome.envelope.to_json(), report)
         self._print_data(outcome.data)
         if outcome.replayed:
             print("anvil: replayed: the ledger answered with an earlier call's result", file=self.err)
         if outcome.replay_unavailable is not None:
             print(f"anvil: warning: this answer cannot be replayed: {outcome.replay_unavailable}", file=self.err)
+        print("effect: " + json.dumps(report, ensure_ascii=False, separators=(",", ":")), file=self.err)
         if self.inv.bare("trace"):
             print(f"trace_id={outcome.trace_id}", file=self.err)
         return 0

@@ -31,7 +31,9 @@ __all__ = [
 ]
 
 #: Flags that never take a value.
-BOOLEAN_FLAGS: Final = frozenset({"confirm", "dry-run", "json", "trace", "help", "no-retries", "stage"})
+BOOLEAN_FLAGS: Final = frozenset(
+    {"confirm", "dry-run", "json", "trace", "help", "no-retries", "stage", "validate-input"}
+)
 #: The read-only views, in precedence order; each applies only when given bare.
 VIEW_FLAGS: Final = ("help", "explain", "policy", "schema", "examples", "errors")
 _VALUED: Final = frozenset(

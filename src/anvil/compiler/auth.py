@@ -7,15 +7,17 @@ added to its review notes.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Final
+from urllib.parse import urljoin, urlsplit
 
 from anvil._types import JSONObject, JSONValue
 from anvil.air.canonical import sha256_hex
 from anvil.air.model import NO_AUTH, ApiKeyCarrier, Auth, AuthProvider
 from anvil.air.naming import snake
 
-__all__ = ["AuthIssue", "AuthResolution", "credential_profile_name", "resolve_auth"]
+__all__ = ["AuthIssue", "AuthResolution", "credential_profile_name", "resolve_auth", "server_base_url"]
 
 _PROFILE_PREFIX_MAX: Final = 31
 
@@ -67,7 +69,53 @@ def _placeholder(scheme_name: str, scopes: tuple[str, ...]) -> Auth:
     return Auth(type="custom_header", scopes=scopes, credential_profile=credential_profile_name(scheme_name))
 
 
-def _scheme_auth(name: str, scheme: JSONValue, scopes: tuple[str, ...]) -> AuthResolution:
+def _absolute(url: str) -> bool:
+    parts = urlsplit(url)
+    return parts.scheme in ("http", "https") and bool(parts.netloc)
+
+
+def server_base_url(servers: JSONValue) -> str | None:
+    """The first server URL with its variables at their defaults, when that makes it absolute; else None."""
+    if not isinstance(servers, list) or not servers or not isinstance(servers[0], dict):
+        return None
+    server = servers[0]
+    url = server.get("url")
+    if not isinstance(url, str):
+        return None
+    variables = server.get("variables") if isinstance(server.get("variables"), dict) else {}
+
+    def default(match: re.Match[str]) -> str:
+        spec = variables.get(match.group(1)) if isinstance(variables, dict) else None
+        value = spec.get("default") if isinstance(spec, dict) else None
+        return value if isinstance(value, str) else match.group(0)
+
+    resolved = re.sub(r"\{([^{}]*)\}", default, url)
+    return resolved if _absolute(resolved) and "{" not in resolved else None
+
+
+def _token_endpoint(name: str, token_url: JSONValue, base_url: str | None) -> tuple[str | None, AuthIssue | None]:
+    """An absolute token endpoint: as given, or a relative one resolved against the server (OpenAPI 3).
+
+    A relative URL with no absolute server to resolve it against is diagnosed, not kept: the runtime
+    would send client credentials to whatever host it happened to resolve it against.
+    """
+    if not isinstance(token_url, str) or not token_url.strip():
+        return None, None
+    if _absolute(token_url):
+        return token_url, None
+    if base_url is not None:
+        joined = urljoin(base_url, token_url)
+        if _absolute(joined):
+            return joined, None
+    issue = _issue(
+        "auth/token_url_unresolved",
+        f"OAuth2 scheme {name!r} has a relative tokenUrl and no absolute server URL to resolve it against",
+        blocks=False,
+    )
+    return None, issue
+
+
+def _scheme_auth(name: str, scheme: JSONValue, scopes: tuple[str, ...], base_url: str | None = None) -> AuthResolution:
     """Resolve one named scheme of one requirement."""
     profile = credential_profile_name(name)
     if not isinstance(scheme, dict):
@@ -100,7 +148,7 @@ def _scheme_auth(name: str, scheme: JSONValue, scopes: tuple[str, ...]) -> AuthR
             (_issue("auth/api_key_carrier_missing", f"apiKey scheme {name!r} has no header or query carrier"),),
         )
     if kind == "oauth2":
-        return _oauth2(name, scheme, scopes, profile)
+        return _oauth2(name, scheme, scopes, profile, base_url)
     if kind == "openIdConnect":
         auth = Auth(type="oauth2_authorization_code", scopes=scopes, credential_profile=profile, principal="end_user")
         issue = _issue("auth/end_user_flow_unexecutable", f"OpenID Connect scheme {name!r} needs an end-user flow")
@@ -113,7 +161,9 @@ def _scheme_auth(name: str, scheme: JSONValue, scopes: tuple[str, ...]) -> AuthR
     )
 
 
-def _oauth2(name: str, scheme: JSONObject, scopes: tuple[str, ...], profile: str) -> AuthResolution:
+def _oauth2(
+    name: str, scheme: JSONObject, scopes: tuple[str, ...], profile: str, base_url: str | None
+) -> AuthResolution:
     flows = scheme.get("flows")
     flow_names = [key for key in flows if isinstance(flows[key], dict)] if isinstance(flows, dict) else []
     if len(flow_names) != 1:
@@ -122,12 +172,10 @@ def _oauth2(name: str, scheme: JSONObject, scopes: tuple[str, ...], profile: str
     flow_name = flow_names[0]
     flow: dict[str, Any] = flows[flow_name]  # type: ignore[index]
     if flow_name in ("clientCredentials", "application"):
-        token_url = flow.get("tokenUrl")
-        provider = AuthProvider(
-            token_endpoint=token_url if isinstance(token_url, str) else None, grant="client_credentials"
-        )
+        endpoint, problem = _token_endpoint(name, flow.get("tokenUrl"), base_url)
+        provider = AuthProvider(token_endpoint=endpoint, grant="client_credentials")
         auth = Auth(type="oauth2_client_credentials", scopes=scopes, credential_profile=profile, provider=provider)
-        return AuthResolution(auth)
+        return AuthResolution(auth, (problem,) if problem else ())
     if flow_name in ("authorizationCode", "accessCode", "implicit"):
         auth = Auth(type="oauth2_authorization_code", scopes=scopes, credential_profile=profile, principal="end_user")
         issue = _issue("auth/end_user_flow_unexecutable", f"OAuth2 scheme {name!r} uses the end-user {flow_name} flow")
@@ -136,12 +184,16 @@ def _oauth2(name: str, scheme: JSONObject, scopes: tuple[str, ...], profile: str
     return AuthResolution(_placeholder(name, scopes), (issue,))
 
 
-def resolve_auth(requirements: JSONValue, schemes: JSONValue) -> AuthResolution:
+def resolve_auth(requirements: JSONValue, schemes: JSONValue, base_url: str | None = None) -> AuthResolution:
     """Resolve an operation's effective security requirements (op ``security`` else the document's).
+
+    Every entry of the list is one alternative (OR); an empty entry ``{}`` is the anonymous
+    alternative, so ``[{basicAuth: []}, {}]`` is two alternatives, not one requirement.
 
     Args:
         requirements: the ``security`` list (absent/None/empty means no auth).
         schemes: ``components.securitySchemes``.
+        base_url: the absolute server URL a relative OAuth2 ``tokenUrl`` resolves against.
 
     Returns:
         The auth and its issues (messages without the ``<METHOD> <path>:`` prefix the caller adds).
@@ -149,29 +201,30 @@ def resolve_auth(requirements: JSONValue, schemes: JSONValue) -> AuthResolution:
     if not isinstance(requirements, list):
         return AuthResolution(NO_AUTH)
     table = schemes if isinstance(schemes, dict) else {}
-    credentialed = [req for req in requirements if isinstance(req, dict) and req]
+    alternatives = [req for req in requirements if isinstance(req, dict)]
+    credentialed = [req for req in alternatives if req]
     if not credentialed:
         return AuthResolution(NO_AUTH)
-    if len(credentialed) == 1:
-        return _requirement(credentialed[0], table)
-    resolved = [_requirement(req, table) for req in credentialed]
+    if len(alternatives) == 1:
+        return _requirement(credentialed[0], table, base_url)
+    resolved = [_requirement(req, table, base_url) for req in credentialed]
     clean = all(not item.issues for item in resolved)
     if clean and len({item.auth.principal for item in resolved}) == 1:
         issue = _issue(
             "auth/alternative_selected",
-            f"{len(resolved)} auth alternatives; the first ({resolved[0].auth.type}) was selected",
+            f"{len(alternatives)} auth alternatives; the first credentialed one ({resolved[0].auth.type}) was selected",
             blocks=False,
         )
         return AuthResolution(resolved[0].auth, (issue,))
     first = next(iter(credentialed[0]))
     issue = _issue(
         "auth/alternatives_unmodeled",
-        f"{len(resolved)} auth alternatives do not resolve to one executable principal",
+        f"{len(alternatives)} auth alternatives do not resolve to one executable principal",
     )
     return AuthResolution(_placeholder(str(first), resolved[0].auth.scopes), (issue,))
 
 
-def _requirement(requirement: JSONObject, schemes: JSONObject) -> AuthResolution:
+def _requirement(requirement: JSONObject, schemes: JSONObject, base_url: str | None) -> AuthResolution:
     names = list(requirement)
     if len(names) > 1:
         scopes = tuple(dict.fromkeys(s for name in names for s in _scopes(requirement[name])))
@@ -181,4 +234,4 @@ def _requirement(requirement: JSONObject, schemes: JSONObject) -> AuthResolution
         )
         return AuthResolution(_placeholder("+".join(names), scopes), (issue,))
     name = names[0]
-    return _scheme_auth(name, schemes.get(name), _scopes(requirement[name]))
+    return _scheme_auth(name, schemes.get(name), _scopes(requirement[name]), base_url)

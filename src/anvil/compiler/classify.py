@@ -108,7 +108,7 @@ def _risk(kind: EffectKind, method: str, signal: str) -> RiskLevel:
         return "destructive"
     if any(word in signal for word in FINANCIAL_WORDS):
         return "financial"
-    if any(has_word(signal, word) for word in COMMS_WORDS):
+    if any(word in signal for word in COMMS_WORDS):  # substring, as the original: unpublish, resend
         return "high"
     return "medium"
 
@@ -213,20 +213,20 @@ def _unconstrained_string(schema: JSONObject) -> bool:
 
 
 def passthrough_inputs(op: Operation) -> tuple[str, ...]:
-    """Wire names of inputs that pass a query language through as a plain unconstrained string."""
+    """Wire names of inputs that pass a query language through as a plain unconstrained string.
+
+    Body properties count only when the body is projected as fields (original-core §3.4, §3.6): a
+    whole-object body is passed as one object, so a ``query`` property inside it is not an input of its own.
+    """
     found: list[str] = []
     for param in op.input.params:
         names = PASSTHROUGH_NAMES | (PASSTHROUGH_BODY_NAMES if param.in_ == "body" else frozenset())
         if param.name.lower() in names and _unconstrained_string(param.schema):
             found.append(param.name)
     body = op.input.body
-    if body is not None:
-        props = body.schema.get("properties") if isinstance(body.schema, dict) else None
-        if isinstance(props, dict):
-            for name, schema in props.items():
-                names = PASSTHROUGH_NAMES | PASSTHROUGH_BODY_NAMES
-                if name.lower() in names and isinstance(schema, dict) and _unconstrained_string(schema):
-                    found.append(name)
+    if body is not None and body.projection == "fields":
+        names = PASSTHROUGH_NAMES | PASSTHROUGH_BODY_NAMES
+        found.extend(f.name for f in body.fields if f.name.lower() in names and _unconstrained_string(f.schema))
     return tuple(found)
 
 

@@ -30,8 +30,9 @@ from anvil.air.model import (
     SourceRef,
 )
 from anvil.air.naming import derive_names
-from anvil.compiler.auth import resolve_auth
+from anvil.compiler.auth import resolve_auth, server_base_url
 from anvil.compiler.classify import archetype_for, classify_operation, confirmation_for, retry_policy_for
+from anvil.compiler.pagination import infer_pagination
 from anvil.compiler.schemas import SchemaMaterializer
 from anvil.diagnostics import Diagnostic, diagnostic
 
@@ -86,6 +87,7 @@ class _Builder:
         self.schemas = materializer
         components = document.get("components")
         self.security_schemes = components.get("securitySchemes") if isinstance(components, dict) else None
+        self.base_url = server_base_url(document.get("servers"))
         self.found: list[tuple[int | None, Diagnostic]] = []
         self.composite: set[int] = set()
         self.alternatives: set[int] = set()
@@ -241,7 +243,7 @@ class _Builder:
             )
         )
         security = raw["security"] if "security" in raw else self.document.get("security")
-        resolution = resolve_auth(security, self.security_schemes)
+        resolution = resolve_auth(security, self.security_schemes, self.base_url)
         notes: list[str] = []
         for issue in resolution.issues:
             message = f"{method.upper()} {path}: {issue.message}"
@@ -283,7 +285,7 @@ class _Builder:
             review_notes=tuple(notes),
             evidence=Evidence(claims=tuple(claims)),
         )
-        return replace(op, archetype=archetype_for(op))
+        return replace(op, archetype=archetype_for(op), pagination=infer_pagination(op, self.schemas.resolve))
 
 
 def _kind_claim(subject: str, kind: str, forced: EffectKind | None) -> Claim:

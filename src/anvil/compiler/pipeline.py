@@ -4,7 +4,7 @@ Step order: service id, version, display name, servers; normalize; collision rep
 defaults and the manifest overlay (collision repair again when names moved; composite auth blocked
 again); input schemas; validation (then input schemas again, since validation can require
 confirmation); effect contracts (on the validated operations); name critique; capabilities; workflows
-and capability reviews; service auth; a final AIR round trip. A bad spec never raises out of
+and capability reviews; service auth; disclosure measurement; a final AIR round trip. A bad spec never raises out of
 :func:`compile_source`: a broken operation is a diagnostic, and a stage that fails unexpectedly is an
 ``internal_error`` diagnostic.
 """
@@ -22,6 +22,7 @@ from anvil.air.inputs import assemble_input_schema
 from anvil.air.model import NO_AUTH, Document, Operation, Server, Service, Source
 from anvil.air.naming import resolve_name_collisions, snake
 from anvil.compiler.capabilities import discover_capabilities
+from anvil.compiler.disclosure import measure_disclosure
 from anvil.compiler.effects import check_effects
 from anvil.compiler.normalize import normalize_document
 from anvil.compiler.overlay import ManifestApplication, apply_manifest, apply_service_defaults
@@ -174,6 +175,8 @@ def compile_source(
     ops, applied = _apply_manifest(run, ops, manifest, sid, normalized.alternatives)
     ops, repaired = _repair_again(ops, manifest is not None)
     ops = _reblock_composite(ops, normalized.composite)
+    # Pagination is inferred for reads only; a manifest that makes an operation a mutation drops it.
+    ops = tuple(replace(op, pagination=None) if op.pagination and op.effect.kind != "read" else op for op in ops)
     for index, item in normalized.diagnostics:  # normalize findings carry the final id of their operation
         run.found.append(replace(item, operation=ops[index].id) if index is not None and index < len(ops) else item)
     run.found.extend(renames)
@@ -198,6 +201,7 @@ def compile_source(
     document = _workflows(run, document, manifest)
     service_auth = next((op.auth for op in document.operations if op.auth.type != "none"), NO_AUTH)
     document = replace(document, service=replace(document.service, auth=service_auth))
+    document = run.guard("disclosure measurement", document, lambda: measure_disclosure(document))
     document = _round_trip(run, document)
     document = replace(document, diagnostics=tuple(d.to_air() for d in run.found))
     return CompileResult(document=document, diagnostics=tuple(run.found))

@@ -32,7 +32,7 @@ from anvil.air.effects import forwards_idempotency_key
 from anvil.air.inputs import safety_keys
 from anvil.air.model import Document, Operation
 from anvil.air.paths import resolve_mapping
-from anvil.air.tools import DRY_RUN_ARGUMENT, operation_input_schema, published_input_schema
+from anvil.air.tools import DRY_RUN_ARGUMENT, operation_input_schema, output_projection, published_input_schema
 from anvil.runtime.audit import audit_input
 from anvil.runtime.context import CallOptions, RuntimeContext
 from anvil.runtime.envelope import ErrorEnvelope
@@ -41,7 +41,7 @@ from anvil.runtime.outcome import Outcome
 from anvil.serve.controls import CallerControls, ControlError, KeyConflict, forward_key, read_controls
 from anvil.serve.listing import served_tool_definition
 from anvil.serve.report import EffectPlan, call_report, lookup_found, staged_report
-from anvil.serve.results import CallResult
+from anvil.serve.results import CallResult, OutputCheck, conform
 from anvil.serve.validation import MAX_ARGUMENT_DEPTH, ArgumentCheck, call_schema, too_deep
 
 __all__ = ["Gateway", "ServedTool"]
@@ -60,6 +60,7 @@ class ServedTool:
         key_input: the idempotency input the caller's key is forwarded into, or None (not sent).
         confirm_input: the operation's confirm input, or None.
         dry_run: True when ``anvil_dry_run`` is the reserved argument (not a business input).
+        output: the published output schema's check, or None when the tool publishes none.
     """
 
     name: str
@@ -70,6 +71,7 @@ class ServedTool:
     key_input: str | None
     confirm_input: str | None
     dry_run: bool
+    output: OutputCheck | None = None
 
 
 def _refusal(op: Operation, code: str, message: str, details: JSONObject | None = None) -> ErrorEnvelope:
@@ -135,15 +137,17 @@ class Gateway:
             keys = safety_keys(op)
             relaxed = [key for key in (keys.idempotency, keys.confirm) if key is not None]
             business = operation_input_schema(op).get("properties") or {}
+            projection = output_projection(op, document.schemas)
             tools[name] = ServedTool(
                 name=name,
                 op=op,
-                definition=served_tool_definition(op, tool_of, name=name),
+                definition=served_tool_definition(op, tool_of, name=name, components=document.schemas),
                 check=ArgumentCheck(call_schema(published_input_schema(op), relaxed)),
                 plan=EffectPlan.of(op, tool_of, lookup_targets),
                 key_input=keys.idempotency if forwards_idempotency_key(op) else None,
                 confirm_input=keys.confirm,
                 dry_run=DRY_RUN_ARGUMENT not in business,
+                output=OutputCheck(projection) if projection is not None else None,
             )
         self._tools = tools
         self._by_operation = {tool.op.id: tool for tool in tools.values() if tool.op.is_approved}
@@ -264,7 +268,8 @@ class Gateway:
             replay_unavailable=outcome.replay_unavailable,
         )
         if succeeded:
-            return CallResult(kind="success", data=outcome.data, status=outcome.status, report=report)
+            success = CallResult(kind="success", data=outcome.data, status=outcome.status, report=report)
+            return conform(success, tool.output, tool.op.id)
         return CallResult(kind="error", envelope=outcome.envelope, report=report)
 
     async def _staged(
@@ -340,4 +345,6 @@ class Gateway:
             replayed=outcome.replayed,
             replay_unavailable=outcome.replay_unavailable,
         )
-        return CallResult(kind="success", data=outcome.data, status=outcome.status, report=report)
+        # The caller dialed ``tool``, so its client validates the answer against that tool's schema.
+        staged = CallResult(kind="success", data=outcome.data, status=outcome.status, report=report)
+        return conform(staged, tool.output, op.id)

@@ -1,11 +1,12 @@
-"""What ``tools/list`` publishes for one operation: the plain tool plus its declared effect contract.
+"""What ``tools/list`` publishes for one operation: the plain tool plus its effect class and contract.
 
 The plain projection is :func:`anvil.air.tools.tool_definition` (shared with the bundle's catalog).
-For an operation that declares an effect contract (ADR-0030 §4), ``_meta`` gains, after the
-``anvil/*`` keys:
+Every listed tool's ``_meta`` gains, after the ``anvil/*`` keys (ADR-0030 §4):
 
-* ``anvil/effect_class``: the effective class;
-* ``anvil/effect_contract``: the declaration in its AIR shape (mappings unresolved);
+* ``anvil/effect_class``: the effective class: the declared one, else ``read`` for a read and
+  ``irreversible`` for a write (so an effect-ledger proxy never has to guess);
+* ``anvil/effect_contract``: the declaration in its AIR shape (mappings unresolved), only for an
+  operation that declares a contract;
 * ``effect``: a classification an effect-ledger client reads before calling, in this key order:
 
   - ``class``: the effective class (``read``, ``reversible``, ``compensable``, ``irreversible``);
@@ -16,7 +17,8 @@ For an operation that declares an effect contract (ADR-0030 §4), ``_meta`` gain
   - ``lookup``: the tool that finds the effect when its answer was lost, or null likewise;
   - ``operation``: the operation's AIR id.
 
-An operation that declares nothing lists exactly as :func:`tool_definition` gives it, byte for byte.
+An operation that declares nothing gets ``anvil/effect_class`` and ``effect`` (with null ``draft``
+and ``lookup``) and no ``anvil/effect_contract``.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from collections.abc import Callable
 from typing import Any
 
 from anvil._types import JSONObject
-from anvil.air.effects import declared_contract
+from anvil.air.effects import declared_contract, effect_class_of
 from anvil.air.model import Operation
 from anvil.air.tools import tool_definition
 
@@ -41,14 +43,11 @@ __all__ = [
 ToolOf = Callable[[str], "str | None"]
 
 
-def effect_classification(op: Operation, tool_of: ToolOf) -> JSONObject | None:
-    """The ``effect`` key of a listed tool's ``_meta``, or None when ``op`` declares no contract."""
-    contract = declared_contract(op)
-    if contract is None:
-        return None
+def effect_classification(op: Operation, tool_of: ToolOf) -> JSONObject:
+    """The ``effect`` key of a listed tool's ``_meta`` (declared or not)."""
     effect = op.effect
     return {
-        "class": contract["class"],
+        "class": effect_class_of(op),
         "deletion": effect.action == "delete" or effect.risk == "destructive",
         "draft": tool_of(effect.draft.operation) if effect.draft is not None else None,
         "lookup": tool_of(effect.lookup.operation) if effect.lookup is not None else None,
@@ -57,19 +56,18 @@ def effect_classification(op: Operation, tool_of: ToolOf) -> JSONObject | None:
 
 
 def effect_listing_meta(op: Operation, tool_of: ToolOf) -> JSONObject:
-    """The ``_meta`` keys ADR-0030 adds to a listed tool (empty when ``op`` declares no contract)."""
+    """The ``_meta`` keys ADR-0030 adds to a listed tool: the class, the contract when declared, ``effect``."""
     contract = declared_contract(op)
-    if contract is None:
-        return {}
-    classification = effect_classification(op, tool_of)
-    return {
-        "anvil/effect_class": contract["class"],
-        "anvil/effect_contract": contract,
-        "effect": classification,
-    }
+    meta: JSONObject = {"anvil/effect_class": effect_class_of(op)}
+    if contract is not None:
+        meta["anvil/effect_contract"] = contract
+    meta["effect"] = effect_classification(op, tool_of)
+    return meta
 
 
-def served_tool_definition(op: Operation, tool_of: ToolOf, *, name: str | None = None) -> JSONObject:
+def served_tool_definition(
+    op: Operation, tool_of: ToolOf, *, name: str | None = None, components: JSONObject | None = None
+) -> JSONObject:
     """The ``tools/list`` entry for ``op`` on this server.
 
     Args:
@@ -77,17 +75,16 @@ def served_tool_definition(op: Operation, tool_of: ToolOf, *, name: str | None =
         tool_of: How this server names the tools it serves (for ``effect.draft``/``effect.lookup``).
         name: The name the tool is served under, when it differs from ``op.mcp.tool_name`` (a fleet's
             prefixed name); ``anvil/operation_id`` and the rest of ``_meta`` never change.
+        components: The document's ``schemas`` (the named schemas ``outputSchema`` inlines as ``$defs``).
 
     Returns:
-        The wire-shaped tool (``name``, ``title``, ``description``, ``inputSchema``, ``annotations``,
-        ``_meta``).
+        The wire-shaped tool (``name``, ``title``, ``description``, ``inputSchema``, ``outputSchema``
+        when the success response has a schema, ``annotations``, ``_meta``).
     """
-    definition = tool_definition(op)
+    definition = tool_definition(op, components)
     if name is not None:
         definition["name"] = name
-    extra = effect_listing_meta(op, tool_of)
-    if extra:
-        definition["_meta"] = {**definition["_meta"], **extra}
+    definition["_meta"] = {**definition["_meta"], **effect_listing_meta(op, tool_of)}
     return definition
 
 
