@@ -179,7 +179,7 @@ async def test_a_dot_segment_owner_cannot_escape_the_base_path_and_a_body_value_
 
 
 async def test_a_search_named_post_with_a_required_key_is_a_write_under_the_ledger(acme: Document) -> None:
-    op = acme.operation("acme.issues.query")
+    op = acme.operation("acme.issues.search.query")
     assert op is not None and op.effect.kind == "mutation" and op.idempotency.mode == "required"
 
     def slow(request: RawRequest, count: int) -> Answer:
@@ -193,7 +193,7 @@ async def test_a_search_named_post_with_a_required_key_is_a_write_under_the_ledg
         async with gate(acme, upstream) as g:
 
             async def one() -> None:
-                answers.append(await g.call("acme_query_issues", {"text": "x"}, key="same-16"))
+                answers.append(await g.call("acme_query_issues_query", {"text": "x"}, key="same-16"))
 
             async with anyio.create_task_group() as group:
                 for _ in range(16):
@@ -201,8 +201,8 @@ async def test_a_search_named_post_with_a_required_key_is_a_write_under_the_ledg
             tools = {tool["name"]: tool for tool in _listing(acme)}
     assert len(upstream.requests) == 1
     assert sorted({a.status_code for a in answers}) in ([200], [200, 409]) and len(answers) == 16
-    assert tools["acme_query_issues"]["annotations"]["readOnlyHint"] is False
-    assert tools["acme_search_issues"]["annotations"]["readOnlyHint"] is True
+    assert tools["acme_query_issues_query"]["annotations"]["readOnlyHint"] is False
+    assert tools["acme_search_issues_search"]["annotations"]["readOnlyHint"] is True
 
 
 def _listing(doc: Document) -> list[dict[str, Any]]:
@@ -215,7 +215,7 @@ def _listing(doc: Document) -> list[dict[str, Any]]:
 def test_approving_a_post_that_is_a_read_only_by_its_name_warns(acme: Document) -> None:
     result = build(ACME / "openapi.yaml", manifest=ACME / "anvil.yaml", service_id="acme")
     warned = [d for d in result.diagnostics if d.code == "manifest/heuristic_read_approved"]
-    assert [(d.severity, d.operation) for d in warned] == [("warning", "acme.issues.search")]
+    assert [(d.severity, d.operation) for d in warned] == [("warning", "acme.issues.search.search")]
 
 
 # --- 3. a repeated identical write is a replay the caller can see -----------------------------------
