@@ -23,6 +23,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "compile": ("anvil.cli.compile", "Compile an OpenAPI spec and anvil.yaml into a bundle."),
     "serve": ("anvil.cli.serve", "Serve a compiled bundle as MCP tools (stdio or Streamable HTTP)."),
     "run": ("anvil.cli.run", "Call one operation of a compiled bundle (direct or through an MCP server)."),
+    "certify": ("anvil.cli.certify", "Re-judge a bundle statically; writes certification.json."),
+    "simulate": ("anvil.cli.simulate", "Run the contract matrix and mutation battery on a bundle."),
 }
 
 
