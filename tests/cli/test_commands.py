@@ -15,7 +15,7 @@ README = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding=
 
 
 def test_the_commands_are_the_public_set() -> None:
-    assert sorted(COMMANDS) == ["certify", "compile", "run", "serve", "simulate"]
+    assert sorted(COMMANDS) == ["certify", "compile", "run", "serve", "simulate", "status"]
 
 
 @pytest.mark.parametrize("name", sorted(COMMANDS))
