@@ -167,6 +167,9 @@ _ENTRIES: tuple[Code, ...] = (
     _e("cli/unknown_operation", "anvil run: the words name no operation of the bundle (exit 1)."),
     _e("cli/usage", "A command-line argument is missing or malformed."),
     _e("internal_error", "An unexpected fault; reported without a traceback."),
+    # issue 12 (proof lanes): the live conformance config
+    _e("proof/live_config_invalid", "A conformance --live config is malformed or names no approved read."),
+    _e("proof/live_mutation_refused", "A conformance --live config names a mutation; the live lane never writes."),
     # --- runtime/ and ledger/: idempotency ledger faults (LedgerError.code) -----------------------
     _e("ledger/corrupt_row", "A ledger row or result is malformed (status, expiry, non-2xx, not JSON)."),
     _e("ledger/not_owner", "This process does not own the reservation it tried to complete."),

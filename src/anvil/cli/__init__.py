@@ -25,6 +25,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("anvil.cli.run", "Call one operation of a compiled bundle (direct or through an MCP server)."),
     "certify": ("anvil.cli.certify", "Re-judge a bundle statically; writes certification.json."),
     "simulate": ("anvil.cli.simulate", "Run the contract matrix and mutation battery on a bundle."),
+    "conformance": ("anvil.cli.conformance", "Check that MCP, REST, the CLI and the skill agree on a bundle."),
     "status": ("anvil.cli.status", "Show evidence freshness and which writes may be enabled."),
 }
 

@@ -149,8 +149,17 @@ class _Run:
                 divergences.append(divergence("wire.requests", surface, "air", len(wire), 0))
         base: JSONObject = {"id": "gate-agreement", "operationId": op.id, "surfaces": list(SURFACES)}
         if divergences:
-            return {**base, "status": "fail", "detail": "a surface did not refuse before the wire", "divergences": divergences}
-        return {**base, "status": "pass", "detail": "every surface refuses without confirmation, with zero wire requests"}
+            return {
+                **base,
+                "status": "fail",
+                "detail": "a surface did not refuse before the wire",
+                "divergences": divergences,
+            }
+        return {
+            **base,
+            "status": "pass",
+            "detail": "every surface refuses without confirmation, with zero wire requests",
+        }
 
     async def agreement(self, op: Operation) -> list[JSONObject]:
         answers: dict[str, Any] = {}
@@ -172,7 +181,9 @@ class _Run:
             wire_check.update(status="pass", detail=f"{shown} — identical on every surface and matches the contract")
         answer_check: JSONObject = {**base, "id": "answer-agreement"}
         if answer_divergences:
-            answer_check.update(status="fail", detail="the surfaces answered differently", divergences=answer_divergences)
+            answer_check.update(
+                status="fail", detail="the surfaces answered differently", divergences=answer_divergences
+            )
         else:
             what = "the same data" if answers[SURFACES[0]]["ok"] else f"the same error ({answers[SURFACES[0]]['code']})"
             answer_check.update(status="pass", detail=f"every surface answered {what}")
@@ -189,9 +200,10 @@ async def _conformance(directory: Path, doc: Document, env: dict[str, str]) -> t
         command += ["--base-url", mock.url]
         async with url_process(command, env=env, what="anvil serve") as served:
             rest_url = served.url.removesuffix("/mcp")
-            async with httpx.AsyncClient(timeout=_CALL_TIMEOUT_S) as http, AnvilClient.http(
-                served.url, timeout=_CALL_TIMEOUT_S
-            ) as mcp:
+            async with (
+                httpx.AsyncClient(timeout=_CALL_TIMEOUT_S) as http,
+                AnvilClient.http(served.url, timeout=_CALL_TIMEOUT_S) as mcp,
+            ):
                 live = await mcp.list_tools()
                 views = surface_views(directory, doc, live, reference)
                 checks = [surface_agreement_check(views, doc, reference)]

@@ -42,18 +42,22 @@ def _entries(data: Any, key: str) -> list[dict[str, Any]]:
     return [item for item in items if isinstance(item, dict)] if isinstance(items, list) else []
 
 
-def surface_views(directory: Path, doc: Document, live_tools: list[JSONObject], reference: SkillReference | None) -> Views:
+def surface_views(
+    directory: Path, doc: Document, live_tools: list[JSONObject], reference: SkillReference | None
+) -> Views:
     """What each surface says about every operation it lists as callable."""
     by_tool = {op.mcp.tool_name: op for op in doc.operations}
 
     def from_tools(tools: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
         out: dict[str, dict[str, Any]] = {}
         for tool in tools:
-            meta = tool.get("_meta") if isinstance(tool.get("_meta"), dict) else {}
+            found = tool.get("_meta")
+            meta: dict[str, Any] = found if isinstance(found, dict) else {}
             name = str(tool.get("name"))
-            op = by_tool.get(name)
-            op_id = str(meta.get("anvil/operation_id") or (op.id if op else f"?{name}"))
-            out[op_id] = {"tool": name, "cli": doc.operation(op_id).cli.command if doc.operation(op_id) else None}
+            named = by_tool.get(name)
+            op_id = str(meta.get("anvil/operation_id") or (named.id if named else f"?{name}"))
+            op = doc.operation(op_id)
+            out[op_id] = {"tool": name, "cli": op.cli.command if op is not None else None}
         return out
 
     views: Views = {"mcp": from_tools(live_tools)}
@@ -83,7 +87,9 @@ def surface_views(directory: Path, doc: Document, live_tools: list[JSONObject], 
     return views
 
 
-def _compare(name: str, view: dict[str, dict[str, Any]], other: str, expected: dict[str, dict[str, Any]]) -> list[Divergence]:
+def _compare(
+    name: str, view: dict[str, dict[str, Any]], other: str, expected: dict[str, dict[str, Any]]
+) -> list[Divergence]:
     out: list[Divergence] = []
     for op_id in sorted(view.keys() | expected.keys()):
         mine, theirs = view.get(op_id), expected.get(op_id)
@@ -161,8 +167,17 @@ def skill_claim_check(op: Operation, reference: SkillReference | None) -> JSONOb
         "undo": claim.undo is not None,
     }
     truth = _posture(op)
-    divergences = [divergence(f"{op.id}.{flag}", "skill", "air", said[flag], truth[flag]) for flag in truth if said[flag] != truth[flag]]
+    divergences = [
+        divergence(f"{op.id}.{flag}", "skill", "air", said[flag], truth[flag])
+        for flag in truth
+        if said[flag] != truth[flag]
+    ]
     if divergences:
-        return {**base, "status": "fail", "detail": "the skill's claims differ from the AIR posture", "divergences": divergences}
+        return {
+            **base,
+            "status": "fail",
+            "detail": "the skill's claims differ from the AIR posture",
+            "divergences": divergences,
+        }
     flags = [flag for flag, value in truth.items() if value] or ["no safety flags"]
     return {**base, "status": "pass", "detail": "skill claims match the posture: " + ", ".join(flags)}

@@ -97,12 +97,15 @@ def wire_requests(entries: Sequence[Mapping[str, Any]], op: Operation, key: str 
     keep = _wire_headers(op)
     out: list[JSONObject] = []
     for entry in entries:
-        headers = entry.get("headers") if isinstance(entry.get("headers"), dict) else {}
-        query = entry.get("query") if isinstance(entry.get("query"), list) else []
+        raw_headers, raw_query = entry.get("headers"), entry.get("query")
+        headers: dict[str, Any] = raw_headers if isinstance(raw_headers, dict) else {}
+        query: list[Any] = raw_query if isinstance(raw_query, list) else []
         request: JSONObject = {
             "method": entry.get("method"),
             "path": entry.get("path"),
-            "query": sorted([str(pair[0]), str(pair[1])] for pair in query if isinstance(pair, list) and len(pair) == 2),
+            "query": sorted(
+                [str(pair[0]), str(pair[1])] for pair in query if isinstance(pair, list) and len(pair) == 2
+            ),
             "headers": {name: value for name, value in sorted(headers.items()) if name.lower() in keep},
             "body": entry.get("body"),
         }
@@ -166,7 +169,9 @@ class Driver:
         args = {**arguments, **({confirm: True} if confirm else {})}
         headers = {"Idempotency-Key": key} if key else {}
         try:
-            answer = await self.http.post(f"{self.rest_url}/call/{op.mcp.tool_name}", json={"arguments": args}, headers=headers)
+            answer = await self.http.post(
+                f"{self.rest_url}/call/{op.mcp.tool_name}", json={"arguments": args}, headers=headers
+            )
             body = answer.json() if answer.content else None
         except (httpx.HTTPError, ValueError):
             return Answer(ok=False, code="upstream_unavailable")
