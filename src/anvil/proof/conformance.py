@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 import sys
 from collections.abc import Callable, Mapping
+from contextlib import AsyncExitStack
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Final
@@ -112,82 +113,85 @@ def _compare(path: str, values: dict[str, Any]) -> list[JSONObject]:
     ]
 
 
-class _Run:
-    """One conformance run over a served bundle."""
+Observation = tuple[Answer, list[JSONObject]]
+#: How many ``anvil mock`` instances the CLI calls are spread over (each shard runs its calls in order).
+_CLI_SHARDS: Final = 1
 
-    def __init__(self, doc: Document, driver: Driver, upstream: Upstream) -> None:
-        self.doc = doc
+
+def _arguments(op: Operation) -> JSONObject:
+    keys = safety_keys(op)
+    return {k: v for k, v in example_input(op).items() if k not in (keys.idempotency, keys.confirm)}
+
+
+class _Lane:
+    """Calls made in order against one mock: each call starts from a reset mock and reads its own wire."""
+
+    def __init__(self, driver: Driver, upstream: Upstream, observed: dict[tuple[str, str, str], Observation]) -> None:
         self.driver = driver
         self.upstream = upstream
-        self.calls = 0
+        self.observed = observed
 
-    def _key(self, op: Operation, surface: str) -> str | None:
-        if safety_keys(op).idempotency is None:
-            return None
-        self.calls += 1
-        return f"conformance-{surface}-{self.calls}"
-
-    def _arguments(self, op: Operation) -> JSONObject:
-        keys = safety_keys(op)
-        return {k: v for k, v in example_input(op).items() if k not in (keys.idempotency, keys.confirm)}
-
-    async def _observe(self, surface: str, op: Operation, *, confirm: bool) -> tuple[Answer, list[JSONObject]]:
+    async def observe(self, surface: str, op: Operation, kind: str) -> None:
+        """Make the ``gate`` (no confirmation) or ``call`` observation of ``op`` on ``surface``."""
         await self.upstream.reset()
-        key = self._key(op, surface)
-        confirm_input = safety_keys(op).confirm if confirm else None
+        key = f"conformance-{surface}-{kind}-{op.canonical_name}" if safety_keys(op).idempotency else None
+        confirm = safety_keys(op).confirm if kind == "call" and op.confirmation.required else None
         with anyio.fail_after(_CALL_TIMEOUT_S):
-            answer = await self.driver.call(surface, op, self._arguments(op), key=key, confirm=confirm_input)
-        return answer, wire_requests(await self.upstream.requests(), op, key)
+            answer = await self.driver.call(
+                surface, op, _arguments(op), key=key, confirm=confirm, upstream_url=self.upstream.url
+            )
+        self.observed[(op.id, surface, kind)] = (answer, wire_requests(await self.upstream.requests(), op, key))
 
-    async def gate(self, op: Operation) -> JSONObject:
-        divergences: list[JSONObject] = []
-        for surface in SURFACES:
-            answer, wire = await self._observe(surface, op, confirm=False)
-            if answer.ok or answer.code != "confirmation_required":
-                divergences.append(divergence("answer.code", surface, "air", answer.code, "confirmation_required"))
-            if wire:
-                divergences.append(divergence("wire.requests", surface, "air", len(wire), 0))
-        base: JSONObject = {"id": "gate-agreement", "operationId": op.id, "surfaces": list(SURFACES)}
-        if divergences:
-            return {
-                **base,
-                "status": "fail",
-                "detail": "a surface did not refuse before the wire",
-                "divergences": divergences,
-            }
+    async def run(self, surfaces: tuple[str, ...], ops: list[Operation]) -> None:
+        """Observe every op in ``ops`` on each of ``surfaces``: its gate (when it confirms), then its call."""
+        for op in ops:
+            for surface in surfaces:
+                if op.confirmation.required:
+                    await self.observe(surface, op, "gate")
+                await self.observe(surface, op, "call")
+
+
+def _gate_check(op: Operation, observed: dict[tuple[str, str, str], Observation]) -> JSONObject:
+    divergences: list[JSONObject] = []
+    for surface in SURFACES:
+        answer, wire = observed[(op.id, surface, "gate")]
+        if answer.ok or answer.code != "confirmation_required":
+            divergences.append(divergence("answer.code", surface, "air", answer.code, "confirmation_required"))
+        if wire:
+            divergences.append(divergence("wire.requests", surface, "air", len(wire), 0))
+    base: JSONObject = {"id": "gate-agreement", "operationId": op.id, "surfaces": list(SURFACES)}
+    if divergences:
         return {
             **base,
-            "status": "pass",
-            "detail": "every surface refuses without confirmation, with zero wire requests",
+            "status": "fail",
+            "detail": "a surface did not refuse before the wire",
+            "divergences": divergences,
         }
+    return {**base, "status": "pass", "detail": "every surface refuses without confirmation, with zero wire requests"}
 
-    async def agreement(self, op: Operation) -> list[JSONObject]:
-        answers: dict[str, Any] = {}
-        wires: dict[str, Any] = {}
-        air_divergences: list[JSONObject] = []
-        for surface in SURFACES:
-            answer, wire = await self._observe(surface, op, confirm=op.confirmation.required)
-            answers[surface], wires[surface] = answer.to_json(), wire
-            air_divergences += _air_divergences(op, wire, surface)
-        wire_divergences = _compare("wire", wires) + air_divergences
-        answer_divergences = _compare("answer", answers)
-        first = wires[SURFACES[0]][0] if wires[SURFACES[0]] else {}
-        shown = f"{first.get('method')} {first.get('path')}" if first else "no request"
-        base: JSONObject = {"operationId": op.id, "surfaces": list(SURFACES)}
-        wire_check: JSONObject = {**base, "id": "wire-agreement"}
-        if wire_divergences:
-            wire_check.update(status="fail", detail="the surfaces' wire requests differ", divergences=wire_divergences)
-        else:
-            wire_check.update(status="pass", detail=f"{shown} — identical on every surface and matches the contract")
-        answer_check: JSONObject = {**base, "id": "answer-agreement"}
-        if answer_divergences:
-            answer_check.update(
-                status="fail", detail="the surfaces answered differently", divergences=answer_divergences
-            )
-        else:
-            what = "the same data" if answers[SURFACES[0]]["ok"] else f"the same error ({answers[SURFACES[0]]['code']})"
-            answer_check.update(status="pass", detail=f"every surface answered {what}")
-        return [wire_check, answer_check]
+
+def _agreement_checks(op: Operation, observed: dict[tuple[str, str, str], Observation]) -> list[JSONObject]:
+    answers = {surface: observed[(op.id, surface, "call")][0].to_json() for surface in SURFACES}
+    wires = {surface: observed[(op.id, surface, "call")][1] for surface in SURFACES}
+    air_divergences = [d for surface in SURFACES for d in _air_divergences(op, wires[surface], surface)]
+    wire_divergences = _compare("wire", wires) + air_divergences
+    answer_divergences = _compare("answer", answers)
+    first = wires[SURFACES[0]][0] if wires[SURFACES[0]] else {}
+    shown = f"{first.get('method')} {first.get('path')}" if first else "no request"
+    base: JSONObject = {"operationId": op.id, "surfaces": list(SURFACES)}
+    wire_check: JSONObject = {**base, "id": "wire-agreement"}
+    if wire_divergences:
+        wire_check.update(status="fail", detail="the surfaces' wire requests differ", divergences=wire_divergences)
+    else:
+        wire_check.update(status="pass", detail=f"{shown} — identical on every surface and matches the contract")
+    answer_check: JSONObject = {**base, "id": "answer-agreement"}
+    if answer_divergences:
+        answer_check.update(status="fail", detail="the surfaces answered differently", divergences=answer_divergences)
+    else:
+        reference = answers[SURFACES[0]]
+        what = "the same data" if reference["ok"] else f"the same error ({reference['code']})"
+        answer_check.update(status="pass", detail=f"every surface answered {what}")
+    return [wire_check, answer_check]
 
 
 async def _conformance(directory: Path, doc: Document, env: dict[str, str]) -> tuple[list[JSONObject], list[str]]:
@@ -195,25 +199,30 @@ async def _conformance(directory: Path, doc: Document, env: dict[str, str]) -> t
 
     reference = read_reference(directory)
     approved = [op for op in doc.operations if op.is_approved]
-    async with mock_process(directory, env=env) as mock:
+    observed: dict[tuple[str, str, str], Observation] = {}
+    async with AsyncExitStack() as stack:
+        # One mock behind the served gateway (MCP and REST), and the CLI's calls spread over more.
+        mocks = [await stack.enter_async_context(mock_process(directory, env=env)) for _ in range(1 + _CLI_SHARDS)]
         command = [sys.executable, "-m", "anvil", "serve", str(directory), "--http", "127.0.0.1:0"]
-        command += ["--base-url", mock.url]
-        async with url_process(command, env=env, what="anvil serve") as served:
-            rest_url = served.url.removesuffix("/mcp")
-            async with (
-                httpx.AsyncClient(timeout=_CALL_TIMEOUT_S) as http,
-                AnvilClient.http(served.url, timeout=_CALL_TIMEOUT_S) as mcp,
-            ):
-                live = await mcp.list_tools()
-                views = surface_views(directory, doc, live, reference)
-                checks = [surface_agreement_check(views, doc, reference)]
-                checks += [skill_claim_check(op, reference) for op in approved]
-                driver = Driver(bundle=directory, mcp=mcp, http=http, rest_url=rest_url, upstream_url=mock.url, env=env)
-                run = _Run(doc, driver, Upstream(mock.url, http))
-                for op in approved:
-                    checks += await run.agreement(op)
-                    if op.confirmation.required:
-                        checks.append(await run.gate(op))
+        served = await stack.enter_async_context(
+            url_process([*command, "--base-url", mocks[0].url], env=env, what="anvil serve")
+        )
+        http = await stack.enter_async_context(httpx.AsyncClient(timeout=_CALL_TIMEOUT_S))
+        mcp = await stack.enter_async_context(AnvilClient.http(served.url, timeout=_CALL_TIMEOUT_S))
+        live = await mcp.list_tools()
+        views = surface_views(directory, doc, live, reference)
+        checks = [surface_agreement_check(views, doc, reference)]
+        checks += [skill_claim_check(op, reference) for op in approved]
+        driver = Driver(bundle=directory, mcp=mcp, http=http, rest_url=served.url.removesuffix("/mcp"), env=env)
+        lanes = [_Lane(driver, Upstream(mock.url, http), observed) for mock in mocks]
+        async with anyio.create_task_group() as group:
+            group.start_soon(lanes[0].run, ("mcp", "rest"), approved)
+            for shard, lane in enumerate(lanes[1:]):
+                group.start_soon(lane.run, ("cli",), approved[shard::_CLI_SHARDS])
+    for op in approved:
+        checks += _agreement_checks(op, observed)
+        if op.confirmation.required:
+            checks.append(_gate_check(op, observed))
     return checks, ["mcp", "rest", "cli", "skill"]
 
 

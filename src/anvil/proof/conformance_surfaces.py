@@ -123,7 +123,6 @@ class Driver:
         mcp: An open MCP session with the served bundle.
         http: An HTTP client for the REST route.
         rest_url: The listener's base URL (``http://127.0.0.1:N``).
-        upstream_url: The mock's URL (``anvil run --base-url``).
         env: The child environment for ``anvil run``.
     """
 
@@ -134,26 +133,32 @@ class Driver:
         mcp: AnvilClient,
         http: httpx.AsyncClient,
         rest_url: str,
-        upstream_url: str,
         env: Mapping[str, str],
     ) -> None:
         self.bundle = bundle
         self.mcp = mcp
         self.http = http
         self.rest_url = rest_url.rstrip("/")
-        self.upstream_url = upstream_url
         self.env = dict(env)
 
     async def call(
-        self, surface: str, op: Operation, arguments: JSONObject, *, key: str | None, confirm: str | None
+        self,
+        surface: str,
+        op: Operation,
+        arguments: JSONObject,
+        *,
+        key: str | None,
+        confirm: str | None,
+        upstream_url: str,
     ) -> Answer:
         """Call ``op`` through ``surface`` with business ``arguments``, the caller's ``key`` and, when
-        ``confirm`` names the op's confirm input, confirmation."""
+        ``confirm`` names the op's confirm input, confirmation; ``anvil run`` is pointed at ``upstream_url``
+        (the served gateway has its own)."""
         if surface == "mcp":
             return await self._mcp(op, arguments, key, confirm)
         if surface == "rest":
             return await self._rest(op, arguments, key, confirm)
-        return await self._cli(op, arguments, key, confirm)
+        return await self._cli(op, arguments, key, confirm, upstream_url)
 
     async def _mcp(self, op: Operation, arguments: JSONObject, key: str | None, confirm: str | None) -> Answer:
         args = {**arguments, **({confirm: True} if confirm else {})}
@@ -179,12 +184,14 @@ class Driver:
             return Answer(ok=True, data=body)
         return Answer(ok=False, code=_code(body))
 
-    async def _cli(self, op: Operation, arguments: JSONObject, key: str | None, confirm: str | None) -> Answer:
+    async def _cli(
+        self, op: Operation, arguments: JSONObject, key: str | None, confirm: str | None, upstream_url: str
+    ) -> Answer:
         with tempfile.TemporaryDirectory(prefix="anvil-conformance-") as folder:
             given = Path(folder) / "input.json"
             given.write_text(json.dumps(arguments), encoding="utf-8")
             command = [sys.executable, "-m", "anvil", "run", str(self.bundle), *op.cli.command.split()]
-            command += ["--input", str(given), "--json", "--base-url", self.upstream_url]
+            command += ["--input", str(given), "--json", "--base-url", upstream_url]
             if confirm:
                 command.append("--confirm")
             if key:
