@@ -198,6 +198,13 @@ _ENTRIES: tuple[Code, ...] = (
     _x("effect/idempotency_key_conflict", "_meta.idempotency_key differs from the key in the arguments."),
     _x("effect/invalid_meta", "_meta.idempotency_key is not a non-empty string, or _meta.stage not a boolean."),
     _x("effect/no_draft_form", "_meta.stage on an operation that declares no draft form."),
+    # --- proof/: `anvil mock` answer codes (body "code") and selftest refusals (issue 12 items 1, 3) ---
+    _e("already_exists", "anvil mock: a create names an id an item of that kind already has (409)."),
+    _e("idempotency_key_reused", "anvil mock: an idempotency key sent again with a different request (409)."),
+    _e("injected_fault", "anvil mock: the answer of a fault injected through /__anvil/fault."),
+    _e("invalid_input", "anvil mock: a request that does not fit the operation's inputs (400, names the field)."),
+    _e("invalid_fault", "anvil mock: a /__anvil/fault body that does not describe a fault (400)."),
+    _e("mock_full", "anvil mock: a kind holds its maximum number of items (507)."),
 )
 
 CODES: Final[dict[str, Code]] = {entry.name: entry for entry in _ENTRIES}

@@ -14,8 +14,8 @@ from anvil.cli import COMMANDS, main
 README = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
 
 
-def test_the_commands_are_the_public_set() -> None:
-    assert sorted(COMMANDS) == ["certify", "compile", "run", "serve", "simulate", "status"]
+def test_the_commands_are_compile_serve_run_and_the_proof_lanes() -> None:
+    assert sorted(COMMANDS) == ["certify", "compile", "conformance", "mock", "run", "serve", "simulate", "status"]
 
 
 @pytest.mark.parametrize("name", sorted(COMMANDS))

@@ -43,6 +43,7 @@ def test_the_check_ids_are_the_public_registry() -> None:
         "semantic.sibling-descriptions-distinct",
         "semantic.intent-routable",
         "semantic.no-blocked-disposition",
+        "runtime.mocks-consistent",
         "runtime.deploy-present",
     )
 
@@ -169,3 +170,12 @@ def test_a_missing_store_contract_fails_deploy_present(payments: Path, copy_bund
 def test_a_directory_that_is_not_a_bundle_is_a_coded_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["certify", str(tmp_path / "nothing")]) == 3
     assert "error[bundle/invalid]" in capsys.readouterr().err
+
+
+def test_an_approved_operation_the_mock_cannot_route_fails_mocks_consistent(
+    github: Path, copy_bundle: Callable[[Path], Path]
+) -> None:
+    bundle = copy_bundle(github)
+    edit_json(bundle / "air.json", lambda air: operation(air, "github.pulls.list")["sourceRef"].pop("path"))
+    check = next(c for c in certify(bundle)["checks"] if c["id"] == "runtime.mocks-consistent")
+    assert (check["status"], check["detail"]) == ("failed", "mock gap: github.pulls.list (no mock route)")

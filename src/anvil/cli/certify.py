@@ -29,7 +29,8 @@ def run(args: argparse.Namespace) -> int:
         BundleError: ``bundle/invalid`` when the bundle cannot be read.
     """
     from anvil.proof.certify import CERTIFICATION_FILE, certify
-    from anvil.proof.records import render_checks, write_record
+    from anvil.proof.record import write_record
+    from anvil.proof.records import render_checks
 
     directory = Path(args.bundle)
     record = certify(directory)

@@ -47,7 +47,8 @@ def run(args: argparse.Namespace) -> int:
     """
     from anvil.proof.conformance import CONFORMANCE_FILE, conformance
     from anvil.proof.conformance_live import LIVE_FILE, live_conformance
-    from anvil.proof.records import render_checks, write_record
+    from anvil.proof.record import write_record
+    from anvil.proof.records import render_checks
 
     directory = Path(args.bundle)
     if args.live:

@@ -75,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
         UsageError: a malformed ``--seed``.
         BundleError: ``bundle/invalid`` when the bundle cannot be read.
     """
-    from anvil.proof.records import write_record
+    from anvil.proof.record import write_record
     from anvil.proof.simulate import SIMULATION_FILE, simulate
 
     seed = _seed(str(args.seed))

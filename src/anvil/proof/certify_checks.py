@@ -10,6 +10,7 @@ the bundle) are not listed; the effect-contract checks (ADR-0030) are ours.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +28,8 @@ from anvil.compiler.manifest_auth import auth_coherence_issues
 from anvil.compiler.validate import validate_operations
 from anvil.proof.certify_bytes import generated_bytes_agree
 from anvil.proof.conformance_skill import read_reference
+from anvil.proof.mock.routes import route_table
+from anvil.proof.mock.schema import SchemaSet
 
 __all__ = ["CHECKS", "Bundle", "Check", "Gate", "Verdict"]
 
@@ -373,6 +376,24 @@ def _no_blocked_disposition(bundle: Bundle) -> Verdict:
 # --- runtime ----------------------------------------------------------------------------------------
 
 
+def _mocks_consistent(bundle: Bundle) -> Verdict:
+    # The lanes' upstream is `anvil mock`, generated from this AIR: every approved operation must be a
+    # route of it, and a request to the operation's own template must reach that route (not a shadow).
+    routes = route_table(bundle.doc, SchemaSet(bundle.doc.schemas))
+    by_op = {route.op.id: route for route in routes}
+    bad = []
+    for op in bundle.approved:
+        route = by_op.get(op.id)
+        if route is None:
+            bad.append(f"{op.id} (no mock route)")
+            continue
+        sample = re.sub(r"\{[^{}/]+\}", "x", route.template)
+        first = next((r for r in routes if r.method == route.method and r.match(sample) is not None), None)
+        if first is not None and first.op.id != op.id and first.template != route.template:
+            bad.append(f"{op.id} (shadowed by {first.op.id})")
+    return _verdict(bad, f"anvil mock serves all {len(bundle.approved)} approved operation(s)", "mock gap")
+
+
 def _deploy_present(bundle: Bundle) -> Verdict:
     contract = bundle.json("deploy/idempotency-store.json")
     if "deploy/idempotency-store.json" not in bundle.files:
@@ -405,5 +426,6 @@ CHECKS: Final[tuple[Check, ...]] = (
     Check("semantic.sibling-descriptions-distinct", "semantic", _sibling_descriptions),
     Check("semantic.intent-routable", "semantic", _intent_routable),
     Check("semantic.no-blocked-disposition", "semantic", _no_blocked_disposition),
+    Check("runtime.mocks-consistent", "runtime", _mocks_consistent),
     Check("runtime.deploy-present", "runtime", _deploy_present),
 )

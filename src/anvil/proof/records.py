@@ -6,15 +6,14 @@ does not change the hash it binds to, and any other byte that changes makes ever
 
 :func:`judge_record` reads one record and answers one of ``fresh`` (passed, same hash), ``stale``
 (another hash), ``failed`` (same hash, did not pass), ``missing`` or ``corrupt`` (unreadable, not a
-JSON object, or no 64-hex ``bundleHash``), with a reason an operator can act on.
+JSON object, or no 64-hex ``bundleHash``), with a reason an operator can act on. Records are
+written by :func:`anvil.proof.record.write_record`.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
-import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -22,7 +21,6 @@ from pathlib import Path
 from typing import Any, Final, Literal
 
 from anvil.bundle.hash import bundle_hash
-from anvil.errors import BundleError
 
 __all__ = [
     "LANES",
@@ -31,10 +29,8 @@ __all__ = [
     "RecordVerdict",
     "judge_record",
     "judge_records",
-    "record_json",
     "render_checks",
     "timestamp",
-    "write_record",
 ]
 
 RecordState = Literal["fresh", "stale", "failed", "missing", "corrupt"]
@@ -150,43 +146,6 @@ def timestamp(clock: Callable[[], datetime] | None = None) -> str:
     """An ISO-8601 UTC timestamp with millisecond precision (``2026-01-01T00:00:00.000Z``)."""
     moment = (clock or (lambda: datetime.now(UTC)))()
     return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def record_json(record: Mapping[str, Any]) -> bytes:
-    """A record's bytes: 2-space JSON in the record's own key order, one trailing newline."""
-    return (json.dumps(record, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
-
-
-def write_record(directory: Path, name: str, record: Mapping[str, Any]) -> Path:
-    """Write a root-level record atomically (temp file + rename) and return its path.
-
-    Only the file names of :data:`anvil.bundle.hash.DERIVED_RECORD_FILES` are written, so a record can
-    never land on a compiler-owned file.
-
-    Raises:
-        ValueError: ``name`` is not a record file name.
-        BundleError: ``bundle/invalid`` when the directory cannot be written.
-    """
-    from anvil.bundle.hash import DERIVED_RECORD_FILES
-
-    if name not in DERIVED_RECORD_FILES:
-        raise ValueError(f"{name!r} is not a proof-lane record file")
-    target = directory / name
-    try:
-        handle, temp = tempfile.mkstemp(prefix=f".{name}.", dir=directory)
-    except OSError as exc:
-        raise BundleError("bundle/invalid", f"cannot write {name} in {directory}: {exc.strerror or exc}") from exc
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(record_json(record))
-        os.replace(temp, target)
-    except OSError as exc:
-        Path(temp).unlink(missing_ok=True)
-        raise BundleError("bundle/invalid", f"cannot write {name} in {directory}: {exc.strerror or exc}") from exc
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
-    return target
 
 
 def render_checks(title: str, checks: list[dict[str, Any]], *, passed: bool, summary: str) -> str:

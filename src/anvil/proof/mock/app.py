@@ -1,0 +1,563 @@
+"""The mock upstream as a Starlette app: an AIR document's API, answered from memory.
+
+Requests are matched to operations by method and path template (:mod:`anvil.proof.mock.routes`),
+validated against the operation's inputs (400 ``{"message", "code": "invalid_input", "field"}``),
+and answered by role: a create stores a new item (the request's fields over values generated from
+the answer schema, with a fresh id) and answers 201; get and list read what is stored; update and
+patch merge; delete removes (204 when the answer has no schema). A kind the API cannot create (no
+create operation) is filled on first read, so reads of a read-only API answer. An idempotency key in
+the operation's declared carrier (else an ``Idempotency-Key`` header on any write) is honoured: the
+same key with the same request answers the first answer again without acting; with another request
+it is 409 ``idempotency_key_reused``.
+
+Control routes (never logged): ``GET /__anvil`` (what is served), ``GET|DELETE /__anvil/requests``
+(the request log, ``?since=SEQ``), ``GET|POST|DELETE /__anvil/fault`` (faults: ``status``,
+``delay_ms``, ``reset``, ``after_commit``, ``times``, and ``method``/``path``/``operation`` to match)
+and ``POST /__anvil/reset``.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import logging
+import re
+from collections.abc import Mapping
+from typing import Final
+from urllib.parse import unquote
+
+import anyio
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route as StarletteRoute
+from starlette.types import Receive, Scope, Send
+
+from anvil._types import JSONObject, JSONValue
+from anvil.air.model import Document, Operation, Param
+from anvil.proof.mock.routes import Route, route_table
+from anvil.proof.mock.schema import SchemaSet, Validator, ValueMaker
+from anvil.proof.mock.state import MAX_FAULTS, MAX_ITEMS_PER_KIND, Item, KeyedAnswer, MockState, parse_fault
+
+__all__ = ["MAX_BODY_BYTES", "MockApi", "create_mock_app"]
+
+#: Largest request body the mock reads (413 above it).
+MAX_BODY_BYTES: Final = 1024 * 1024
+_LOGGED_BYTES: Final = 64 * 1024
+_MAX_HEADERS: Final = 64
+_SECRET_HEADERS: Final = frozenset({"authorization", "proxy-authorization", "cookie", "x-api-key"})
+_INTEGER: Final = re.compile(r"-?\d{1,18}")
+_NUMBER: Final = re.compile(r"-?\d{1,18}(\.\d{1,18})?([eE][-+]?\d{1,3})?")
+_METHODS: Final = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
+_QUIET: Final = "ASGI callable returned without completing response."
+
+
+def _text(value: JSONValue) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _error(status: int, message: str, code: str, **extra: JSONValue) -> tuple[int, JSONValue]:
+    return status, {"message": message, "code": code, **extra}
+
+
+class _ResetResponse(Response):
+    """Starts an answer and stops half way: the server closes the connection (a lost answer)."""
+
+    def __init__(self) -> None:
+        super().__init__(status_code=200)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        headers = [(b"content-type", b"application/json"), (b"content-length", b"4096")]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": b"{", "more_body": True})
+
+
+class _QuietReset(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return _QUIET not in record.getMessage()
+
+
+class MockApi:
+    """An AIR document's API answered from memory (see the module docstring)."""
+
+    def __init__(self, document: Document, *, seed: int = 0, max_items: int = MAX_ITEMS_PER_KIND) -> None:
+        """Build the route table.
+
+        Args:
+            document: The AIR document whose operations are served (approved or not: it is the upstream).
+            seed: Varies generated values; the same seed gives the same answers.
+            max_items: The most items one kind holds (a create beyond it is 507 ``mock_full``).
+        """
+        self.document = document
+        self.seed = seed
+        self.max_items = max_items
+        self.schemas = SchemaSet(document.schemas)
+        self.routes = route_table(document, self.schemas)
+        self.maker = ValueMaker(self.schemas, seed)
+        self.state = MockState()
+        self._creatable = {route.kind for route in self.routes if route.role == "create"}
+        self._create_templates = {(route.kind, route.template) for route in self.routes if route.role == "create"}
+        self._kind_schema: dict[str, object] = {}
+        for route in self.routes:
+            if route.item_schema is not None:
+                self._kind_schema.setdefault(route.kind, route.item_schema)
+        self._body_checks: dict[str, Validator] = {}
+        self._param_checks: dict[tuple[str, str, str], Validator] = {}
+
+    # --- matching ---------------------------------------------------------------------------------
+
+    def match(self, method: str, raw_path: str) -> tuple[Route | None, dict[str, str], bool]:
+        """``(route, path params, path known)`` for a request; the route is None when nothing fits."""
+        path = raw_path.rstrip("/") or "/"
+        known = False
+        for route in self.routes:
+            found = route.match(path)
+            if found is None:
+                continue
+            known = True
+            if route.method == method or (method == "HEAD" and route.method == "GET"):
+                return route, {name: unquote(value) for name, value in found.items()}, True
+        return None, {}, known
+
+    # --- validation -------------------------------------------------------------------------------
+
+    def _param_check(self, op: Operation, param: Param) -> Validator:
+        key = (op.id, param.in_, param.name)
+        found = self._param_checks.get(key)
+        if found is None:
+            found = Validator(param.schema, self.schemas)
+            self._param_checks[key] = found
+        return found
+
+    def _coerce(self, param: Param, text: str) -> JSONValue:
+        kind = self.schemas.first_type(param.schema)
+        if kind == "integer":
+            return int(text) if _INTEGER.fullmatch(text) else text
+        if kind == "number":
+            return float(text) if _NUMBER.fullmatch(text) else text
+        if kind == "boolean":
+            return {"true": True, "false": False}.get(text, text)
+        return text
+
+    def problem(
+        self, route: Route, params: Mapping[str, str], request: Request, body: JSONValue, raw: bytes
+    ) -> tuple[str, str] | None:
+        """``(field, sentence)`` for the first input that does not fit the operation, else None."""
+        op = route.op
+        carrier = route.carrier
+        for param in op.input.params:
+            if param.in_ == "body":
+                continue
+            if carrier is not None and carrier.mechanism == param.in_ and carrier.key.lower() == param.name.lower():
+                continue
+            values: list[str]
+            if param.in_ == "path":
+                values = [params[param.name]] if param.name in params else []
+            elif param.in_ == "query":
+                values = request.query_params.getlist(param.name)
+            elif param.in_ == "header":
+                values = request.headers.getlist(param.name)
+            else:
+                cookie = request.cookies.get(param.name)
+                values = [cookie] if cookie is not None else []
+            if not values:
+                if param.required or param.in_ == "path":
+                    return param.name, f"The {param.in_} parameter '{param.name}' is required."
+                continue
+            coerced = [self._coerce(param, value) for value in values]
+            value: JSONValue = coerced if self.schemas.first_type(param.schema) == "array" else coerced[0]
+            if self.schemas.first_type(param.schema) == "array":
+                items = (self.schemas.deref(param.schema) or {}).get("items")
+                holder = Param(name=param.name, in_=param.in_, schema=items if isinstance(items, dict) else {})
+                value = [self._coerce(holder, v) for v in values]
+            found = self._param_check(op, param).problem(value)
+            if found is not None:
+                return param.name, f"The {param.in_} parameter '{param.name}' is invalid: {found}"
+        spec = op.input.body
+        if spec is None:
+            return None
+        if not raw:
+            return ("body", "A request body is required.") if spec.required else None
+        if "json" not in spec.content_type:
+            return None
+        if isinstance(body, _Unparsed):
+            return "body", "The request body is not JSON."
+        check = self._body_checks.get(op.id)
+        if check is None:
+            check = Validator(spec.schema, self.schemas)
+            self._body_checks[op.id] = check
+        found = check.problem(body)
+        return ("body", f"The request body is invalid: {found}") if found is not None else None
+
+    # --- idempotency ------------------------------------------------------------------------------
+
+    def idempotency_key(self, route: Route, params: Mapping[str, str], request: Request, body: JSONValue) -> str | None:
+        """The key this request carries: in the declared carrier, else an ``Idempotency-Key`` on a write."""
+        carrier = route.carrier
+        if carrier is None:
+            if route.method in ("GET", "HEAD", "OPTIONS"):
+                return None
+            return request.headers.get("idempotency-key") or None
+        if carrier.mechanism == "header":
+            return request.headers.get(carrier.key) or None
+        if carrier.mechanism == "query":
+            return request.query_params.get(carrier.key) or None
+        if carrier.mechanism == "path":
+            return params.get(carrier.key) or None
+        node: JSONValue = body
+        for part in carrier.pointer or (carrier.key,):
+            node = node.get(part) if isinstance(node, dict) else None
+        return node if isinstance(node, str) and node else None
+
+    @staticmethod
+    def fingerprint(route: Route, path: str, request: Request, raw: bytes) -> str:
+        """What "the same request" means for a key: operation, path, query and body bytes."""
+        query = sorted(request.query_params.multi_items())
+        material = json.dumps([route.op.id, path, query], separators=(",", ":")).encode() + b"\0" + raw
+        return hashlib.sha256(material).hexdigest()
+
+    # --- items ------------------------------------------------------------------------------------
+
+    def _props(self, kind: str) -> dict[str, JSONValue]:
+        return self.schemas.properties(self._kind_schema.get(kind))
+
+    def id_field(self, kind: str) -> str:
+        """The field that identifies an item of ``kind``: ``id``, else ``number``, else an ``*_id``."""
+        props = self._props(kind)
+        for name in ("id", "number", "uuid", "key", "name"):
+            if name in props:
+                return name
+        return next((name for name in props if name.endswith(("_id", "Id", "_number"))), "id")
+
+    def _fields_for(self, kind: str, param: str) -> list[str]:
+        props = self._props(kind)
+        fields = [param] if param in props else []
+        fields += [name for name in props if param.endswith("_" + name) or param.endswith(name.capitalize())]
+        fields += [name for name in props if name.startswith(param + "_")]
+        fields.append(self.id_field(kind))
+        return list(dict.fromkeys(fields))
+
+    def find(self, route: Route, params: Mapping[str, str]) -> tuple[str, Item] | None:
+        """The stored item the route's last path parameter names."""
+        if not route.params:
+            return None
+        param = route.params[-1]
+        wanted = params.get(param)
+        store = self.state.kind(route.kind)
+        for name in self._fields_for(route.kind, param):
+            for key, item in store.items():
+                if name in item.data and _text(item.data[name]) == wanted:
+                    return key, item
+        return None
+
+    def _typed(self, kind: str, name: str, text: str) -> JSONValue:
+        declared = self.schemas.first_type(self._props(kind).get(name))
+        if declared == "integer" and _INTEGER.fullmatch(text):
+            return int(text)
+        if declared == "number" and _NUMBER.fullmatch(text):
+            return float(text)
+        return text
+
+    def _generated(self, kind: str) -> JSONObject:
+        made = self.maker.value(self._kind_schema.get(kind), kind.lower())
+        return made if isinstance(made, dict) else {}
+
+    def _fresh_id(self, kind: str) -> JSONValue:
+        number = self.state.next_number(kind)
+        name = self.id_field(kind)
+        declared = self.schemas.first_type(self._props(kind).get(name))
+        if declared in ("integer", "number") or (declared is None and not self._props(kind)):
+            return number
+        prefix = re.sub(r"[^a-z0-9]", "", kind.lower())[:4] or "item"
+        return f"{prefix}_{number}"
+
+    def _store(self, kind: str, data: JSONObject, scope: str) -> tuple[int, JSONValue] | None:
+        store = self.state.kind(kind)
+        if len(store) >= self.max_items:
+            return _error(507, f"The mock holds its maximum of {self.max_items} items of {kind}.", "mock_full")
+        key = _text(data.get(self.id_field(kind)))
+        if key in store:
+            return _error(409, f"An item of {kind} with this id exists.", "already_exists")
+        store[key] = Item(data, scope)
+        return None
+
+    def _materialize(self, route: Route, params: Mapping[str, str], scope: str) -> tuple[str, Item] | None:
+        """A read-only kind's item filled in on first use (the API offers no way to create it)."""
+        if route.kind in self._creatable or not route.params:
+            return None
+        param = route.params[-1]
+        data = self._generated(route.kind)
+        name = self._fields_for(route.kind, param)[0]
+        data[name] = self._typed(route.kind, name, params[param])
+        for other, value in params.items():
+            if other in self._props(route.kind) and other != name:
+                data[other] = self._typed(route.kind, other, value)
+        if self._store(route.kind, data, scope) is not None:
+            return None
+        key = _text(data.get(self.id_field(route.kind)))
+        return key, self.state.kind(route.kind)[key]
+
+    def _merge(self, route: Route, target: JSONObject, body: JSONValue) -> None:
+        if not isinstance(body, dict):
+            return
+        carrier = route.carrier
+        skip = (
+            {carrier.pointer[0]} if carrier is not None and carrier.mechanism == "body" and carrier.pointer else set()
+        )
+        id_name = self.id_field(route.kind)
+        for key, value in body.items():
+            if key not in skip and key != id_name:
+                target[key] = copy.deepcopy(value)
+
+    # --- roles ------------------------------------------------------------------------------------
+
+    def answer(
+        self, route: Route, params: Mapping[str, str], path: str, request: Request, body: JSONValue
+    ) -> tuple[int, JSONValue]:
+        """Carry the request out against the state: ``(status, body)`` (body None: no content)."""
+        role = route.role
+        no_schema = route.op.output.schema is None
+        if role == "create":
+            data = self._generated(route.kind)
+            self._merge(route, data, body)
+            for name, value in params.items():
+                if name in self._props(route.kind):
+                    data[name] = self._typed(route.kind, name, value)
+            id_name = self.id_field(route.kind)
+            if not isinstance(body, dict) or id_name not in body:
+                data[id_name] = self._fresh_id(route.kind)
+            else:
+                data[id_name] = copy.deepcopy(body[id_name])
+            refused = self._store(route.kind, data, path)
+            return refused if refused is not None else (201, copy.deepcopy(data))
+        if role == "list":
+            return 200, self._list(route, path, request)
+        if role == "other":
+            if no_schema:
+                return (200, None) if route.method == "GET" else (204, None)
+            return 200, self.maker.value(route.op.output.schema, route.kind.lower())
+        found = self.find(route, params)
+        if found is None and role != "delete":
+            found = self._materialize(route, params, path.rsplit("/", 1)[0])
+        if found is None:
+            return _error(404, "Not Found", "not_found")
+        key, item = found
+        if role == "delete":
+            del self.state.kind(route.kind)[key]
+            return (204, None) if no_schema else (200, copy.deepcopy(item.data))
+        if role in ("update", "action"):
+            self._merge(route, item.data, body)
+            if no_schema and role == "update":
+                return 204, None
+        return 200, copy.deepcopy(item.data)
+
+    def _list(self, route: Route, path: str, request: Request) -> JSONValue:
+        store = self.state.kind(route.kind)
+        if not store and route.kind not in self._creatable:
+            data = self._generated(route.kind)  # a read-only collection lists one item, not nothing
+            data[self.id_field(route.kind)] = self._fresh_id(route.kind)
+            self._store(route.kind, data, path)
+        scoped = (route.kind, route.template) in self._create_templates
+        items = [item.data for item in store.values() if not scoped or item.scope == path]
+        props = self._props(route.kind)
+        for name, wanted in request.query_params.multi_items():
+            if name not in props:
+                continue
+            allowed = (self.schemas.deref(props[name]) or {}).get("enum")
+            if isinstance(allowed, list) and wanted not in [_text(v) for v in allowed]:
+                continue  # a filter such as state=all that no item value can equal selects everything
+            items = [item for item in items if _text(item.get(name)) == wanted]
+        listed = copy.deepcopy(items)
+        if route.list_property is None:
+            return listed
+        shell = self.maker.value(route.op.output.schema, route.kind.lower())
+        out: JSONObject = shell if isinstance(shell, dict) else {}
+        out[route.list_property] = listed
+        return out
+
+    # --- control routes ---------------------------------------------------------------------------
+
+    def describe(self) -> JSONObject:
+        """What ``GET /__anvil`` answers."""
+        return {
+            "mock": "anvil",
+            "service": self.document.service.id,
+            "seed": self.seed,
+            "operations": len(self.routes),
+        }
+
+
+class _Unparsed:
+    """A request body that is not JSON."""
+
+
+def _parse(raw: bytes) -> JSONValue:
+    if not raw:
+        return None
+    try:
+        return json.loads(raw)
+    except (ValueError, RecursionError):
+        return _Unparsed()
+
+
+def _logged(raw: bytes, parsed: JSONValue) -> tuple[JSONValue, bool]:
+    if len(raw) > _LOGGED_BYTES:
+        return None, True
+    if isinstance(parsed, _Unparsed):
+        return raw.decode("utf-8", errors="replace"), False
+    return parsed, False
+
+
+async def _read_body(request: Request) -> bytes | None:
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+        return None
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > MAX_BODY_BYTES:
+            return None
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _respond(status: int, body: JSONValue) -> Response:
+    if body is None or status == 204:
+        return Response(status_code=status)
+    return JSONResponse(body, status_code=status)
+
+
+def create_mock_app(api: MockApi) -> Starlette:
+    """The ASGI app serving ``api`` (routes in the module docstring)."""
+    state = api.state
+    logging.getLogger("uvicorn.error").addFilter(_QuietReset())
+
+    async def describe(request: Request) -> Response:
+        return JSONResponse(api.describe())
+
+    async def requests_log(request: Request) -> Response:
+        if request.method == "DELETE":
+            state.log.clear()
+            return JSONResponse({"count": state.seen, "requests": []})
+        since = request.query_params.get("since", "0")
+        after = int(since) if since.isdigit() else 0
+        return JSONResponse({"count": state.seen, "requests": [e for e in state.log if e["seq"] > after]})
+
+    async def faults(request: Request) -> Response:
+        if request.method == "DELETE":
+            state.faults.clear()
+        elif request.method == "POST":
+            raw = await _read_body(request)
+            parsed = _parse(raw or b"") if raw is not None else _Unparsed()
+            fault = parse_fault(None if isinstance(parsed, _Unparsed) else parsed)
+            if isinstance(fault, str):
+                return JSONResponse({"message": fault, "code": "invalid_fault"}, status_code=400)
+            if len(state.faults) >= MAX_FAULTS:
+                return JSONResponse({"message": "Too many pending faults.", "code": "invalid_fault"}, status_code=400)
+            state.faults.append(fault)
+            return JSONResponse({"fault": fault.to_json()}, status_code=201)
+        return JSONResponse({"faults": [fault.to_json() for fault in state.faults]})
+
+    async def reset(request: Request) -> Response:
+        state.reset()
+        return JSONResponse({"reset": True})
+
+    async def dispatch(request: Request) -> Response:
+        raw_path = request.scope.get("raw_path", b"").decode("latin-1") or request.url.path
+        raw_path = raw_path.split("?", 1)[0]
+        path = unquote(raw_path.rstrip("/") or "/")
+        route, params, known = api.match(request.method, raw_path)
+        entry: JSONObject = {
+            "method": request.method,
+            "path": path,
+            "query": [[k, v] for k, v in request.query_params.multi_items()][:_MAX_HEADERS],
+            "headers": _headers(request, route),
+            "operation": route.op.id if route is not None else None,
+        }
+        state.record(entry)
+        raw = await _read_body(request)
+        if raw is None:
+            entry.update(body=None, body_truncated=True)
+            return _finish(entry, *_error(413, "The request body is too large.", "request_too_large"))
+        body = _parse(raw)
+        entry["body"], entry["body_truncated"] = _logged(raw, body)
+        if route is None:
+            if known:
+                return _finish(entry, *_error(405, "Method Not Allowed", "method_not_allowed"))
+            return _finish(entry, *_error(404, "Not Found", "not_found"))
+        problem = api.problem(route, params, request, body, raw)
+        if problem is not None:
+            field, message = problem
+            return _finish(entry, *_error(400, message, "invalid_input", field=field))
+        key = api.idempotency_key(route, params, request, body)
+        scoped_key = f"{route.op.id}\0{key}" if key is not None else None
+        fingerprint = api.fingerprint(route, path, request, raw)
+        if scoped_key is not None and scoped_key in state.keys:
+            first = state.keys[scoped_key]
+            if first.fingerprint != fingerprint:
+                return _finish(
+                    entry,
+                    *_error(409, "The idempotency key was used with a different request.", "idempotency_key_reused"),
+                )
+            entry["replayed"] = True
+            return _finish(entry, first.status, json.loads(first.body) if first.body else None)
+        fault = state.take_fault(request.method, path, route.template, route.op.id)
+        if fault is not None:
+            entry["fault"] = fault.to_json()
+        if fault is not None and not fault.after_commit:
+            if fault.delay_ms:
+                await anyio.sleep(fault.delay_ms / 1000)
+            if fault.reset:
+                entry["status"] = None
+                return _ResetResponse()
+            if fault.status is not None:
+                return _finish(entry, fault.status, fault.body if fault.body is not None else _INJECTED)
+        status, answer = api.answer(route, params, path, request, body if not isinstance(body, _Unparsed) else None)
+        if scoped_key is not None and status < 500:
+            encoded = json.dumps(answer).encode() if answer is not None else b""
+            state.remember_key(scoped_key, KeyedAnswer(fingerprint, status, encoded))
+        if fault is not None and fault.after_commit:
+            entry["committed"] = True
+            if fault.delay_ms:
+                await anyio.sleep(fault.delay_ms / 1000)
+            if fault.reset:
+                entry["status"] = None
+                return _ResetResponse()
+            if fault.status is not None:
+                return _finish(entry, fault.status, fault.body if fault.body is not None else _INJECTED)
+        return _finish(entry, status, answer)
+
+    return Starlette(
+        routes=[
+            StarletteRoute("/__anvil", describe, methods=["GET"]),
+            StarletteRoute("/__anvil/requests", requests_log, methods=["GET", "DELETE"]),
+            StarletteRoute("/__anvil/fault", faults, methods=["GET", "POST", "DELETE"]),
+            StarletteRoute("/__anvil/reset", reset, methods=["POST"]),
+            StarletteRoute("/{path:path}", dispatch, methods=_METHODS),
+        ]
+    )
+
+
+_INJECTED: Final[JSONObject] = {"message": "Injected fault.", "code": "injected_fault"}
+
+
+def _finish(entry: JSONObject, status: int, body: JSONValue) -> Response:
+    entry["status"] = status
+    encoded = json.dumps(body).encode() if body is not None else b""
+    entry["response"] = body if len(encoded) <= _LOGGED_BYTES else None
+    return _respond(status, body)
+
+
+def _headers(request: Request, route: Route | None) -> dict[str, str]:
+    secret = set(_SECRET_HEADERS)
+    carrier = route.op.auth.carrier if route is not None else None
+    if carrier is not None and carrier.in_ == "header":
+        secret.add(carrier.name.lower())
+    out: dict[str, str] = {}
+    for name, value in list(request.headers.items())[:_MAX_HEADERS]:
+        out[name] = "***" if name in secret else value[:1024]
+    return out

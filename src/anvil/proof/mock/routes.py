@@ -1,0 +1,199 @@
+"""The mock's route table: every operation of an AIR document as a path pattern, a role and a kind.
+
+A *kind* is the resource an operation touches, named after the shared schema its answer returns
+(``Issue``), else after an operation with the same static path segments that has one (a ``DELETE
+/issues/comments/{id}`` shares ``Comment`` with ``POST /issues/{n}/comments``), else after those
+segments. A *role* says what the operation does to its kind:
+
+* ``create``: a write to a collection (``POST /items``) stores a new item;
+* ``list``: a read of a collection answers the items created under that same path;
+* ``get`` / ``update`` / ``delete``: an item addressed by its last path parameter;
+* ``action``: a ``POST /items/{id}/verb`` whose answer is that item (merged with the request);
+* ``other``: answered with a value generated from the answer schema.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Final, Literal
+
+from anvil.air.carrier import CarrierBinding, resolve_carrier
+from anvil.air.enums import KEYED_MODES
+from anvil.air.model import Document, Operation
+from anvil.proof.mock.schema import SchemaSet
+
+__all__ = ["Role", "Route", "route_table"]
+
+Role = Literal["create", "list", "get", "update", "delete", "action", "other"]
+_PARAM: Final = re.compile(r"\{([^{}/]+)\}")
+_STATIC_NAME: Final = re.compile(r"[^A-Za-z0-9]+")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Route:
+    """One operation as the mock serves it.
+
+    Attributes:
+        op: the operation.
+        method: the HTTP method, upper case.
+        template: the path template (``/repos/{owner}/{repo}/issues``).
+        pattern: the compiled template (named groups ``p0``, ``p1``... in ``params`` order).
+        params: the template's parameter names, in order.
+        role: what the operation does (module docstring).
+        kind: the resource kind.
+        item_schema: the schema of one item of the kind (None when unknown).
+        list_property: for a list answered as an object, the property holding the items.
+        carrier: the operation's declared idempotency carrier, if any.
+    """
+
+    op: Operation
+    method: str
+    template: str
+    pattern: re.Pattern[str]
+    params: tuple[str, ...]
+    role: Role
+    kind: str
+    item_schema: object
+    list_property: str | None
+    carrier: CarrierBinding | None
+
+    @property
+    def static_count(self) -> int:
+        """How many fixed segments the template has (more is more specific)."""
+        return sum(1 for part in self.template.split("/") if part and not _PARAM.fullmatch(part))
+
+    def match(self, path: str) -> dict[str, str] | None:
+        """The path parameters when ``path`` fits this template, else None."""
+        found = self.pattern.fullmatch(path)
+        if found is None:
+            return None
+        return {name: found.group(f"p{index}") for index, name in enumerate(self.params)}
+
+
+def _compile(template: str) -> tuple[re.Pattern[str], tuple[str, ...]]:
+    params: list[str] = []
+    pattern = ""
+    last = 0
+    for found in _PARAM.finditer(template):
+        pattern += re.escape(template[last : found.start()]) + f"(?P<p{len(params)}>[^/]+)"
+        params.append(found.group(1))
+        last = found.end()
+    pattern += re.escape(template[last:])
+    return re.compile(pattern), tuple(params)
+
+
+def _segments(template: str) -> list[str]:
+    return [part for part in template.split("/") if part]
+
+
+def _signature(parts: list[str]) -> str:
+    return "/".join(part for part in parts if not _PARAM.fullmatch(part))
+
+
+def _answer_kind(op: Operation, schemas: SchemaSet) -> tuple[str | None, object, str | None]:
+    """``(shared schema name, item schema, list property)`` of what the operation answers."""
+    schema = op.output.schema
+    name = schemas.ref_name(schema)
+    if name is not None:
+        resolved = schemas.deref(schema)
+        if resolved is not None and schemas.first_type(resolved) == "array":
+            items = resolved.get("items")
+            return schemas.ref_name(items), items, None
+        return name, schema, None
+    resolved = schemas.deref(schema)
+    if resolved is None:
+        return None, None, None
+    kind = schemas.first_type(resolved)
+    if kind == "array":
+        items = resolved.get("items")
+        return schemas.ref_name(items), items, None
+    if kind == "object":
+        arrays = [(key, sub) for key, sub in schemas.properties(resolved).items() if schemas.first_type(sub) == "array"]
+        if len(arrays) == 1:
+            key, sub = arrays[0]
+            items = (schemas.deref(sub) or {}).get("items")
+            return schemas.ref_name(items), items, key
+    return None, schema, None
+
+
+def _role(method: str, parts: list[str], answers_list: bool) -> Role:
+    ends_in_param = bool(parts) and _PARAM.fullmatch(parts[-1]) is not None
+    if method == "GET":
+        if ends_in_param:
+            return "get"
+        return "list" if answers_list else "other"
+    if method == "POST":
+        return "update" if ends_in_param else "create"
+    if method in ("PUT", "PATCH"):
+        return "update" if ends_in_param else "other"
+    if method == "DELETE":
+        return "delete" if ends_in_param else "other"
+    return "other"
+
+
+def _carrier(op: Operation) -> CarrierBinding | None:
+    if op.idempotency.mode not in KEYED_MODES:
+        return None
+    return resolve_carrier(op).binding
+
+
+def route_table(document: Document, schemas: SchemaSet) -> tuple[Route, ...]:
+    """Every operation of ``document`` with a method and a path, most specific template first."""
+    drafts: list[tuple[Operation, str, list[str], str | None, object, str | None, bool]] = []
+    for op in document.operations:
+        method = (op.source_ref.method or "").upper()
+        template = op.source_ref.path
+        if not method or not template or not template.startswith("/"):
+            continue
+        parts = _segments(template)
+        name, item, list_property = _answer_kind(op, schemas)
+        resolved = schemas.deref(op.output.schema)
+        answers_list = list_property is not None or (resolved is not None and schemas.first_type(resolved) == "array")
+        drafts.append((op, method, parts, name, item, list_property, answers_list))
+    # A signature (the static segments of an item collection) borrows the kind of an op that has one.
+    by_signature: dict[str, str] = {}
+    by_resource: dict[str, str] = {}
+    for op, method, parts, name, _item, _prop, answers_list in drafts:
+        role = _role(method, parts, answers_list)
+        if name is None or role in ("other", "action"):
+            continue
+        collection = parts[:-1] if role in ("get", "update", "delete") else parts
+        by_signature.setdefault(_signature(collection), name)
+        if op.effect.resource:
+            by_resource.setdefault(op.effect.resource, name)
+    routes: list[Route] = []
+    for op, method, parts, name, item, list_property, answers_list in drafts:
+        role = _role(method, parts, answers_list)
+        collection = parts[:-1] if role in ("get", "update", "delete") else parts
+        kind = (
+            name
+            or by_signature.get(_signature(collection))
+            or (by_resource.get(op.effect.resource) if op.effect.resource else None)
+            or _STATIC_NAME.sub("_", _signature(collection)).strip("_")
+            or "root"
+        )
+        if role == "create" and len(parts) >= 2 and _PARAM.fullmatch(parts[-2]):
+            parent = by_signature.get(_signature(parts[:-1]))
+            if parent is not None and parent == kind:
+                role = "action"  # POST /payments/{id}/capture answering the payment itself
+        if item is None and kind in document.schemas:
+            item = {"$ref": f"#/components/schemas/{kind}"}
+        template = "/" + "/".join(parts) if parts else "/"
+        pattern, params = _compile(template)
+        routes.append(
+            Route(
+                op=op,
+                method=method,
+                template=template,
+                pattern=pattern,
+                params=params,
+                role=role,
+                kind=kind,
+                item_schema=item,
+                list_property=list_property,
+                carrier=_carrier(op),
+            )
+        )
+    routes.sort(key=lambda route: (-route.static_count, -len(route.params), route.template, route.method))
+    return tuple(routes)
