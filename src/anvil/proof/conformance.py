@@ -40,6 +40,7 @@ from anvil.bundle.example import example_input
 from anvil.bundle.hash import bundle_hash
 from anvil.bundle.read import read_bundle
 from anvil.client import AnvilClient
+from anvil.errors import ConfigError
 from anvil.proof.conformance_skill import read_reference
 from anvil.proof.conformance_static import divergence, skill_claim_check, surface_agreement_check, surface_views
 from anvil.proof.conformance_surfaces import KEY_PLACEHOLDER, SURFACES, Answer, Driver, Upstream, wire_requests
@@ -136,10 +137,13 @@ class _Lane:
         await self.upstream.reset()
         key = f"conformance-{surface}-{kind}-{op.canonical_name}" if safety_keys(op).idempotency else None
         confirm = safety_keys(op).confirm if kind == "call" and op.confirmation.required else None
-        with anyio.fail_after(_CALL_TIMEOUT_S):
-            answer = await self.driver.call(
-                surface, op, _arguments(op), key=key, confirm=confirm, upstream_url=self.upstream.url
-            )
+        try:
+            with anyio.fail_after(_CALL_TIMEOUT_S):
+                answer = await self.driver.call(
+                    surface, op, _arguments(op), key=key, confirm=confirm, upstream_url=self.upstream.url
+                )
+        except TimeoutError:
+            answer = Answer(ok=False, code=f"no answer within {_CALL_TIMEOUT_S:g} s")
         self.observed[(op.id, surface, kind)] = (answer, wire_requests(await self.upstream.requests(), op, key))
 
     async def run(self, surfaces: tuple[str, ...], ops: list[Operation]) -> None:
@@ -243,13 +247,16 @@ def conformance(
 
     Raises:
         BundleError: ``bundle/invalid`` when the bundle cannot be read.
-        ConfigError: ``config/invalid`` when the mock or the gateway does not start.
+        ConfigError: ``config/invalid`` when the mock or the gateway does not start or stops answering.
     """
     doc = read_bundle(directory)
     digest = bundle_hash(directory)
     started = timestamp(clock)
     env = child_environment(doc, environ)
-    checks, surfaces = anyio.run(_conformance, directory, doc, env)
+    try:
+        checks, surfaces = anyio.run(_conformance, directory, doc, env)
+    except httpx.HTTPError as exc:  # the mock stopped answering its control routes mid-run
+        raise ConfigError("config/invalid", f"anvil mock stopped answering: {type(exc).__name__}") from None
     delegated = sum(1 for op in doc.operations if op.is_approved and op.auth.principal in ("delegated", "end_user"))
     return {
         "schemaVersion": 1,

@@ -267,7 +267,8 @@ async def _live(directory: Path, doc: Document, config: LiveConfig, headers: dic
             checks += reads
             checks.append(_identity(doc, reads))
     except GatewayUnavailable:
-        checks.append(_check("surface-live", "fail", "the MCP endpoint did not answer"))
+        listed = any(check["id"] == "surface-live" for check in checks)
+        checks.append(_check("read-live" if listed else "surface-live", "fail", "the MCP endpoint stopped answering"))
     return checks
 
 
