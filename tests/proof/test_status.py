@@ -33,6 +33,12 @@ def test_a_fresh_compile_has_no_evidence_and_enables_no_write(payments: Path) ->
     assert summary["storeContract"]["operationIds"] == ["payments.refunds.create"]
     assert summary["generatedBytes"]["state"] == "fresh"
     assert summary["liveReadiness"]["state"] == "unverified"
+    assert summary["deployLedger"] == {
+        "ready": True,
+        "missing": [],
+        "durableStoreRequired": True,
+        "detail": "deploy ledger can bind this bundle",
+    }
     assert summary["writesEnabled"] == []
     refund = next(w for w in summary["writes"] if w["operationId"] == "payments.refunds.create")
     assert refund["keyRequired"] is True and refund["durableStoreRequired"] is True
@@ -79,6 +85,7 @@ def test_a_tampered_store_contract_is_stale_and_blocks_every_write(
     assert summary["generatedBytes"]["state"] == "stale"
     assert all("the store contract is stale" in write["blockers"] for write in summary["writes"])
     assert summary["nextAction"].startswith("recompile the bundle")
+    assert summary["deployLedger"]["ready"] is False
     path.unlink()
     assert evidence_summary(bundle)["storeContract"]["state"] == "missing"
 

@@ -38,6 +38,10 @@ def _text(summary: dict[str, Any], counts: dict[str, int]) -> str:
         "required by " + ", ".join(store["operationIds"]) if store["required"] else "no write needs the durable store"
     )
     lines.append(f"Store contract — {store['state'].upper()} ({needs})")
+    deploy = summary["deployLedger"]
+    lines.append(
+        "Deploy ledger — " + ("READY" if deploy["ready"] else "BLOCKED: needs " + "; ".join(deploy["missing"]))
+    )
     lines.append(f"Live readiness — {summary['liveReadiness']['state'].upper()}")
     lines.append("Evidence:")
     lines += [f"  {lane:12} {v['state']:8} {v['reason']}" for lane, v in summary["lanes"].items()]
