@@ -15,7 +15,17 @@ README = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding=
 
 
 def test_the_commands_are_compile_serve_run_and_the_proof_lanes() -> None:
-    assert sorted(COMMANDS) == ["certify", "compile", "conformance", "mock", "run", "serve", "simulate", "status"]
+    assert sorted(COMMANDS) == [
+        "certify",
+        "compile",
+        "conformance",
+        "mock",
+        "run",
+        "selftest",
+        "serve",
+        "simulate",
+        "status",
+    ]
 
 
 @pytest.mark.parametrize("name", sorted(COMMANDS))

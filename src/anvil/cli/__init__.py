@@ -24,6 +24,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "serve": ("anvil.cli.serve", "Serve a compiled bundle as MCP tools (stdio or Streamable HTTP)."),
     "run": ("anvil.cli.run", "Call one operation of a compiled bundle (direct or through an MCP server)."),
     "mock": ("anvil.cli.mock", "Serve a stateful mock of a bundle's upstream API, generated from its AIR."),
+    "selftest": ("anvil.cli.selftest", "Prove a bundle over MCP against a mock upstream, each declared undo too."),
     "certify": ("anvil.cli.certify", "Re-judge a bundle statically; writes certification.json."),
     "simulate": ("anvil.cli.simulate", "Run the contract matrix and mutation battery on a bundle."),
     "conformance": ("anvil.cli.conformance", "Check that MCP, REST, the CLI and the skill agree on a bundle."),

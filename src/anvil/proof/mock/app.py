@@ -38,13 +38,21 @@ from anvil._types import JSONObject, JSONValue
 from anvil.air.model import Document, Operation, Param
 from anvil.proof.mock.routes import Route, route_table
 from anvil.proof.mock.schema import SchemaSet, Validator, ValueMaker
-from anvil.proof.mock.state import MAX_FAULTS, MAX_ITEMS_PER_KIND, Item, KeyedAnswer, MockState, parse_fault
+from anvil.proof.mock.state import (
+    MAX_FAULTS,
+    MAX_ITEM_BYTES,
+    MAX_ITEMS_PER_KIND,
+    Item,
+    KeyedAnswer,
+    MockState,
+    parse_fault,
+)
 
 __all__ = ["MAX_BODY_BYTES", "MockApi", "create_mock_app"]
 
 #: Largest request body the mock reads (413 above it).
 MAX_BODY_BYTES: Final = 1024 * 1024
-_LOGGED_BYTES: Final = 64 * 1024
+_LOGGED_BYTES: Final = 16 * 1024
 _MAX_HEADERS: Final = 64
 _SECRET_HEADERS: Final = frozenset({"authorization", "proxy-authorization", "cookie", "x-api-key"})
 _INTEGER: Final = re.compile(r"-?\d{1,18}")
@@ -281,7 +289,11 @@ class MockApi:
         key = _text(data.get(self.id_field(kind)))
         if key in store:
             return _error(409, f"An item of {kind} with this id exists.", "already_exists")
+        size = len(json.dumps(data))
+        if self.state.item_bytes + size > MAX_ITEM_BYTES:
+            return _error(507, f"The mock holds its maximum of {MAX_ITEM_BYTES} bytes of items.", "mock_full")
         store[key] = Item(data, scope)
+        self.state.resize(store[key], size)
         return None
 
     def _materialize(self, route: Route, params: Mapping[str, str], scope: str) -> tuple[str, Item] | None:
@@ -346,10 +358,16 @@ class MockApi:
             return _error(404, "Not Found", "not_found")
         key, item = found
         if role == "delete":
-            del self.state.kind(route.kind)[key]
+            self.state.forget(route.kind, key)
             return (204, None) if no_schema else (200, copy.deepcopy(item.data))
         if role in ("update", "action"):
-            self._merge(route, item.data, body)
+            merged = copy.deepcopy(item.data)
+            self._merge(route, merged, body)
+            size = len(json.dumps(merged))
+            if self.state.item_bytes - item.size + size > MAX_ITEM_BYTES:
+                return _error(507, f"The mock holds its maximum of {MAX_ITEM_BYTES} bytes of items.", "mock_full")
+            item.data = merged
+            self.state.resize(item, size)
             if no_schema and role == "update":
                 return 204, None
         return 200, copy.deepcopy(item.data)
@@ -434,7 +452,9 @@ def _respond(status: int, body: JSONValue) -> Response:
 def create_mock_app(api: MockApi) -> Starlette:
     """The ASGI app serving ``api`` (routes in the module docstring)."""
     state = api.state
-    logging.getLogger("uvicorn.error").addFilter(_QuietReset())
+    errors = logging.getLogger("uvicorn.error")
+    if not any(isinstance(f, _QuietReset) for f in errors.filters):
+        errors.addFilter(_QuietReset())
 
     async def describe(request: Request) -> Response:
         return JSONResponse(api.describe())

@@ -15,7 +15,9 @@ from anvil._types import JSONObject, JSONValue
 __all__ = [
     "MAX_FAULTS",
     "MAX_ITEMS_PER_KIND",
+    "MAX_ITEM_BYTES",
     "MAX_KEYS",
+    "MAX_KEY_BYTES",
     "MAX_LOG",
     "Fault",
     "Item",
@@ -26,6 +28,10 @@ __all__ = [
 
 MAX_ITEMS_PER_KIND: Final = 10_000
 MAX_KEYS: Final = 10_000
+#: The most bytes (JSON-encoded) all stored items may hold together; a create beyond it is refused.
+MAX_ITEM_BYTES: Final = 128 * 1024 * 1024
+#: The most bytes remembered answers may hold together (the oldest keys make room).
+MAX_KEY_BYTES: Final = 64 * 1024 * 1024
 MAX_FAULTS: Final = 100
 MAX_LOG: Final = 1_000
 _MAX_DELAY_MS: Final = 30_000
@@ -34,10 +40,11 @@ _MAX_TIMES: Final = 1_000
 
 @dataclass(slots=True)
 class Item:
-    """One stored item: its data and the collection path it was created under."""
+    """One stored item: its data, the collection path it was created under, and its size in bytes."""
 
     data: JSONObject
     scope: str
+    size: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,6 +148,8 @@ class MockState:
     faults: list[Fault] = field(default_factory=list)
     log: list[JSONObject] = field(default_factory=list)
     seen: int = 0
+    item_bytes: int = 0
+    key_bytes: int = 0
 
     def reset(self) -> None:
         """Forget every item, key, fault and logged request."""
@@ -150,6 +159,8 @@ class MockState:
         self.faults.clear()
         self.log.clear()
         self.seen = 0
+        self.item_bytes = 0
+        self.key_bytes = 0
 
     def kind(self, name: str) -> OrderedDict[str, Item]:
         """The items of kind ``name`` (created empty on first use)."""
@@ -163,8 +174,20 @@ class MockState:
     def remember_key(self, key: str, answer: KeyedAnswer) -> None:
         """Keep the first answer for ``key``, evicting the oldest key at the ceiling."""
         self.keys[key] = answer
-        while len(self.keys) > MAX_KEYS:
-            self.keys.popitem(last=False)
+        self.key_bytes += len(answer.body)
+        while len(self.keys) > MAX_KEYS or (self.key_bytes > MAX_KEY_BYTES and len(self.keys) > 1):
+            _, dropped = self.keys.popitem(last=False)
+            self.key_bytes -= len(dropped.body)
+
+    def resize(self, item: Item, size: int) -> None:
+        """Account for ``item`` now taking ``size`` bytes."""
+        self.item_bytes += size - item.size
+        item.size = size
+
+    def forget(self, kind: str, key: str) -> None:
+        """Remove one stored item."""
+        item = self.kind(kind).pop(key)
+        self.item_bytes -= item.size
 
     def record(self, entry: JSONObject) -> JSONObject:
         """Append a request to the log (numbered from 1; the oldest entries make room)."""
