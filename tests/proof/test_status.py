@@ -112,7 +112,7 @@ def test_status_prints_the_gate_and_its_json_names_the_enabled_writes(
     assert main(["status", str(payments)]) == 0
     text = capsys.readouterr().out
     assert "Live readiness — UNVERIFIED" in text
-    assert "payments.refunds.create: NOT YET — " in text
+    assert "payments.refunds.create: BLOCKED — " in text
     assert main(["status", str(payments), "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["writesEnabled"] == []
@@ -124,3 +124,24 @@ def test_status_of_a_directory_that_is_not_a_bundle_is_a_coded_error(
 ) -> None:
     assert main(["status", str(tmp_path)]) == 3
     assert "error[bundle/invalid]" in capsys.readouterr().err
+
+
+def test_four_fresh_lanes_enable_the_payments_writes_until_one_byte_changes(
+    payments: Path, copy_bundle: Callable[[Path], Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    bundle = copy_bundle(payments)
+    for lane in ("certify", "selftest", "conformance", "simulate"):
+        assert main([lane, str(bundle)]) == 0, lane
+    capsys.readouterr()
+    summary = evidence_summary(bundle)
+    assert {lane: v["state"] for lane, v in summary["lanes"].items()} == dict.fromkeys(LANES, "fresh")
+    assert summary["writesEnabled"] == ["payments.refunds.create", "payments.capture.create"]
+    refund = summary["writes"][0]
+    assert refund["blockers"] == []
+    assert refund["remaining"][0].startswith("/readyz answers HTTP 200")
+    assert summary["nextAction"].startswith("deploy, then require /readyz HTTP 200")
+    skill = bundle / "skill" / "SKILL.md"
+    skill.write_bytes(skill.read_bytes() + b"\n")
+    stale = evidence_summary(bundle)
+    assert {lane: v["state"] for lane, v in stale["lanes"].items()} == dict.fromkeys(LANES, "stale")
+    assert stale["writesEnabled"] == []

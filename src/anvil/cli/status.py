@@ -52,7 +52,7 @@ def _text(summary: dict[str, Any], counts: dict[str, int]) -> str:
         if write["mayEnable"]:
             lines.append(f"  {write['operationId']}: may be enabled once " + "; ".join(write["remaining"]))
         else:
-            lines.append(f"  {write['operationId']}: NOT YET — " + "; ".join(write["blockers"]))
+            lines.append(f"  {write['operationId']}: BLOCKED — " + "; ".join(write["blockers"]))
     lines.append(f"Next safe action: {summary['nextAction']}")
     return "\n".join(lines)
 
