@@ -108,7 +108,7 @@ def _air_valid(bundle: Bundle) -> Verdict:
 
 def _surface_views(bundle: Bundle) -> dict[str, set[str] | None]:
     """AIR ids each surface exposes as callable (None: the surface file is missing or unreadable)."""
-    tools, runtime, catalog = bundle.json("tools.json"), bundle.json("runtime/operations.manifest.json"), None
+    tools, runtime = bundle.json("tools.json"), bundle.json("runtime/operations.manifest.json")
     by_tool = {op.mcp.tool_name: op.id for op in bundle.doc.operations}
     views: dict[str, set[str] | None] = {}
     views["tools.json"] = (
