@@ -143,6 +143,8 @@ _ENTRIES: tuple[Code, ...] = (
     _d("bundle/path_unsafe", "error", "A generated path is absolute, escapes the bundle or collides with another."),
     _d("bundle/backup_not_removed", "warning", "The new bundle is installed but the previous one was not deleted."),
     _d("cli/invalid_service_id", "error", "The --service value is not a valid service id."),
+    # issue 11: anvil compile --deployment-namespace
+    _d("cli/invalid_deployment_namespace", "error", "The --deployment-namespace value is not provider-safe."),
     # --- runtime error-envelope codes (original-core §5.7) ----------------------------------------
     _e("validation_error", "Input is missing, malformed or refused upstream as invalid."),
     _e("schema_mismatch", "Reserved: the upstream answered with a shape the contract does not allow."),
@@ -170,6 +172,25 @@ _ENTRIES: tuple[Code, ...] = (
     # issue 12 (proof lanes): the live conformance config
     _e("proof/live_config_invalid", "A conformance --live config is malformed or names no approved read."),
     _e("proof/live_mutation_refused", "A conformance --live config names a mutation; the live lane never writes."),
+    # --- deploy/: anvil deploy ledger refusals (exit 1, nothing on stdout; issue 11) ----------------
+    _e("deploy/air_invalid", "The bundle's air.json does not load as AIR."),
+    _e("deploy/bundle_not_found", "The bundle path does not exist (ENOENT)."),
+    _e("deploy/bundle_symlink", "The bundle holds a symlink; a hash cannot bind a mutable link target."),
+    _e("deploy/contract_corrupt", "deploy/idempotency-store.json is not valid JSON or not schema version 1."),
+    _e("deploy/contract_missing", "deploy/idempotency-store.json is missing."),
+    _e("deploy/contract_stale", "The store contract or a compiler-owned byte differs from a fresh projection."),
+    _e("deploy/dedicated_default_database", "Dedicated mode with --database (default)."),
+    _e("deploy/dedicated_requires_database", "Dedicated mode without --database."),
+    _e("deploy/dedicated_requires_location", "Dedicated mode without --location."),
+    _e("deploy/invalid_database", "--database is not (default) or a 4-63 character Firestore database id."),
+    _e("deploy/invalid_database_mode", "--database-mode is not shared or dedicated."),
+    _e("deploy/invalid_location", "--location is not a Firestore location id."),
+    _e("deploy/invalid_project", "--project is not a lowercase 6-30 character GCP project id."),
+    _e("deploy/invalid_ttl", "--ttl-seconds is not an integer from 60 to 31536000."),
+    _e("deploy/no_air", "The bundle directory holds no air.json."),
+    _e("deploy/output_conflict", "--json and --tfvars were both given."),
+    _e("deploy/shared_location", "--location in shared mode."),
+    _e("deploy/tfvars_unresolved", "--tfvars for a Firestore bundle without --project and --database."),
     # --- runtime/ and ledger/: idempotency ledger faults (LedgerError.code) -----------------------
     _e("ledger/corrupt_row", "A ledger row or result is malformed (status, expiry, non-2xx, not JSON)."),
     _e("ledger/not_owner", "This process does not own the reservation it tried to complete."),

@@ -19,6 +19,7 @@ def test_the_commands_are_compile_serve_run_and_the_proof_lanes() -> None:
         "certify",
         "compile",
         "conformance",
+        "deploy",
         "mock",
         "run",
         "selftest",

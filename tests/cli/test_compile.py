@@ -221,3 +221,85 @@ def test_progress_shows_elapsed_time_only_when_enabled_and_clears_its_line() -> 
     with Progress(quiet, "big.yaml", enabled=False, delay=0.0):
         time.sleep(0.05)
     assert quiet.getvalue() == ""
+
+
+# --- issue 11: the deployment namespace -----------------------------------------------------------------
+
+
+def _generation(out: Path) -> dict[str, object]:
+    data: dict[str, object] = json.loads((out / "generation.json").read_text())["resourceOptions"]
+    return data
+
+
+def _store(out: Path) -> dict[str, object]:
+    data: dict[str, object] = json.loads((out / "deploy/idempotency-store.json").read_text())["firestore"]
+    return data
+
+
+def test_a_deployment_namespace_is_persisted_and_kept_on_recompile(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "payments"
+    assert _compile(capsys, *_payments(out), "--deployment-namespace", "payments-prod-eu")[0] == 0
+    assert _generation(out)["deploymentNamespace"] == "payments-prod-eu"
+    assert _store(out)["namespace"] == "payments-prod-eu"
+    air = json.loads((out / "air.json").read_text())
+    assert air["service"]["id"] == "payments"
+    before = _snapshot(out)
+    assert _compile(capsys, *_payments(out))[0] == 0  # no flag: the persisted namespace is kept
+    assert _snapshot(out) == before
+
+
+def test_the_manifest_service_block_may_carry_the_namespace_and_the_flag_wins(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    manifest = tmp_path / "anvil.yaml"
+    text = (REPO / MANIFEST).read_text(encoding="utf-8")
+    manifest.write_text(
+        text.replace("  environment: prod\n", "  environment: prod\n  deployment_namespace: pay-blue\n")
+    )
+    args = [SPEC, "--manifest", str(manifest), "--service", "payments"]
+    assert _compile(capsys, *args, "--out", str(tmp_path / "blue"))[0] == 0
+    assert _generation(tmp_path / "blue")["deploymentNamespace"] == "pay-blue"
+    assert _compile(capsys, *args, "--out", str(tmp_path / "green"), "--deployment-namespace", "pay-green")[0] == 0
+    assert _generation(tmp_path / "green")["deploymentNamespace"] == "pay-green"
+    blue, green = _store(tmp_path / "blue"), _store(tmp_path / "green")
+    assert blue["collectionGroup"] != green["collectionGroup"]
+    assert (tmp_path / "blue/deploy/terraform/main.tf").read_bytes() != (
+        tmp_path / "green/deploy/terraform/main.tf"
+    ).read_bytes()
+    assert b'name     = "pay-blue-tools"' in (tmp_path / "blue/deploy/terraform/main.tf").read_bytes()
+
+
+def test_without_a_namespace_generation_records_null_and_the_service_id_is_used(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "payments"
+    assert _compile(capsys, *_payments(out))[0] == 0
+    assert _generation(out)["deploymentNamespace"] is None
+    assert _store(out)["namespace"] == "payments"
+
+
+@pytest.mark.parametrize("namespace", ["unsafe/namespace", "Upper", "9starts-with-digit", "a" * 129, "ok\n"])
+def test_an_unsafe_deployment_namespace_is_a_coded_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], namespace: str
+) -> None:
+    code = main(["compile", *_payments(tmp_path / "payments"), "--deployment-namespace", namespace])
+    assert code == 2
+    assert "error[{}]".format("cli/invalid_deployment_namespace") in capsys.readouterr().err
+    assert not (tmp_path / "payments").exists()
+
+
+def test_an_unsafe_manifest_namespace_is_a_manifest_diagnostic(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    manifest = tmp_path / "anvil.yaml"
+    text = (REPO / MANIFEST).read_text(encoding="utf-8")
+    manifest.write_text(
+        text.replace("  environment: prod\n", "  environment: prod\n  deployment_namespace: Not/Safe\n")
+    )
+    code, report, _ = _compile(
+        capsys, SPEC, "--manifest", str(manifest), "--service", "payments", "--out", str(tmp_path / "x")
+    )
+    assert code == 1
+    assert "manifest/wrong_type" in {d["code"] for d in report["diagnostics"]}  # type: ignore[union-attr, index]

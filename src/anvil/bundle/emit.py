@@ -6,28 +6,39 @@ freshness checks regenerate a bundle and compare it byte for byte (original-core
 touches the disk; :mod:`anvil.bundle.writer` installs the result.
 
 To add a generated file, write an emitter ``(doc, generation) -> dict[str, bytes]`` and list it in
-:data:`EMITTERS`; its top-level path segment becomes compiler-owned automatically.
+:data:`EMITTERS`; its top-level path segment becomes compiler-owned automatically. A file that binds the
+hashes of other generated files (the Terraform module embeds the store-contract digest and the runtime
+artifact hash) is a :data:`DerivedEmitter` in :data:`DERIVED_EMITTERS`: it runs after every emitter and
+reads their output instead of serializing AIR a second time.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from anvil.air.codec import document_json
 from anvil.air.model import Document
 from anvil.bundle.catalog import emit_catalog
+from anvil.bundle.cloudbuild import emit_cloudbuild
+from anvil.bundle.container import emit_container
+from anvil.bundle.credentials import emit_credentials
 from anvil.bundle.encoding import json_file
+from anvil.bundle.envschema import emit_env_schema
 from anvil.bundle.generation import Generation
 from anvil.bundle.harness import emit_harness
 from anvil.bundle.reference import emit_reference
+from anvil.bundle.runbook import emit_runbook
 from anvil.bundle.runtime import emit_runtime
 from anvil.bundle.skill import emit_skill
 from anvil.bundle.store import emit_store_contract
+from anvil.bundle.terraform import emit_terraform
 from anvil.errors import BundleError
 
-__all__ = ["EMITTERS", "Emitter", "emit_bundle", "owned_roots"]
+__all__ = ["DERIVED_EMITTERS", "EMITTERS", "DerivedEmitter", "Emitter", "emit_bundle", "owned_roots"]
 
 Emitter = Callable[[Document, Generation], dict[str, bytes]]
+#: An emitter that also reads the files every :data:`EMITTERS` entry produced (read-only).
+DerivedEmitter = Callable[[Document, Generation, Mapping[str, bytes]], dict[str, bytes]]
 
 
 def _emit_air(doc: Document, generation: Generation) -> dict[str, bytes]:
@@ -46,7 +57,22 @@ EMITTERS: tuple[Emitter, ...] = (
     lambda doc, _generation: emit_reference(doc),
     emit_store_contract,
     lambda doc, _generation: emit_harness(doc),
+    emit_container,
+    emit_cloudbuild,
+    emit_env_schema,
+    emit_credentials,
+    emit_runbook,
 )
+
+#: Emitters that bind hashes of the files above, in a fixed order.
+DERIVED_EMITTERS: tuple[DerivedEmitter, ...] = (emit_terraform,)
+
+
+def _merge(files: dict[str, bytes], produced: dict[str, bytes]) -> None:
+    for path, data in produced.items():
+        if path in files:
+            raise BundleError("bundle/invalid", f"two emitters wrote {path!r}")
+        files[path] = data
 
 
 def emit_bundle(doc: Document, generation: Generation | None = None) -> dict[str, bytes]:
@@ -59,10 +85,9 @@ def emit_bundle(doc: Document, generation: Generation | None = None) -> dict[str
     inputs = generation or Generation()
     files: dict[str, bytes] = {}
     for emitter in EMITTERS:
-        for path, data in emitter(doc, inputs).items():
-            if path in files:
-                raise BundleError("bundle/invalid", f"two emitters wrote {path!r}")
-            files[path] = data
+        _merge(files, emitter(doc, inputs))
+    for derived in DERIVED_EMITTERS:
+        _merge(files, derived(doc, inputs, files))
     return dict(sorted(files.items()))
 
 

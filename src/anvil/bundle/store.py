@@ -23,6 +23,7 @@ __all__ = [
     "collection_group",
     "deployment_namespace",
     "emit_store_contract",
+    "firestore_settings",
     "store_contract",
     "store_operation_ids",
 ]
@@ -137,6 +138,11 @@ def _firestore(namespace: str) -> dict[str, Any]:
             "livenessRestartOnProviderFailure": False,
         },
     }
+
+
+def firestore_settings(namespace: str) -> dict[str, Any]:
+    """The contract's ``firestore`` object for ``namespace`` (also the strict parser's template)."""
+    return _firestore(namespace)
 
 
 def store_contract(doc: Document, generation: Generation) -> dict[str, Any]:

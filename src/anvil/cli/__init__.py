@@ -23,6 +23,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "compile": ("anvil.cli.compile", "Compile an OpenAPI spec and anvil.yaml into a bundle."),
     "serve": ("anvil.cli.serve", "Serve a compiled bundle as MCP tools (stdio or Streamable HTTP)."),
     "run": ("anvil.cli.run", "Call one operation of a compiled bundle (direct or through an MCP server)."),
+    "deploy": ("anvil.cli.deploy", "Offline deployment evidence: `anvil deploy ledger` (durable idempotency)."),
     "mock": ("anvil.cli.mock", "Serve a stateful mock of a bundle's upstream API, generated from its AIR."),
     "selftest": ("anvil.cli.selftest", "Prove a bundle over MCP against a mock upstream, each declared undo too."),
     "certify": ("anvil.cli.certify", "Re-judge a bundle statically; writes certification.json."),

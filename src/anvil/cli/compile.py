@@ -38,7 +38,16 @@ from typing import TextIO
 from anvil.diagnostics import Diagnostic, diagnostic, has_errors
 from anvil.errors import BundleError, UsageError
 
-__all__ = ["CompileOutcome", "Progress", "compile_bundle", "register", "render_diagnostics", "run", "source_uri"]
+__all__ = [
+    "CompileOutcome",
+    "Progress",
+    "compile_bundle",
+    "deployment_namespace_for",
+    "register",
+    "render_diagnostics",
+    "run",
+    "source_uri",
+]
 
 _INPUT_PREFIXES = ("source/", "manifest/")
 _SEVERITY_ORDER = ("error", "warning", "info")
@@ -58,6 +67,14 @@ def register(parser: argparse.ArgumentParser) -> None:
         "--spec-root",
         metavar="DIR",
         help="the folder relative $refs may reach (default: the spec's folder); nothing outside it is read",
+    )
+    parser.add_argument(
+        "--deployment-namespace",
+        metavar="NS",
+        help=(
+            "the deployment identity keying Cloud Run names, Terraform state and ledger coordinates (default: the "
+            "manifest's service.deployment_namespace, else the one already persisted at --out, else the service id)"
+        ),
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     parser.add_argument("--no-color", action="store_true", help="never colour the output")
@@ -146,6 +163,30 @@ class Progress:
                 self._stream.flush()
 
 
+def _persisted_namespace(out: Path) -> str | None:
+    """The namespace an existing bundle at ``out`` persisted (None when absent or unreadable)."""
+    from anvil.bundle.generation import parse_generation
+
+    try:
+        return parse_generation((out / "generation.json").read_bytes()).deployment_namespace
+    except (OSError, BundleError):
+        return None
+
+
+def _manifest_namespace(manifest: Path | None) -> str | None:
+    from anvil.compiler.manifest import load_manifest
+
+    if manifest is None:
+        return None
+    parsed, _found = load_manifest(manifest)
+    return parsed.service.deployment_namespace if parsed is not None else None
+
+
+def deployment_namespace_for(out: Path, *, flag: str | None, manifest: Path | None) -> str | None:
+    """The namespace to persist: the flag, else the manifest's, else the one already at ``out``, else None."""
+    return flag or _manifest_namespace(manifest) or _persisted_namespace(out)
+
+
 def _bundle_error(exc: BundleError) -> Diagnostic:
     return diagnostic(exc.code, exc.message, severity="error", hint=exc.hint)
 
@@ -159,11 +200,14 @@ def compile_bundle(
     root: Path | None = None,
     spec_root: Path | None = None,
     progress: Progress | None = None,
+    deployment_namespace: str | None = None,
 ) -> CompileOutcome:
     """Compile ``spec`` (+ ``manifest``) and install the bundle at ``out``; never raises for bad input.
 
     Input errors (``source/*``, ``manifest/*``) and install refusals write nothing; other error
-    diagnostics still write the bundle.
+    diagnostics still write the bundle. ``deployment_namespace`` (``--deployment-namespace``) is persisted
+    in ``generation.json``; without it the manifest's ``service.deployment_namespace`` or the namespace the
+    bundle at ``out`` already persisted is kept, so a recompile never moves deployment coordinates.
     """
     from anvil.bundle.emit import emit_bundle
     from anvil.bundle.generation import Generation
@@ -182,7 +226,8 @@ def compile_bundle(
     try:
         if progress is not None:
             progress.stage("writing")
-        files = emit_bundle(doc, Generation())
+        namespace = deployment_namespace_for(out, flag=deployment_namespace, manifest=manifest)
+        files = emit_bundle(doc, Generation(deployment_namespace=namespace))
         report = install_bundle(out, files)
         digest = bundle_hash(out)
     except BundleError as exc:
@@ -255,6 +300,15 @@ def run(args: argparse.Namespace) -> int:
             f"--service {args.service!r} is not a valid service id",
             hint="Use a lowercase slug of 1-64 characters: letters, digits, '-' and '_', starting with a letter.",
         )
+    from anvil.bundle.generation import DEPLOYMENT_NAMESPACE_PATTERN
+
+    namespace = args.deployment_namespace
+    if namespace is not None and not DEPLOYMENT_NAMESPACE_PATTERN.fullmatch(namespace):
+        raise UsageError(
+            "cli/invalid_deployment_namespace",
+            f"--deployment-namespace {namespace!r} is not a provider-safe deployment namespace",
+            hint="Use 1-128 lowercase letters, digits and '-', starting with a letter (e.g. payments-prod-eu).",
+        )
     root = Path(args.root) if args.root else None
     if root is not None and not root.is_dir():
         raise UsageError("cli/usage", f"--root {args.root} is not a directory", hint="Pass an existing directory.")
@@ -269,6 +323,7 @@ def run(args: argparse.Namespace) -> int:
             root=root,
             spec_root=Path(args.spec_root) if args.spec_root else None,
             progress=progress,
+            deployment_namespace=namespace,
         )
     if args.json:
         print(json.dumps(outcome.to_json(), ensure_ascii=False, indent=2))

@@ -230,6 +230,10 @@ _TOP = obj(
                 "display_name": _NAME,
                 "owner": _NAME,
                 "environment": _NAME,
+                "deployment_namespace": text(
+                    pattern=r"[a-z][a-z0-9-]{0,127}",
+                    describe="a deployment namespace (1-128 lowercase letters, digits and '-', starting with a letter)",
+                ),
             }
         ),
         "auth": _SERVICE_AUTH,

@@ -53,12 +53,17 @@ class Location:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ServiceManifest:
-    """``service:``: identity and display metadata."""
+    """``service:``: identity and display metadata.
+
+    ``deployment_namespace`` keys deployment resources and ledger coordinates (never the service id);
+    ``anvil compile --deployment-namespace`` overrides it.
+    """
 
     name: str | None = None
     display_name: str | None = None
     owner: str | None = None
     environment: str | None = None
+    deployment_namespace: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
