@@ -74,19 +74,23 @@ def test_a_record_that_did_not_pass_is_failed_and_garbage_is_corrupt(
     assert judge_record(bundle, "simulate").state == "corrupt"
 
 
-def test_a_tampered_store_contract_is_stale_and_blocks_every_write(
+def test_a_tampered_byte_makes_the_store_contract_stale_and_blocks_every_write(
     payments: Path, copy_bundle: Callable[[Path], Path]
 ) -> None:
     bundle = copy_bundle(payments)
-    path = bundle / "deploy" / "idempotency-store.json"
-    path.write_text(path.read_text(encoding="utf-8").replace("shared", "dedicated", 1), encoding="utf-8")
+    main_tf = bundle / "deploy" / "terraform" / "main.tf"
+    main_tf.write_bytes(main_tf.read_bytes() + b"# edited\n")
     summary = evidence_summary(bundle)
     assert summary["storeContract"]["state"] == "stale"
+    assert "deploy/terraform/main.tf" in summary["storeContract"]["reason"]
     assert summary["generatedBytes"]["state"] == "stale"
     assert all("the store contract is stale" in write["blockers"] for write in summary["writes"])
     assert summary["nextAction"].startswith("recompile the bundle")
     assert summary["deployLedger"]["ready"] is False
-    path.unlink()
+    contract = bundle / "deploy" / "idempotency-store.json"
+    contract.write_text("{not json", encoding="utf-8")
+    assert evidence_summary(bundle)["storeContract"]["state"] == "corrupt"
+    contract.unlink()
     assert evidence_summary(bundle)["storeContract"]["state"] == "missing"
 
 

@@ -1,23 +1,19 @@
 """Generated-bytes agreement: every compiler-owned byte equals a fresh projection of the bundle's AIR.
 
-This is the one place the proof lanes ask "are the generated files what the compiler would write
-now?". It regenerates with :func:`anvil.bundle.emit.emit_bundle` from the bundle's own ``air.json`` and
-``generation.json`` (the persisted generator inputs) and compares byte for byte; ``anvil deploy
-ledger`` asks the same question, and the two must share one answer (swap this body for deploy's
-freshness check when both live on one branch).
+The proof lanes ask the same question ``anvil deploy ledger`` asks, with the same answer:
+:func:`anvil.deploy.freshness.check_freshness` regenerates the bundle from its own ``air.json`` and
+``generation.json`` (the persisted generator inputs) and compares byte for byte. This module only
+turns that verdict into a certification check's detail.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
-from anvil.bundle.emit import emit_bundle, owned_roots
-from anvil.bundle.hash import bundle_files
-from anvil.bundle.read import read_bundle, read_generation
-from anvil.errors import AnvilError
+from anvil.deploy.freshness import Freshness, check_freshness
 
-__all__ = ["BytesAgreement", "generated_bytes_agree"]
+__all__ = ["BytesAgreement", "agreement_of", "generated_bytes_agree"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -30,7 +26,6 @@ class BytesAgreement:
     missing: tuple[str, ...] = ()
     unexpected: tuple[str, ...] = ()
     error: str | None = None
-    paths: tuple[str, ...] = field(default=())
 
     def detail(self) -> str:
         """One line saying what agreed or what did not (paths only, never contents)."""
@@ -48,6 +43,23 @@ class BytesAgreement:
         return "; ".join(parts)
 
 
+def agreement_of(freshness: Freshness) -> BytesAgreement:
+    """The agreement a :class:`~anvil.deploy.freshness.Freshness` verdict states."""
+    if freshness.state in ("malformed", "symlink"):
+        return BytesAgreement(ok=False, error=f"cannot regenerate: {freshness.detail}")
+
+    def named(state: str) -> tuple[str, ...]:
+        return tuple(check.path for check in freshness.files if check.state == state)
+
+    return BytesAgreement(
+        ok=freshness.fresh,
+        compared=len(freshness.projection),
+        differing=named("tampered"),
+        missing=named("missing"),
+        unexpected=named("unexpected"),
+    )
+
+
 def generated_bytes_agree(directory: Path) -> BytesAgreement:
     """Regenerate the bundle in ``directory`` from its AIR and generation inputs and compare every byte.
 
@@ -55,21 +67,6 @@ def generated_bytes_agree(directory: Path) -> BytesAgreement:
     (a planted ``schemas/extra.json`` is not something the compiler vouches for). Never raises.
     """
     try:
-        expected = emit_bundle(read_bundle(directory), read_generation(directory))
-        present = bundle_files(directory)
-    except AnvilError as exc:
-        return BytesAgreement(ok=False, error=f"cannot regenerate: {exc.message}")
-    roots = owned_roots(expected)
-    owned_present = {path for path in present if path.split("/", 1)[0] in roots}
-    differing = tuple(sorted(p for p, data in expected.items() if p in present and present[p] != data))
-    missing = tuple(sorted(p for p in expected if p not in present))
-    unexpected = tuple(sorted(owned_present - set(expected)))
-    ok = not (differing or missing or unexpected)
-    return BytesAgreement(
-        ok=ok,
-        compared=len(expected),
-        differing=differing,
-        missing=missing,
-        unexpected=unexpected,
-        paths=tuple(expected),
-    )
+        return agreement_of(check_freshness(directory))
+    except OSError as exc:
+        return BytesAgreement(ok=False, error=f"cannot regenerate: {exc.strerror or exc}")
