@@ -4,8 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import httpx
+import pytest
+
 from anvil.bundle.read import read_bundle
-from anvil.proof.selftest_support import ABSENT, Example, first_difference
+from anvil.proof.mock import MockApi, create_mock_app
+from anvil.proof.mock.state import MAX_LOG
+from anvil.proof.selftest_support import ABSENT, Example, Wire, first_difference
 
 
 def test_equal_states_have_no_difference_and_a_reordered_identified_list_is_equal() -> None:
@@ -40,3 +45,18 @@ def test_examples_use_declared_examples_and_number_plain_strings_per_call(paymen
     one, two = again.arguments(comment), again.arguments(comment)
     assert one["body"] != two["body"] and one["owner"] != two["owner"]
     assert "confirm" not in again.arguments(comment, confirm=False)
+
+
+@pytest.mark.anyio
+async def test_the_wire_log_still_sees_new_requests_after_the_mock_log_rolled_over(github: Path) -> None:
+    app = create_mock_app(MockApi(read_bundle(github)))
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://mock") as http:
+        wire = Wire(http)
+        await wire.detect()
+        for _ in range(MAX_LOG + 5):
+            await http.get("/repos/o/r/pulls")
+        mark = await wire.mark()
+        await http.post("/repos/o/r/issues", json={"title": "after the roll-over"})
+        sent = await wire.since(mark)
+    assert (wire.log, mark) == ("anvil", MAX_LOG + 5)
+    assert sent is not None and [(e.method, e.body) for e in sent] == [("POST", {"title": "after the roll-over"})]

@@ -100,7 +100,7 @@ def credential_variables(document: Document, profile: str = "default") -> tuple[
 def _server_env(document: Document, options: SelftestOptions, url: str) -> dict[str, str]:
     env = dict(options.env)
     env.update({"ANVIL_ENV": "dev", "ANVIL_BASE_URL": url, "ANVIL_LEDGER": "memory:"})
-    for name in credential_variables(document):
+    for name in credential_variables(document, env.get("ANVIL_AUTH_PROFILE") or "default"):
         env.setdefault(name, PLACEHOLDER_CREDENTIAL)
     return env
 

@@ -217,36 +217,42 @@ class Wire:
             self.log = "foreign"
             self.faults = "foreign"  # confirmed by the first fault it accepts
 
-    async def _get(self, path: str) -> list[JSONValue] | None:
+    async def _get(self, path: str, params: Mapping[str, str] | None = None) -> tuple[int, list[JSONValue]] | None:
+        """``(count, entries)`` of a log route, or None when there is none."""
         try:
-            answer = await self.http.get(path, timeout=_CONTROL_TIMEOUT_S)
+            answer = await self.http.get(path, params=params, timeout=_CONTROL_TIMEOUT_S)
             data = answer.json() if answer.status_code == 200 else None
         except (httpx.HTTPError, ValueError):
             return None
         if isinstance(data, dict) and isinstance(data.get("requests"), list):
-            return list(data["requests"])
-        return list(data) if isinstance(data, list) else None
+            count = data.get("count")
+            entries = list(data["requests"])
+            return (count if isinstance(count, int) else len(entries)), entries
+        return (len(data), list(data)) if isinstance(data, list) else None
 
-    async def entries(self) -> list[LogEntry] | None:
-        """Every logged request, oldest first (None: the upstream keeps no log)."""
-        if self.log == "none":
+    async def mark(self) -> int | None:
+        """How many requests have been logged so far (pass it to :meth:`since`); None without a log."""
+        if self.log == "anvil":
+            found = await self._get("/__anvil/requests", {"since": str(2**62)})
+        elif self.log == "foreign":
+            found = await self._get("/__requests")
+        else:
             return None
-        raw = await self._get("/__anvil/requests" if self.log == "anvil" else "/__requests")
+        return None if found is None else found[0]
+
+    async def since(self, mark: int | None) -> list[LogEntry] | None:
+        """The requests logged after ``mark`` (the anvil mock numbers them, so its bounded log is enough)."""
+        if mark is None or self.log == "none":
+            return None
+        if self.log == "anvil":
+            found = await self._get("/__anvil/requests", {"since": str(mark)})
+            raw = found[1] if found is not None else None
+        else:
+            found = await self._get("/__requests")
+            raw = found[1][mark:] if found is not None else None
         if raw is None:
             return None
         return [entry for entry in (_entry(item) for item in raw) if entry is not None]
-
-    async def mark(self) -> int | None:
-        """How many requests are logged now (pass it to :meth:`since`)."""
-        found = await self.entries()
-        return None if found is None else len(found)
-
-    async def since(self, mark: int | None) -> list[LogEntry] | None:
-        """The requests logged after ``mark``."""
-        if mark is None:
-            return None
-        found = await self.entries()
-        return None if found is None else found[mark:]
 
     async def fault(self, *, status: int, method: str, path: str, operation: str, body: JSONValue = None) -> bool:
         """Make the next matching request answer ``status``; False when the upstream cannot."""
