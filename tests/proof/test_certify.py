@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from anvil.air.codec import document_json
 from anvil.bundle.hash import bundle_hash
+from anvil.bundle.read import read_bundle
 from anvil.cli import main
+from anvil.compiler.validate import validate_operations
 from anvil.proof.certify import CERTIFICATION_FILE, CHECK_IDS, certify
 from tests.proof.conftest import edit_json, operation
 
@@ -179,3 +183,27 @@ def test_an_approved_operation_the_mock_cannot_route_fails_mocks_consistent(
     edit_json(bundle / "air.json", lambda air: operation(air, "github.pulls.list")["sourceRef"].pop("path"))
     check = next(c for c in certify(bundle)["checks"] if c["id"] == "runtime.mocks-consistent")
     assert (check["status"], check["detail"]) == ("failed", "mock gap: github.pulls.list (no mock route)")
+
+
+def test_a_blocked_operations_finding_does_not_fail_air_valid_but_an_approved_ones_does(
+    payments: Path, copy_bundle: Callable[[Path], Path]
+) -> None:
+    bundle = copy_bundle(payments)
+
+    def carry_the_key_in_the_credential_header(air: dict[str, Any]) -> None:
+        refund = operation(air, "payments.refunds.create")
+        refund["idempotency"] = {
+            "mode": "required",
+            "mechanism": "header",
+            "key": "Authorization",
+            "keyDerivation": "client_supplied",
+        }
+
+    edit_json(bundle / "air.json", carry_the_key_in_the_credential_header)
+    assert _status(certify(bundle))["contract.air-valid"] == "failed"
+    # As the compiler leaves it: blocked by validation, with its note and retries off.
+    doc = read_bundle(bundle)
+    ops, _ = validate_operations(doc.operations)
+    (bundle / "air.json").write_text(json.dumps(document_json(replace(doc, operations=ops)), indent=2) + "\n")
+    assert read_bundle(bundle).operation("payments.refunds.create").state == "blocked"  # type: ignore[union-attr]
+    assert _status(certify(bundle))["contract.air-valid"] == "passed"

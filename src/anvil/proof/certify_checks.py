@@ -99,7 +99,9 @@ def _verdict(bad: list[str], ok: str, what: str) -> Verdict:
 def _air_valid(bundle: Bundle) -> Verdict:
     # read_bundle already loaded air.json as AIR; re-judging validation must be a fixed point.
     ops, diagnostics = validate_operations(bundle.doc.operations)
-    errors = sorted({d.operation or "" for d in diagnostics if d.severity == "error"})
+    approved = {op.id for op in bundle.approved}
+    # A blocked operation keeps its error finding (that is why it is blocked); an approved one may not.
+    errors = sorted({d.operation or "" for d in diagnostics if d.severity == "error" and d.operation in approved})
     changed = [a.id for a, b in zip(bundle.doc.operations, ops, strict=True) if a != b]
     if errors or changed:
         return False, f"air.json does not re-validate: {_names(errors + changed)}"
