@@ -36,6 +36,11 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("bundle", metavar="BUNDLE", help="the compiled bundle directory")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument("--live", metavar="CONFIG.json", help="check a deployed gateway read-only instead")
+    parser.epilog = (
+        'live config: {"mcpUrl": "https://HOST/mcp", "headers": {"Authorization": "Bearer ${TOKEN}"}, '
+        '"probeReads": ["<read operation id>"], "inputs": {"<read operation id>": {...}}}. '
+        "${NAME} is read from the environment; a config naming a mutation is refused."
+    )
 
 
 def run(args: argparse.Namespace) -> int:
