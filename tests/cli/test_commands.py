@@ -14,7 +14,7 @@ from anvil.cli import COMMANDS, main
 README = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
 
 
-def test_the_commands_are_compile_serve_run_and_the_proof_lanes() -> None:
+def test_the_commands_are_the_pipeline_the_deploy_evidence_and_the_proof_lanes() -> None:
     assert sorted(COMMANDS) == [
         "certify",
         "compile",
