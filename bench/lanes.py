@@ -6,7 +6,9 @@ process, so interpreter start, imports and child processes are counted. Everythi
 127.0.0.1.
 
 Lanes measured here: ``mock`` (start ``anvil mock``, answer a create, a get and a list, stop it with
-SIGTERM) and ``selftest`` (``anvil selftest``, which starts its own mock and gateway). Add a lane by
+SIGTERM), ``certify``, ``selftest`` (which starts its own mock and gateway), ``conformance`` (two
+mocks, a gateway and one ``anvil run`` child per call), ``simulate`` (in process) and ``status`` (which
+then reads the four fresh records). Add a lane by
 appending to :data:`LANES` a name and the ``anvil`` arguments after the bundle, or a function taking the
 bundle and returning seconds.
 """
@@ -110,7 +112,11 @@ def cli_lane(*arguments: str) -> Callable[[Path], float]:
 #: The lanes, in the order they run.
 LANES: list[tuple[str, Callable[[Path], float]]] = [
     ("mock", mock_lane),
+    ("certify", cli_lane("certify", "--json")),
     ("selftest", cli_lane("selftest")),
+    ("conformance", cli_lane("conformance", "--json")),
+    ("simulate", cli_lane("simulate", "--json")),
+    ("status", cli_lane("status", "--json")),
 ]
 
 

@@ -18,7 +18,7 @@ ALLOWED: dict[str, set[str]] = {
     "runtime": {"air", "ledger"},
     "serve": {"air", "runtime", "ledger", "bundle"},
     "deploy": {"air", "bundle"},
-    "proof": {"air", "bundle", "runtime", "ledger", "serve", "compiler", "load"},
+    "proof": {"air", "bundle", "runtime", "ledger", "serve", "compiler", "load", "deploy"},
     "cli": {"air", "bundle", "compiler", "load", "runtime", "ledger", "serve", "deploy", "proof"},
 }
 

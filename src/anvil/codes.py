@@ -181,6 +181,9 @@ _ENTRIES: tuple[Code, ...] = (
     _e("cli/unknown_operation", "anvil run: the words name no operation of the bundle (exit 1)."),
     _e("cli/usage", "A command-line argument is missing or malformed."),
     _e("internal_error", "An unexpected fault; reported without a traceback."),
+    # issue 12 (proof lanes): the live conformance config
+    _e("proof/live_config_invalid", "A conformance --live config is malformed or names no approved read."),
+    _e("proof/live_mutation_refused", "A conformance --live config names a mutation; the live lane never writes."),
     # --- deploy/: anvil deploy ledger refusals (exit 1, nothing on stdout; issue 11) ----------------
     _e("deploy/air_invalid", "The bundle's air.json does not load as AIR."),
     _e("deploy/bundle_not_found", "The bundle path does not exist (ENOENT)."),

@@ -15,7 +15,18 @@ README = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding=
 
 
 def test_the_commands_are_the_pipeline_the_deploy_evidence_and_the_proof_lanes() -> None:
-    assert sorted(COMMANDS) == ["compile", "deploy", "mock", "run", "selftest", "serve"]
+    assert sorted(COMMANDS) == [
+        "certify",
+        "compile",
+        "conformance",
+        "deploy",
+        "mock",
+        "run",
+        "selftest",
+        "serve",
+        "simulate",
+        "status",
+    ]
 
 
 @pytest.mark.parametrize("name", sorted(COMMANDS))

@@ -48,6 +48,10 @@ def test_the_json_report_has_the_originals_keys_and_every_value_not_bound_to_bun
     assert (status, err) == (0, "")
     report = json.loads(out)
     golden = _golden("anvil-deploy-ledger.payments.json")
+    evidence = report.pop("evidence")  # ours, after the original's keys: the proof lanes' verdict (issue 12)
+    assert evidence["bundleHash"] == report["bundleHash"]
+    assert evidence["storeContract"]["state"] == "fresh"
+    assert evidence["writesEnabled"] == []  # no lane has run on this fresh compile
     assert _shape(report) == _shape(golden)
     for key in ("writes", "liveReadiness", "guarantees", "staticWiring", "cloudCallsMade", "serviceId"):
         assert report[key] == golden[key], key
@@ -196,6 +200,7 @@ def test_the_none_variant_reports_no_managed_store(capsys: pytest.CaptureFixture
         "staticWiring",
         "liveReadiness",
         "cloudCallsMade",
+        "evidence",
     ]
     assert "digest" not in report["contract"] and report["contract"]["backend"] == "none"
     assert [row["managedStoreRequired"] for row in report["writes"]] == [False]

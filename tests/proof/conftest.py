@@ -1,8 +1,12 @@
-"""Compiled example bundles for the proof-lane tests (module-scoped: one compile per test module)."""
+"""Compiled example bundles for the proof-lane tests (compiled once per module; copy before tampering)."""
 
 from __future__ import annotations
 
+import json
+import shutil
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -17,3 +21,27 @@ def payments(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def github(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return compile_example("github-mini", "github", tmp_path_factory.mktemp("proof") / "github")
+
+
+@pytest.fixture
+def copy_bundle(tmp_path: Path) -> Callable[[Path], Path]:
+    """Copy a compiled bundle so a test can tamper with it without touching the shared one."""
+
+    def copy(source: Path) -> Path:
+        target = tmp_path / source.name
+        shutil.copytree(source, target)
+        return target
+
+    return copy
+
+
+def edit_json(path: Path, change: Callable[[Any], None]) -> None:
+    """Load ``path`` as JSON, apply ``change`` in place and write it back (2-space, trailing newline)."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    change(data)
+    path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+
+
+def operation(air: dict[str, Any], op_id: str) -> dict[str, Any]:
+    """The AIR operation object with id ``op_id``."""
+    return next(op for op in air["operations"] if op["id"] == op_id)

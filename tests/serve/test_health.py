@@ -10,7 +10,7 @@ import pytest
 
 from anvil.air.model import Document
 from anvil.ledger.registry import open_ledger
-from anvil.serve.health import ReadinessProbe, durable_required, health_body
+from anvil.serve.health import ReadinessProbe, artifact_hash, durable_required, health_body
 from anvil.serve.listener import create_listener, default_readiness
 from tests.serve.test_fleet import Rig
 
@@ -81,8 +81,15 @@ async def test_without_a_durable_ledger_readiness_is_whether_one_is_required(
         503,
         {"ready": False, "service": ["github", "payments"], "code": "ledger_unavailable"},
     )
-    assert (health.status_code, health.json()) == (200, health_body(["github", "payments"]))
-    assert health.json() == {"status": "ok", "service": ["github", "payments"], "fleet": True, "bundles": 2}
+    hashes = [artifact_hash(github), artifact_hash(payments)]
+    assert (health.status_code, health.json()) == (200, health_body(["github", "payments"], hashes))
+    assert health.json() == {
+        "status": "ok",
+        "service": ["github", "payments"],
+        "fleet": True,
+        "bundles": 2,
+        "artifactHashes": hashes,
+    }
 
 
 async def test_a_successful_probe_is_reused_within_its_cache_window(tmp_path: Path) -> None:
@@ -111,5 +118,8 @@ async def test_healthz_of_one_bundle_names_its_service_and_unknown_routes_are_js
         missing = await probe(app, "/nowhere")
     finally:
         await rig.aclose()
-    assert (health.status_code, health.json()) == (200, {"status": "ok", "service": "github"})
+    assert (health.status_code, health.json()) == (
+        200,
+        {"status": "ok", "service": "github", "artifactHash": artifact_hash(github)},
+    )
     assert (missing.status_code, missing.json()) == (404, {"error": {"code": "not_found", "message": "No such route."}})

@@ -27,6 +27,7 @@ from anvil.air.model import Document
 from anvil.bundle.emit import emit_bundle
 from anvil.bundle.writer import install_bundle
 from anvil.serve.gateway import Gateway
+from anvil.serve.health import artifact_hash
 from anvil.serve.http import create_app, is_loopback, listen, serve_http
 from anvil.serve.server import build_server
 from tests.serve.support import OWNER_REPO, TOKEN, MockServer, token_variable
@@ -142,7 +143,7 @@ async def http_process(bundle: Path, env: dict[str, str]) -> AsyncIterator[str]:
 
 
 async def test_the_http_command_serves_streamable_http_at_mcp_and_healthz(
-    bundle: Path, serve_env: dict[str, str], mock: MockServer
+    bundle: Path, serve_env: dict[str, str], mock: MockServer, github: Document
 ) -> None:
     with anyio.fail_after(60):
         async with http_process(bundle, serve_env) as url:
@@ -151,7 +152,8 @@ async def test_the_http_command_serves_streamable_http_at_mcp_and_healthz(
                 await exercise(session, mock)
             async with httpx.AsyncClient() as client:
                 health = await client.get(url.removesuffix("/mcp") + "/healthz")
-    assert (health.status_code, health.json()) == (200, {"status": "ok", "service": "github"})
+    body = {"status": "ok", "service": "github", "artifactHash": artifact_hash(github)}
+    assert (health.status_code, health.json()) == (200, body)
 
 
 async def test_the_app_factory_serves_sessions_extra_routes_and_refuses_foreign_hosts(

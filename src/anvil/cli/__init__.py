@@ -26,6 +26,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "deploy": ("anvil.cli.deploy", "Offline deployment evidence: `anvil deploy ledger` (durable idempotency)."),
     "mock": ("anvil.cli.mock", "Serve a stateful mock of a bundle's upstream API, generated from its AIR."),
     "selftest": ("anvil.cli.selftest", "Prove a bundle over MCP against a mock upstream, each declared undo too."),
+    "certify": ("anvil.cli.certify", "Re-judge a bundle statically; writes certification.json."),
+    "simulate": ("anvil.cli.simulate", "Run the contract matrix and mutation battery on a bundle."),
+    "conformance": ("anvil.cli.conformance", "Check that MCP, REST, the CLI and the skill agree on a bundle."),
+    "status": ("anvil.cli.status", "Show evidence freshness and which writes may be enabled."),
 }
 
 

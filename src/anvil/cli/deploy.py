@@ -77,7 +77,12 @@ def run(args: argparse.Namespace) -> int:
     if flags.tfvars:
         sys.stdout.write(json.dumps(plan.tfvars(), indent=2, ensure_ascii=False) + "\n")
     elif flags.json:
-        sys.stdout.write(json.dumps(plan.to_json(), indent=2, ensure_ascii=False) + "\n")
+        from anvil.proof.status import evidence_summary
+
+        report = plan.to_json()
+        # Beyond the original's report: what the proof lanes say about these exact bytes (issue 12).
+        report["evidence"] = evidence_summary(plan.inspection.freshness.directory)
+        sys.stdout.write(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
     else:
         sys.stdout.write(plan.text())
     return 0

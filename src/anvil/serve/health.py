@@ -1,8 +1,11 @@
 """Probes: ``/healthz`` (liveness) and ``/readyz`` (the idempotency ledger answers a live read).
 
 ``/healthz`` (original-ledger §2) always answers 200 once the process serves: ``{"status": "ok",
-"service": "<serviceId>"}`` for one bundle; for a fleet ``{"status": "ok", "service": [<serviceId>, ...],
-"fleet": true, "bundles": <n>}`` (service ids in bundle order). It proves liveness only.
+"service": "<serviceId>", "artifactHash": "<sha256>"}`` for one bundle; for a fleet ``{"status": "ok",
+"service": [<serviceId>, ...], "fleet": true, "bundles": <n>, "artifactHashes": [<sha256>, ...]}``
+(bundle order). ``artifactHash`` (:func:`artifact_hash`) is the sha256 of the canonical AIR the process
+executes, so a live check (``anvil conformance --live``) can attest that a deployed gateway runs
+exactly the local bundle before it trusts anything else it answers. It proves liveness only.
 
 ``/readyz`` (original-ledger §2, seed 001 §3) is 200 ``{"ready": true, "service": ...}`` only when
 the ledger can carry the served writes:
@@ -33,6 +36,8 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from anvil._types import JSONObject
+from anvil.air.canonical import hash_canonical
+from anvil.air.codec import document_json
 from anvil.air.model import Document
 from anvil.ledger.base import Ledger
 
@@ -40,6 +45,7 @@ __all__ = [
     "NOT_READY_CODE",
     "READY_PATH",
     "ReadinessProbe",
+    "artifact_hash",
     "durable_required",
     "health_body",
     "readyz_route",
@@ -64,11 +70,23 @@ def durable_required(documents: Iterable[Document], env: str) -> bool:
     )
 
 
-def health_body(services: str | list[str]) -> JSONObject:
-    """The ``/healthz`` body for one service id, or for a fleet's list of them."""
+def artifact_hash(document: Document) -> str:
+    """The runtime artifact hash of a served document: sha256 of its canonical AIR JSON."""
+    return hash_canonical(document_json(document))
+
+
+def health_body(services: str | list[str], artifacts: list[str] | None = None) -> JSONObject:
+    """The ``/healthz`` body for one service id, or for a fleet's list of them, with the bundles'
+    :func:`artifact_hash` values when given (one per bundle, in bundle order)."""
     if isinstance(services, str):
-        return {"status": "ok", "service": services}
-    return {"status": "ok", "service": list(services), "fleet": True, "bundles": len(services)}
+        body: JSONObject = {"status": "ok", "service": services}
+        if artifacts:
+            body["artifactHash"] = artifacts[0]
+        return body
+    body = {"status": "ok", "service": list(services), "fleet": True, "bundles": len(services)}
+    if artifacts is not None:
+        body["artifactHashes"] = list(artifacts)
+    return body
 
 
 class ReadinessProbe:

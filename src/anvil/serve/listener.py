@@ -7,7 +7,7 @@ Routes:
 | ``/mcp`` | bearer | MCP Streamable HTTP (stateless JSON by default); each request is the caller's composition |
 | ``POST /call/<tool>`` | bearer | the REST route (:mod:`anvil.serve.rest`) |
 | ``GET /metrics`` | none | Prometheus text (:mod:`anvil.serve.metrics`) |
-| ``GET /healthz`` | none | liveness (:func:`anvil.serve.health.health_body`) |
+| ``GET /healthz`` | none | liveness and the artifact hash (:func:`anvil.serve.health.health_body`) |
 | ``/readyz`` | none | ledger readiness (:mod:`anvil.serve.health`) |
 | ``GET /.well-known/oauth-protected-resource`` | none | ``{resource, authorization_servers}`` in a token mode |
 | anything else | none | 404 ``{"error": {"code": "not_found", ...}}`` |
@@ -36,7 +36,7 @@ from starlette.routing import BaseRoute, Route
 
 from anvil.serve.auth_middleware import AuthMiddleware, provider_of
 from anvil.serve.fleet import Fleet
-from anvil.serve.health import ReadinessProbe, durable_required, health_body, readyz_route
+from anvil.serve.health import ReadinessProbe, artifact_hash, durable_required, health_body, readyz_route
 from anvil.serve.http import MAX_REQUEST_BYTES, create_app
 from anvil.serve.metrics import FleetMetrics, metrics_route
 from anvil.serve.rest import DEFAULT_BODY_LIMIT, call_route
@@ -117,6 +117,6 @@ def create_listener(
         stateless=stateless,
         json_response=json_response,
         max_request_bytes=max_request_bytes,
-        health=health_body(fleet.service),
+        health=health_body(fleet.service, [artifact_hash(bundle.document) for bundle in fleet.bundles]),
         middleware=middleware,
     )

@@ -1,0 +1,344 @@
+"""``anvil simulate``: the contract × dimension matrix and the mutation battery (original-core §8.4).
+
+Every approved operation is driven through the real gateway and executor (``Gateway.call`` ->
+``execute``) against :class:`~anvil.proof.simulate_upstream.SimulatedUpstream`, in process, seeded:
+
+* **auth** (``no-principal`` -> ``auth_required``, ``missing-scope`` -> ``permission_denied``,
+  ``authorized`` -> ok) for operations that need credentials;
+* **confirmation** (``without-confirm`` -> ``confirmation_required``, ``with-confirm`` -> ok);
+* **idempotency** for required-key operations (``without-key`` -> ``idempotency_required`` unless a
+  key is derived, ``with-key``, ``replay`` -> one upstream request for two calls);
+* **fault** (``none``, ``throttle`` -> ``rate_limited``, ``outage`` -> ``upstream_unavailable``,
+  ``conflict`` -> ``conflict``), each with the number of attempts the retry policy allows;
+* **effect** for operations that declare a contract (``report``: ``_meta.effect`` names the declared
+  class, undo kind and lookup; ``stage`` for a draft form).
+
+Expectations come from the compiled AIR (basis ``contract``); the actual value from running it. The
+mutation battery (:mod:`anvil.proof.simulate_mutants`) weakens one control at a time and runs the
+same cells against the mutant with the original's expectations: a mutant is killed when its surface
+signature changes, and the cells that caught it are listed. Pagination and disclosure budgets are not
+modelled here (no cell claims them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Final
+
+import anyio
+import httpx
+
+from anvil._types import JSONObject
+from anvil.air.effects import effect_class_of
+from anvil.air.inputs import safety_keys
+from anvil.air.model import Document, Operation
+from anvil.bundle.example import example_input
+from anvil.bundle.hash import bundle_hash
+from anvil.bundle.read import read_bundle
+from anvil.ledger.memory import MemoryLedger
+from anvil.proof.certify_signature import signature_digest
+from anvil.proof.records import timestamp
+from anvil.proof.simulate_upstream import Fault, SimulatedUpstream, scope_token
+from anvil.runtime.context import RuntimeContext
+from anvil.runtime.credentials import credential_profile, expected_env
+from anvil.runtime.retry import retry_safe
+from anvil.serve.gateway import Gateway
+from anvil.serve.results import CallResult
+
+__all__ = ["DIMENSIONS", "SIMULATION_FILE", "Cell", "Simulator", "simulate"]
+
+SIMULATION_FILE: Final = "simulation.report.json"
+#: The dimensions this simulator covers, in report order.
+DIMENSIONS: Final[tuple[str, ...]] = ("auth", "confirmation", "idempotency", "fault", "effect")
+_BASE_URL: Final = "https://simulated.anvil.test"
+_HOST: Final = "simulated.anvil.test"
+_FAULT_CODES: Final[dict[str, tuple[str, int | None]]] = {
+    "none": ("ok", None),
+    "throttle": ("rate_limited", 429),
+    "outage": ("upstream_unavailable", 503),
+    "conflict": ("conflict", 409),
+}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Cell:
+    """One matrix cell: what the contract expects and what running it gave."""
+
+    operation_id: str
+    dimension: str
+    variant: str
+    expected: str
+    actual: str
+
+    @property
+    def ok(self) -> bool:
+        """True when the actual value is the expected one."""
+        return self.expected == self.actual
+
+    @property
+    def name(self) -> str:
+        """``<dimension>/<variant>``."""
+        return f"{self.dimension}/{self.variant}"
+
+    def to_json(self) -> JSONObject:
+        """The report's cell object."""
+        return {
+            "operationId": self.operation_id,
+            "dimension": self.dimension,
+            "variant": self.variant,
+            "expected": self.expected,
+            "actual": self.actual,
+            "ok": self.ok,
+            "basis": "contract",
+        }
+
+
+async def _no_sleep(_seconds: float) -> None:
+    return None
+
+
+def _attempts(truth: Operation, status: int | None, key_present: bool) -> int:
+    if status is None or status == 409:
+        return 1
+    if retry_safe(truth, key_present=key_present) and f"http_{status}" in truth.retries.retry_on:
+        return truth.retries.max_attempts
+    return 1
+
+
+def _outcome(result: CallResult | None, hits: int) -> str:
+    if result is None:
+        return "no such tool"
+    if result.envelope is not None:
+        return f"{result.envelope.code} after {hits} attempt(s)"
+    return f"ok after {hits} attempt(s)"
+
+
+class Simulator:
+    """Runs cells for one document under test against the reference's upstream.
+
+    Args:
+        reference: The compiled AIR: the source of every expectation and of the upstream's behaviour.
+        seed: The seed of the upstream's generated data.
+    """
+
+    def __init__(self, reference: Document, *, seed: int = 1) -> None:
+        self.reference = reference
+        self.seed = seed
+        self.upstream = SimulatedUpstream(reference, seed=seed)
+        self._keys = 0
+
+    def _key(self) -> str:
+        self._keys += 1
+        return f"sim-{self.seed}-{self._keys}"
+
+    def _gateway(
+        self, doc: Document, op: Operation, client: httpx.AsyncClient, scopes: tuple[str, ...] | None
+    ) -> Gateway:
+        credentials: dict[str, str] = {}
+        if scopes is not None and op.auth.type != "none":
+            for name in expected_env(op.auth, credential_profile("default", op.auth)):
+                credentials[name] = scope_token(scopes)
+        context = RuntimeContext(
+            service_id=doc.service.id,
+            base_url=_BASE_URL,
+            client=client,
+            env="dev",
+            allowed_hosts=(_HOST,),
+            credentials=credentials,
+            ledger=MemoryLedger(),
+            sleep=_no_sleep,
+            rng=lambda: 0.0,
+        )
+        return Gateway(doc, context)
+
+    async def _call(
+        self,
+        gateway: Gateway,
+        op: Operation,
+        arguments: JSONObject,
+        *,
+        fault: Fault = "none",
+        meta: dict[str, Any] | None = None,
+    ) -> tuple[CallResult | None, int]:
+        self.upstream.fault = fault
+        before = self.upstream.hits[op.id]
+        try:
+            result = await gateway.call(op.mcp.tool_name, arguments, meta)
+        finally:
+            self.upstream.fault = "none"
+        return result, self.upstream.hits[op.id] - before
+
+    def _arguments(self, op: Operation) -> JSONObject:
+        arguments = example_input(op)
+        key = safety_keys(op).idempotency
+        if key is not None:
+            arguments[key] = self._key()
+        return arguments
+
+    async def cells(self, doc: Document, op: Operation, truth: Operation, client: httpx.AsyncClient) -> list[Cell]:
+        """Every cell of ``op`` (from ``doc``, the document under test) with ``truth``'s expectations."""
+        cells: list[Cell] = []
+        scopes = tuple(op.auth.scopes)
+
+        def cell(dimension: str, variant: str, expected: str, actual: str) -> None:
+            cells.append(
+                Cell(operation_id=truth.id, dimension=dimension, variant=variant, expected=expected, actual=actual)
+            )
+
+        authorized = self._gateway(doc, op, client, scopes)
+        if truth.auth.type != "none":
+            result, hits = await self._call(self._gateway(doc, op, client, None), op, self._arguments(op))
+            cell("auth", "no-principal", "auth_required after 0 attempt(s)", _outcome(result, hits))
+            if truth.auth.scopes:
+                fewer = tuple(s for s in scopes if s != truth.auth.scopes[0])
+                result, hits = await self._call(self._gateway(doc, op, client, fewer), op, self._arguments(op))
+                cell("auth", "missing-scope", "permission_denied after 1 attempt(s)", _outcome(result, hits))
+            result, hits = await self._call(authorized, op, self._arguments(op))
+            cell("auth", "authorized", "ok after 1 attempt(s)", _outcome(result, hits))
+        truth_keys = safety_keys(truth)
+        if truth.confirmation.required:
+            arguments = self._arguments(op)
+            arguments.pop(truth_keys.confirm or "confirm", None)
+            result, hits = await self._call(authorized, op, arguments)
+            cell("confirmation", "without-confirm", "confirmation_required after 0 attempt(s)", _outcome(result, hits))
+            result, hits = await self._call(authorized, op, self._arguments(op))
+            cell("confirmation", "with-confirm", "ok after 1 attempt(s)", _outcome(result, hits))
+        key_present = truth_keys.idempotency is not None
+        if truth.idempotency.mode == "required":
+            await self._idempotency_cells(authorized, op, truth, cell)
+        for fault, (code, status) in _FAULT_CODES.items():
+            attempts = _attempts(truth, status, key_present)
+            result, hits = await self._call(authorized, op, self._arguments(op), fault=fault)  # type: ignore[arg-type]
+            cell("fault", fault, f"{code} after {attempts} attempt(s)", _outcome(result, hits))
+        if not truth.is_read and truth.effect.declares_contract:
+            await self._effect_cells(authorized, op, truth, cell)
+        return cells
+
+    async def _idempotency_cells(
+        self, gateway: Gateway, op: Operation, truth: Operation, cell: Callable[[str, str, str, str], None]
+    ) -> None:
+        derived = truth.idempotency.key_derivation == "request_fingerprint"
+        arguments = self._arguments(op)
+        for name in (safety_keys(op).idempotency, safety_keys(truth).idempotency):
+            if name is not None:
+                arguments.pop(name, None)
+        result, hits = await self._call(gateway, op, arguments)
+        expected = "ok after 1 attempt(s)" if derived else "idempotency_required after 0 attempt(s)"
+        cell("idempotency", "without-key", expected, _outcome(result, hits))
+        result, hits = await self._call(gateway, op, self._arguments(op))
+        cell("idempotency", "with-key", "ok after 1 attempt(s)", _outcome(result, hits))
+        arguments = self._arguments(op)
+        first, first_hits = await self._call(gateway, op, dict(arguments))
+        second, second_hits = await self._call(gateway, op, dict(arguments))
+        total = first_hits + second_hits
+        both_ok = first is not None and second is not None and first.envelope is None and second.envelope is None
+        actual = f"two answers from {total} upstream request(s)" if both_ok else f"{_outcome(second, total)}"
+        cell("idempotency", "replay", "two answers from 1 upstream request(s)", actual)
+
+    async def _effect_cells(
+        self, gateway: Gateway, op: Operation, truth: Operation, cell: Callable[[str, str, str, str], None]
+    ) -> None:
+        effect = truth.effect
+        kind = "inverse" if effect.inverse is not None else "compensate" if effect.compensate is not None else "none"
+        lookup = "declared" if effect.lookup is not None else "none"
+        expected = f"class={effect_class_of(truth)} undo={kind} lookup={lookup}"
+        result, _hits = await self._call(gateway, op, self._arguments(op))
+        report = result.report if result is not None else None
+        if isinstance(report, dict):
+            undo = report.get("undo")
+            actual_kind = undo.get("kind") if isinstance(undo, dict) else "none"
+            actual_lookup = "declared" if report.get("lookup") else "none"
+            actual = f"class={report.get('class')} undo={actual_kind} lookup={actual_lookup}"
+        else:
+            actual = _outcome(result, _hits)
+        cell("effect", "report", expected, actual)
+        if effect.draft is not None:
+            result, hits = await self._call(gateway, op, self._arguments(op), meta={"stage": True})
+            staged = result.report.get("staged") if result is not None and isinstance(result.report, dict) else None
+            draft_op = staged.get("draft_operation") if isinstance(staged, dict) else None
+            actual = f"staged {draft_op}" if draft_op else _outcome(result, hits)
+            cell("effect", "stage", f"staged {effect.draft.operation}", actual)
+
+    async def matrix(self, doc: Document, *, only: str | None = None) -> list[Cell]:
+        """Every cell of every approved operation of ``doc`` (or of operation ``only``)."""
+        truth_by_id = {op.id: op for op in self.reference.operations}
+        cells: list[Cell] = []
+        async with httpx.AsyncClient(transport=self.upstream.transport(), follow_redirects=False) as client:
+            for op in doc.operations:
+                truth = truth_by_id.get(op.id)
+                if not op.is_approved or truth is None or (only is not None and op.id != only):
+                    continue
+                cells.extend(await self.cells(doc, op, truth, client))
+        return cells
+
+
+def _dimensions(cells: list[Cell]) -> list[JSONObject]:
+    out = []
+    for dimension in DIMENSIONS:
+        mine = [cell for cell in cells if cell.dimension == dimension]
+        out.append(
+            {
+                "dimension": dimension,
+                "operations": len({cell.operation_id for cell in mine}),
+                "cells": len(mine),
+                "passed": sum(1 for cell in mine if cell.ok),
+            }
+        )
+    return out
+
+
+async def _simulate(doc: Document, seed: int) -> tuple[list[Cell], list[JSONObject]]:
+    from anvil.proof.simulate_mutants import run_battery
+
+    simulator = Simulator(doc, seed=seed)
+    cells = await simulator.matrix(doc)
+    mutants = await run_battery(doc, Simulator(doc, seed=seed))
+    return cells, mutants
+
+
+def simulate(directory: Path, *, seed: int = 1, clock: Callable[[], datetime] | None = None) -> dict[str, Any]:
+    """Simulate the bundle in ``directory`` and return its ``simulation.report.json`` record (not written).
+
+    Args:
+        directory: The bundle directory.
+        seed: The seed of the simulated upstream's data (the same seed gives the same record).
+        clock: The wall clock for ``simulatedAt`` (a test seam).
+
+    Raises:
+        BundleError: ``bundle/invalid`` when the bundle cannot be read.
+    """
+    doc = read_bundle(directory)
+    digest = bundle_hash(directory)
+    cells, mutants = anyio.run(_simulate, doc, seed)
+    passed = sum(1 for cell in cells if cell.ok)
+    applicable = [m for m in mutants if m["applicable"]]
+    killed = sum(1 for m in applicable if m["killed"])
+    ok = bool(cells) and passed == len(cells) and killed == len(applicable)
+    operations = len({cell.operation_id for cell in cells})
+    capability = doc.capabilities[0].id if len(doc.capabilities) == 1 else None
+    return {
+        "schemaVersion": 1,
+        "bundle": directory.name,
+        "bundleHash": digest,
+        "coverage": {
+            "schemaVersion": 1,
+            "capabilityId": capability,
+            "seed": seed,
+            "surfaceSignatureDigest": signature_digest(doc),
+            "cells": [cell.to_json() for cell in cells],
+            "dimensions": _dimensions(cells),
+            "summary": {"operations": operations, "cells": len(cells), "passed": passed, "failed": len(cells) - passed},
+        },
+        "mutation": {"mutants": mutants, "applicable": len(applicable), "killed": killed},
+        "summary": {
+            "coverageCells": len(cells),
+            "coveragePassed": passed,
+            "mutantsKilled": killed,
+            "mutantsApplicable": len(applicable),
+            "ok": ok,
+        },
+        "simulatedAt": timestamp(clock),
+    }

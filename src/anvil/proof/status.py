@@ -1,0 +1,186 @@
+"""``anvil status``: what the evidence on disk says about a bundle, and which writes may be enabled.
+
+Seed 001 §3: before enabling a write, require fresh certify, selftest, conformance and simulation
+evidence for the same bundle digest; a fresh store contract; ``/readyz`` HTTP 200; and an
+operator-reviewed upstream idempotency carrier. :func:`evidence_summary` answers everything of that
+which can be known offline (it never opens a socket) and lists the rest as ``remaining``:
+
+* ``lanes``: each record's verdict (``fresh|stale|failed|missing|corrupt``, :mod:`anvil.proof.records`);
+* ``generatedBytes`` and ``storeContract``: whether every compiler-owned byte, and the store contract
+  in particular, equals a fresh projection of the bundle's AIR and generator inputs;
+* ``deployLedger``: whether ``anvil deploy ledger`` has what it needs (fresh bytes and contract);
+* ``liveReadiness``: always ``unverified`` (only the deployed runtime's ``/readyz`` can prove it);
+* ``writes``: per approved mutation, its idempotency posture, whether it needs the durable store,
+  the ``blockers`` (offline facts that forbid enabling it) and the ``remaining`` checks no offline
+  tool can make; ``mayEnable`` is true when nothing blocks it, meaning it may be enabled once every
+  ``remaining`` item holds (``writesEnabled`` lists those operations);
+* ``nextAction``: one next safe action.
+
+``anvil deploy ledger --json`` includes the same object under ``evidence``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final, Literal
+
+from anvil.air.carrier import resolve_carrier
+from anvil.air.effects import effect_class_of
+from anvil.air.inputs import idempotency_key_required
+from anvil.air.model import Document, Operation
+from anvil.bundle.hash import bundle_hash
+from anvil.bundle.read import read_bundle
+from anvil.bundle.store import store_operation_ids
+from anvil.deploy.freshness import Freshness, check_freshness, inspect_store
+from anvil.proof.certify_bytes import agreement_of
+from anvil.proof.records import LANES, judge_records
+
+__all__ = ["StoreContractState", "evidence_summary", "store_contract_state"]
+
+_READYZ: Final = "/readyz answers HTTP 200 from the deployed runtime (offline status cannot see it)"
+_LANE_COMMANDS: Final[dict[str, str]] = {
+    "certify": "anvil certify",
+    "selftest": "anvil selftest",
+    "conformance": "anvil conformance",
+    "simulate": "anvil simulate",
+}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StoreContractState:
+    """Whether ``deploy/idempotency-store.json`` is what the compiler would write for this AIR now."""
+
+    state: Literal["fresh", "stale", "missing", "corrupt"]
+    required: bool
+    operation_ids: tuple[str, ...]
+    reason: str
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON object ``anvil status`` prints."""
+        return {
+            "state": self.state,
+            "required": self.required,
+            "operationIds": list(self.operation_ids),
+            "reason": self.reason,
+        }
+
+
+def store_contract_state(freshness: Freshness, doc: Document) -> StoreContractState:
+    """The store contract's state as ``anvil deploy ledger`` judges it (:func:`inspect_store`)."""
+    ids = tuple(store_operation_ids(doc))
+    inspection = inspect_store(freshness)
+    return StoreContractState(state=inspection.state, required=bool(ids), operation_ids=ids, reason=inspection.detail)
+
+
+def _carrier(op: Operation) -> str | None:
+    binding = resolve_carrier(op).binding
+    if binding is None:
+        return None
+    if binding.mechanism == "body" and binding.pointer:
+        return "body field " + ".".join(binding.pointer)
+    return f"{binding.mechanism} {binding.key}"
+
+
+def _write(op: Operation, common: list[str], durable_ids: set[str]) -> dict[str, Any]:
+    mode = op.idempotency.mode
+    blockers = list(common)
+    remaining = [_READYZ]
+    carrier = _carrier(op)
+    if mode in ("required", "key_supported"):
+        if carrier is None:
+            blockers.append("its idempotency carrier does not resolve to an exact request coordinate")
+        else:
+            remaining.append(f"an operator has reviewed that the upstream honours the key in {carrier}")
+    elif mode == "none":
+        blockers.append(
+            "it has no idempotency carrier: a lost answer cannot be told from no call, so a retry repeats the effect"
+        )
+    if op.id in durable_ids:
+        remaining.append("ANVIL_LEDGER names the durable store the contract describes")
+    return {
+        "operationId": op.id,
+        "tool": op.mcp.tool_name,
+        "effectClass": effect_class_of(op),
+        "idempotency": mode,
+        "carrier": carrier,
+        "keyRequired": mode == "required" and idempotency_key_required(op),
+        "keyRecommended": mode in ("required", "key_supported") and not idempotency_key_required(op),
+        "durableStoreRequired": op.id in durable_ids,
+        "retrySafe": op.retries.mode == "safe",
+        "confirmationRequired": op.confirmation.required,
+        "mayEnable": not blockers,
+        "blockers": blockers,
+        "remaining": remaining,
+    }
+
+
+def _next_action(lanes: dict[str, Any], bytes_ok: bool, store: StoreContractState, directory: Path) -> str:
+    if not bytes_ok:
+        return "recompile the bundle with `anvil compile`: its generated bytes are not what the compiler writes"
+    if store.state != "fresh":
+        return f"recompile the bundle with `anvil compile`: the store contract is {store.state}"
+    for lane in LANES:
+        if lanes[lane].state != "fresh":
+            return f"run `{_LANE_COMMANDS[lane]} {directory}` ({lanes[lane].reason})"
+    return "deploy, then require /readyz HTTP 200 before enabling any write (release)"
+
+
+def _deploy_ledger(bytes_ok: bool, store: StoreContractState) -> dict[str, Any]:
+    """What ``anvil deploy ledger`` needs before it prints coordinates: fresh generated bytes and contract."""
+    missing = []
+    if not bytes_ok:
+        missing.append("every compiler-owned byte equal to a fresh projection")
+    if store.state != "fresh":
+        missing.append(f"a fresh store contract (it is {store.state})")
+    return {
+        "ready": not missing,
+        "missing": missing,
+        "durableStoreRequired": store.required,
+        "detail": "deploy ledger can bind this bundle" if not missing else "deploy ledger will refuse this bundle",
+    }
+
+
+def evidence_summary(directory: Path) -> dict[str, Any]:
+    """Everything offline evidence says about the bundle in ``directory`` (see the module docstring).
+
+    Args:
+        directory: The bundle directory.
+
+    Returns:
+        ``{bundleHash, serviceId, lanes{lane: verdict}, generatedBytes{state, detail},
+        storeContract{state, required, operationIds, reason}, deployLedger{ready, missing,
+        durableStoreRequired, detail}, liveReadiness{state: "unverified"},
+        writes[...], writesEnabled[...], nextAction}``.
+
+    Raises:
+        BundleError: ``bundle/invalid`` when the directory or its AIR cannot be read.
+    """
+    doc = read_bundle(directory)
+    digest = bundle_hash(directory)
+    lanes = judge_records(directory, current_hash=digest)
+    freshness = check_freshness(directory)
+    agreement = agreement_of(freshness)
+    store = store_contract_state(freshness, doc)
+    common = [f"{lane} evidence is {verdict.state}" for lane, verdict in lanes.items() if verdict.state != "fresh"]
+    if not agreement.ok:
+        common.append("the generated bytes are not fresh: " + agreement.detail())
+    if store.state != "fresh":
+        common.append(f"the store contract is {store.state}")
+    durable = set(store.operation_ids)
+    writes = [_write(op, common, durable) for op in doc.operations if op.is_approved and not op.is_read]
+    return {
+        "bundleHash": digest,
+        "serviceId": doc.service.id,
+        "lanes": {lane: verdict.to_json() for lane, verdict in lanes.items()},
+        "generatedBytes": {"state": "fresh" if agreement.ok else "stale", "detail": agreement.detail()},
+        "storeContract": store.to_json(),
+        "deployLedger": _deploy_ledger(agreement.ok, store),
+        "liveReadiness": {
+            "state": "unverified",
+            "detail": "only the deployed runtime's /readyz can prove the store is reachable",
+        },
+        "writes": writes,
+        "writesEnabled": [write["operationId"] for write in writes if write["mayEnable"]],
+        "nextAction": _next_action(lanes, agreement.ok, store, directory),
+    }

@@ -1,0 +1,151 @@
+"""anvil status and the write gate: every record is bound to the bundle hash and stale the moment it changes."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from anvil.cli import main
+from anvil.proof.certify import CERTIFICATION_FILE, certify
+from anvil.proof.record import write_record
+from anvil.proof.records import LANES, RECORD_FILES, judge_record, judge_records
+from anvil.proof.simulate import SIMULATION_FILE, simulate
+from anvil.proof.status import evidence_summary
+
+
+def test_the_gate_reads_the_four_lane_records() -> None:
+    assert LANES == ("certify", "selftest", "conformance", "simulate")
+    assert RECORD_FILES == {
+        "certify": "certification.json",
+        "selftest": "selftest.report.json",
+        "conformance": "conformance.report.json",
+        "simulate": "simulation.report.json",
+    }
+
+
+def test_a_fresh_compile_has_no_evidence_and_enables_no_write(payments: Path) -> None:
+    summary = evidence_summary(payments)
+    assert {lane: v["state"] for lane, v in summary["lanes"].items()} == dict.fromkeys(LANES, "missing")
+    assert summary["storeContract"]["state"] == "fresh"
+    assert summary["storeContract"]["operationIds"] == ["payments.refunds.create"]
+    assert summary["generatedBytes"]["state"] == "fresh"
+    assert summary["liveReadiness"]["state"] == "unverified"
+    assert summary["deployLedger"] == {
+        "ready": True,
+        "missing": [],
+        "durableStoreRequired": True,
+        "detail": "deploy ledger can bind this bundle",
+    }
+    assert summary["writesEnabled"] == []
+    refund = next(w for w in summary["writes"] if w["operationId"] == "payments.refunds.create")
+    assert refund["keyRequired"] is True and refund["durableStoreRequired"] is True
+    assert "certify evidence is missing" in refund["blockers"]
+    assert summary["nextAction"].startswith("run `anvil certify ")
+
+
+def test_records_written_by_the_lanes_are_fresh_until_any_byte_changes(
+    github: Path, copy_bundle: Callable[[Path], Path]
+) -> None:
+    bundle = copy_bundle(github)
+    write_record(bundle, CERTIFICATION_FILE, certify(bundle))
+    write_record(bundle, SIMULATION_FILE, simulate(bundle))
+    verdicts = judge_records(bundle)
+    assert (verdicts["certify"].state, verdicts["simulate"].state) == ("fresh", "fresh")
+    reference = bundle / "skill" / "reference" / "operations.md"
+    reference.write_bytes(reference.read_bytes().replace(b"Semantics", b"Semantic", 1))
+    verdicts = judge_records(bundle)
+    assert (verdicts["certify"].state, verdicts["simulate"].state) == ("stale", "stale")
+    assert verdicts["certify"].reason.startswith("certify evidence is stale: recorded for ")
+
+
+def test_a_record_that_did_not_pass_is_failed_and_garbage_is_corrupt(
+    payments: Path, copy_bundle: Callable[[Path], Path]
+) -> None:
+    bundle = copy_bundle(payments)
+    (bundle / "tools.json").write_text('{"tools": []}\n', encoding="utf-8")
+    write_record(bundle, CERTIFICATION_FILE, certify(bundle))
+    assert judge_record(bundle, "certify").state == "failed"
+    (bundle / SIMULATION_FILE).write_text("{not json", encoding="utf-8")
+    assert judge_record(bundle, "simulate").state == "corrupt"
+    (bundle / SIMULATION_FILE).write_text('{"bundleHash": "short"}', encoding="utf-8")
+    assert judge_record(bundle, "simulate").state == "corrupt"
+
+
+def test_a_tampered_byte_makes_the_store_contract_stale_and_blocks_every_write(
+    payments: Path, copy_bundle: Callable[[Path], Path]
+) -> None:
+    bundle = copy_bundle(payments)
+    main_tf = bundle / "deploy" / "terraform" / "main.tf"
+    main_tf.write_bytes(main_tf.read_bytes() + b"# edited\n")
+    summary = evidence_summary(bundle)
+    assert summary["storeContract"]["state"] == "stale"
+    assert "deploy/terraform/main.tf" in summary["storeContract"]["reason"]
+    assert summary["generatedBytes"]["state"] == "stale"
+    assert all("the store contract is stale" in write["blockers"] for write in summary["writes"])
+    assert summary["nextAction"].startswith("recompile the bundle")
+    assert summary["deployLedger"]["ready"] is False
+    contract = bundle / "deploy" / "idempotency-store.json"
+    contract.write_text("{not json", encoding="utf-8")
+    assert evidence_summary(bundle)["storeContract"]["state"] == "corrupt"
+    contract.unlink()
+    assert evidence_summary(bundle)["storeContract"]["state"] == "missing"
+
+
+def test_a_write_without_an_idempotency_carrier_stays_blocked_even_with_fresh_evidence(
+    github: Path, copy_bundle: Callable[[Path], Path]
+) -> None:
+    bundle = copy_bundle(github)
+    write_record(bundle, CERTIFICATION_FILE, certify(bundle))
+    write_record(bundle, SIMULATION_FILE, simulate(bundle))
+    writes = {w["operationId"]: w for w in evidence_summary(bundle)["writes"]}
+    issue = writes["github.issues.create"]
+    assert issue["idempotency"] == "none"
+    assert any(blocker.startswith("it has no idempotency carrier") for blocker in issue["blockers"])
+    comment = writes["github.comments.create"]
+    assert comment["carrier"] == "header Idempotency-Key"
+    assert comment["keyRecommended"] is True
+    assert not any(b.startswith("it has no idempotency carrier") for b in comment["blockers"])
+
+
+def test_status_prints_the_gate_and_its_json_names_the_enabled_writes(
+    payments: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["status", str(payments)]) == 0
+    text = capsys.readouterr().out
+    assert "Live readiness — UNVERIFIED" in text
+    assert "payments.refunds.create: BLOCKED — " in text
+    assert main(["status", str(payments), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["writesEnabled"] == []
+    assert data["operations"] == {"operations": 4, "approved": 4, "reads": 2, "writes": 2}
+
+
+def test_status_of_a_directory_that_is_not_a_bundle_is_a_coded_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["status", str(tmp_path)]) == 3
+    assert "error[bundle/invalid]" in capsys.readouterr().err
+
+
+def test_four_fresh_lanes_enable_the_payments_writes_until_one_byte_changes(
+    payments: Path, copy_bundle: Callable[[Path], Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    bundle = copy_bundle(payments)
+    for lane in ("certify", "selftest", "conformance", "simulate"):
+        assert main([lane, str(bundle)]) == 0, lane
+    capsys.readouterr()
+    summary = evidence_summary(bundle)
+    assert {lane: v["state"] for lane, v in summary["lanes"].items()} == dict.fromkeys(LANES, "fresh")
+    assert summary["writesEnabled"] == ["payments.refunds.create", "payments.capture.create"]
+    refund = summary["writes"][0]
+    assert refund["blockers"] == []
+    assert refund["remaining"][0].startswith("/readyz answers HTTP 200")
+    assert summary["nextAction"].startswith("deploy, then require /readyz HTTP 200")
+    skill = bundle / "skill" / "SKILL.md"
+    skill.write_bytes(skill.read_bytes() + b"\n")
+    stale = evidence_summary(bundle)
+    assert {lane: v["state"] for lane, v in stale["lanes"].items()} == dict.fromkeys(LANES, "stale")
+    assert stale["writesEnabled"] == []
