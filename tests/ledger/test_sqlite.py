@@ -93,7 +93,7 @@ async def test_an_unopenable_file_is_a_ledger_fault_that_names_no_path(tmp_path:
     assert failed.value.code == "ledger/unavailable"
     assert "missing-dir" not in f"{failed.value} {failed.value.hint}"
     ready = await ledger.check_readiness()
-    assert (ready.ready, ready.code) == (False, "unavailable")
+    assert (ready.ready, ready.code) == (False, "database_not_found")
 
 
 def test_a_table_name_must_be_a_lowercase_identifier(tmp_path: Path) -> None:
