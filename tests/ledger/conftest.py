@@ -53,7 +53,7 @@ def open_backend(ledger_uri: str, clock: FakeClock) -> Callable[[], Ledger]:
 
 
 @pytest.fixture
-async def ledger(open_backend: Callable[[], Ledger]) -> AsyncIterator[Ledger]:
+async def ledger(open_backend: Callable[[], Ledger], one_event_loop: None) -> AsyncIterator[Ledger]:
     opened = open_backend()
     await opened.initialize()
     yield opened
@@ -62,12 +62,12 @@ async def ledger(open_backend: Callable[[], Ledger]) -> AsyncIterator[Ledger]:
 
 @pytest.fixture(scope="session")
 def anyio_backend() -> str:
-    """Every ledger test runs on asyncio, on one event loop (see ``_one_event_loop``)."""
+    """Every ledger test runs on asyncio, on one event loop (see ``one_event_loop``)."""
     return "asyncio"
 
 
-@pytest.fixture(scope="session", autouse=True)
-async def _one_event_loop() -> AsyncIterator[None]:
+@pytest.fixture(scope="session")
+async def one_event_loop() -> AsyncIterator[None]:
     """Keep one loop for the session: gRPC's asyncio poller (the Firestore client) binds to the first
     loop it sees and fails on a closed one, as it would in a server that ran one loop per request."""
     yield

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Callable
+from dataclasses import replace
 
 import anyio
 import pytest
@@ -20,6 +21,7 @@ from anvil.ledger.base import (
     ReserveContext,
     document_id,
 )
+from anvil.ledger.memory import MemoryLedger
 from anvil.ledger.registry import open_ledger
 
 pytestmark = pytest.mark.anyio
@@ -373,3 +375,27 @@ async def test_two_namespaces_on_one_store_never_share_rows(ledger_uri: str, clo
     finally:
         await first.close()
         await second.close()
+
+
+class _RacedStore(MemoryLedger):
+    """A store where another operator completes the row right after every read (a concurrent writer)."""
+
+    async def _read(self, document: str) -> LedgerRow | None:
+        row = await super()._read(document)
+        if row is not None and row.status == "in_progress":
+            await super()._update_if_version(document, row.version, replace(row, reservation_id="someone-else"))
+        return row
+
+
+async def test_resolve_loses_to_a_concurrent_writer_and_changes_nothing() -> None:
+    store = _RacedStore()
+    reference = (await store.reserve("k", "fp")).reference
+    assert reference is not None
+    with pytest.raises(LedgerError) as refused:
+        await store.resolve(reference, fingerprint="fp", committed=False)
+    assert refused.value.code == "ledger/row_changed"
+    with pytest.raises(LedgerError) as again:
+        await store.resolve(reference, fingerprint="fp", committed=True, result={"x": 1})
+    assert again.value.code == "ledger/row_changed"
+    row = await MemoryLedger._read(store, document_id("k"))
+    assert row is not None and row.status == "in_progress"

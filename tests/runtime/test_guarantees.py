@@ -12,7 +12,7 @@ import anyio
 import pytest
 from runtime_support import ContextFactory, FakeClock, Scripted, UpstreamState, keyed_write
 
-from anvil.ledger.base import MAX_RESULT_BYTES, Ledger
+from anvil.ledger.base import DEFAULT_BINDING_TTL_SECONDS, MAX_RESULT_BYTES, Ledger
 from anvil.runtime.context import CallOptions
 from anvil.runtime.executor import execute
 
@@ -134,12 +134,15 @@ async def test_an_expired_completed_row_is_not_replayed(
     assert upstream.count == 2
 
 
-async def test_an_expired_row_can_be_reused_for_a_different_request(
+async def test_an_expired_result_still_binds_its_key_and_only_an_expired_binding_frees_it_for_another_request(
     ledger: Ledger, make_context: ContextFactory, upstream: UpstreamState, clock: FakeClock
 ) -> None:
     context = make_context(ledger=ledger)
     await execute(keyed_write(), REFUND, context, keyed("key-recycled"))
-    clock.advance(7200)
+    clock.advance(7200)  # past the result TTL: the upstream may still honour the raw key
+    refused = await execute(keyed_write(), {**REFUND, "amount": 1}, context, keyed("key-recycled"))
+    assert refused.code == "conflict" and upstream.count == 1  # refused before the upstream
+    clock.advance(DEFAULT_BINDING_TTL_SECONDS)
     other = await execute(keyed_write(), {**REFUND, "amount": 1}, context, keyed("key-recycled"))
     assert other.kind == "success" and upstream.count == 2
 

@@ -446,15 +446,15 @@ class Ledger(abc.ABC):
         Bounded by :data:`READINESS_TIMEOUT_SECONDS`: a store that hangs or is locked answers
         ``unavailable`` in time.
         """
-        code = "unavailable"
+        answer = READINESS_CODES[1]  # unavailable, unless the probe answers in time
         with anyio.move_on_after(READINESS_TIMEOUT_SECONDS):
             try:
-                code = await self._probe()
+                answer = await self._probe()
             except LedgerError:
-                code = "unavailable"
-        if code not in READINESS_CODES:
-            code = "invalid_response"
-        return Readiness(code == "ok", code)
+                answer = READINESS_CODES[1]
+        if answer not in READINESS_CODES:
+            answer = READINESS_CODES[4]  # invalid_response
+        return Readiness(answer == "ok", answer)
 
     async def close(self) -> None:  # noqa: B027 - optional hook, a no-op by default
         """Release connections. Safe to call twice."""
