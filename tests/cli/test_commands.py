@@ -14,8 +14,8 @@ from anvil.cli import COMMANDS, main
 README = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
 
 
-def test_the_commands_are_compile_serve_and_run() -> None:
-    assert sorted(COMMANDS) == ["compile", "run", "serve"]
+def test_the_commands_are_compile_ledger_serve_and_run() -> None:
+    assert sorted(COMMANDS) == ["compile", "ledger", "run", "serve"]
 
 
 @pytest.mark.parametrize("name", sorted(COMMANDS))

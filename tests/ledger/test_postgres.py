@@ -24,7 +24,9 @@ def _closed_port() -> int:
 
 
 def test_the_uri_keeps_libpq_parameters_and_takes_the_namespace_for_the_table() -> None:
-    conninfo, namespace = postgres_location("postgresql://app:s3cret@db.internal:5433/ledger?sslmode=require&namespace=payments")
+    conninfo, namespace = postgres_location(
+        "postgresql://app:s3cret@db.internal:5433/ledger?sslmode=require&namespace=payments"
+    )
     assert (conninfo, namespace) == ("postgresql://app:s3cret@db.internal:5433/ledger?sslmode=require", "payments")
     ledger = open_ledger("postgres://app@db.internal/ledger?namespace=payments")
     assert isinstance(ledger, PostgresLedger) and (ledger.durable, ledger.sharing) == (True, "cluster")

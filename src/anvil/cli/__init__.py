@@ -23,6 +23,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "compile": ("anvil.cli.compile", "Compile an OpenAPI spec and anvil.yaml into a bundle."),
     "serve": ("anvil.cli.serve", "Serve a compiled bundle as MCP tools (stdio or Streamable HTTP)."),
     "run": ("anvil.cli.run", "Call one operation of a compiled bundle (direct or through an MCP server)."),
+    "ledger": ("anvil.cli.ledger", "Create, inspect and reconcile the durable idempotency ledger."),
 }
 
 
