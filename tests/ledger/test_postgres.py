@@ -6,6 +6,7 @@ import socket
 import time
 import uuid
 
+import anyio
 import pytest
 from services import postgres_uri, require
 
@@ -84,3 +85,16 @@ async def test_a_missing_table_is_reported_by_readiness_and_only_init_creates_it
         assert (await ledger.reserve("k", "fp")).outcome == "reserved"
     finally:
         await ledger.close()
+
+
+async def test_init_from_many_processes_at_once_is_idempotent() -> None:
+    uri = postgres_uri(require("postgres"), f"t-{uuid.uuid4().hex[:12]}")
+    ledgers = [open_ledger(uri) for _ in range(6)]
+    try:
+        async with anyio.create_task_group() as group:
+            for ledger in ledgers:
+                group.start_soon(ledger.initialize)
+        assert all([(await ledger.check_readiness()).ready for ledger in ledgers])
+    finally:
+        for ledger in ledgers:
+            await ledger.close()

@@ -227,8 +227,13 @@ class PostgresLedger(Ledger):
             "result_json text, response_status integer, expires_at double precision, "
             "retain_until double precision)"
         )
+        from psycopg import errors
+
         async with self._connection() as conn:
-            await conn.execute(sql)
+            try:
+                await conn.execute(sql)
+            except (errors.UniqueViolation, errors.DuplicateTable):
+                pass  # another process created it at the same moment (IF NOT EXISTS is not atomic in the catalog)
 
     # --- primitives -------------------------------------------------------------------------------
 
