@@ -15,7 +15,7 @@ from tests.conftest import missing
 __all__ = ["firestore_uri", "postgres_uri", "require", "service_address"]
 
 _ENV = {"postgres": "ANVIL_TEST_POSTGRES_URL", "firestore": "FIRESTORE_EMULATOR_HOST"}
-_HOW = "start both with eval \"$(bash .ci/services.sh start)\" (README, Choosing a ledger backend)"
+_HOW = 'start both with eval "$(bash .ci/services.sh start)" (README, Choosing a ledger backend)'
 
 
 def service_address(name: str) -> str | None:
