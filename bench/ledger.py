@@ -120,11 +120,17 @@ def _serve_mock() -> tuple[str, object]:
 async def _executor_ratio(uri: str, calls: int, bundle: Path, upstream: str) -> tuple[float, float]:
     from anvil.bundle.read import read_bundle
     from anvil.runtime.context import CallOptions, RuntimeContext
+    from anvil.runtime.credentials import credential_profile, expected_env
     from anvil.runtime.executor import execute
 
     document = read_bundle(bundle)
     ops = {op.id: op for op in document.operations}
     read, write = ops["payments.customers.get"], ops["payments.refunds.create"]
+    credentials = {
+        name: "bench-token"
+        for op in (read, write)
+        for name in expected_env(op.auth, credential_profile("default", op.auth))
+    }
     ledger = open_ledger(uri)
     await ledger.initialize()
     try:
@@ -133,8 +139,9 @@ async def _executor_ratio(uri: str, calls: int, bundle: Path, upstream: str) -> 
                 service_id=document.service.id,
                 base_url=upstream,
                 client=client,
-                env="prod",
+                env="dev" if uri == "memory:" else "prod",  # prod refuses required-key writes without durability
                 allowed_hosts=("127.0.0.1",),
+                credentials=credentials,
                 ledger=ledger,
             )
             timings: dict[str, list[float]] = {"read": [], "write": []}

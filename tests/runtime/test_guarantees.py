@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import threading
+import time
 
 import anyio
 import pytest
@@ -110,6 +111,28 @@ async def test_a_result_over_the_replay_ceiling_leaves_the_row_in_progress(
     assert REFERENCE.match(str(details["ledger_reference"]))
     again = await execute(keyed_write(), REFUND, context, keyed("key-huge"))
     assert again.code == "conflict" and again.record.ledger == "in_progress" and upstream.count == 1
+
+
+async def test_a_retry_tells_a_quarantined_row_from_a_call_still_in_flight(
+    ledger: Ledger, make_context: ContextFactory, upstream: UpstreamState, clock: FakeClock
+) -> None:
+    upstream.answer(Scripted(status=200, body={"blob": "x" * MAX_RESULT_BYTES}))  # completes never
+    context = make_context(ledger=ledger)
+    clock.now = time.time() - 3600  # the reservation was made an hour ago
+    await execute(keyed_write(), REFUND, context, keyed("key-stuck"))
+    old = await execute(keyed_write(), REFUND, context, keyed("key-stuck"))
+    clock.now = time.time()
+    upstream.answer(Scripted(status=200, body={"blob": "x" * MAX_RESULT_BYTES}))
+    await execute(keyed_write(), REFUND, context, keyed("key-fresh"))
+    fresh = await execute(keyed_write(), REFUND, context, keyed("key-fresh"))
+    for outcome in (old, fresh):
+        assert outcome.code == "conflict" and outcome.envelope is not None and outcome.envelope.details is not None
+        assert "anvil ledger inspect" in str(outcome.envelope.details["hint"])
+    assert old.envelope is not None and old.envelope.details is not None
+    assert old.envelope.details["quarantined"] is True and float(str(old.envelope.details["reservation_age_s"])) > 3500
+    assert fresh.envelope is not None and fresh.envelope.details is not None
+    assert fresh.envelope.details["quarantined"] is False
+    assert float(str(fresh.envelope.details["reservation_age_s"])) < 60
 
 
 async def test_a_result_of_exactly_the_ceiling_completes_and_replays(
