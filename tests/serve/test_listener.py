@@ -336,13 +336,19 @@ async def test_the_command_serves_a_workspace_fleet_with_namespaced_settings(
     assert issues.is_error is False
     assert upstreams[2].requests[-1]["idempotency_key"] == "cli-refund-1"
     assert "serving 2 bundles (github, payments)" in err and "inbound auth none" in err
-    assert (ready.status_code, ready.json()) == (200, {"ready": True, "service": ["github", "payments"]})
+    assert ready.status_code == 200
+    assert {name: ready.json()[name] for name in ("ready", "service")} == {
+        "ready": True,
+        "service": ["github", "payments"],
+    }
+    assert [bundle["id"] for bundle in ready.json()["bundles"]] == ["github", "payments"]
     lines = [json.loads(line) for line in audit_file.read_text(encoding="utf-8").splitlines()]
     assert [(line["connector"], line["operation"]) for line in lines] == [
         ("payments", "payments.refunds.create"),
         ("github", "github.issues.list"),
     ]
-    assert stat.S_IMODE(audit_file.stat().st_mode) == 0o600 and "cli-refund-1" not in audit_file.read_text()
+    assert stat.S_IMODE(audit_file.stat().st_mode) == 0o600
+    assert lines[0]["ledger_id"] == "cli-refund-1"  # the caller's key itself (ADR-0030 §5)
 
 
 @pytest.mark.parametrize(
