@@ -60,14 +60,14 @@ async def ledger(open_backend: Callable[[], Ledger], one_event_loop: None) -> As
     await opened.close()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def anyio_backend() -> str:
-    """Every ledger test runs on asyncio, on one event loop (see ``one_event_loop``)."""
+    """Every ledger test runs on asyncio, one event loop per module (see ``one_event_loop``)."""
     return "asyncio"
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 async def one_event_loop() -> AsyncIterator[None]:
-    """Keep one loop for the session: gRPC's asyncio poller (the Firestore client) binds to the first
-    loop it sees and fails on a closed one, as it would in a server that ran one loop per request."""
+    """Keep one loop for a module: gRPC's asyncio poller (the Firestore client) binds to the first
+    loop it sees and fails on a closed one. Module-scoped, so no other test directory inherits it."""
     yield
