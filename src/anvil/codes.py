@@ -208,6 +208,13 @@ _ENTRIES: tuple[Code, ...] = (
     _e("ledger/not_owner", "This process does not own the reservation it tried to complete."),
     _e("ledger/result_too_large", "A replay result exceeds the 819,200-byte ceiling; the row stays in progress."),
     _e("ledger/unavailable", "The ledger backend failed or could not be reached."),
+    # issue 10: operator reconciliation (`anvil ledger inspect|resolve`)
+    _e("ledger/reference_invalid", "A ledger reference is not <backend>/<table>/<64 hex>; the store was not touched."),
+    _e("ledger/wrong_collection", "A ledger reference names another backend's or namespace's rows than --ledger."),
+    _e("ledger/row_missing", "No ledger row has this reference; nothing was changed."),
+    _e("ledger/row_not_in_progress", "The row is completed or malformed, not a quarantined reservation; unchanged."),
+    _e("ledger/fingerprint_mismatch", "The row's fingerprint is not the one the operator gave; nothing was changed."),
+    _e("ledger/row_changed", "The row changed between the re-read and the conditional write; nothing was changed."),
     # --- serve/: inbound auth answers (WWW-Authenticate error, original-gateway §1.5) and grants ----
     _e("grant/invalid", "A grant list does not parse (original-gateway §1.7); the whole grant is refused."),
     _e("invalid_request", "The request carries no bearer token (401)."),

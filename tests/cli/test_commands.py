@@ -20,6 +20,7 @@ def test_the_commands_are_the_pipeline_the_deploy_evidence_and_the_proof_lanes()
         "compile",
         "conformance",
         "deploy",
+        "ledger",
         "mock",
         "run",
         "selftest",

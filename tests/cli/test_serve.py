@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from anvil.cli.serve import derived_key_window, warn_unless_ready
+from anvil.cli.serve import derived_key_window, prepare_ledger, warn_unless_ready
 from anvil.errors import ConfigError
 from anvil.ledger.registry import open_ledger
 
@@ -18,20 +18,21 @@ async def test_an_unreachable_ledger_is_reported_on_stderr_at_start_up(tmp_path:
     stream = io.StringIO()
     try:
         assert await warn_unless_ready(ledger, stream) is False
+        assert await prepare_ledger(ledger, stream) is False  # the folder is missing: nothing can be created
     finally:
         await ledger.close()
-    assert "warning" in stream.getvalue() and "(unavailable)" in stream.getvalue()
+    assert "warning" in stream.getvalue() and "(database_not_found)" in stream.getvalue()
 
 
 @pytest.mark.anyio
-async def test_a_reachable_ledger_starts_quietly(tmp_path: Path) -> None:
+async def test_a_reachable_ledger_starts_quietly_once_start_up_created_its_schema(tmp_path: Path) -> None:
     ledger = open_ledger(f"sqlite:///{tmp_path}/ledger.db")
     stream = io.StringIO()
     try:
-        assert await warn_unless_ready(ledger, stream) is True
+        assert await prepare_ledger(ledger, stream) is True
     finally:
         await ledger.close()
-    assert stream.getvalue() == ""
+    assert stream.getvalue() == "" and (tmp_path / "ledger.db").is_file()
 
 
 def test_the_derived_key_window_is_read_from_the_environment_and_bounded() -> None:

@@ -5,13 +5,24 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Callable
+from dataclasses import replace
 
 import anyio
 import pytest
 from ledger_support import TTL_SECONDS, FakeClock
 
 from anvil.errors import LedgerError
-from anvil.ledger.base import MAX_RESULT_BYTES, Ledger, LedgerRow, ReserveContext, document_id
+from anvil.ledger.base import (
+    DEFAULT_BINDING_TTL_SECONDS,
+    MAX_RESULT_BYTES,
+    Ledger,
+    LedgerOptions,
+    LedgerRow,
+    ReserveContext,
+    document_id,
+)
+from anvil.ledger.memory import MemoryLedger
+from anvil.ledger.registry import open_ledger
 
 pytestmark = pytest.mark.anyio
 
@@ -68,20 +79,66 @@ async def test_a_result_of_exactly_the_ceiling_is_stored_and_one_byte_more_is_re
     assert (await ledger.reserve("over", "fp")).outcome == "in_progress"
 
 
-async def test_a_completed_row_expires_logically_and_is_reserved_anew(ledger: Ledger, clock: FakeClock) -> None:
+async def test_a_completed_row_expires_logically_and_the_same_request_is_reserved_anew(
+    ledger: Ledger, clock: FakeClock
+) -> None:
     await ledger.reserve("k", "fp-a")
     await ledger.complete("k", {"old": True})
     clock.advance(TTL_SECONDS - 1)
     assert (await ledger.reserve("k", "fp-a")).outcome == "replay"
     clock.advance(1)
-    fresh = await ledger.reserve("k", "fp-b")
+    fresh = await ledger.reserve("k", "fp-a")
     assert fresh.outcome == "reserved"
 
 
-async def test_an_in_progress_row_never_expires(ledger: Ledger, clock: FakeClock) -> None:
+async def test_after_the_result_expires_the_binding_still_refuses_another_request_until_it_expires(
+    ledger: Ledger, clock: FakeClock
+) -> None:
+    await ledger.reserve("order-42", "fp-bob")
+    await ledger.complete("order-42", {"refund": "bob's private note"})
+    clock.advance(TTL_SECONDS)
+    other = await ledger.reserve("order-42", "fp-alice")
+    assert (other.outcome, other.result) == ("conflict", None)
+    stored = await ledger._read(document_id("order-42"))
+    assert stored is not None and stored.fingerprint == "fp-bob" and stored.result_json is None  # no result kept
+    clock.advance(DEFAULT_BINDING_TTL_SECONDS - TTL_SECONDS - 1)
+    assert (await ledger.reserve("order-42", "fp-alice")).outcome == "conflict"
+    clock.advance(1)
+    assert (await ledger.reserve("order-42", "fp-alice")).outcome == "reserved"
+
+
+async def test_a_per_row_result_ttl_shortens_only_the_replay_window(ledger: Ledger, clock: FakeClock) -> None:
+    await ledger.reserve("derived", "fp-a")
+    await ledger.complete("derived", {"id": 7}, 201, result_ttl_seconds=120)
+    clock.advance(119)
+    assert (await ledger.reserve("derived", "fp-a")).result == {"id": 7}
+    clock.advance(1)
+    assert (await ledger.reserve("derived", "fp-b")).outcome == "conflict"  # the binding lives on
+    assert (await ledger.reserve("derived", "fp-a")).outcome == "reserved"
+    await ledger.complete("derived", {"id": 8}, result_ttl_seconds=60)
+    stored = await ledger._read(document_id("derived"))
+    assert stored is not None and stored.expires_at is not None and stored.retain_until is not None
+    assert abs(stored.expires_at - (clock.now + 60)) < 0.01
+    assert abs(stored.retain_until - (clock.now + DEFAULT_BINDING_TTL_SECONDS)) < 0.01
+
+
+async def test_a_per_row_result_ttl_must_be_a_positive_whole_number(ledger: Ledger) -> None:
     await ledger.reserve("k", "fp-a")
+    with pytest.raises(LedgerError) as refused:
+        await ledger.complete("k", {"x": 1}, result_ttl_seconds=0)
+    assert refused.value.code == "ledger/corrupt_row"
+    assert ledger.owns("k")
+
+
+async def test_an_in_progress_row_never_expires_and_tells_when_it_was_reserved(
+    ledger: Ledger, clock: FakeClock
+) -> None:
+    await ledger.reserve("k", "fp-a")
+    started = clock.now
     clock.advance(10 * 365 * 86400)
-    assert (await ledger.reserve("k", "fp-a")).outcome == "in_progress"
+    held = await ledger.reserve("k", "fp-a")
+    assert held.outcome == "in_progress"
+    assert held.started_at is not None and abs(held.started_at - started) < 0.01
 
 
 async def test_release_frees_the_key_and_is_a_no_op_when_not_owned(ledger: Ledger) -> None:
@@ -180,3 +237,165 @@ async def test_update_and_delete_apply_only_at_the_version_read(ledger: Ledger) 
     assert await ledger._read(doc) is None
     recreated = await ledger._create_if_absent(doc, row())
     assert recreated is not None and await ledger._delete_if_version(doc, version) is False  # no ABA
+
+
+# --- lost answers -----------------------------------------------------------------------------------
+
+
+async def test_a_create_whose_answer_was_lost_is_recognised_as_our_own_reservation(
+    ledger_uri: str, clock: FakeClock, ledger: Ledger
+) -> None:
+    # The first create committed but its answer never came back: the row holds our reservation id.
+    committed = LedgerRow(status="in_progress", fingerprint="fp", reservation_id="r-lost", started_at=clock.now)
+    assert await ledger._create_if_absent(document_id("k"), committed) is not None
+    if ledger.sharing == "process":
+        return  # one process, one dict: nothing else can see the row
+    retrying = open_ledger(ledger_uri, options=LedgerOptions(clock=clock, reservation_ids=lambda: "r-lost"))
+    stranger = open_ledger(ledger_uri, options=LedgerOptions(clock=clock, reservation_ids=lambda: "r-other"))
+    try:
+        assert (await stranger.reserve("k", "fp")).outcome == "in_progress"
+        assert (await retrying.reserve("k", "fp")).outcome == "reserved" and retrying.owns("k")
+        await retrying.complete("k", {"ok": True})
+        assert (await stranger.reserve("k", "fp")).result == {"ok": True}
+    finally:
+        await retrying.close()
+        await stranger.close()
+
+
+async def test_a_completion_whose_answer_was_lost_is_confirmed_by_reading_the_row_back(ledger: Ledger) -> None:
+    await ledger.reserve("k", "fp")
+    owned = ledger._owned["k"]
+    # The completion committed but its answer was lost: the row already holds exactly the intended state.
+    intended = ledger._completed(owned.row, {"id": 1}, 201, None)
+    assert await ledger._update_if_version(owned.document, owned.row.version, intended) is not None
+    await ledger.complete("k", {"id": 1}, 201)
+    assert not ledger.owns("k")
+    assert (await ledger.reserve("k", "fp")).result == {"id": 1}
+
+
+async def test_a_completion_over_a_row_someone_else_changed_is_refused(ledger: Ledger) -> None:
+    await ledger.reserve("k", "fp")
+    owned = ledger._owned["k"]
+    other = ledger._completed(owned.row, {"id": "someone else's"}, 200, None)
+    assert await ledger._update_if_version(owned.document, owned.row.version, other) is not None
+    with pytest.raises(LedgerError) as refused:
+        await ledger.complete("k", {"id": 1}, 201)
+    assert refused.value.code == "ledger/not_owner"
+    assert (await ledger.reserve("k", "fp")).result == {"id": "someone else's"}
+
+
+# --- operator reconciliation ------------------------------------------------------------------------
+
+
+async def test_inspect_shows_a_reservation_by_its_reference_and_resolve_not_committed_frees_it(
+    ledger: Ledger,
+) -> None:
+    reference = (await ledger.reserve("k", "fp", ReserveContext(operation_id="svc.op", trace_id="t-1"))).reference
+    assert reference is not None
+    row = await ledger.inspect(reference)
+    assert row is not None and (row.status, row.fingerprint, row.operation_id, row.trace_id) == (
+        "in_progress",
+        "fp",
+        "svc.op",
+        "t-1",
+    )
+    before = await ledger.resolve(reference, fingerprint="fp", committed=False)
+    assert before is not None and before.status == "in_progress"
+    assert await ledger.inspect(reference) is None
+
+
+async def test_resolve_committed_stores_the_result_so_a_retry_replays_it(ledger: Ledger) -> None:
+    reference = (await ledger.reserve("k", "fp")).reference
+    assert reference is not None
+    await ledger.resolve(reference, fingerprint="fp", committed=True, result={"refund": "re_1"}, status=201)
+    replay = await ledger.reserve("k", "fp")
+    assert (replay.outcome, replay.result, replay.status) == ("replay", {"refund": "re_1"}, 201)
+
+
+@pytest.mark.parametrize(
+    ("setup", "code"),
+    [
+        ("missing", "ledger/row_missing"),
+        ("completed", "ledger/row_not_in_progress"),
+        ("other-fingerprint", "ledger/fingerprint_mismatch"),
+    ],
+)
+async def test_resolve_refuses_a_row_that_is_not_the_expected_reservation_and_changes_nothing(
+    ledger: Ledger, setup: str, code: str
+) -> None:
+    reference = ledger.reference(document_id("k"))
+    if setup != "missing":
+        await ledger.reserve("k", "fp")
+    if setup == "completed":
+        await ledger.complete("k", {"done": True})
+    before = await ledger._read(document_id("k"))
+    with pytest.raises(LedgerError) as refused:
+        await ledger.resolve(reference, fingerprint="fp" if setup != "other-fingerprint" else "fp-x", committed=False)
+    assert refused.value.code == code
+    assert await ledger._read(document_id("k")) == before
+
+
+@pytest.mark.parametrize(
+    ("reference", "code"),
+    [
+        ("not-a-reference", "ledger/reference_invalid"),
+        ("sqlite/anvil_idempotency/" + "A" * 64, "ledger/reference_invalid"),
+        ("othertype/anvil_idempotency_0000000000000000/" + "0" * 64, "ledger/wrong_collection"),
+    ],
+)
+async def test_a_malformed_or_foreign_reference_is_refused_before_the_store_is_touched(
+    ledger: Ledger, reference: str, code: str
+) -> None:
+    with pytest.raises(LedgerError) as refused:
+        await ledger.inspect(reference)
+    assert refused.value.code == code
+    foreign_table = f"{ledger.scheme}/anvil_idempotency_ffffffffffffffff/{'0' * 64}"
+    with pytest.raises(LedgerError) as wrong:
+        await ledger.resolve(foreign_table, fingerprint="fp", committed=False)
+    assert wrong.value.code == "ledger/wrong_collection"
+
+
+async def test_two_namespaces_on_one_store_never_share_rows(ledger_uri: str, clock: FakeClock) -> None:
+    if ledger_uri.startswith("memory:"):
+        return  # the memory ledger has no store to share
+    base = ledger_uri.rsplit("namespace=", 1)[0] if "namespace=" in ledger_uri else ledger_uri.rsplit("/", 1)[0] + "/"
+    first_uri = base + ("namespace=" if "namespace=" in ledger_uri else "") + "ns-one"
+    second_uri = base + ("namespace=" if "namespace=" in ledger_uri else "") + "ns-two"
+    first = open_ledger(first_uri, options=LedgerOptions(clock=clock))
+    second = open_ledger(second_uri, options=LedgerOptions(clock=clock))
+    try:
+        await first.initialize()
+        await second.initialize()
+        assert first.table != second.table
+        key = f"shared-{clock.now}-{id(first)}"
+        assert (await first.reserve(key, "fp")).outcome == "reserved"
+        assert (await second.reserve(key, "fp")).outcome == "reserved"
+        await first.release(key)
+        await second.release(key)
+    finally:
+        await first.close()
+        await second.close()
+
+
+class _RacedStore(MemoryLedger):
+    """A store where another operator completes the row right after every read (a concurrent writer)."""
+
+    async def _read(self, document: str) -> LedgerRow | None:
+        row = await super()._read(document)
+        if row is not None and row.status == "in_progress":
+            await super()._update_if_version(document, row.version, replace(row, reservation_id="someone-else"))
+        return row
+
+
+async def test_resolve_loses_to_a_concurrent_writer_and_changes_nothing() -> None:
+    store = _RacedStore()
+    reference = (await store.reserve("k", "fp")).reference
+    assert reference is not None
+    with pytest.raises(LedgerError) as refused:
+        await store.resolve(reference, fingerprint="fp", committed=False)
+    assert refused.value.code == "ledger/row_changed"
+    with pytest.raises(LedgerError) as again:
+        await store.resolve(reference, fingerprint="fp", committed=True, result={"x": 1})
+    assert again.value.code == "ledger/row_changed"
+    row = await MemoryLedger._read(store, document_id("k"))
+    assert row is not None and row.status == "in_progress"

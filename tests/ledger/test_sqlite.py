@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import sqlite3
+import stat
+import time
 from contextlib import closing
 from pathlib import Path
 
+import anyio
 import pytest
 from ledger_support import FakeClock
 
 from anvil.errors import ConfigError, LedgerError
 from anvil.ledger.base import LedgerOptions, document_id
-from anvil.ledger.sqlite import SqliteLedger
+from anvil.ledger.sqlite import SqliteLedger, sqlite_location
 
 pytestmark = pytest.mark.anyio
 
@@ -52,7 +55,7 @@ async def test_an_in_progress_row_left_by_a_closed_instance_stays_in_progress(tm
     held = await survivor.reserve("k", "fp")
     await survivor.close()
     assert held.outcome == "in_progress" and held.reference is not None
-    assert held.reference.startswith("sqlite/anvil_idempotency/")
+    assert held.reference.startswith("sqlite/anvil_idempotency/")  # no namespace: the plain table
 
 
 async def test_the_file_never_holds_the_ledger_key(tmp_path: Path) -> None:
@@ -93,10 +96,124 @@ async def test_an_unopenable_file_is_a_ledger_fault_that_names_no_path(tmp_path:
     assert failed.value.code == "ledger/unavailable"
     assert "missing-dir" not in f"{failed.value} {failed.value.hint}"
     ready = await ledger.check_readiness()
-    assert (ready.ready, ready.code) == (False, "unavailable")
+    assert (ready.ready, ready.code) == (False, "database_not_found")
 
 
 def test_a_table_name_must_be_a_lowercase_identifier(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as refused:
         SqliteLedger(str(tmp_path / "l.db"), table="bad; DROP TABLE x")
     assert refused.value.code == "config/invalid"
+
+
+# --- files that move, vanish or lock (issue 10 item 3-4) ---------------------------------------------
+
+
+async def test_the_ledger_file_is_created_readable_by_its_owner_only(tmp_path: Path) -> None:
+    ledger = open_at(tmp_path / "l.db")
+    await ledger.initialize()
+    await ledger.reserve("k", "fp")
+    await ledger.close()
+    assert stat.S_IMODE((tmp_path / "l.db").stat().st_mode) == 0o600
+    lazily = open_at(tmp_path / "lazy.db")
+    await lazily.reserve("k", "fp")  # the first write of a fresh instance creates it too
+    await lazily.close()
+    assert stat.S_IMODE((tmp_path / "lazy.db").stat().st_mode) == 0o600
+
+
+async def test_a_reservation_is_synced_and_a_completion_is_not_waited_on(tmp_path: Path) -> None:
+    ledger = open_at(tmp_path / "l.db")
+    await ledger.reserve("k", "fp")
+    assert ledger.pragma("synchronous") == "2"  # FULL: durable before the upstream is called
+    await ledger.complete("k", {"ok": True})
+    assert ledger.pragma("synchronous") == "1"  # NORMAL: a lost completion only quarantines the row
+    await ledger.reserve("k2", "fp")
+    assert ledger.pragma("synchronous") == "2"
+    await ledger.close()
+
+
+async def test_readiness_of_a_missing_file_is_never_ready_and_creates_nothing(tmp_path: Path) -> None:
+    ledger = open_at(tmp_path / "absent.db")
+    started = time.monotonic()
+    ready = await ledger.check_readiness()
+    assert (ready.ready, ready.code) == (False, "database_not_found")
+    assert time.monotonic() - started < 10
+    assert list(tmp_path.iterdir()) == []
+    await ledger.close()
+
+
+async def test_readiness_of_a_file_without_the_table_is_not_ready_and_creates_no_table(tmp_path: Path) -> None:
+    tamper(tmp_path / "l.db", "CREATE TABLE unrelated (x)")
+    ledger = open_at(tmp_path / "l.db")
+    ready = await ledger.check_readiness()
+    await ledger.close()
+    assert (ready.ready, ready.code) == (False, "database_not_found")
+    with closing(sqlite3.connect(tmp_path / "l.db")) as conn:
+        names = {name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    assert names == {"unrelated"}
+
+
+@pytest.mark.parametrize("how", ["deleted", "replaced"])
+async def test_a_deleted_or_replaced_file_fails_every_call_and_probe_closed(tmp_path: Path, how: str) -> None:
+    path = tmp_path / "l.db"
+    ledger = open_at(path)
+    await ledger.reserve("k", "fp")
+    assert (await ledger.check_readiness()).ready
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
+    if how == "replaced":
+        fresh = open_at(path)  # another process starts a fresh ledger at the same path
+        await fresh.initialize()
+        await fresh.close()
+    ready = await ledger.check_readiness()
+    assert ready.ready is False
+    with pytest.raises(LedgerError) as refused:
+        await ledger.reserve("k", "fp")
+    assert refused.value.code == "ledger/unavailable"
+    await ledger.close()  # closing and reopening does not adopt the other file either
+    with pytest.raises(LedgerError):
+        await ledger.reserve("other", "fp")
+    assert path.exists() is (how == "replaced")
+
+
+async def test_an_exclusive_lock_fails_each_call_closed_within_its_own_wait_and_readiness_says_unavailable(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "l.db"
+    ledger = SqliteLedger(str(path), LedgerOptions(lock_timeout_seconds=1.0))
+    await ledger.initialize()
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        started = time.monotonic()
+        failures: list[float] = []
+
+        async def keyed_write(index: int) -> None:
+            with pytest.raises(LedgerError) as refused:
+                await ledger.reserve(f"k{index}", "fp")
+            assert refused.value.code == "ledger/unavailable"
+            failures.append(time.monotonic() - started)
+
+        async with anyio.create_task_group() as group:
+            for index in range(4):
+                group.start_soon(keyed_write, index)
+        assert len(failures) == 4 and max(failures) < 10  # each within its own wait, not 4 waits in a row
+        probe_started = time.monotonic()
+        ready = await ledger.check_readiness()
+        assert (ready.ready, ready.code) == (False, "unavailable")
+        assert time.monotonic() - probe_started < 10
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert (await ledger.check_readiness()).ready
+    assert (await ledger.reserve("after", "fp")).outcome == "reserved"
+    await ledger.close()
+
+
+def test_a_sqlite_uri_may_name_the_namespace_its_table_is_derived_from(tmp_path: Path) -> None:
+    assert sqlite_location(f"sqlite:///{tmp_path}/l.db?namespace=payments") == (f"{tmp_path}/l.db", "payments")
+    ledger = SqliteLedger.from_uri(f"sqlite:///{tmp_path}/l.db?namespace=payments", LedgerOptions())
+    assert ledger.table == "anvil_idempotency_df384ae97c77ad30"
+    for bad in ("?mode=ro", "?namespace=a&namespace=b", "?namespace=bad/ns"):
+        with pytest.raises(ConfigError) as refused:
+            SqliteLedger.from_uri(f"sqlite:///{tmp_path}/l.db{bad}", LedgerOptions())
+        assert refused.value.code == "config/invalid"

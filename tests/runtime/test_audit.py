@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import stat
 from pathlib import Path
@@ -62,7 +61,7 @@ async def test_every_call_writes_one_audit_line_with_the_documented_fields(
         "anonymous",
     )
     assert write["idempotency_key_forwarded"] is True and write["staged_for"] == "x.y.z"
-    assert write["ledger_id"] == "sha256:" + hashlib.sha256(b"k-1").hexdigest()
+    assert write["ledger_id"] == "k-1"  # the caller's key itself (ADR-0030 §5)
     assert write["effect_class"] == "irreversible" and write["status"] == 200 and write["attempts"] == 1
     assert dry["outcome"] == "dry_run" and dry["dry_run"] is True and dry["idempotency_key_forwarded"] is False
     assert (refused["outcome"], refused["error_code"]) == ("error", "idempotency_required")
@@ -125,7 +124,10 @@ async def test_references_audit_lines_and_messages_never_hold_a_key_principal_cr
     surfaces = [json.dumps(o.envelope.to_json()) for o in outcomes if o.envelope is not None]
     plans = [json.dumps(o.plan) for o in outcomes if o.plan is not None]
     assert plans and TOKEN not in plans[0]  # a plan shows the caller's own key, never a credential
-    surfaces += audit.lines
+    # The audit line names the caller's key in ledger_id (ADR-0030 §5: the id audits join on) and nowhere else.
+    lines = [json.loads(line) for line in audit.lines]
+    assert RAW_KEY in {line["ledger_id"] for line in lines}
+    surfaces += [json.dumps({name: value for name, value in line.items() if name != "ledger_id"}) for line in lines]
     with pytest.raises(LedgerError) as unreachable:
         await open_ledger(f"sqlite:////nonexistent/{folder.name}/x.db").reserve("k", "f")
     assert unreachable.value.code == "ledger/unavailable"

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import re
 import threading
+import time
 
 import anyio
 import pytest
 from runtime_support import ContextFactory, FakeClock, Scripted, UpstreamState, keyed_write
 
-from anvil.ledger.base import MAX_RESULT_BYTES, Ledger
+from anvil.ledger.base import DEFAULT_BINDING_TTL_SECONDS, MAX_RESULT_BYTES, Ledger
 from anvil.runtime.context import CallOptions
 from anvil.runtime.executor import execute
 
@@ -108,6 +109,28 @@ async def test_a_result_over_the_replay_ceiling_is_answered_once_and_leaves_the_
     assert REFERENCE.match(str(again.envelope.details["ledger_reference"]))
 
 
+async def test_a_retry_tells_a_quarantined_row_from_a_call_still_in_flight(
+    ledger: Ledger, make_context: ContextFactory, upstream: UpstreamState, clock: FakeClock
+) -> None:
+    upstream.answer(Scripted(status=200, body={"blob": "x" * MAX_RESULT_BYTES}))  # completes never
+    context = make_context(ledger=ledger)
+    clock.now = time.time() - 3600  # the reservation was made an hour ago
+    await execute(keyed_write(), REFUND, context, keyed("key-stuck"))
+    old = await execute(keyed_write(), REFUND, context, keyed("key-stuck"))
+    clock.now = time.time()
+    upstream.answer(Scripted(status=200, body={"blob": "x" * MAX_RESULT_BYTES}))
+    await execute(keyed_write(), REFUND, context, keyed("key-fresh"))
+    fresh = await execute(keyed_write(), REFUND, context, keyed("key-fresh"))
+    for outcome in (old, fresh):
+        assert outcome.code == "conflict" and outcome.envelope is not None and outcome.envelope.details is not None
+        assert "anvil ledger inspect" in str(outcome.envelope.details["hint"])
+    assert old.envelope is not None and old.envelope.details is not None
+    assert old.envelope.details["quarantined"] is True and float(str(old.envelope.details["reservation_age_s"])) > 3500
+    assert fresh.envelope is not None and fresh.envelope.details is not None
+    assert fresh.envelope.details["quarantined"] is False
+    assert float(str(fresh.envelope.details["reservation_age_s"])) < 60
+
+
 async def test_a_result_of_exactly_the_ceiling_completes_and_replays(
     ledger: Ledger, make_context: ContextFactory, upstream: UpstreamState
 ) -> None:
@@ -130,12 +153,15 @@ async def test_an_expired_completed_row_is_not_replayed(
     assert upstream.count == 2
 
 
-async def test_an_expired_row_can_be_reused_for_a_different_request(
+async def test_an_expired_result_still_binds_its_key_and_only_an_expired_binding_frees_it_for_another_request(
     ledger: Ledger, make_context: ContextFactory, upstream: UpstreamState, clock: FakeClock
 ) -> None:
     context = make_context(ledger=ledger)
     await execute(keyed_write(), REFUND, context, keyed("key-recycled"))
-    clock.advance(7200)
+    clock.advance(7200)  # past the result TTL: the upstream may still honour the raw key
+    refused = await execute(keyed_write(), {**REFUND, "amount": 1}, context, keyed("key-recycled"))
+    assert refused.code == "conflict" and upstream.count == 1  # refused before the upstream
+    clock.advance(DEFAULT_BINDING_TTL_SECONDS)
     other = await execute(keyed_write(), {**REFUND, "amount": 1}, context, keyed("key-recycled"))
     assert other.kind == "success" and upstream.count == 2
 

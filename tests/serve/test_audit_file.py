@@ -92,10 +92,10 @@ async def test_the_audit_file_holds_one_line_per_executed_call_with_mode_0600_an
         None,
         True,
     )
-    assert str(write["ledger_id"]).startswith("sha256:")
+    assert write["ledger_id"] == "01JSECRETLEDGERKEY0001"  # the caller's key itself (ADR-0030 §5)
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     text = path.read_text(encoding="utf-8")
-    assert TOKEN not in text and "01JSECRETLEDGERKEY0001" not in text and "Bearer" not in text
+    assert TOKEN not in text and "Bearer" not in text
 
 
 async def test_a_grant_refusal_is_a_line_too_and_names_its_decision_and_rule(filed: tuple[Rig, Path]) -> None:

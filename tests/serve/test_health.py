@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sqlite3
+import time
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +46,9 @@ async def test_readyz_answers_503_while_the_sqlite_file_cannot_be_read_and_200_o
     try:
         broken = await probe(app)
         path.unlink()
+        missing = await probe(app)  # a probe never creates the missing file
+        assert not path.exists()
+        await ledger.initialize()  # `anvil ledger init` (or `anvil serve` at start-up) does
         mended = await probe(app)
     finally:
         await ledger.close()
@@ -51,6 +56,7 @@ async def test_readyz_answers_503_while_the_sqlite_file_cannot_be_read_and_200_o
     assert broken.status_code == 503
     assert broken.json() == {"ready": False, "service": "payments", "code": "ledger_unavailable"}
     assert broken.headers["cache-control"] == "no-store"
+    assert missing.status_code == 503
     assert (mended.status_code, mended.json()) == (200, {"ready": True, "service": "payments"})
 
 
@@ -77,10 +83,12 @@ async def test_without_a_durable_ledger_readiness_is_whether_one_is_required(
         health = await probe(create_listener(fleet), "/healthz")
     finally:
         await rig.aclose()
-    assert (answer.status_code, answer.json()) == (
-        503,
-        {"ready": False, "service": ["github", "payments"], "code": "ledger_unavailable"},
-    )
+    assert answer.status_code == 503
+    assert {name: answer.json()[name] for name in ("ready", "service", "code")} == {
+        "ready": False,
+        "service": ["github", "payments"],
+        "code": "ledger_unavailable",
+    }
     hashes = [artifact_hash(github), artifact_hash(payments)]
     assert (health.status_code, health.json()) == (200, health_body(["github", "payments"], hashes))
     assert health.json() == {
@@ -94,6 +102,7 @@ async def test_without_a_durable_ledger_readiness_is_whether_one_is_required(
 
 async def test_a_successful_probe_is_reused_within_its_cache_window(tmp_path: Path) -> None:
     ledger = open_ledger(f"sqlite:///{tmp_path / 'ok.db'}")
+    await ledger.initialize()
     now = [100.0]
     probe_ = ReadinessProbe(ledger, required=True, cache_seconds=5, clock=lambda: now[0])
     try:
@@ -123,3 +132,53 @@ async def test_healthz_of_one_bundle_names_its_service_and_unknown_routes_are_js
         {"status": "ok", "service": "github", "artifactHash": artifact_hash(github)},
     )
     assert (missing.status_code, missing.json()) == (404, {"error": {"code": "not_found", "message": "No such route."}})
+
+
+async def test_a_fleets_readyz_reports_each_bundle_and_whether_it_needs_the_durable_ledger(
+    github: Document, payments: Document, tmp_path: Path
+) -> None:
+    rig = Rig(github, payments, env="prod")
+    try:
+        fleet = rig.fleet()
+        answer = await probe(create_listener(fleet, readiness=default_readiness(fleet, cache_seconds=0)))
+    finally:
+        await rig.aclose()
+    assert answer.status_code == 503
+    assert answer.json()["bundles"] == [
+        {"id": "github", "service": "github", "ready": True, "durable_ledger_required": False},
+        {"id": "payments", "service": "payments", "ready": False, "durable_ledger_required": True},
+    ]
+    ledger = open_ledger(f"sqlite:///{tmp_path / 'fleet.db'}")
+    await ledger.initialize()
+    rig = Rig(github, payments, ledger=ledger, env="prod")
+    try:
+        fleet = rig.fleet()
+        ready = await probe(create_listener(fleet, readiness=default_readiness(fleet, cache_seconds=0)))
+    finally:
+        await ledger.close()
+        await rig.aclose()
+    assert ready.status_code == 200 and ready.json()["ready"] is True
+    assert [bundle["ready"] for bundle in ready.json()["bundles"]] == [True, True]
+
+
+async def test_readyz_answers_503_within_two_seconds_while_another_process_holds_the_ledger_locked(
+    github: Document, payments: Document, tmp_path: Path
+) -> None:
+    path = tmp_path / "locked.db"
+    ledger = open_ledger(f"sqlite:///{path}")
+    await ledger.initialize()
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    rig = Rig(github, payments, ledger=ledger, env="prod")
+    try:
+        fleet = rig.fleet("payments")
+        app = create_listener(fleet, readiness=default_readiness(fleet, cache_seconds=0))
+        started = time.monotonic()
+        answer = await probe(app)
+        elapsed = time.monotonic() - started
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+        await ledger.close()
+        await rig.aclose()
+    assert answer.status_code == 503 and elapsed < 2.5

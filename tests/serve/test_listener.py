@@ -339,13 +339,19 @@ async def test_the_command_serves_a_workspace_fleet_with_namespaced_settings(
     scopes = [line for line in err.splitlines() if line.startswith("anvil: ledger scope ")]
     assert [line.split(":")[1].split()[-1] for line in scopes] == ["github", "payments"]
     assert all("digest sha256:" in line for line in scopes)
-    assert (ready.status_code, ready.json()) == (200, {"ready": True, "service": ["github", "payments"]})
+    assert ready.status_code == 200
+    assert {name: ready.json()[name] for name in ("ready", "service")} == {
+        "ready": True,
+        "service": ["github", "payments"],
+    }
+    assert [bundle["id"] for bundle in ready.json()["bundles"]] == ["github", "payments"]
     lines = [json.loads(line) for line in audit_file.read_text(encoding="utf-8").splitlines()]
     assert [(line["connector"], line["operation"]) for line in lines] == [
         ("payments", "payments.refunds.create"),
         ("github", "github.issues.list"),
     ]
-    assert stat.S_IMODE(audit_file.stat().st_mode) == 0o600 and "cli-refund-1" not in audit_file.read_text()
+    assert stat.S_IMODE(audit_file.stat().st_mode) == 0o600
+    assert lines[0]["ledger_id"] == "cli-refund-1"  # the caller's key itself (ADR-0030 §5)
 
 
 @pytest.mark.parametrize(

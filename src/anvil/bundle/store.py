@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from anvil.air.canonical import sha256_hex
+from anvil.air.deployment import collection_group
 from anvil.air.model import Document
 from anvil.bundle.encoding import json_file
 from anvil.bundle.generation import DEPLOYMENT_NAMESPACE_PATTERN, Generation
@@ -58,11 +58,6 @@ def deployment_namespace(doc: Document, generation: Generation) -> str:
     if not _NAMESPACE.match(chosen):
         raise BundleError("bundle/invalid", f"deployment namespace {chosen!r} is not a valid ledger namespace.")
     return chosen
-
-
-def collection_group(namespace: str) -> str:
-    """``anvil_idempotency_`` + the first 16 hex of sha256(namespace) (original-ledger §4.7)."""
-    return "anvil_idempotency_" + sha256_hex(namespace)[:16]
 
 
 def _firestore(namespace: str) -> dict[str, Any]:

@@ -31,7 +31,12 @@ The environment, read here and nowhere else:
 * ``ANVIL_LEDGER`` - the idempotency ledger URI shared by every bundle (``memory:``, ``sqlite:///PATH``,
   ...); when unset, ``memory:`` in dev and none elsewhere (required-key writes are then refused and
   ``/readyz`` answers 503 when some bundle needs the ledger);
-* ``ANVIL_LEDGER_RESULT_TTL_SECONDS``, ``ANVIL_UPSTREAM_TIMEOUT_MS``;
+* ``ANVIL_LEDGER_RESULT_TTL_SECONDS`` (default 604800), ``ANVIL_LEDGER_BINDING_TTL_SECONDS`` (how long a
+  completed row keeps its fingerprint after its result expired; default 2592000),
+  ``ANVIL_LEDGER_LOCK_TIMEOUT_MS`` (each ledger call's bounded wait; default 5000),
+  ``ANVIL_UPSTREAM_TIMEOUT_MS``. Without ``namespace=`` in ``ANVIL_LEDGER`` the ledger table is derived
+  from the first bundle's deployment namespace; the schema is created at start-up when the store lets
+  us (``anvil ledger init`` does the same explicitly);
 * ``ANVIL_AUTH_PROFILE`` (default ``default``) - credentials are the ``ANVIL_<PROFILE>_*`` variables the
   bundle names (:func:`credential_variables`); in a fleet of two or more bundles a variable namespaced by
   the connector (``ANVIL_<PROFILE>_<CONNECTOR>_<SCHEME>_TOKEN``, i.e. profile ``<profile>_<connector>``)
@@ -70,7 +75,7 @@ if TYPE_CHECKING:
     import httpx
 
     from anvil.air.model import Document
-    from anvil.ledger.base import Ledger
+    from anvil.ledger.base import Ledger, LedgerOptions
     from anvil.runtime.audit import AuditSink, RecordSink
     from anvil.serve.auth_middleware import InboundSettings
     from anvil.serve.fleet import BundleSource, Fleet, FleetBundle
@@ -85,8 +90,10 @@ __all__ = [
     "credential_variables",
     "derived_key_window",
     "inbound_from_env",
+    "ledger_options",
     "ledger_scope_lines",
     "parse_bind",
+    "prepare_ledger",
     "register",
     "rest_body_limit",
     "run",
@@ -116,6 +123,8 @@ class ServeSettings:
     allowed_hosts: tuple[str, ...]
     ledger_uri: str | None
     ledger_ttl_seconds: int | None
+    ledger_binding_seconds: int | None = None
+    ledger_lock_timeout_ms: int | None = None
     timeout_ms: int | None
     derived_key_window_seconds: int | None = None
     auth_profile: str
@@ -210,6 +219,8 @@ def settings_from_env(
         allowed_hosts=allowed,
         ledger_uri=environ.get("ANVIL_LEDGER") or None,
         ledger_ttl_seconds=_int_env(environ, "ANVIL_LEDGER_RESULT_TTL_SECONDS"),
+        ledger_binding_seconds=_int_env(environ, "ANVIL_LEDGER_BINDING_TTL_SECONDS"),
+        ledger_lock_timeout_ms=_int_env(environ, "ANVIL_LEDGER_LOCK_TIMEOUT_MS"),
         timeout_ms=_int_env(environ, "ANVIL_UPSTREAM_TIMEOUT_MS"),
         derived_key_window_seconds=derived_key_window(environ),
         auth_profile=environ.get("ANVIL_AUTH_PROFILE") or "default",
@@ -449,6 +460,7 @@ class _Plan:
     bind: HttpBind | None
     body_limit: int
     include_unapproved: bool
+    ledger_namespace: str | None = None
 
 
 def ledger_scope_lines(fleet: Fleet) -> list[str]:
@@ -507,7 +519,6 @@ def _announce(fleet: Fleet, plan: _Plan, url: str | None) -> None:
 async def _serve(plan: _Plan) -> None:
     import httpx
 
-    from anvil.ledger.base import LedgerOptions
     from anvil.ledger.registry import open_ledger
     from anvil.serve.auth_middleware import build_authenticator
     from anvil.serve.fleet import Fleet
@@ -518,9 +529,8 @@ async def _serve(plan: _Plan) -> None:
     ledger: Ledger | None = None
     uri = first.ledger_uri or ("memory:" if first.env == "dev" else None)
     if uri is not None:
-        options = LedgerOptions(result_ttl_seconds=first.ledger_ttl_seconds) if first.ledger_ttl_seconds else None
-        ledger = open_ledger(uri, options=options)
-        await warn_unless_ready(ledger)
+        ledger = open_ledger(uri, options=ledger_options(first, plan.ledger_namespace))
+        await prepare_ledger(ledger)
     lines = _audit(first)
     metrics: FleetMetrics | None = FleetMetrics() if plan.bind is not None else None
     audit = ObservedAuditSink(metrics, lines) if metrics is not None else lines
@@ -559,6 +569,41 @@ async def _serve(plan: _Plan) -> None:
         close = getattr(lines, "close", None)
         if callable(close):
             close()
+
+
+def ledger_options(settings: ServeSettings, namespace: str | None) -> LedgerOptions:
+    """The ledger options from the settings (unset values keep the defaults).
+
+    Raises:
+        ConfigError: a value out of range (``config/invalid``).
+    """
+    from anvil.ledger.base import LedgerOptions
+
+    chosen: dict[str, Any] = {"namespace": namespace}
+    if settings.ledger_ttl_seconds:
+        chosen["result_ttl_seconds"] = settings.ledger_ttl_seconds
+    if settings.ledger_binding_seconds:
+        chosen["binding_ttl_seconds"] = settings.ledger_binding_seconds
+    if settings.ledger_lock_timeout_ms:
+        chosen["lock_timeout_seconds"] = settings.ledger_lock_timeout_ms / 1000
+    return LedgerOptions(**chosen)
+
+
+async def prepare_ledger(ledger: Ledger, stream: TextIO | None = None) -> bool:
+    """Create the ledger's schema if the store lets us (idempotent), then probe it once.
+
+    A role that may not create tables is not an error here: readiness reports what is missing.
+
+    Returns:
+        Whether the ledger answered ready.
+    """
+    from anvil.errors import LedgerError
+
+    try:
+        await ledger.initialize()
+    except LedgerError:
+        pass  # readiness below tells the operator, without the backend's text
+    return await warn_unless_ready(ledger, stream)
 
 
 async def warn_unless_ready(ledger: Ledger, stream: TextIO | None = None) -> bool:
@@ -608,6 +653,18 @@ def _check_transport(bind: HttpBind | None, inbound: InboundSettings, allow_remo
         )
 
 
+def _ledger_namespace(path: Path, document: Document) -> str | None:
+    """The deployment namespace of a bundle (original-ledger §4.8): the ledger table is derived from it."""
+    from anvil.bundle.read import read_generation
+    from anvil.bundle.store import deployment_namespace
+    from anvil.errors import BundleError
+
+    try:
+        return deployment_namespace(document, read_generation(path))
+    except BundleError:
+        return None
+
+
 def _read(sources: Sequence[BundleSource]) -> tuple[tuple[str, Document], ...]:
     from anvil.bundle.read import read_bundle
 
@@ -633,7 +690,8 @@ def run(args: argparse.Namespace) -> int:
     inbound = inbound_from_env(os.environ, args.auth)
     _check_transport(bind, inbound, args.allow_remote)
     body_limit = rest_body_limit(os.environ, args.rest_body_limit)
-    sources = _read(discover_bundles([Path(path) for path in args.bundles]))
+    found = discover_bundles([Path(path) for path in args.bundles])
+    sources = _read(found)
     settings = bundle_settings(os.environ, sources, base_url=args.base_url)
     if args.include_unapproved and settings[0].env != "dev":
         raise UsageError("cli/usage", "--include-unapproved is allowed only with ANVIL_ENV=dev")
@@ -644,6 +702,7 @@ def run(args: argparse.Namespace) -> int:
         bind=bind,
         body_limit=body_limit,
         include_unapproved=args.include_unapproved,
+        ledger_namespace=_ledger_namespace(found[0].path, sources[0][1]),
     )
     anyio.run(_serve, plan)
     return 0

@@ -10,11 +10,18 @@ seam::
 
     (absent) --reserve: create-if-absent--> in_progress --complete: update-if-version--> completed
     in_progress --release: delete-if-version (owner only)--> (absent)
-    completed --reserve sees expires_at <= now: delete-if-version--> (absent) --> re-reserved
-    in_progress --(never automatically)--> anything     [operator reconciliation only]
+    completed, expires_at <= now < retain_until: the result is gone, the binding stays:
+        same fingerprint --delete-if-version--> re-reserved; another fingerprint --> conflict
+    completed, retain_until <= now --delete-if-version--> (absent) --> re-reserved
+    in_progress --(never automatically)--> anything     [operator reconciliation only: resolve()]
 
 Ownership is process-local: only the instance that reserved a key may complete or release it, so a
 crash between the upstream answer and completion leaves an ``in_progress`` row that never expires.
+
+A completed row keeps its *binding* (the principal-bound fingerprint, never the result) until
+``retain_until``, much longer than the result (``binding_ttl_seconds``, 30 days by default): an
+upstream that honours raw keys for longer than our result TTL would otherwise hand one caller's
+answer to another caller reusing the key, or apply another request under it.
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ from __future__ import annotations
 import abc
 import hashlib
 import json
+import math
 import re
 import time
 import uuid
@@ -29,12 +37,19 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import ClassVar, Final, Literal
 
+import anyio
+
 from anvil._types import JSONValue
+from anvil.air.deployment import COLLECTION_PREFIX, NAMESPACE_PATTERN, collection_group
 from anvil.errors import ConfigError, LedgerError
 
 __all__ = [
+    "DEFAULT_BINDING_TTL_SECONDS",
+    "DEFAULT_LOCK_TIMEOUT_SECONDS",
     "DEFAULT_RESULT_TTL_SECONDS",
     "MAX_RESULT_BYTES",
+    "READINESS_CODES",
+    "READINESS_TIMEOUT_SECONDS",
     "Ledger",
     "LedgerOptions",
     "LedgerRow",
@@ -44,6 +59,7 @@ __all__ = [
     "ReserveOutcome",
     "Sharing",
     "document_id",
+    "namespace_table",
     "safe_reference",
 ]
 
@@ -51,10 +67,21 @@ __all__ = [
 MAX_RESULT_BYTES: Final = 819_200
 #: Completed-result retention when none is configured: seven days.
 DEFAULT_RESULT_TTL_SECONDS: Final = 604_800
+#: How long a completed row keeps what binds its key (fingerprint, no result): thirty days.
+DEFAULT_BINDING_TTL_SECONDS: Final = 2_592_000
+#: How long one ledger call may wait for a lock, a connection or an answer before failing closed.
+DEFAULT_LOCK_TIMEOUT_SECONDS: Final = 5.0
+#: The bound on one readiness probe (``/readyz`` must answer within 2 s even when the store hangs).
+READINESS_TIMEOUT_SECONDS: Final = 1.5
+#: The closed set of readiness codes a probe returns.
+READINESS_CODES: Final = ("ok", "unavailable", "permission_denied", "database_not_found", "invalid_response")
 _MIN_TTL_SECONDS: Final = 60
 _MAX_TTL_SECONDS: Final = 31_536_000
+_MAX_BINDING_SECONDS: Final = 10 * 31_536_000
+_TIME_TOLERANCE_S: Final = 0.0015  # stores keep milliseconds or microseconds: compare instants, not floats
 _CYCLES: Final = 3  # create/read cycles before a contended key is reported in progress
 _REFERENCE: Final = re.compile(r"^[a-z][a-z0-9]*/[a-z0-9_]+/[0-9a-f]{64}$")
+_DOCUMENT: Final = re.compile(r"^[0-9a-f]{64}$")
 _VISIBLE: Final = re.compile(r"^[\x21-\x7e]{1,200}$")
 
 ReserveOutcome = Literal["reserved", "replay", "in_progress", "conflict"]
@@ -66,21 +93,64 @@ Sharing = Literal["process", "host", "cluster"]
 class LedgerOptions:
     """Settings every backend receives from :func:`anvil.ledger.registry.open_ledger`.
 
-    ``result_ttl_seconds`` is how long a completed result replays (60 s to 365 days); ``clock``
-    returns wall-clock seconds since the epoch (injected so expiry can be tested without waiting).
+    ``result_ttl_seconds`` is how long a completed result replays (60 s to 365 days);
+    ``binding_ttl_seconds`` how long a completed row keeps its fingerprint after that, so reuse of
+    the key by another principal or for another request still conflicts (60 s to 10 years; never
+    shorter than the result's own retention); ``lock_timeout_seconds`` bounds each ledger call's
+    wait for a lock, a connection or an answer (0.1 to 60 s); ``namespace`` is the deployment
+    namespace the table/collection is derived from when the URI does not name one; ``clock``
+    returns wall-clock seconds since the epoch (injected so expiry can be tested without waiting);
+    ``reservation_ids`` makes the unguessable ownership token of each reservation (a test seam).
     """
 
     result_ttl_seconds: int = DEFAULT_RESULT_TTL_SECONDS
+    binding_ttl_seconds: int = DEFAULT_BINDING_TTL_SECONDS
+    lock_timeout_seconds: float = DEFAULT_LOCK_TIMEOUT_SECONDS
+    namespace: str | None = None
     clock: Callable[[], float] = time.time
+    reservation_ids: Callable[[], str] = lambda: uuid.uuid4().hex
 
     def __post_init__(self) -> None:
         ttl = self.result_ttl_seconds
-        if isinstance(ttl, bool) or not isinstance(ttl, int) or not _MIN_TTL_SECONDS <= ttl <= _MAX_TTL_SECONDS:
+        if not _whole(ttl, _MIN_TTL_SECONDS, _MAX_TTL_SECONDS):
             raise ConfigError(
                 "config/invalid",
                 f"The ledger result TTL must be an integer from {_MIN_TTL_SECONDS} to {_MAX_TTL_SECONDS} seconds.",
                 hint="Set ANVIL_LEDGER_RESULT_TTL_SECONDS to a whole number of seconds.",
             )
+        if not _whole(self.binding_ttl_seconds, _MIN_TTL_SECONDS, _MAX_BINDING_SECONDS):
+            raise ConfigError(
+                "config/invalid",
+                f"The ledger binding TTL must be an integer from {_MIN_TTL_SECONDS} to {_MAX_BINDING_SECONDS} seconds.",
+                hint="Set ANVIL_LEDGER_BINDING_TTL_SECONDS to a whole number of seconds.",
+            )
+        wait = self.lock_timeout_seconds
+        if isinstance(wait, bool) or not isinstance(wait, int | float) or not 0.1 <= wait <= 60:
+            raise ConfigError(
+                "config/invalid",
+                "The ledger lock timeout must be from 0.1 to 60 seconds.",
+                hint="Set ANVIL_LEDGER_LOCK_TIMEOUT_MS to a whole number of milliseconds from 100 to 60000.",
+            )
+        if self.namespace is not None and not NAMESPACE_PATTERN.match(self.namespace):
+            raise ConfigError("config/invalid", "A ledger namespace must be 1-128 characters of A-Z a-z 0-9 _ . ~ -.")
+
+
+def _whole(value: object, low: int, high: int) -> bool:
+    return not isinstance(value, bool) and isinstance(value, int) and low <= value <= high
+
+
+def namespace_table(namespace: str | None) -> str:
+    """The table/collection rows live in: :func:`~anvil.air.deployment.collection_group` of the
+    namespace, or ``anvil_idempotency`` when none is known (one deployment per database).
+
+    Raises:
+        ConfigError: the namespace is malformed (``config/invalid``).
+    """
+    if namespace is None:
+        return COLLECTION_PREFIX.rstrip("_")
+    if not NAMESPACE_PATTERN.match(namespace):
+        raise ConfigError("config/invalid", "A ledger namespace must be 1-128 characters of A-Z a-z 0-9 _ . ~ -.")
+    return collection_group(namespace)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -102,6 +172,7 @@ class LedgerRow:
     result_json: str | None = None
     response_status: int | None = None
     expires_at: float | None = None
+    retain_until: float | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -119,13 +190,16 @@ class Reservation:
     ``reserved``: this process owns a fresh ``in_progress`` row and must complete or release it.
     ``replay``: a completed row for the same request; ``result`` and ``status`` are what to return.
     ``in_progress``: another call holds the key. ``conflict``: the key was used for another request.
-    ``reference`` is the sanitized row locator (``<backend>/<table>/<64 hex>``) when one is safe to show.
+    ``reference`` is the sanitized row locator (``<backend>/<table>/<64 hex>``) when one is safe to show;
+    ``started_at`` (``in_progress`` only) is when the holding reservation was made, so a caller can
+    tell a call still in flight from a quarantined row.
     """
 
     outcome: ReserveOutcome
     result: JSONValue = None
     status: int | None = None
     reference: str | None = None
+    started_at: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,6 +231,11 @@ def safe_reference(reference: str | None) -> str | None:
     if reference is not None and _REFERENCE.match(reference):
         return reference
     return None
+
+
+def _instant(seconds: float) -> float:
+    """Epoch seconds cut to whole milliseconds: every store keeps at least that precision."""
+    return math.floor(seconds * 1000) / 1000
 
 
 def _correlation(value: str | None) -> str | None:
@@ -204,9 +283,11 @@ class Ledger(abc.ABC):
     async def reserve(self, ledger_key: str, fingerprint: str, context: ReserveContext | None = None) -> Reservation:
         """Atomically claim ``ledger_key`` for a request with ``fingerprint`` before the upstream call.
 
-        A completed row past its logical expiry is deleted (conditioned on its version) and claimed
-        anew; a completed row is replayed only for the same fingerprint; an ``in_progress`` row is
-        never taken over, however old.
+        A completed row past its result expiry no longer replays: while its binding lives
+        (``retain_until``) another fingerprint still conflicts and the same one is deleted
+        (conditioned on its version) and claimed anew; past the binding any request claims it. A
+        completed row replays only for the same fingerprint; an ``in_progress`` row is never taken
+        over, however old.
 
         Raises:
             LedgerError: the backend failed (``ledger/unavailable``) or a row is malformed
@@ -214,13 +295,13 @@ class Ledger(abc.ABC):
         """
         document = document_id(ledger_key)
         reference = self.reference(document)
-        reservation_id = uuid.uuid4().hex
+        reservation_id = self.options.reservation_ids()
         ctx = context or ReserveContext()
         fresh = LedgerRow(
             status="in_progress",
             fingerprint=fingerprint,
             reservation_id=reservation_id,
-            started_at=self.options.clock(),
+            started_at=_instant(self.options.clock()),
             operation_id=_correlation(ctx.operation_id),
             trace_id=_correlation(ctx.trace_id),
         )
@@ -235,7 +316,13 @@ class Ledger(abc.ABC):
             if row.status == "completed":
                 if row.expires_at is None:
                     raise LedgerError("ledger/corrupt_row", "A completed ledger row has no valid expiry.")
-                if row.expires_at <= self.options.clock():
+                now = self.options.clock()
+                if row.expires_at <= now:
+                    bound = row.retain_until is not None and row.retain_until > now
+                    if bound and row.fingerprint != fingerprint:
+                        if row.result_json is not None:  # keep only what binds the key
+                            await self._update_if_version(document, row.version, replace(row, result_json=None))
+                        return Reservation(outcome="conflict")
                     await self._delete_if_version(document, row.version)
                     continue
                 if row.fingerprint != fingerprint:
@@ -248,7 +335,7 @@ class Ledger(abc.ABC):
             if row.reservation_id == reservation_id:  # our create committed but its answer was lost
                 self._owned[ledger_key] = _Owned(document, row)
                 return Reservation(outcome="reserved", reference=reference)
-            return Reservation(outcome="in_progress", reference=reference)
+            return Reservation(outcome="in_progress", reference=reference, started_at=row.started_at)
         return Reservation(outcome="in_progress", reference=reference)
 
     def _replay(self, row: LedgerRow, reference: str) -> Reservation:
@@ -261,15 +348,48 @@ class Ledger(abc.ABC):
             raise LedgerError("ledger/corrupt_row", "A completed ledger row holds unreadable JSON.") from exc
         return Reservation(outcome="replay", result=result, status=status, reference=reference)
 
+    def _completed(self, row: LedgerRow, result: JSONValue, status: int, ttl: int | None) -> LedgerRow:
+        """``row`` completed with ``result``: correlation fields stay, the reservation id is cleared
+        (like Firestore's masked PATCH), the result expires after ``ttl`` and the binding after the
+        binding TTL (never before the result).
+
+        Raises:
+            LedgerError: ``status`` is not 2xx, ``ttl`` is not a positive whole number of seconds
+                (``ledger/corrupt_row``), or the result is over the ceiling (``ledger/result_too_large``).
+        """
+        if isinstance(status, bool) or not isinstance(status, int) or not 200 <= status <= 299:
+            raise LedgerError("ledger/corrupt_row", "A completion status must be an integer from 200 to 299.")
+        seconds = self.options.result_ttl_seconds if ttl is None else ttl
+        if not _whole(seconds, 1, _MAX_TTL_SECONDS):
+            raise LedgerError("ledger/corrupt_row", "A result TTL must be a whole number of seconds.")
+        serialized = _serialize(result)
+        if len(serialized.encode("utf-8")) > MAX_RESULT_BYTES:
+            raise LedgerError(
+                "ledger/result_too_large",
+                f"The result exceeds the {MAX_RESULT_BYTES}-byte replay ceiling; the reservation was kept.",
+                hint="Reconcile the in-progress row with the upstream's own records.",
+            )
+        now = self.options.clock()
+        return replace(
+            row,
+            status="completed",
+            version="",
+            reservation_id=None,
+            result_json=serialized,
+            response_status=status,
+            expires_at=_instant(now + seconds),
+            retain_until=_instant(now + max(seconds, self.options.binding_ttl_seconds)),
+        )
+
     async def complete(
         self, ledger_key: str, result: JSONValue, status: int = 200, *, result_ttl_seconds: int | None = None
     ) -> None:
         """Store the successful ``result`` and its 2xx ``status`` on this process's reservation.
 
-        ``result_ttl_seconds`` is how long this result replays; None means the ledger's configured TTL.
-
         The write is conditioned on the version this process reserved at; if it fails, the row is
         read back and the completion counts only if the row already holds exactly this state.
+        ``result_ttl_seconds`` replaces the configured result TTL for this row (a shorter replay
+        window for derived keys); it changes only ``expires_at``, never how long the binding lives.
 
         Raises:
             LedgerError: not owned here or ownership changed (``ledger/not_owner``); the result is
@@ -279,28 +399,9 @@ class Ledger(abc.ABC):
         owned = self._owned.get(ledger_key)
         if owned is None:
             raise LedgerError("ledger/not_owner", "This process holds no reservation for the key.")
-        if isinstance(status, bool) or not isinstance(status, int) or not 200 <= status <= 299:
-            raise LedgerError("ledger/corrupt_row", "A completion status must be an integer from 200 to 299.")
-        serialized = _serialize(result)
-        if len(serialized.encode("utf-8")) > MAX_RESULT_BYTES:
-            raise LedgerError(
-                "ledger/result_too_large",
-                f"The result exceeds the {MAX_RESULT_BYTES}-byte replay ceiling; the reservation was kept.",
-                hint="Reconcile the in-progress row with the upstream's own records.",
-            )
-        # Like Firestore's masked PATCH: correlation fields stay, the reservation id is cleared.
-        intended = replace(
-            owned.row,
-            status="completed",
-            version="",
-            reservation_id=None,
-            result_json=serialized,
-            response_status=status,
-            expires_at=self.options.clock()
-            + (self.options.result_ttl_seconds if result_ttl_seconds is None else result_ttl_seconds),
-        )
+        intended = self._completed(owned.row, result, status, result_ttl_seconds)
         try:
-            version = await self._update_if_version(owned.document, owned.row.version, intended)
+            version = await self._update_if_version(owned.document, owned.row.version, intended, final=True)
         except LedgerError:
             version = None
             if not self._holds(await self._read(owned.document), intended):
@@ -311,7 +412,17 @@ class Ledger(abc.ABC):
 
     @staticmethod
     def _holds(row: LedgerRow | None, intended: LedgerRow) -> bool:
-        return row is not None and replace(row, version="") == intended
+        """True when ``row`` is ``intended`` (times compared as instants, to the store's precision)."""
+        if row is None:
+            return False
+        times = ("started_at", "expires_at", "retain_until")
+        for name in times:
+            mine, theirs = getattr(row, name), getattr(intended, name)
+            if (mine is None) != (theirs is None) or (mine is not None and abs(mine - theirs) > _TIME_TOLERANCE_S):
+                return False
+        return replace(row, version="", started_at=None, expires_at=None, retain_until=None) == replace(
+            intended, started_at=None, expires_at=None, retain_until=None
+        )
 
     async def release(self, ledger_key: str) -> None:
         """Drop this process's own in-progress reservation after a terminal, unambiguous failure.
@@ -330,15 +441,115 @@ class Ledger(abc.ABC):
         return ledger_key in self._owned
 
     async def check_readiness(self) -> Readiness:
-        """A live, non-mutating probe of the store (never reads a stored result)."""
-        try:
-            await self._probe()
-        except LedgerError:
-            return Readiness(False, "unavailable")
-        return Readiness(True, "ok")
+        """A live, non-mutating probe of the store (never reads a stored result, never creates).
+
+        Bounded by :data:`READINESS_TIMEOUT_SECONDS`: a store that hangs or is locked answers
+        ``unavailable`` in time.
+        """
+        answer = READINESS_CODES[1]  # unavailable, unless the probe answers in time
+        with anyio.move_on_after(READINESS_TIMEOUT_SECONDS):
+            try:
+                answer = await self._probe()
+            except LedgerError:
+                answer = READINESS_CODES[1]
+        if answer not in READINESS_CODES:
+            answer = READINESS_CODES[4]  # invalid_response
+        return Readiness(answer == "ok", answer)
 
     async def close(self) -> None:  # noqa: B027 - optional hook, a no-op by default
         """Release connections. Safe to call twice."""
+
+    # --- operator reconciliation (``anvil ledger init|inspect|resolve``) ---------------------------
+
+    async def initialize(self) -> None:  # noqa: B027 - stores without a schema need nothing
+        """Create the store's schema (table, file) if absent: explicit and idempotent, never run by a probe.
+
+        Raises:
+            LedgerError: the store cannot be reached or the role may not create it (``ledger/unavailable``).
+        """
+
+    def document_of(self, reference: str) -> str:
+        """The document id of a sanitized ``reference`` to a row of *this* ledger.
+
+        Checked before the store is touched: the shape (``<scheme>/<table>/<64 hex>``), the backend and
+        the namespace-derived table must all be this ledger's.
+
+        Raises:
+            LedgerError: ``ledger/reference_invalid`` for a malformed reference,
+                ``ledger/wrong_collection`` for another backend's or namespace's row.
+        """
+        parts = reference.split("/")
+        if len(parts) != 3 or not _REFERENCE.match(reference) or not _DOCUMENT.match(parts[2]):
+            raise LedgerError(
+                "ledger/reference_invalid",
+                "A ledger reference is <backend>/<table>/<64 hex>, as error details.ledger_reference shows it.",
+            )
+        if parts[0] != self.scheme or parts[1] != self.table:
+            raise LedgerError(
+                "ledger/wrong_collection",
+                "The reference names a row of another backend or namespace than this ledger's.",
+                hint=f"This ledger keeps its rows under {self.scheme}/{self.table}/; check --ledger.",
+            )
+        return parts[2]
+
+    async def inspect(self, reference: str) -> LedgerRow | None:
+        """The row ``reference`` names (with its version), or None when there is none.
+
+        Raises:
+            LedgerError: a bad reference (see :meth:`document_of`) or a backend failure.
+        """
+        return await self._read(self.document_of(reference))
+
+    async def resolve(
+        self,
+        reference: str,
+        *,
+        fingerprint: str,
+        committed: bool,
+        result: JSONValue = None,
+        status: int = 200,
+    ) -> LedgerRow | None:
+        """Reconcile a quarantined reservation: proven not committed (delete) or committed (complete).
+
+        The row is re-read; it must still be the ``in_progress`` reservation with ``fingerprint``, and
+        the write is conditioned on that read's version. Elapsed time is never accepted as proof.
+
+        Returns:
+            The row as it was before the write.
+
+        Raises:
+            LedgerError: ``ledger/row_missing``, ``ledger/row_not_in_progress`` (completed or
+                malformed), ``ledger/fingerprint_mismatch``, ``ledger/row_changed`` (the conditional
+                write lost to another writer), a bad result (``ledger/corrupt_row``,
+                ``ledger/result_too_large``) or a backend failure; nothing is changed then.
+        """
+        document = self.document_of(reference)
+        try:
+            row = await self._read(document)
+        except LedgerError as exc:
+            if exc.code != "ledger/corrupt_row":
+                raise
+            raise LedgerError("ledger/row_not_in_progress", "The row is malformed; nothing was changed.") from exc
+        if row is None:
+            raise LedgerError("ledger/row_missing", "No ledger row has this reference; nothing was changed.")
+        if row.status != "in_progress":
+            raise LedgerError(
+                "ledger/row_not_in_progress", "The row is not an in-progress reservation; nothing was changed."
+            )
+        if row.fingerprint != fingerprint:
+            raise LedgerError(
+                "ledger/fingerprint_mismatch",
+                "The row's fingerprint is not the one given; nothing was changed.",
+                hint="Copy the fingerprint from `anvil ledger inspect`.",
+            )
+        if committed:
+            done = await self._update_if_version(document, row.version, self._completed(row, result, status, None))
+            changed = done is None
+        else:
+            changed = not await self._delete_if_version(document, row.version)
+        if changed:
+            raise LedgerError("ledger/row_changed", "The row changed while it was being resolved; re-inspect it.")
+        return row
 
     # --- primitives -------------------------------------------------------------------------------
 
@@ -356,11 +567,16 @@ class Ledger(abc.ABC):
         """A consistent read of the row (with its current version), or None when absent."""
 
     @abc.abstractmethod
-    async def _update_if_version(self, document: str, version: str, row: LedgerRow) -> str | None:
+    async def _update_if_version(
+        self, document: str, version: str, row: LedgerRow, *, final: bool = False
+    ) -> str | None:
         """Replace the row with ``row`` only if its current version is ``version``.
 
         Atomicity: compare and write are one step; fields ``row`` leaves None are cleared. Returns
         the new version token, or None when the row is absent or its version differs (no write).
+        ``final`` marks the completion of a reservation: a backend may make it cheaper than the
+        reservation (for SQLite, not synced before returning), because losing it only leaves the
+        row in progress, which is the safe, quarantined side.
         """
 
     @abc.abstractmethod
@@ -370,8 +586,9 @@ class Ledger(abc.ABC):
         Atomicity: compare and delete are one step; an absent or changed row is left as it is.
         """
 
-    async def _probe(self) -> None:  # noqa: B027 - backends with a store override it
-        """A cheap data-plane read proving the store is reachable; raises LedgerError when not."""
+    async def _probe(self) -> str:
+        """A cheap, non-mutating data-plane check: one of :data:`READINESS_CODES` (or LedgerError)."""
+        return "ok"
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.scheme}/{self.table}>"

@@ -69,7 +69,9 @@ class MemoryLedger(Ledger):
         with self._lock:
             return self._rows.get(document)
 
-    async def _update_if_version(self, document: str, version: str, row: LedgerRow) -> str | None:
+    async def _update_if_version(
+        self, document: str, version: str, row: LedgerRow, *, final: bool = False
+    ) -> str | None:
         """Compare-and-replace under the lock."""
         with self._lock:
             current = self._rows.get(document)

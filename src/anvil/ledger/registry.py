@@ -28,6 +28,9 @@ _SCHEME: Final = re.compile(r"^[a-z][a-z0-9+.-]*$")
 _BUILTIN: Final[dict[str, str]] = {
     "memory": "anvil.ledger.memory:MemoryLedger",
     "sqlite": "anvil.ledger.sqlite:SqliteLedger",
+    "postgresql": "anvil.ledger.postgres:PostgresLedger",
+    "postgres": "anvil.ledger.postgres:PostgresLedger",
+    "firestore": "anvil.ledger.firestore:FirestoreLedger",
 }
 _registered: dict[str, LedgerFactory | str] = {}
 
@@ -59,6 +62,10 @@ def _load(target: str) -> LedgerFactory:
     module_name, _, attr = target.partition(":")
     try:
         found = getattr(importlib.import_module(module_name), attr)
+        if module_name == "anvil.ledger.postgres":
+            importlib.import_module("psycopg_pool")  # the driver is an extra: refuse at boot, not mid-call
+        elif module_name == "anvil.ledger.firestore":
+            importlib.import_module("google.cloud.firestore")
     except (ImportError, AttributeError) as exc:
         raise ConfigError(
             "config/invalid",

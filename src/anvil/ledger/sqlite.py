@@ -1,11 +1,22 @@
 """``sqlite:``: the embedded durable ledger, safe across processes on one machine.
 
 URIs are spelled as SQLAlchemy spells them: ``sqlite:///relative.db`` (relative to the working
-directory) and ``sqlite:////absolute/path.db``. The file runs in WAL mode with ``synchronous=FULL``,
-so a completed row survives a crash once ``complete`` returned. Every primitive is one autocommitted
-statement (``INSERT ... ON CONFLICT DO NOTHING``, ``UPDATE``/``DELETE ... WHERE version = ?``), which
-SQLite's file lock makes atomic across every process sharing the file; a busy file is waited on, not
-failed. Calls run in a worker thread so a disk sync never blocks the event loop.
+directory) and ``sqlite:////absolute/path.db``, optionally ``?namespace=NS`` (the deployment namespace
+the table name is derived from; else the one ``anvil serve`` passes). The file is created, mode 0600,
+by :meth:`SqliteLedger.initialize` (``anvil ledger init``, and ``anvil serve`` at start-up) or by the
+first write of an instance that never opened it; a readiness probe never creates anything. The file
+an instance first opened is its identity: when the path later names another file (deleted, replaced,
+moved: the device and inode differ) every call and every probe fails closed, so a deleted file is
+never silently replaced by an empty ledger.
+
+The file runs in WAL mode. A reservation commits with ``synchronous=FULL`` (synced to disk before the
+upstream is called); a completion commits with ``synchronous=NORMAL`` (written, synced at the next
+checkpoint or reservation), because a completion lost to a power cut only leaves the row in progress:
+quarantined, never executed twice. Every primitive is one autocommitted statement (``INSERT ... ON
+CONFLICT DO NOTHING``, ``UPDATE``/``DELETE ... WHERE version = ?``), which SQLite's file lock makes
+atomic across every process sharing the file. Each call waits at most ``lock_timeout_seconds`` for the
+process's connection and the file lock together, then fails closed; calls run in a worker thread so a
+disk sync never blocks the event loop.
 
 Errors name neither the path nor the SQL: ``sqlite3`` faults become ``LedgerError("ledger/unavailable")``
 at one boundary (:func:`_mapped`).
@@ -18,33 +29,38 @@ import re
 import secrets
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
+from dataclasses import replace
 from typing import ClassVar, Final, TypeVar
+from urllib.parse import parse_qsl, quote
 
 import anyio.to_thread
 
 from anvil.errors import ConfigError, LedgerError
-from anvil.ledger.base import Ledger, LedgerOptions, LedgerRow, Sharing
+from anvil.ledger.base import Ledger, LedgerOptions, LedgerRow, Sharing, namespace_table
 
-__all__ = ["DEFAULT_TABLE", "SqliteLedger", "sqlite_path"]
+__all__ = ["DEFAULT_TABLE", "SqliteLedger", "sqlite_location", "sqlite_path"]
 
 DEFAULT_TABLE: Final = "anvil_idempotency"
 _TABLE_NAME: Final = re.compile(r"^[a-z][a-z0-9_]{0,62}$")
-_BUSY_TIMEOUT_S: Final = 30.0
+_PROBE_WAIT_S: Final = 1.0
 _COLUMNS: Final = (
-    "status, fingerprint, reservation_id, started_at, operation_id, trace_id, result_json, response_status, expires_at"
+    "status, fingerprint, reservation_id, started_at, operation_id, trace_id, result_json, response_status, "
+    "expires_at, retain_until"
 )
-_URI_HINT: Final = "Use sqlite:///relative.db or sqlite:////absolute/path.db."
+_URI_HINT: Final = "Use sqlite:///relative.db or sqlite:////absolute/path.db, optionally ?namespace=NS."
+_UNAVAILABLE_HINT: Final = "Check that the ledger file exists (anvil ledger init), is writable and on a local disk."
 
 T = TypeVar("T")
 
 
-def sqlite_path(uri: str) -> str:
-    """The database file path of a ``sqlite:`` URI (SQLAlchemy spelling).
+def sqlite_location(uri: str) -> tuple[str, str | None]:
+    """The database file path and the ``namespace`` parameter of a ``sqlite:`` URI (SQLAlchemy spelling).
 
     Raises:
-        ConfigError: not a file URI: a host, a query, an empty path or ``:memory:``
+        ConfigError: not a file URI: a host, an unknown parameter, an empty path or ``:memory:``
             (``config/invalid``; the message never repeats the path).
     """
     prefix = "sqlite:///"
@@ -52,10 +68,21 @@ def sqlite_path(uri: str) -> str:
         raise ConfigError(
             "config/invalid", "ANVIL_LEDGER for SQLite must name a file with three slashes.", hint=_URI_HINT
         )
-    path = uri[len(prefix) :]
-    if not path or path == ":memory:" or path.startswith("file:") or "?" in path or "#" in path or "\x00" in path:
+    path, _, query = uri[len(prefix) :].partition("?")
+    bad = not path or path == ":memory:" or path.startswith("file:") or "#" in uri or "\x00" in uri
+    params = parse_qsl(query, keep_blank_values=True) if query else []
+    if bad or any(name != "namespace" for name, _ in params) or len(params) > 1:
         raise ConfigError("config/invalid", "ANVIL_LEDGER for SQLite must name one database file.", hint=_URI_HINT)
-    return path
+    return path, params[0][1] if params else None
+
+
+def sqlite_path(uri: str) -> str:
+    """The database file path of a ``sqlite:`` URI (see :func:`sqlite_location`).
+
+    Raises:
+        ConfigError: not a SQLite file URI (``config/invalid``).
+    """
+    return sqlite_location(uri)[0]
 
 
 @contextmanager
@@ -64,16 +91,16 @@ def _mapped() -> Iterator[None]:
         yield
     except sqlite3.Error as exc:
         raise LedgerError(
-            "ledger/unavailable",
-            "The SQLite ledger could not be read or written.",
-            hint="Check that the ledger file is writable and on a local disk.",
+            "ledger/unavailable", "The SQLite ledger could not be read or written.", hint=_UNAVAILABLE_HINT
         ) from exc
 
 
 def _row(values: tuple[object, ...] | None) -> LedgerRow | None:
     if values is None:
         return None
-    version, status, fingerprint, reservation_id, started_at, operation_id, trace_id, result, code, expires = values
+    version, status, fingerprint, reservation_id, started_at, operation_id, trace_id, result, code, expires, keep = (
+        values
+    )
     if status not in ("in_progress", "completed"):
         raise LedgerError("ledger/corrupt_row", "A ledger row has an unknown status.")
     return LedgerRow(
@@ -87,6 +114,7 @@ def _row(values: tuple[object, ...] | None) -> LedgerRow | None:
         result_json=None if result is None else str(result),
         response_status=None if code is None else int(str(code)),
         expires_at=None if expires is None else float(str(expires)),
+        retain_until=None if keep is None else float(str(keep)),
     )
 
 
@@ -101,7 +129,12 @@ def _values(row: LedgerRow) -> tuple[object, ...]:
         row.result_json,
         row.response_status,
         row.expires_at,
+        row.retain_until,
     )
+
+
+class _Replaced(Exception):
+    """The path no longer names the file this ledger opened."""
 
 
 class SqliteLedger(Ledger):
@@ -111,28 +144,36 @@ class SqliteLedger(Ledger):
     durable: ClassVar[bool] = True
     sharing: ClassVar[Sharing] = "host"
 
-    def __init__(self, path: str, options: LedgerOptions | None = None, *, table: str = DEFAULT_TABLE) -> None:
-        """Prepare a ledger over the file at ``path`` (opened on first use).
+    def __init__(self, path: str, options: LedgerOptions | None = None, *, table: str | None = None) -> None:
+        """Prepare a ledger over the file at ``path`` (opened on first use, never created there).
+
+        ``table`` defaults to the one derived from ``options.namespace``.
 
         Raises:
             ConfigError: ``table`` is not a lowercase identifier (``config/invalid``).
         """
         super().__init__(options)
-        if not _TABLE_NAME.match(table):
+        chosen = table if table is not None else namespace_table(self.options.namespace)
+        if not _TABLE_NAME.match(chosen):
             raise ConfigError("config/invalid", "A ledger table name must be a lowercase identifier.")
         self._path = os.path.abspath(path)
-        self._table = table
+        self._table = chosen
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
+        self._identity: tuple[int, int] | None = None  # (device, inode) of the file first opened
+        self._synchronous = ""
 
     @classmethod
     def from_uri(cls, uri: str, options: LedgerOptions) -> SqliteLedger:
-        """Open ``sqlite:///relative.db`` or ``sqlite:////absolute/path.db``.
+        """Open ``sqlite:///relative.db`` or ``sqlite:////absolute/path.db`` (``?namespace=NS`` optional).
 
         Raises:
             ConfigError: the URI is not a SQLite file URI (``config/invalid``).
         """
-        return cls(sqlite_path(uri), options)
+        path, namespace = sqlite_location(uri)
+        if namespace is not None:
+            options = replace(options, namespace=namespace)
+        return cls(path, options)
 
     @property
     def table(self) -> str:
@@ -141,38 +182,103 @@ class SqliteLedger(Ledger):
 
     # --- connection -------------------------------------------------------------------------------
 
-    def _connect(self) -> sqlite3.Connection:
-        conn = sqlite3.connect(self._path, timeout=_BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
+    def _stat(self) -> tuple[int, int]:
+        found = os.stat(self._path)
+        return (found.st_dev, found.st_ino)
+
+    def _check_identity(self) -> None:
         try:
-            conn.execute(f"PRAGMA busy_timeout = {int(_BUSY_TIMEOUT_S * 1000)}")
+            now = self._stat()
+        except OSError:
+            raise _Replaced from None
+        if self._identity is not None and now != self._identity:
+            raise _Replaced
+
+    def _open(self, *, create: bool) -> sqlite3.Connection:
+        if create and not os.path.exists(self._path):
+            os.close(os.open(self._path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        target = f"file:{quote(self._path)}?mode=rw"
+        conn = sqlite3.connect(target, uri=True, isolation_level=None, check_same_thread=False, timeout=0.0)
+        try:
+            conn.execute(f"PRAGMA busy_timeout = {int(self.options.lock_timeout_seconds * 1000)}")
             conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("PRAGMA synchronous = FULL")
-            conn.execute(
-                f"CREATE TABLE IF NOT EXISTS {self._table} ("
-                "doc_id TEXT PRIMARY KEY NOT NULL, version TEXT NOT NULL, status TEXT NOT NULL, "
-                "fingerprint TEXT NOT NULL, reservation_id TEXT, started_at REAL, operation_id TEXT, "
-                "trace_id TEXT, result_json TEXT, response_status INTEGER, expires_at REAL) WITHOUT ROWID"
-            )
+            if create:
+                conn.execute(
+                    f"CREATE TABLE IF NOT EXISTS {self._table} ("
+                    "doc_id TEXT PRIMARY KEY NOT NULL, version TEXT NOT NULL, status TEXT NOT NULL, "
+                    "fingerprint TEXT NOT NULL, reservation_id TEXT, started_at REAL, operation_id TEXT, "
+                    "trace_id TEXT, result_json TEXT, response_status INTEGER, expires_at REAL, "
+                    "retain_until REAL) WITHOUT ROWID"
+                )
         except BaseException:
             conn.close()
             raise
         return conn
 
-    def _run(self, work: Callable[[sqlite3.Connection], T]) -> T:
-        with self._lock, _mapped():
-            if self._conn is None:
-                self._conn = self._connect()
-            return work(self._conn)
+    def _connection(self, *, create: bool) -> sqlite3.Connection:
+        if self._identity is not None:
+            self._check_identity()
+        if self._conn is None:
+            # Only the very first open of this instance may create the file; afterwards the file is
+            # pinned, so a deleted one is never silently replaced by an empty ledger.
+            self._conn = self._open(create=create and self._identity is None)
+            self._synchronous = "FULL"
+            try:
+                opened = self._stat()
+            except OSError:
+                self._close_conn()
+                raise _Replaced from None
+            if self._identity is None:
+                self._identity = opened
+            elif opened != self._identity:
+                self._close_conn()
+                raise _Replaced
+        return self._conn
+
+    def _close_conn(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def _run(self, work: Callable[[sqlite3.Connection], T], wait: float | None = None, *, create: bool = True) -> T:
+        deadline = time.monotonic() + (self.options.lock_timeout_seconds if wait is None else wait)
+        if not self._lock.acquire(timeout=max(0.0, deadline - time.monotonic())):
+            raise LedgerError(
+                "ledger/unavailable", "The SQLite ledger is busy; nothing was changed.", hint=_UNAVAILABLE_HINT
+            )
+        try:
+            with _mapped():
+                try:
+                    conn = self._connection(create=create)
+                except _Replaced:
+                    raise LedgerError(
+                        "ledger/unavailable",
+                        "The SQLite ledger file was deleted or replaced since it was opened; failing closed.",
+                        hint="Restore the original file, or restart after `anvil ledger init` if it is truly gone.",
+                    ) from None
+                except OSError as exc:
+                    raise LedgerError(
+                        "ledger/unavailable", "The SQLite ledger file cannot be created.", hint=_UNAVAILABLE_HINT
+                    ) from exc
+                remaining = max(1, int((deadline - time.monotonic()) * 1000))
+                conn.execute(f"PRAGMA busy_timeout = {remaining}")
+                return work(conn)
+        finally:
+            self._lock.release()
 
     async def _call(self, work: Callable[[sqlite3.Connection], T]) -> T:
-        return await anyio.to_thread.run_sync(self._run, work)
+        return await anyio.to_thread.run_sync(self._run, work, abandon_on_cancel=True)
+
+    def _sync(self, conn: sqlite3.Connection, level: str) -> None:
+        if self._synchronous != level:
+            conn.execute(f"PRAGMA synchronous = {level}")
+            self._synchronous = level
 
     async def close(self) -> None:
-        """Close the connection (a later call reopens it)."""
+        """Close the connection (a later call reopens it, but only the file first opened)."""
         with self._lock:
-            if self._conn is not None:
-                self._conn.close()
-                self._conn = None
+            self._close_conn()
 
     def pragma(self, name: str) -> str:
         """The current value of a PRAGMA (``journal_mode``, ``synchronous``), for tests and doctors.
@@ -184,37 +290,93 @@ class SqliteLedger(Ledger):
             raise ConfigError("config/invalid", "Only journal_mode, synchronous and busy_timeout can be read.")
         return str(self._run(lambda conn: conn.execute(f"PRAGMA {name}").fetchone()[0]))
 
+    # --- schema -----------------------------------------------------------------------------------
+
+    def _create(self) -> None:
+        with _mapped(), closing(self._open(create=True)):
+            pass
+
+    async def initialize(self) -> None:
+        """Create the file (mode 0600) and the table if absent; idempotent. (The first write of an
+        instance that never opened the file does the same; a readiness probe never does.)
+
+        Raises:
+            LedgerError: the file cannot be created or written (``ledger/unavailable``).
+        """
+        try:
+            await anyio.to_thread.run_sync(self._create)
+        except OSError as exc:
+            raise LedgerError("ledger/unavailable", "The SQLite ledger file cannot be created.") from exc
+
     # --- primitives -------------------------------------------------------------------------------
 
     async def _create_if_absent(self, document: str, row: LedgerRow) -> str | None:
-        """One ``INSERT ... ON CONFLICT DO NOTHING``: SQLite's write lock admits one creator per document."""
+        """One ``INSERT ... ON CONFLICT DO NOTHING``, synced: the reservation is durable before the call."""
         version = secrets.token_hex(8)
         sql = (
-            f"INSERT INTO {self._table} (doc_id, version, {_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            f"INSERT INTO {self._table} (doc_id, version, {_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
             "ON CONFLICT(doc_id) DO NOTHING"
         )
-        created = await self._call(lambda conn: conn.execute(sql, (document, version, *_values(row))).rowcount)
-        return version if created == 1 else None
+
+        def work(conn: sqlite3.Connection) -> int:
+            self._sync(conn, "FULL")
+            return int(conn.execute(sql, (document, version, *_values(row))).rowcount)
+
+        return version if await self._call(work) == 1 else None
 
     async def _read(self, document: str) -> LedgerRow | None:
         """One ``SELECT`` (a consistent snapshot in WAL mode)."""
         sql = f"SELECT version, {_COLUMNS} FROM {self._table} WHERE doc_id = ?"
         return _row(await self._call(lambda conn: conn.execute(sql, (document,)).fetchone()))
 
-    async def _update_if_version(self, document: str, version: str, row: LedgerRow) -> str | None:
-        """One ``UPDATE ... WHERE doc_id = ? AND version = ?`` that also issues a fresh version."""
+    async def _update_if_version(
+        self, document: str, version: str, row: LedgerRow, *, final: bool = False
+    ) -> str | None:
+        """One ``UPDATE ... WHERE doc_id = ? AND version = ?`` that also issues a fresh version.
+
+        A ``final`` update (a completion) is committed without waiting for a disk sync.
+        """
         fresh = secrets.token_hex(8)
         sets = ", ".join(f"{name.strip()} = ?" for name in _COLUMNS.split(","))
         sql = f"UPDATE {self._table} SET version = ?, {sets} WHERE doc_id = ? AND version = ?"
-        changed = await self._call(lambda conn: conn.execute(sql, (fresh, *_values(row), document, version)).rowcount)
-        return fresh if changed == 1 else None
+
+        def work(conn: sqlite3.Connection) -> int:
+            self._sync(conn, "NORMAL" if final else "FULL")
+            return int(conn.execute(sql, (fresh, *_values(row), document, version)).rowcount)
+
+        return fresh if await self._call(work) == 1 else None
 
     async def _delete_if_version(self, document: str, version: str) -> bool:
         """One ``DELETE ... WHERE doc_id = ? AND version = ?``."""
         sql = f"DELETE FROM {self._table} WHERE doc_id = ? AND version = ?"
-        deleted = await self._call(lambda conn: conn.execute(sql, (document, version)).rowcount)
-        return bool(deleted == 1)
 
-    async def _probe(self) -> None:
-        """Read one status (never a result) to prove the file opens and the table is readable."""
-        await self._call(lambda conn: conn.execute(f"SELECT status FROM {self._table} LIMIT 1").fetchall())
+        def work(conn: sqlite3.Connection) -> int:
+            self._sync(conn, "FULL")
+            return int(conn.execute(sql, (document, version)).rowcount)
+
+        return bool(await self._call(work) == 1)
+
+    def _check(self) -> str:
+        """The probe, in the worker thread: the file is the one first opened, the table is readable and
+        the write lock can be taken (then released at once, so nothing changes)."""
+        if not os.path.exists(self._path):
+            return "database_not_found"
+        if not os.access(self._path, os.R_OK | os.W_OK):
+            return "permission_denied"
+
+        def work(conn: sqlite3.Connection) -> str:
+            exists = conn.execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (self._table,)
+            ).fetchone()
+            if exists is None:
+                return "database_not_found"
+            conn.execute(f"SELECT status FROM {self._table} LIMIT 1").fetchall()
+            conn.execute("BEGIN IMMEDIATE")
+            conn.execute("ROLLBACK")
+            return "ok"
+
+        return self._run(work, wait=_PROBE_WAIT_S, create=False)
+
+    async def _probe(self) -> str:
+        """Never creates the file or the table; a locked file is ``unavailable``."""
+        return await anyio.to_thread.run_sync(self._check, abandon_on_cancel=True)

@@ -22,10 +22,11 @@ an :class:`AuditScope` (:func:`audit_scope`) and the executed input (:func:`audi
 variables around ``execute``; :class:`GatewayAuditSink` reads them when the executor writes.
 
 What a line never holds: a secret, a request body (``input_sha256`` is ``sha256:`` + hex of the
-canonical JSON of the input after :func:`redact`), the principal's claims, or the raw idempotency key:
-``ledger_id`` is ``sha256:`` + hex of the caller's key (forwarded or not), so the file can be shared
-with auditors without handing them keys that would replay results. A sink that fails is logged and
-never fails the call.
+canonical JSON of the input after :func:`redact`) or the principal's claims. ``ledger_id`` is the
+caller's idempotency key itself (forwarded or not; ADR-0030 §5): it is the ledger's id, which
+Branchyard and auditors join on, not a secret (a key alone replays nothing: replay is bound to the
+request and the verified principal). The audit file is the operator's record: keep it like the
+ledger, mode 0600. A sink that fails is logged and never fails the call.
 """
 
 from __future__ import annotations

@@ -122,7 +122,7 @@ class CallOptions:
         identity: the verified inbound identity's claims, or None for an anonymous caller.
         trace_id: a trace id to use instead of a fresh ``trace_<uuid4>``.
         staged_for: on a staged call, the staged operation's id (recorded in the audit line).
-        ledger_id: the caller's key as given to the gateway, recorded (hashed) in the audit line even
+        ledger_id: the caller's key as given to the gateway, recorded as is in the audit line even
             when it was not forwarded; defaults to the explicit key this call carries.
     """
 

@@ -34,7 +34,6 @@ full retention. A 2xx answer too large to replay is still returned to this calle
 
 from __future__ import annotations
 
-import hashlib
 import time
 import uuid
 from collections.abc import Mapping
@@ -77,8 +76,8 @@ _UNCERTAIN_STATUSES: Final = frozenset({408, 500, 502, 504})
 _TOO_LARGE: Final = "ledger/result_too_large"
 
 
-def _digest(value: str) -> str:
-    return "sha256:" + hashlib.sha256(value.encode("utf-8")).hexdigest()
+#: Time a finished call may still need to complete or release its row, beyond its upstream budget.
+_SETTLE_S: Final = 10.0
 
 
 class _Call:
@@ -98,7 +97,7 @@ class _Call:
         self.status: int | None = None
         self.ledger_state: LedgerState = "none"
         self.forwarded = False
-        self.ledger_id = _digest(opts.ledger_id) if opts.ledger_id else None
+        self.ledger_id = opts.ledger_id or None  # the caller's key itself: the id auditors join on
         self.retry_safe = False
         self.owned: str | None = None  # the ledger key this call reserved
         self.reference: str | None = None
@@ -220,7 +219,7 @@ class _Call:
         gates.check_confirmation(plan, arguments, opts.confirm, candidates)
         explicit = gates.explicit_key(plan, candidates)
         if explicit is not None and self.ledger_id is None:
-            self.ledger_id = _digest(explicit)
+            self.ledger_id = explicit
         self.resolved = resolved = gates.resolve_key(plan, ctx, opts, business, explicit)
         gates.check_timeout(ctx.timeout_ms)
         self.retry_safe = ctx.retries and retry_safe(op, key_present=resolved.key is not None)
@@ -281,10 +280,7 @@ class _Call:
             return self.error("conflict", "This idempotency key was already used for a different request.")
         if found.outcome == "in_progress":
             self.ledger_state = "in_progress"
-            details = self._ledger_details() if self.reference else None
-            return self.error(
-                "conflict", "A request with this idempotency key is already in progress.", details=details
-            )
+            return self._held(found.started_at)
         if found.outcome == "replay":
             self.ledger_state = "replay"
             self.status = found.status or 200
@@ -302,6 +298,30 @@ class _Call:
                     except LedgerError:
                         pass  # the row stays in progress: the safe side of an unknown
             raise
+
+    def _held(self, started_at: float | None) -> Outcome:
+        """The refusal for a key another call holds: in flight, or (older than any call could run)
+        a quarantined row only an operator can reconcile, which the details say apart."""
+        details: dict[str, JSONValue] = self._ledger_details() if self.reference else {}
+        message = "A request with this idempotency key is already in progress."
+        if started_at is not None:
+            age = max(0.0, time.time() - started_at)
+            retries = self.op.retries
+            attempts = max(1, retries.max_attempts)
+            bound = (attempts * self.ctx.timeout_ms + (attempts - 1) * retries.max_delay_ms) / 1000 + _SETTLE_S
+            quarantined = age > bound
+            details.update(reservation_age_s=round(age, 3), quarantined=quarantined)
+            if quarantined:
+                message = (
+                    "This idempotency key is held by a reservation older than any call could still be running: "
+                    "the upstream may or may not have committed, so it is quarantined for an operator."
+                )
+        if self.reference:
+            details["hint"] = (
+                f"If no call with this key is still running, reconcile the row: anvil ledger inspect {self.reference} "
+                "--ledger URI, then anvil ledger resolve."
+            )
+        return self.error("conflict", message, details=details or None)
 
     # --- the wire ---------------------------------------------------------------------------------
 

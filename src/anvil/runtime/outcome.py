@@ -20,8 +20,9 @@ class ExecutionRecord:
     """The non-secret facts of one call; :meth:`to_json` is the audit line.
 
     ``principal`` is ``anonymous`` or a ``sha256:`` digest of the verified principal; ``ledger_id`` is
-    the ``sha256:`` digest of the caller's key (never the key); ``key_forwarded`` says whether an
-    idempotency key went upstream; ``status`` is the last upstream status received (or the replayed one).
+    the caller's idempotency key itself (ADR-0030 §5: the ledger's id, which audits join on);
+    ``key_forwarded`` says whether an idempotency key went upstream; ``status`` is the last upstream
+    status received (or the replayed one).
     """
 
     trace_id: str

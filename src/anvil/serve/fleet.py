@@ -45,7 +45,6 @@ to that context's audit sink.
 
 from __future__ import annotations
 
-import hashlib
 import time
 import uuid
 from collections import OrderedDict
@@ -200,10 +199,6 @@ def _forwarded(meta: Mapping[str, Any] | None) -> dict[str, Any] | None:
         return None
     out = {key: meta[key] for key in (IDEMPOTENCY_KEY_META, STAGE_META) if key in meta}
     return out or None
-
-
-def _digest(value: str) -> str:
-    return "sha256:" + hashlib.sha256(value.encode("utf-8")).hexdigest()
 
 
 @dataclass(frozen=True, slots=True)
@@ -366,7 +361,7 @@ class Composition:
             "duration_ms": round((time.perf_counter() - started) * 1000, 3),
             "effect_class": effect_class_of(executed),
             "ledger": "none",
-            "ledger_id": _digest(key) if isinstance(key, str) and key else None,
+            "ledger_id": key if isinstance(key, str) and key else None,  # the caller's key (ADR-0030 §5)
             "idempotency_key_forwarded": False,
             "staged_for": mounted.tool.op.id if staged else None,
             "dry_run": bool(args.get(DRY_RUN_ARGUMENT)) if mounted.tool.dry_run else False,

@@ -19,15 +19,20 @@ the ledger can carry the served writes:
 
 Otherwise 503 ``{"ready": false, "service": ..., "code": "ledger_unavailable"}``: the fixed code, never
 the backend's reason. ``service`` is the AIR service id for one bundle, else the list of every
-bundle's. Probe answers are cached briefly (successes ``cache_seconds``, failures at most one second)
-and concurrent probes share one read, so a flood of probes cannot flood the store. Neither route is
-authenticated: orchestrator probes carry no token.
+bundle's; a fleet's body adds ``bundles``: per bundle ``{"id", "service", "ready",
+"durable_ledger_required"}`` (a bundle that needs no durable ledger is ready without one; a durable
+ledger that fails makes every bundle unready, since they share it). Probe answers are cached briefly
+(successes ``cache_seconds``, one second by default; failures at most one second) and concurrent probes
+share one read, so a flood of probes cannot flood the store, and a store that stops answering turns
+``/readyz`` to 503 within two seconds: every probe is bounded (:data:`PROBE_TIMEOUT_SECONDS`) even when
+the store hangs or is locked. Neither route is authenticated: orchestrator probes carry no token.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import Final
 
 import anyio
@@ -43,7 +48,9 @@ from anvil.ledger.base import Ledger
 
 __all__ = [
     "NOT_READY_CODE",
+    "PROBE_TIMEOUT_SECONDS",
     "READY_PATH",
+    "BundleReadiness",
     "ReadinessProbe",
     "artifact_hash",
     "durable_required",
@@ -54,8 +61,19 @@ __all__ = [
 READY_PATH: Final = "/readyz"
 #: The one code a 503 from ``/readyz`` carries.
 NOT_READY_CODE: Final = "ledger_unavailable"
+#: The longest one probe of the store may take before it counts as not ready.
+PROBE_TIMEOUT_SECONDS: Final = 1.8
 _FAILURE_CACHE_SECONDS: Final = 1.0
 _NO_STORE: Final = {"cache-control": "no-store"}
+
+
+@dataclass(frozen=True, slots=True)
+class BundleReadiness:
+    """One fleet bundle as ``/readyz`` reports it: its id, its AIR service id, whether it needs a durable ledger."""
+
+    id: str
+    service: str
+    durable_ledger_required: bool
 
 
 def durable_required(documents: Iterable[Document], env: str) -> bool:
@@ -97,6 +115,7 @@ class ReadinessProbe:
         required: Whether a durable ledger is required (:func:`durable_required`).
         cache_seconds: How long a successful probe is reused (0: probe on every request).
         clock: Monotonic seconds (a test seam).
+        bundles: A fleet's bundles, reported one by one in the body (empty: one bundle, no detail).
     """
 
     def __init__(
@@ -104,11 +123,13 @@ class ReadinessProbe:
         ledger: Ledger | None,
         *,
         required: bool,
-        cache_seconds: float = 5.0,
+        cache_seconds: float = 1.0,
         clock: Callable[[], float] = time.monotonic,
+        bundles: Sequence[BundleReadiness] = (),
     ) -> None:
         self.ledger = ledger
         self.required = required
+        self.bundles = tuple(bundles)
         self._cache_seconds = max(0.0, cache_seconds)
         self._clock = clock
         self._lock = anyio.Lock()
@@ -120,15 +141,35 @@ class ReadinessProbe:
         ledger = self.ledger
         if ledger is None or not ledger.durable:
             return not self.required
+        return await self._durable_ready(ledger)
+
+    async def detail(self) -> list[JSONObject]:
+        """Per bundle of a fleet: ``{"id", "service", "ready", "durable_ledger_required"}``."""
+        ledger = self.ledger
+        durable = ledger is not None and ledger.durable
+        shared = await self._durable_ready(ledger) if ledger is not None and durable else False
+        return [
+            {
+                "id": bundle.id,
+                "service": bundle.service,
+                "ready": shared if durable else not bundle.durable_ledger_required,
+                "durable_ledger_required": bundle.durable_ledger_required,
+            }
+            for bundle in self.bundles
+        ]
+
+    async def _durable_ready(self, ledger: Ledger) -> bool:
         if self._answer is not None and self._clock() < self._until:
             return self._answer
         async with self._lock:
             if self._answer is not None and self._clock() < self._until:
                 return self._answer
-            try:
-                answer = (await ledger.check_readiness()).ready
-            except Exception:  # any fault of the store is "not ready"; the reason is never shown
-                answer = False
+            answer = False
+            with anyio.move_on_after(PROBE_TIMEOUT_SECONDS):  # a hung store is not ready, in time
+                try:
+                    answer = (await ledger.check_readiness()).ready
+                except Exception:  # any fault of the store is "not ready"; the reason is never shown
+                    answer = False
             keep = self._cache_seconds if answer else min(self._cache_seconds, _FAILURE_CACHE_SECONDS)
             self._answer, self._until = answer, self._clock() + keep
             return answer
@@ -138,9 +179,12 @@ def readyz_route(probe: ReadinessProbe, service: str | list[str]) -> Route:
     """``/readyz``: 200 ``{ready: true, service}`` or 503 ``{ready: false, service, code: "ledger_unavailable"}``."""
 
     async def endpoint(request: Request) -> JSONResponse:
-        if await probe.ready():
-            return JSONResponse({"ready": True, "service": service}, headers=_NO_STORE)
-        body = {"ready": False, "service": service, "code": NOT_READY_CODE}
-        return JSONResponse(body, status_code=503, headers=_NO_STORE)
+        ready = await probe.ready()
+        body: JSONObject = {"ready": ready, "service": service}
+        if not ready:
+            body["code"] = NOT_READY_CODE
+        if probe.bundles:
+            body["bundles"] = list(await probe.detail())
+        return JSONResponse(body, status_code=200 if ready else 503, headers=_NO_STORE)
 
     return Route(READY_PATH, endpoint)

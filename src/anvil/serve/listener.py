@@ -36,7 +36,14 @@ from starlette.routing import BaseRoute, Route
 
 from anvil.serve.auth_middleware import AuthMiddleware, provider_of
 from anvil.serve.fleet import Fleet
-from anvil.serve.health import ReadinessProbe, artifact_hash, durable_required, health_body, readyz_route
+from anvil.serve.health import (
+    BundleReadiness,
+    ReadinessProbe,
+    artifact_hash,
+    durable_required,
+    health_body,
+    readyz_route,
+)
 from anvil.serve.http import MAX_REQUEST_BYTES, create_app
 from anvil.serve.metrics import FleetMetrics, metrics_route
 from anvil.serve.rest import DEFAULT_BODY_LIMIT, call_route
@@ -48,12 +55,19 @@ __all__ = ["PROTECTED_RESOURCE_PATH", "create_listener", "default_readiness"]
 PROTECTED_RESOURCE_PATH: Final = "/.well-known/oauth-protected-resource"
 
 
-def default_readiness(fleet: Fleet, *, cache_seconds: float = 5.0) -> ReadinessProbe:
-    """The readiness rule for ``fleet``: its shared ledger, required per :func:`durable_required`."""
+def default_readiness(fleet: Fleet, *, cache_seconds: float = 1.0) -> ReadinessProbe:
+    """The readiness rule for ``fleet``: its shared ledger, required per :func:`durable_required`;
+    a fleet of two or more bundles is also reported bundle by bundle."""
     ledger = next((bundle.context.ledger for bundle in fleet.bundles if bundle.context.ledger is not None), None)
     env = fleet.bundles[0].context.env
     required = durable_required((bundle.document for bundle in fleet.bundles), env)
-    return ReadinessProbe(ledger, required=required, cache_seconds=cache_seconds)
+    bundles = [
+        BundleReadiness(bundle.id, bundle.document.service.id, durable_required([bundle.document], env))
+        for bundle in fleet.bundles
+    ]
+    return ReadinessProbe(
+        ledger, required=required, cache_seconds=cache_seconds, bundles=bundles if len(bundles) > 1 else ()
+    )
 
 
 def _protected_resource(resource: str, issuer: str | None) -> Route:

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# Start or stop the services the backend tests need: PostgreSQL and the Firestore emulator.
+#
+#   eval "$(bash .ci/services.sh start)"   # prints the export lines (ANVIL_TEST_POSTGRES_URL, FIRESTORE_EMULATOR_HOST)
+#   bash .ci/services.sh stop
+#
+# PostgreSQL comes from the machine's server binaries (apt-get install postgresql when missing; needs root)
+# and runs as the postgres user under a temporary data directory on a free loopback port. The emulator is
+# npm's @firestore-emulator/server, installed outside the repository (ANVIL_CI_CACHE, default
+# ~/.cache/anvil-ci), run by .ci/firestore-launch-strict.js on a free loopback port. Both are for tests only
+# (fsync off, in-memory emulator). State lives in ANVIL_CI_STATE (default /tmp/anvil-ci-services.env).
+set -euo pipefail
+HERE="$(cd "$(dirname "$0")" && pwd)"
+CACHE="${ANVIL_CI_CACHE:-$HOME/.cache/anvil-ci}"
+STATE="${ANVIL_CI_STATE:-/tmp/anvil-ci-services.env}"
+EMULATOR_VERSION="0.3.15"
+
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
+}
+
+wait_port() {  # wait_port PORT SECONDS
+  python3 - "$1" "$2" <<'PY'
+import socket, sys, time
+port, deadline = int(sys.argv[1]), time.monotonic() + float(sys.argv[2])
+while time.monotonic() < deadline:
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+        sys.exit(0)
+    except OSError:
+        time.sleep(0.1)
+sys.exit(1)
+PY
+}
+
+start_postgres() {
+  local port; port="$(free_port)"
+  local data="/tmp/anvil-pg-$port"
+  if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq >&2 && apt-get install -y -qq postgresql >&2
+  fi
+  local bin; bin="$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)"
+  rm -rf "$data"; install -d -o postgres -g postgres -m 700 "$data"
+  runuser -u postgres -- "$bin/initdb" -D "$data" -U postgres --auth=trust -E UTF8 --no-instructions >/dev/null
+  runuser -u postgres -- "$bin/pg_ctl" -D "$data" -l "$data/server.log" -w -t 30 start \
+    -o "-p $port -k $data -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off" >&2
+  {
+    echo "ANVIL_CI_PG_BIN=$bin"
+    echo "ANVIL_CI_PG_DATA=$data"
+    echo "ANVIL_TEST_POSTGRES_URL=postgresql://postgres@127.0.0.1:$port/postgres"
+  } >>"$STATE"
+}
+
+start_firestore() {
+  mkdir -p "$CACHE/fsemu"
+  if [ ! -d "$CACHE/fsemu/node_modules/@firestore-emulator/server" ]; then
+    (cd "$CACHE/fsemu" && { [ -f package.json ] || npm init -y >/dev/null; } \
+      && npm install --no-audit --no-fund --silent "@firestore-emulator/server@$EMULATOR_VERSION" >&2)
+  fi
+  local port; port="$(free_port)"
+  NODE_PATH="$CACHE/fsemu/node_modules" nohup node "$HERE/firestore-launch-strict.js" "$port" \
+    >"$CACHE/firestore-$port.log" 2>&1 &
+  local pid=$!
+  wait_port "$port" 20 || { cat "$CACHE/firestore-$port.log" >&2; exit 1; }
+  {
+    echo "ANVIL_CI_FIRESTORE_PID=$pid"
+    echo "FIRESTORE_EMULATOR_HOST=127.0.0.1:$port"
+  } >>"$STATE"
+}
+
+start() {
+  : >"$STATE"
+  start_postgres
+  start_firestore
+  grep -E '^(ANVIL_TEST_POSTGRES_URL|FIRESTORE_EMULATOR_HOST)=' "$STATE" | sed 's/^/export /'
+}
+
+stop() {
+  [ -f "$STATE" ] || return 0
+  # shellcheck disable=SC1090
+  . "$STATE"
+  if [ -n "${ANVIL_CI_FIRESTORE_PID:-}" ]; then kill "$ANVIL_CI_FIRESTORE_PID" 2>/dev/null || true; fi
+  if [ -n "${ANVIL_CI_PG_DATA:-}" ]; then
+    runuser -u postgres -- "$ANVIL_CI_PG_BIN/pg_ctl" -D "$ANVIL_CI_PG_DATA" -m fast -w stop >/dev/null 2>&1 || true
+    rm -rf "$ANVIL_CI_PG_DATA"
+  fi
+  rm -f "$STATE"
+}
+
+"${1:-start}"

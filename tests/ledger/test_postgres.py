@@ -1,0 +1,100 @@
+"""What the PostgreSQL backend adds to the contract: its URI, an explicit schema step, bounded failures."""
+
+from __future__ import annotations
+
+import socket
+import time
+import uuid
+
+import anyio
+import pytest
+from services import postgres_uri, require
+
+from anvil.errors import ConfigError, LedgerError
+from anvil.ledger.base import LedgerOptions
+from anvil.ledger.postgres import PostgresLedger, postgres_location
+from anvil.ledger.registry import open_ledger
+
+pytestmark = pytest.mark.anyio
+
+
+def _closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def test_the_uri_keeps_libpq_parameters_and_takes_the_namespace_for_the_table() -> None:
+    conninfo, namespace = postgres_location(
+        "postgresql://app:s3cret@db.internal:5433/ledger?sslmode=require&namespace=payments"
+    )
+    assert (conninfo, namespace) == ("postgresql://app:s3cret@db.internal:5433/ledger?sslmode=require", "payments")
+    ledger = open_ledger("postgres://app@db.internal/ledger?namespace=payments")
+    assert isinstance(ledger, PostgresLedger) and (ledger.durable, ledger.sharing) == (True, "cluster")
+    assert ledger.table == "anvil_idempotency_df384ae97c77ad30" and ledger.scheme == "postgresql"
+
+
+@pytest.mark.parametrize(
+    "uri",
+    [
+        "postgresql:///no-host",
+        "postgresql://app:s3cret@db/ledger#frag",
+        "postgresql://app:s3cret@db/ledger?namespace=a&namespace=b",
+        "postgresql://app:s3cret@db/ledger?namespace=",
+        "postgresql://app:s3cret@db/ledger?namespace=bad/ns",
+    ],
+)
+def test_a_malformed_uri_is_a_boot_error_that_never_echoes_the_password(uri: str) -> None:
+    with pytest.raises(ConfigError) as refused:
+        open_ledger(uri)
+    assert refused.value.code == "config/invalid"
+    assert "s3cret" not in f"{refused.value} {refused.value.hint}"
+
+
+async def test_an_unreachable_database_fails_calls_closed_and_readiness_in_time() -> None:
+    ledger = open_ledger(
+        f"postgresql://app:s3cret@127.0.0.1:{_closed_port()}/ledger?namespace=x",
+        options=LedgerOptions(lock_timeout_seconds=1.0),
+    )
+    try:
+        started = time.monotonic()
+        ready = await ledger.check_readiness()
+        assert (ready.ready, ready.code) == (False, "unavailable")
+        assert time.monotonic() - started < 2.5
+        with pytest.raises(LedgerError) as refused:
+            await ledger.reserve("k", "fp")
+        assert refused.value.code == "ledger/unavailable"
+        assert "s3cret" not in f"{refused.value} {refused.value.hint}" and "127.0.0.1" not in str(refused.value)
+        assert time.monotonic() - started < 10
+    finally:
+        await ledger.close()
+
+
+async def test_a_missing_table_is_reported_by_readiness_and_only_init_creates_it() -> None:
+    uri = postgres_uri(require("postgres"), f"t-{uuid.uuid4().hex[:12]}")
+    ledger = open_ledger(uri)
+    try:
+        ready = await ledger.check_readiness()
+        assert (ready.ready, ready.code) == (False, "database_not_found")
+        assert (await ledger.check_readiness()).code == "database_not_found"  # the probe created nothing
+        with pytest.raises(LedgerError):
+            await ledger.reserve("k", "fp")
+        await ledger.initialize()
+        await ledger.initialize()  # idempotent
+        assert (await ledger.check_readiness()).ready
+        assert (await ledger.reserve("k", "fp")).outcome == "reserved"
+    finally:
+        await ledger.close()
+
+
+async def test_init_from_many_processes_at_once_is_idempotent() -> None:
+    uri = postgres_uri(require("postgres"), f"t-{uuid.uuid4().hex[:12]}")
+    ledgers = [open_ledger(uri) for _ in range(6)]
+    try:
+        async with anyio.create_task_group() as group:
+            for ledger in ledgers:
+                group.start_soon(ledger.initialize)
+        assert all([(await ledger.check_readiness()).ready for ledger in ledgers])
+    finally:
+        for ledger in ledgers:
+            await ledger.close()
