@@ -27,8 +27,10 @@ from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import BaseRoute, Route
+from starlette.types import ASGIApp
 
 from anvil._types import JSONValue
+from anvil.serve.server import served_by
 
 __all__ = ["MAX_REQUEST_BYTES", "MCP_PATH", "create_app", "is_loopback", "listen", "serve_http"]
 
@@ -68,6 +70,7 @@ def create_app(
     max_request_bytes: int = MAX_REQUEST_BYTES,
     health: Mapping[str, JSONValue] | None = None,
     middleware: Sequence[Middleware] = (),
+    hot_path: bool = True,
 ) -> Starlette:
     """The HTTP app: ``/mcp`` (Streamable HTTP), ``GET /healthz``, and any extra ``routes``.
 
@@ -81,14 +84,27 @@ def create_app(
         stateless: Serve without sessions (each POST stands alone).
         json_response: Answer each POST with one JSON body instead of an SSE stream.
         max_request_bytes: Largest request body accepted on ``/mcp`` (413 above it).
+        hot_path: Answer ``tools/call`` and ``tools/list`` with :class:`~anvil.serve.hotpath.HotPath`
+            (stateless JSON mode and a server from :func:`~anvil.serve.server.build_server` only);
+            False leaves every request to the SDK.
     """
+    security = _loopback_security() if is_loopback(host) else None
     manager = StreamableHTTPSessionManager(
         app=server,
         json_response=json_response,
         stateless=stateless,
-        security_settings=_loopback_security() if is_loopback(host) else None,
+        security_settings=security,
         max_request_body_size=max_request_bytes,
     )
+    endpoint: ASGIApp = StreamableHTTPASGIApp(manager)
+    served = served_by(server) if hot_path and stateless and json_response else None
+    if served is not None:
+        from anvil.serve.hotpath import HotPath
+
+        provider, select = served
+        endpoint = HotPath(
+            endpoint, provider=provider, select=select, security=security, max_request_bytes=max_request_bytes
+        )
     body = dict(health) if health is not None else {"status": "ok", "service": service}
 
     async def healthz(request: Request) -> JSONResponse:
@@ -106,7 +122,7 @@ def create_app(
 
     return Starlette(
         routes=[
-            Route(MCP_PATH, endpoint=StreamableHTTPASGIApp(manager)),
+            Route(MCP_PATH, endpoint=endpoint),
             Route("/healthz", healthz, methods=["GET"]),
             *routes,
         ],
