@@ -32,7 +32,7 @@ from starlette.types import ASGIApp
 from anvil._types import JSONValue
 from anvil.serve.server import served_by
 
-__all__ = ["MAX_REQUEST_BYTES", "MCP_PATH", "create_app", "is_loopback", "listen", "serve_http"]
+__all__ = ["MAX_REQUEST_BYTES", "MCP_PATH", "create_app", "is_loopback", "listen", "serve_http", "server_stack"]
 
 MCP_PATH: Final = "/mcp"
 #: Largest MCP request body accepted (original-core §5.11: 1 MiB).
@@ -132,25 +132,55 @@ def create_app(
     )
 
 
-def listen(host: str, port: int, *, backlog: int = 128) -> socket.socket:
+def listen(
+    host: str, port: int, *, backlog: int = 128, reuse_port: bool = False, listening: bool = True
+) -> socket.socket:
     """A bound, listening TCP socket for :func:`serve_http` (port 0 picks a free one).
 
     The socket is created with an explicit ``IPPROTO_TCP``: asyncio turns Nagle off (``TCP_NODELAY``)
     only for sockets that say so, and with Nagle on every small response waits ~40 ms for an ACK.
 
+    Args:
+        host: The bind host.
+        port: The bind port (0: any free one).
+        backlog: The listen backlog.
+        reuse_port: Set ``SO_REUSEPORT``, so several worker processes listen on one port and the
+            kernel spreads connections over them.
+        listening: False binds without listening (a supervisor holding the port for its workers:
+            the kernel hands connections only to listening sockets).
+
     Raises:
-        OSError: the address cannot be bound.
+        OSError: the address cannot be bound (or ``SO_REUSEPORT`` is not available).
     """
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if reuse_port:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
         sock.bind((host, port))
-        sock.listen(backlog)
+        if listening:
+            sock.listen(backlog)
     except OSError:
         sock.close()
         raise
     return sock
+
+
+def server_stack() -> str:
+    """Which event loop runs this code and which HTTP parser uvicorn picks (``uvloop, httptools``).
+
+    uvicorn's ``http="auto"`` takes httptools when it is installed, else h11.
+    """
+    import asyncio
+    import importlib.util
+
+    try:
+        loop = type(asyncio.get_running_loop()).__module__.split(".")[0]
+    except RuntimeError:
+        loop = "none"
+    parser = "httptools" if importlib.util.find_spec("httptools") is not None else "h11"
+    return f"{'uvloop' if loop == 'uvloop' else 'asyncio'}, {parser}"
 
 
 async def serve_http(
