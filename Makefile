@@ -29,8 +29,9 @@ pytest: $(STAMP)
 
 test: lint types pytest
 
+# bench/compare.py makes .bench-venv/ (FastMCP from PyPI) on its first run.
 bench: $(STAMP)
-	$(BIN)/python bench/compile.py
+	$(BIN)/python bench/compare.py
 
 clean:
 	rm -rf $(VENV) build dist .mypy_cache .ruff_cache
