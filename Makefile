@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint types pytest bench clean
+.PHONY: demo test lint types pytest bench bench-compile clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -32,6 +32,9 @@ test: lint types pytest
 # bench/compare.py makes .bench-venv/ (FastMCP from PyPI) on its first run.
 bench: $(STAMP)
 	$(BIN)/python bench/compare.py
+
+bench-compile: $(STAMP)
+	$(BIN)/python bench/compile.py
 
 clean:
 	rm -rf $(VENV) build dist .mypy_cache .ruff_cache

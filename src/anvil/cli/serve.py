@@ -73,6 +73,7 @@ if TYPE_CHECKING:
     from anvil.air.model import Document
     from anvil.ledger.base import Ledger
     from anvil.runtime.audit import AuditSink, RecordSink
+    from anvil.runtime.upstream import UpstreamClient
     from anvil.serve.auth_middleware import InboundSettings
     from anvil.serve.fleet import BundleSource, Fleet, FleetBundle
     from anvil.serve.metrics import FleetMetrics
@@ -353,7 +354,7 @@ def _audit(settings: ServeSettings) -> AuditSink | RecordSink | None:
 def _fleet_bundles(
     sources: Sequence[tuple[str, Document]],
     settings: Sequence[ServeSettings],
-    client: httpx.AsyncClient,
+    client: httpx.AsyncClient | UpstreamClient,
     ledger: Any,
     audit: AuditSink | RecordSink | None,
 ) -> list[FleetBundle]:
@@ -410,6 +411,7 @@ async def _serve(plan: _Plan) -> None:
 
     from anvil.ledger.base import LedgerOptions
     from anvil.ledger.registry import open_ledger
+    from anvil.runtime.connections import PooledUpstream
     from anvil.serve.auth_middleware import build_authenticator
     from anvil.serve.fleet import Fleet
     from anvil.serve.metrics import FleetMetrics, ObservedAuditSink
@@ -428,9 +430,10 @@ async def _serve(plan: _Plan) -> None:
         metrics = FleetMetrics(multiprocess_dir=plan.metrics_dir)
     audit = ObservedAuditSink(metrics, lines) if metrics is not None else lines
     sock: socket.socket | None = None
+    upstream = PooledUpstream()
     try:
-        async with httpx.AsyncClient(follow_redirects=False) as client:
-            bundles = _fleet_bundles(plan.sources, plan.settings, client, ledger, audit)
+        async with httpx.AsyncClient(follow_redirects=False) as client:  # fetches an https: JWKS, if any
+            bundles = _fleet_bundles(plan.sources, plan.settings, upstream, ledger, audit)
             fleet = Fleet(bundles, include_unapproved=plan.include_unapproved, observer=metrics)
             if plan.bind is None:
                 await run_stdio(build_server(fleet))
@@ -454,6 +457,7 @@ async def _serve(plan: _Plan) -> None:
             _announce(fleet, plan, f"http://{shown}:{sock.getsockname()[1]}/mcp")
             await serve_http(app, sock=sock, handle_signals=True)
     finally:
+        await upstream.aclose()
         if sock is not None:
             sock.close()
         if ledger is not None:
