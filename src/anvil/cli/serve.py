@@ -96,6 +96,7 @@ __all__ = [
 _DEFAULT_HOST = "127.0.0.1"
 _MAX_REST_BODY: Final = 16 * 1024 * 1024
 _NON_ALNUM: Final = re.compile(r"[^A-Z0-9]+")
+_TOKEN_MODES: Final = frozenset({"jwt", "branchyard", "oidc"})
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -407,8 +408,6 @@ def _announce(fleet: Fleet, plan: _Plan, url: str) -> None:
 
 
 async def _serve(plan: _Plan) -> None:
-    import httpx
-
     from anvil.ledger.base import LedgerOptions
     from anvil.ledger.registry import open_ledger
     from anvil.runtime.connections import PooledUpstream
@@ -430,34 +429,40 @@ async def _serve(plan: _Plan) -> None:
         metrics = FleetMetrics(multiprocess_dir=plan.metrics_dir)
     audit = ObservedAuditSink(metrics, lines) if metrics is not None else lines
     sock: socket.socket | None = None
-    upstream = PooledUpstream()
+    upstream = PooledUpstream()  # one keep-alive pool per upstream host, shared by every bundle
+    jwks_client: httpx.AsyncClient | None = None
     try:
-        async with httpx.AsyncClient(follow_redirects=False) as client:  # fetches an https: JWKS, if any
-            bundles = _fleet_bundles(plan.sources, plan.settings, upstream, ledger, audit)
-            fleet = Fleet(bundles, include_unapproved=plan.include_unapproved, observer=metrics)
-            if plan.bind is None:
-                await run_stdio(build_server(fleet))
-                return
-            authenticator = build_authenticator(plan.inbound, client=client)  # refusals come before the bind
-            from anvil.serve.http import serve_http
-            from anvil.serve.listener import create_listener
+        if plan.inbound.mode in _TOKEN_MODES:  # only a token mode fetches anything else (an https: JWKS)
+            import httpx
 
-            bind = plan.bind
-            app = create_listener(
-                fleet,
-                authenticator=authenticator,
-                resource=plan.inbound.resource,
-                issuer=plan.inbound.issuer,
-                host=bind.host,
-                metrics=metrics,
-                rest_body_limit=plan.body_limit,
-            )
-            sock = _listen(bind, reuse_port=plan.worker is not None)
-            shown = f"[{bind.host}]" if ":" in bind.host else bind.host
-            _announce(fleet, plan, f"http://{shown}:{sock.getsockname()[1]}/mcp")
-            await serve_http(app, sock=sock, handle_signals=True)
+            jwks_client = httpx.AsyncClient(follow_redirects=False)
+        bundles = _fleet_bundles(plan.sources, plan.settings, upstream, ledger, audit)
+        fleet = Fleet(bundles, include_unapproved=plan.include_unapproved, observer=metrics)
+        if plan.bind is None:
+            await run_stdio(build_server(fleet))
+            return
+        authenticator = build_authenticator(plan.inbound, client=jwks_client)  # refusals come before the bind
+        from anvil.serve.http import serve_http
+        from anvil.serve.listener import create_listener
+
+        bind = plan.bind
+        app = create_listener(
+            fleet,
+            authenticator=authenticator,
+            resource=plan.inbound.resource,
+            issuer=plan.inbound.issuer,
+            host=bind.host,
+            metrics=metrics,
+            rest_body_limit=plan.body_limit,
+        )
+        sock = _listen(bind, reuse_port=plan.worker is not None)
+        shown = f"[{bind.host}]" if ":" in bind.host else bind.host
+        _announce(fleet, plan, f"http://{shown}:{sock.getsockname()[1]}/mcp")
+        await serve_http(app, sock=sock, handle_signals=True)
     finally:
         await upstream.aclose()
+        if jwks_client is not None:
+            await jwks_client.aclose()
         if sock is not None:
             sock.close()
         if ledger is not None:

@@ -11,15 +11,17 @@ import random
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Final, Literal
+from typing import TYPE_CHECKING, Final, Literal
 
 import anyio
-import httpx
 
 from anvil._types import JSONValue
 from anvil.ledger.base import Ledger
 from anvil.runtime.audit import AuditSink
 from anvil.runtime.upstream import UpstreamClient
+
+if TYPE_CHECKING:  # a served gateway never loads httpx (cold start); tests and `anvil run` do
+    import httpx
 
 __all__ = [
     "DEFAULT_TIMEOUT_MS",

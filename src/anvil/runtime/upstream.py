@@ -21,20 +21,19 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Protocol
 
 import anyio
-import httpx
 
 from anvil._types import JSONValue
 from anvil.air.model import Operation
 from anvil.runtime.envelope import CODE_TABLE, ErrorEnvelope, map_upstream_error
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # httpx is imported by whoever made an httpx client; a served gateway never loads it
+    import httpx
+
     from anvil.runtime.request import WireRequest
 
 __all__ = ["Answer", "UpstreamClient", "failure_envelope", "parse_data", "send_once"]
 
 _DNS_HINTS: Final = ("name or service not known", "nodename nor servname", "getaddrinfo", "name resolution")
-#: Failures that happen before any request byte is written.
-_NOT_SENT: Final = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
 
 
 @dataclass(slots=True)
@@ -81,10 +80,17 @@ async def send_once(
     client: httpx.AsyncClient | UpstreamClient, wire: WireRequest, *, timeout_ms: int, max_bytes: int
 ) -> Answer:
     """Send ``wire`` once under a total deadline of ``timeout_ms`` and read at most ``max_bytes``."""
-    if not isinstance(client, httpx.AsyncClient):
-        return await client.exchange(
+    exchange = getattr(client, "exchange", None)
+    if exchange is not None:
+        answer: Answer = await exchange(
             wire.method, wire.url, wire.headers, wire.content, timeout_ms=timeout_ms, max_bytes=max_bytes
         )
+        return answer
+    import httpx
+
+    assert isinstance(client, httpx.AsyncClient)
+    #: Failures that happen before any request byte is written.
+    not_sent = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
     request = client.build_request(
         wire.method,
         wire.url,
@@ -122,7 +128,7 @@ async def send_once(
                 return answer
             finally:
                 await response.aclose()
-    except _NOT_SENT as exc:
+    except not_sent as exc:
         # No connection was made (or none was free): the request never left, nothing can have committed.
         dns = any(hint in str(exc).lower() for hint in _DNS_HINTS)
         condition = "timeout" if isinstance(exc, httpx.TimeoutException) else "connection_reset"
