@@ -25,13 +25,20 @@ from starlette.applications import Starlette
 
 from anvil._types import JSONObject, JSONValue
 from anvil.air.model import Document
+from anvil.ledger.registry import open_ledger
+from anvil.runtime.context import RuntimeContext
 from anvil.runtime.envelope import ErrorEnvelope
+from anvil.serve.fleet import Fleet, FleetBundle
 from anvil.serve.gateway import Gateway
 from anvil.serve.hotpath import HotPath
 from anvil.serve.http import create_app, listen, serve_http
+from anvil.serve.listener import create_listener
+from anvil.serve.principals import hash_token, parse_principals
 from anvil.serve.results import CallResult
 from anvil.serve.server import build_server
-from tests.serve.support import OWNER_REPO, MockServer
+from anvil.serve.tokens import StaticTokenAuthenticator
+from tests.serve.support import OWNER_REPO, PAYMENTS as PAYMENTS_EXAMPLE, MockServer, compile_example
+from tests.serve.test_fleet import read_grant
 
 pytestmark = pytest.mark.anyio
 
@@ -274,3 +281,50 @@ async def test_the_official_client_legacy_and_auto_works_through_the_hot_app(
                     assert "github_list_pull" in names
                     pulls = await client.call_tool("github_list_pull", OWNER_REPO)
                     assert pulls.is_error is False
+
+
+async def test_the_fleet_listener_lists_each_callers_composition_byte_for_byte_on_both_paths(
+    github: Document, mock: MockServer
+) -> None:
+    payments = compile_example(PAYMENTS_EXAMPLE, "payments")
+    records = parse_principals(
+        {
+            "principals": [
+                {"id": "ops", "token_sha256": hash_token("tok-ops")},
+                {"id": "reader", "token_sha256": hash_token("tok-reader"), "grants": read_grant()},
+            ]
+        }
+    )
+    async with httpx.AsyncClient() as upstream:
+        bundles = [
+            FleetBundle(
+                id=doc.service.id,
+                document=doc,
+                context=RuntimeContext(
+                    service_id=doc.service.id,
+                    base_url=mock.url,
+                    client=upstream,
+                    env="dev",
+                    ledger=open_ledger("memory:"),
+                ),
+            )
+            for doc in (github, payments)
+        ]
+        fleet = Fleet(bundles)
+        apps = [
+            create_listener(fleet, authenticator=StaticTokenAuthenticator(records), hot_path=hot)
+            for hot in (True, False)
+        ]
+        answers: list[list[tuple[int, list[tuple[str, str]], bytes]]] = [[], []]
+        with anyio.fail_after(60):
+            async with serving(*apps) as urls, httpx.AsyncClient() as client:
+                for index, url in enumerate(urls):
+                    for token in ("tok-ops", "tok-reader", "tok-unknown"):
+                        headers = {**JSON_HEADERS, "authorization": f"Bearer {token}"}
+                        for body in (rpc("tools/list"), call("no_such_tool", {})):
+                            answers[index].append(comparable(await client.post(url, content=body, headers=headers)))
+    assert answers[0] == answers[1]
+    listed = [json.loads(body) for status, _, body in answers[0][::2] if status == 200]
+    ops, reader = ([tool["name"] for tool in answer["result"]["tools"]] for answer in listed)
+    assert set(reader) < set(ops) and all(name.startswith("github__") for name in reader)
+    assert hot_path_of(apps[0]).answered == 4  # two listings and two unknown-tool answers, on the hot path

@@ -214,7 +214,9 @@ async def serve_http(
             # Signals are ours to handle (below), not re-raised at exit as uvicorn would.
             yield
 
-    config = uvicorn.Config(app, host=host, port=port, log_level=log_level, lifespan="on", ws="none")
+    # No access log: every call already has its audit line and metrics, and a log line per request
+    # would be formatted on the hot path.
+    config = uvicorn.Config(app, host=host, port=port, log_level=log_level, lifespan="on", ws="none", access_log=False)
     server = _Server(config)
 
     async def stop_on_signal() -> None:
