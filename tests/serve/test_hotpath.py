@@ -17,7 +17,9 @@ from typing import Any
 
 import anyio
 import httpx
+import mcp.types as types
 import pytest
+from hypothesis import given, settings, strategies as st
 from mcp import ClientSession
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
@@ -30,7 +32,7 @@ from anvil.runtime.context import RuntimeContext
 from anvil.runtime.envelope import ErrorEnvelope
 from anvil.serve.fleet import Fleet, FleetBundle
 from anvil.serve.gateway import Gateway
-from anvil.serve.hotpath import HotPath
+from anvil.serve.hotpath import HotPath, ResultEncoder
 from anvil.serve.http import create_app, listen, serve_http
 from anvil.serve.listener import create_listener
 from anvil.serve.principals import hash_token, parse_principals
@@ -84,6 +86,8 @@ RESULTS: dict[str, Any] = {
     "scalar": CallResult(kind="success", data="plain text ✓", status=200),
     "empty": CallResult(kind="success", data=None, status=204, report={"class": "reversible"}),
     "huge_int": CallResult(kind="success", data={"n": 2**70}, status=200),
+    "surrogate": CallResult(kind="success", data={"s": "lone \ud800"}, status=200),
+    "not_a_number": CallResult(kind="success", data={"nan": float("nan"), "inf": float("-inf")}, status=200),
     "error": CallResult(kind="error", envelope=ENVELOPE, report={"class": "read", "succeeded": False}),
     "dry_run": CallResult(kind="dry_run", plan={"method": "GET", "url": "http://127.0.0.1/x", "headers": {}}),
     "image": _Image(),
@@ -177,6 +181,8 @@ CASES: Sequence[tuple[dict[str, str], bytes]] = (
     ({"mcp-protocol-version": "2025-06-18"}, call("scalar", {"a": [1, 2.5, None]})),
     ({"mcp-protocol-version": "2025-11-25"}, call("empty", meta={"progressToken": "p"})),
     ({"mcp-protocol-version": "2025-11-25"}, call("huge_int")),
+    ({}, call("not_a_number")),
+    ({}, call("surrogate")),
     ({}, call("error", {"owner": None})),
     ({}, call("dry_run", {"anvil_dry_run": True})),
     ({}, call("image")),
@@ -328,3 +334,60 @@ async def test_the_fleet_listener_lists_each_callers_composition_byte_for_byte_o
     ops, reader = ([tool["name"] for tool in answer["result"]["tools"]] for answer in listed)
     assert set(reader) < set(ops) and all(name.startswith("github__") for name in reader)
     assert hot_path_of(apps[0]).answered == 4  # two listings and two unknown-tool answers, on the hot path
+
+
+JSON_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**80), max_value=2**80)
+    | st.floats(allow_subnormal=True)
+    | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=12,
+)
+
+
+def sdk_answer(wire: JSONObject, version: str, request_id: int | str) -> bytes:
+    """What the official SDK's handler pipeline sends for ``wire`` (the oracle)."""
+    from mcp_types import JSONRPCResponse, methods
+
+    dumped = types.CallToolResult.model_validate(wire).model_dump(by_alias=True, mode="json", exclude_none=True)
+    result = methods.serialize_server_result("tools/call", version, dumped)
+    return (
+        JSONRPCResponse(jsonrpc="2.0", id=request_id, result=result)
+        .model_dump_json(by_alias=True, exclude_unset=True)
+        .encode()
+    )
+
+
+ENCODER = ResultEncoder()
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    data=JSON_VALUES,
+    report=st.none() | st.dictionaries(st.text(max_size=6), JSON_VALUES, max_size=3),
+    kind=st.sampled_from(["success", "error", "dry_run"]),
+    version=st.sampled_from(["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"]),
+    request_id=st.integers(min_value=-(2**53), max_value=2**53) | st.text(max_size=6),
+)
+def test_every_call_result_encodes_as_the_sdk_encodes_it(
+    data: Any, report: JSONObject | None, kind: str, version: str, request_id: int | str
+) -> None:
+    if kind == "error":
+        envelope = ErrorEnvelope(
+            code="upstream_error",
+            message="x",
+            retryable=False,
+            safe_to_retry=False,
+            operation="p.o",
+            trace_id="t",
+            details={"data": data},
+        )
+        result = CallResult(kind="error", envelope=envelope, report=report)
+    elif kind == "dry_run":
+        result = CallResult(kind="dry_run", plan={"plan": data})
+    else:
+        result = CallResult(kind="success", data=data, report=report)
+    wire = result.to_wire()
+    assert ENCODER.encode(wire, version, request_id) == sdk_answer(wire, version, request_id)

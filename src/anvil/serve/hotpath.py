@@ -57,7 +57,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from anvil.serve.results import CallResult
 from anvil.serve.server import ToolProvider, listing_result
 
-__all__ = ["HotPath"]
+__all__ = ["HotPath", "ResultEncoder"]
 
 logger = logging.getLogger(__name__)
 
@@ -154,6 +154,27 @@ class _ResultShape:
         return out
 
 
+class ResultEncoder:
+    """The JSON-RPC answer bytes for a ``tools/call`` result, as the SDK would send them, per version."""
+
+    __slots__ = ("_shapes",)
+
+    def __init__(self) -> None:
+        self._shapes = {version: _ResultShape(version) for version in HANDSHAKE_PROTOCOL_VERSIONS}
+
+    def encode(self, wire: Mapping[str, Any], version: str, request_id: int | str) -> bytes:
+        """``{"jsonrpc", "id", "result"}`` for the ``CallToolResult`` wire dict ``wire``.
+
+        Raises:
+            MCPError: the result does not fit the version's surface (the SDK answers INTERNAL_ERROR).
+            ValidationError: the result does not validate (the SDK answers INVALID_PARAMS).
+        """
+        shaped = self._shapes[version].shape(wire)
+        if shaped is None:  # not the probed shape: the SDK's own pipeline, same bytes
+            shaped = _sdk_result("tools/call", version, types.CallToolResult.model_validate(wire))
+        return _response(shaped, request_id)
+
+
 def _dumps(value: Any) -> bytes:
     try:
         return orjson.dumps(value)
@@ -165,12 +186,16 @@ def _response(result: Any, request_id: int | str) -> bytes:
     return _dumps({"jsonrpc": "2.0", "id": request_id, "result": result})
 
 
-def _error(error: ErrorData, request_id: int | str) -> bytes:
+def _error(error: ErrorData, request_id: int | str | None) -> bytes:
     return (
         JSONRPCError(jsonrpc="2.0", id=request_id, error=error)
         .model_dump_json(by_alias=True, exclude_unset=True)
         .encode()
     )
+
+
+#: The SDK transport's answer when it cannot serialize a response (``_create_error_response``).
+_TRANSPORT_FAILURE: Final = _error(ErrorData(code=INTERNAL_ERROR, message="Error handling POST request"), None)
 
 
 def _meta(value: Any) -> tuple[bool, dict[str, Any] | None]:
@@ -252,7 +277,7 @@ class HotPath:
         self._select = select
         self._origins = _Origins(security)
         self._max = max_request_bytes
-        self._shapes = {version: _ResultShape(version) for version in HANDSHAKE_PROTOCOL_VERSIONS}
+        self._encoder = ResultEncoder()
         self._listings: weakref.WeakKeyDictionary[Any, dict[str, bytes]] = weakref.WeakKeyDictionary()
         #: How many requests the hot path answered itself (a count, not a record).
         self.answered = 0
@@ -300,19 +325,22 @@ class HotPath:
             if not message.get("more_body", False):
                 break
         body = b"".join(chunks)
-        answer = await self._answer(scope, body, version)
-        if answer is None:
+        answered = await self._answer(scope, body, version)
+        if answered is None:
             await self._delegate(scope, receive, send, [body], None)
             return
         self.answered += 1
         await send(
             {
                 "type": "http.response.start",
-                "status": 200,
-                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(answer)).encode())],
+                "status": answered[0],
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(answered[1])).encode()),
+                ],
             }
         )
-        await send({"type": "http.response.body", "body": answer})
+        await send({"type": "http.response.body", "body": answered[1]})
 
     async def _delegate(
         self,
@@ -343,8 +371,8 @@ class HotPath:
             return self._provider
         return self._select(Request(scope))
 
-    async def _answer(self, scope: Scope, body: bytes, version: str) -> bytes | None:
-        """The answer bytes for a hot request, or None to leave the request to the SDK."""
+    async def _answer(self, scope: Scope, body: bytes, version: str) -> tuple[int, bytes] | None:
+        """The HTTP status and body for a hot request, or None to leave the request to the SDK."""
         try:
             message = pydantic_core.from_json(body)
         except ValueError:
@@ -378,7 +406,7 @@ class HotPath:
             provider = self._provider_of(scope)
             if provider is None:
                 return None
-            return self._listing(provider, version, request_id)
+            return 200, self._listing(provider, version, request_id)
         return None
 
     def _listing(self, provider: ToolProvider, version: str, request_id: int | str) -> bytes:
@@ -398,19 +426,21 @@ class HotPath:
         meta: dict[str, Any] | None,
         version: str,
         request_id: int | str,
-    ) -> bytes:
+    ) -> tuple[int, bytes]:
         try:
             result: CallResult | None = await provider.call(name, arguments, meta)
             if result is None:
                 raise MCPError(code=INVALID_PARAMS, message=f"Unknown tool: {name}")
             wire = result.to_wire()
-            shaped = self._shapes[version].shape(wire)
-            if shaped is None:
-                shaped = _sdk_result("tools/call", version, types.CallToolResult.model_validate(wire))
+            try:
+                return 200, self._encoder.encode(wire, version, request_id)
+            except pydantic_core.PydanticSerializationError:  # e.g. a lone surrogate in the upstream's text
+                # The SDK fails at the same point, writing its answer: HTTP 500, INTERNAL_ERROR, no id.
+                logger.exception("Error handling POST request")
+                return 500, _TRANSPORT_FAILURE
         except Exception as exc:  # the SDK dispatcher's one exception-to-wire rule
             error = handler_exception_to_error_data(exc)
             if error is None:
                 logger.exception("handler for %r raised", "tools/call")
                 error = ErrorData(code=0, message=str(exc))
-            return _error(error, request_id)
-        return _response(shaped, request_id)
+            return 200, _error(error, request_id)
