@@ -177,6 +177,8 @@ CASES: Sequence[tuple[dict[str, str], bytes]] = (
     ({"mcp-protocol-version": "2025-11-25"}, rpc("tools/list", request_id=2**40)),
     ({}, call("object", {"id": 1}, {"idempotency_key": "k-1", "stage": False})),
     ({"mcp-protocol-version": "2024-11-05"}, call("object", {"id": 1})),
+    ({"mcp-protocol-version": "2024-11-05"}, call("object", {"id": 1}, {"idempotency_key": "k-2", "x": [1]})),
+    ({}, call("object", {"n": 2**70, "f": 1.5e300, "s": "ünï \u2028"})),
     ({"mcp-protocol-version": "2025-03-26"}, call("array", request_id="ünï")),
     ({"mcp-protocol-version": "2025-06-18"}, call("scalar", {"a": [1, 2.5, None]})),
     ({"mcp-protocol-version": "2025-11-25"}, call("empty", meta={"progressToken": "p"})),
