@@ -1,7 +1,7 @@
 """FastMCP ``from_openapi`` and this gateway side by side, in one run, on the payments spec and its mock.
 
     .venv/bin/python bench/compare.py [--calls N] [--official-calls N] [--seconds S] [--rss-calls N]
-                                      [--cold-runs N] [--skip-workers]
+                                      [--cold-runs N] [--rounds R] [--skip-workers]
 
 ``make bench`` runs it. The first run makes ``.bench-venv/`` (gitignored) and installs FastMCP into it
 from PyPI with pip; later runs reuse it. Processes, all on 127.0.0.1:
@@ -16,7 +16,9 @@ Clients, both in this process: the *light* client is a minimal raw JSON-RPC clie
 HTTP/1.1 connection per session, requests pre-encoded, a hand-rolled response reader), so its rows
 are bound by the server; the *official* client is ``mcp.client.Client(url, mode="legacy")``.
 
-Rows (medians; each loop is bounded by its count and by ``--max-seconds``):
+All servers run at once; each row is split into ``--rounds`` rounds that visit the servers in turn, so
+a shared machine whose load changes during the run weighs on every column alike. Rows (medians; each
+loop is bounded by its count and by ``--max-seconds``):
 
 * cold start: spawn to the first answered ``tools/list`` (light client polling), median of
   ``--cold-runs`` spawns;
@@ -65,14 +67,14 @@ import json, sys
 import httpx2
 from fastmcp import FastMCP
 
-spec_path, base_url, port, token = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+spec_path, base_url, port, token, mode = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5]
 with open(spec_path, encoding="utf-8") as handle:
     spec = json.load(handle)
 client = httpx2.AsyncClient(base_url=base_url, headers={"authorization": f"Bearer {token}"}, timeout=30)
 server = FastMCP.from_openapi(spec, client=client, name="payments")
 server.run(
     transport="http", host="127.0.0.1", port=port, path="/mcp", show_banner=False, log_level="warning",
-    stateless_http=True, json_response=True,
+    stateless_http=mode == "stateless", json_response=mode == "stateless",
 )
 """
 
@@ -347,73 +349,121 @@ async def _load(server: Server, seconds: float, max_calls: int) -> tuple[int, fl
     return done, elapsed
 
 
-async def _official(server: Server, calls: int, budget_s: float) -> list[float]:
+async def _measure(servers: list[Server], args: argparse.Namespace, mock_url: str) -> None:
+    """Every row for every server, interleaved: each row runs in ``--rounds`` rounds that visit the
+    servers in turn, so a machine whose load changes during the run weighs on every column alike."""
+    import httpx
     from mcp.client import Client
 
-    async with Client(f"http://127.0.0.1:{server.port}/mcp", mode="legacy") as client:
-
-        async def call(_: int) -> None:
-            result = await client.call_tool(server.read, {"customer_id": "cus_123"})
-            if result.is_error:
-                raise SystemExit(f"{server.label}: official client read failed")
-
-        latencies, _ = await _sequential(call, calls, min(20, calls), budget_s)
-    return latencies
-
-
-async def _measure(server: Server, args: argparse.Namespace, mock_url: str) -> None:
-    import httpx
-
-    figures = server.figures
-    colds = [await _cold_start(server)]
-    for _ in range(args.cold_runs - 1):
+    rounds = args.rounds
+    colds: dict[str, list[float]] = {server.label: [] for server in servers}
+    for _ in range(args.cold_runs):
+        for server in servers:
+            if server.process is not None:
+                _stop(server.process)
+            colds[server.label].append(await _cold_start(server))
+    sessions: dict[str, LightSession] = {}
+    pids: dict[str, list[int]] = {}
+    for server in servers:
+        server.figures["cold_ms"] = statistics.median(colds[server.label])
         assert server.process is not None
-        _stop(server.process)
-        colds.append(await _cold_start(server))
-    figures["cold_ms"] = statistics.median(colds)
-    assert server.process is not None
-    pids = _pids(server.process)
-    session = LightSession(server.port)
-    await session.open()
+        pids[server.label] = _pids(server.process)
+        sessions[server.label] = session = LightSession(server.port)
+        await session.open()
 
-    async def read(_: int) -> None:
-        await _checked_call(session, server.read, {"customer_id": "cus_123"})
+    def reader(server: Server) -> Callable[[int], Awaitable[None]]:
+        session = sessions[server.label]
+        return lambda _: _checked_call(session, server.read, {"customer_id": "cus_123"})
 
-    await _sequential(read, 0, 50, args.max_seconds)
-    cpu0 = _cpu_seconds(pids)
-    latencies, count = await _sequential(read, args.calls, 0, args.max_seconds)
-    figures["cpu_read_ms"] = (_cpu_seconds(pids) - cpu0) * 1000 / count
-    figures["read_p50"], figures["read_p99"] = _percentile(latencies, 0.5), _percentile(latencies, 0.99)
+    for server in servers:
+        await _sequential(reader(server), 0, 50, args.max_seconds)
+    latencies: dict[str, list[float]] = {server.label: [] for server in servers}
+    cpu: dict[str, float] = dict.fromkeys(latencies, 0.0)
+    for _ in range(rounds):
+        for server in servers:
+            before = _cpu_seconds(pids[server.label])
+            found, _ = await _sequential(reader(server), max(1, args.calls // rounds), 0, args.max_seconds)
+            cpu[server.label] += _cpu_seconds(pids[server.label]) - before
+            latencies[server.label] += found
+    for server in servers:
+        found = latencies[server.label]
+        server.figures["cpu_read_ms"] = cpu[server.label] * 1000 / len(found)
+        server.figures["read_p50"], server.figures["read_p99"] = _percentile(found, 0.5), _percentile(found, 0.99)
 
     async with httpx.AsyncClient(base_url=mock_url) as mock:
+        await mock.post("/__reset")  # every write refunds 1 of the mock payment's 5000
+        writes: dict[str, list[float]] = {server.label: [] for server in servers}
+        per_round = max(1, min(args.calls, 4000 // len(servers) - 40) // rounds)
+        for round_index in range(rounds):
+            for server in servers:
+                session = sessions[server.label]
+                refund: dict[str, Any] = {"payment_id": "pay_123", "amount": 1, "currency": "EUR"}
+                if server.keyed:
+                    refund["confirm"] = True
+                tag = f"bench-{server.port}-{round_index}-{time.monotonic_ns()}"
+
+                async def write(
+                    index: int,
+                    session: LightSession = session,
+                    server: Server = server,
+                    refund: dict[str, Any] = refund,
+                    tag: str = tag,
+                ) -> None:
+                    meta = {"idempotency_key": f"{tag}-{index}"} if server.keyed else None
+                    await _checked_call(session, server.write, refund, meta)
+
+                found, _ = await _sequential(write, per_round, 10 if round_index == 0 else 0, args.max_seconds)
+                writes[server.label] += found
         await mock.post("/__reset")
-        refund = {"payment_id": "pay_123", "amount": 1, "currency": "EUR"}
-        if server.keyed:
-            refund["confirm"] = True
-        tag = f"bench-{server.port}-{time.monotonic_ns()}"
+    for server in servers:
+        server.figures["write_p50"] = _percentile(writes[server.label], 0.5)
+        server.figures["write_read"] = server.figures["write_p50"] / server.figures["read_p50"]
+        await sessions[server.label].close()
 
-        async def write(index: int) -> None:
-            meta = {"idempotency_key": f"{tag}-{index}"} if server.keyed else None
-            await _checked_call(session, server.write, refund, meta)
+    async with contextlib.AsyncExitStack() as stack:
+        officials = {}
+        for server in servers:
+            client = Client(f"http://127.0.0.1:{server.port}/mcp", mode="legacy")
+            officials[server.label] = await stack.enter_async_context(client)
+        official: dict[str, list[float]] = {server.label: [] for server in servers}
+        for round_index in range(rounds):
+            for server in servers:
+                client = officials[server.label]
 
-        writes, _ = await _sequential(write, min(args.calls, 2000), 20, args.max_seconds)
-        figures["write_p50"] = _percentile(writes, 0.5)
-        figures["write_read"] = figures["write_p50"] / figures["read_p50"]
-        await mock.post("/__reset")
-    await session.close()
+                async def read(_: int, client: Any = client, server: Server = server) -> None:
+                    result = await client.call_tool(server.read, {"customer_id": "cus_123"})
+                    if result.is_error:
+                        raise SystemExit(f"{server.label}: official client read failed")
 
-    figures["official_p50"] = _percentile(await _official(server, args.official_calls, args.max_seconds), 0.5)
+                warmup = 20 if round_index == 0 else 0
+                found, _ = await _sequential(read, max(1, args.official_calls // rounds), warmup, args.max_seconds)
+                official[server.label] += found
+    for server in servers:
+        server.figures["official_p50"] = _percentile(official[server.label], 0.5)
 
-    cpu0 = _cpu_seconds(pids)
-    done, elapsed = await _load(server, args.seconds, 10**7)
-    figures["throughput"] = done / elapsed
-    figures["cpu_load_ms"] = (_cpu_seconds(pids) - cpu0) * 1000 / done
+    done: dict[str, int] = dict.fromkeys(latencies, 0)
+    spent: dict[str, float] = dict.fromkeys(latencies, 0.0)
+    cpu = dict.fromkeys(latencies, 0.0)
+    for _ in range(rounds):
+        for server in servers:
+            before = _cpu_seconds(pids[server.label])
+            count, elapsed = await _load(server, args.seconds / rounds, 10**7)
+            cpu[server.label] += _cpu_seconds(pids[server.label]) - before
+            done[server.label] += count
+            spent[server.label] += elapsed
+    for server in servers:
+        server.figures["throughput"] = done[server.label] / spent[server.label]
+        server.figures["cpu_load_ms"] = cpu[server.label] * 1000 / done[server.label]
 
     if args.rss_calls:
-        figures["rss_before"] = _rss_mb(pids)
-        await _load(server, args.max_seconds * 10, args.rss_calls)
-        figures["rss_after"] = _rss_mb(pids)
-        figures["rss_growth"] = (figures["rss_after"] / figures["rss_before"] - 1) * 100
+        for server in servers:
+            server.figures["rss_before"] = _rss_mb(pids[server.label])
+        for _ in range(rounds):
+            for server in servers:
+                await _load(server, args.max_seconds * 10, max(1, args.rss_calls // rounds))
+        for server in servers:
+            server.figures["rss_after"] = _rss_mb(pids[server.label])
+            server.figures["rss_growth"] = (server.figures["rss_after"] / server.figures["rss_before"] - 1) * 100
 
 
 # --- the table ---------------------------------------------------------------------------------------
@@ -455,7 +505,8 @@ def _table(servers: list[Server], args: argparse.Namespace) -> str:
     lines.append(
         f"sequential rows: {args.calls} calls after 50 warm-up; official client: {args.official_calls}; "
         f"throughput: {args.seconds:g} s; memory: {args.rss_calls} calls over {SESSIONS} sessions; "
-        f"cold start: median of {args.cold_runs}; server CPU from /proc (utime+stime), summed over workers."
+        f"cold start: median of {args.cold_runs}; server CPU from /proc (utime+stime), summed over workers; "
+        f"each row in {args.rounds} rounds visiting the servers in turn."
     )
     return "\n".join(lines)
 
@@ -469,12 +520,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rss-calls", type=int, default=25_000, help="calls between the RSS samples (default 25000)")
     parser.add_argument("--cold-runs", type=int, default=3, help="spawns for the cold-start median (default 3)")
     parser.add_argument("--max-seconds", type=float, default=60.0, help="time bound per loop (default 60)")
+    parser.add_argument(
+        "--fastmcp-mode",
+        choices=("stateless", "sessions"),
+        default="stateless",
+        help="FastMCP's transport: stateless JSON (default) or its default sessions with SSE answers",
+    )
+    parser.add_argument("--rounds", type=int, default=3, help="rounds each row is split into (default 3)")
     parser.add_argument("--skip-workers", action="store_true", help="leave out the --workers 2 column")
     args = parser.parse_args(argv)
     if not (1 <= args.calls <= 100_000 and 1 <= args.official_calls <= 10_000 and 0 < args.seconds <= 120):
         parser.error("--calls 1..100000, --official-calls 1..10000, --seconds up to 120")
-    if not (0 <= args.rss_calls <= 200_000 and 1 <= args.cold_runs <= 10):
-        parser.error("--rss-calls 0..200000, --cold-runs 1..10")
+    if not (0 <= args.rss_calls <= 200_000 and 1 <= args.cold_runs <= 10 and 1 <= args.rounds <= 10):
+        parser.error("--rss-calls 0..200000, --cold-runs 1..10, --rounds 1..10")
     fastmcp_python = _ensure_fastmcp()
     sys.path.insert(0, str(REPO / "bench"))
     from gateway import _compile, _token_variable  # the gateway bench's compile and credential helpers
@@ -497,7 +555,12 @@ def main(argv: list[str] | None = None) -> int:
         servers = []
         port = _free_port()
         servers.append(
-            Server("FastMCP", [str(fastmcp_python), str(script), str(spec), mock_url, str(port), TOKEN], base_env, port)
+            Server(
+                f"FastMCP ({args.fastmcp_mode})",
+                [str(fastmcp_python), str(script), str(spec), mock_url, str(port), TOKEN, args.fastmcp_mode],
+                base_env,
+                port,
+            )
         )
         for workers in (1,) if args.skip_workers else (1, 2):
             port = _free_port()
@@ -508,11 +571,8 @@ def main(argv: list[str] | None = None) -> int:
             label = f"anvil, {workers} worker{'s' if workers > 1 else ''}"
             servers.append(Server(label, command, env, port, keyed=True))
         try:
-            for server in servers:
-                print(f"bench: measuring {server.label} ...", file=sys.stderr, flush=True)
-                asyncio.run(_measure(server, args, mock_url))
-                assert server.process is not None
-                _stop(server.process)
+            print(f"bench: measuring {', '.join(server.label for server in servers)} ...", file=sys.stderr, flush=True)
+            asyncio.run(_measure(servers, args, mock_url))
         finally:
             for server in servers:
                 if server.process is not None:
