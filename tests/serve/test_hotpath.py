@@ -19,7 +19,7 @@ import anyio
 import httpx
 import mcp.types as types
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import example, given, settings, strategies as st
 from mcp import ClientSession
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
@@ -366,6 +366,7 @@ ENCODER = ResultEncoder()
 
 
 @settings(max_examples=150, deadline=None)
+@example(data=[-(2**63) - 1, float("inf")], report=None, kind="success", version="2024-11-05", request_id=0)
 @given(
     data=JSON_VALUES,
     report=st.none() | st.dictionaries(st.text(max_size=6), JSON_VALUES, max_size=3),

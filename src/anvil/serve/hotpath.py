@@ -179,7 +179,7 @@ def _dumps(value: Any) -> bytes:
     try:
         return orjson.dumps(value)
     except TypeError:  # an integer beyond 64 bits: pydantic's encoder writes it exactly
-        return pydantic_core.to_json(value)
+        return pydantic_core.to_json(value, inf_nan_mode="null")  # as the SDK writes NaN and infinities
 
 
 def _response(result: Any, request_id: int | str) -> bytes:
