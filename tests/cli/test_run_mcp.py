@@ -51,7 +51,8 @@ def _tool(bundle: Path, operation_id: str) -> str:
 
 
 def _wire(seen: Seen) -> tuple[str, str, str, dict[str, str], Any]:
-    headers = {k: v for k, v in seen.headers.items() if k not in ("host", "user-agent")}
+    hop = ("host", "user-agent", "connection")  # transport details of each client, not the request
+    headers = {k: v for k, v in seen.headers.items() if k not in hop}
     return seen.method, seen.path, seen.query, headers, json.loads(seen.body) if seen.body else None
 
 

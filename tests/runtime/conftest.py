@@ -1,4 +1,8 @@
-"""Fixtures: the loopback mock upstream, ledgers by URI, and a runtime context builder."""
+"""Fixtures: the loopback mock upstream, ledgers by URI, and a runtime context builder.
+
+Every context the builder makes runs once with each upstream client the runtime supports: an
+``httpx.AsyncClient`` (tests, ``anvil run``) and the pooled aiohttp client ``anvil serve`` uses.
+"""
 
 from __future__ import annotations
 
@@ -13,7 +17,9 @@ from runtime_support import ContextFactory, FakeClock, MockUpstream, UpstreamSta
 from anvil.ledger.base import Ledger, LedgerOptions
 from anvil.ledger.registry import open_ledger
 from anvil.runtime.audit import MemoryAuditSink
+from anvil.runtime.connections import PooledUpstream
 from anvil.runtime.context import RuntimeContext
+from anvil.runtime.upstream import UpstreamClient
 
 #: Every ledger backend the runtime guarantees are proven on; a new backend is one more line.
 LEDGER_URIS = [
@@ -63,6 +69,19 @@ async def client() -> AsyncIterator[httpx.AsyncClient]:
         yield http
 
 
+@pytest.fixture(params=["httpx", "pooled"])
+async def upstream_client(
+    request: pytest.FixtureRequest, client: httpx.AsyncClient
+) -> AsyncIterator[httpx.AsyncClient | UpstreamClient]:
+    """Each upstream client a context can carry (the executor's injected-client seam)."""
+    if request.param == "httpx":
+        yield client
+        return
+    pooled = PooledUpstream()
+    yield pooled
+    await pooled.aclose()
+
+
 @pytest.fixture
 def audit() -> MemoryAuditSink:
     return MemoryAuditSink()
@@ -70,7 +89,7 @@ def audit() -> MemoryAuditSink:
 
 @pytest.fixture
 def make_context(
-    client: httpx.AsyncClient, upstream_url: str, audit: MemoryAuditSink, clock: FakeClock
+    upstream_client: httpx.AsyncClient | UpstreamClient, upstream_url: str, audit: MemoryAuditSink, clock: FakeClock
 ) -> ContextFactory:
     """A context against the loopback upstream in ``dev``; keywords override any field."""
 
@@ -78,7 +97,7 @@ def make_context(
         values: dict[str, Any] = {
             "service_id": "payments",
             "base_url": upstream_url,
-            "client": client,
+            "client": upstream_client,
             "env": "dev",
             "allowed_hosts": ("127.0.0.1",),
             "audit": audit,

@@ -417,3 +417,14 @@ def test_fleet_settings_read_per_bundle_upstreams_and_prefer_namespaced_credenti
     [alone] = bundle_settings(environ, [("payments", payments)], base_url=None)
     assert (alone.base_url, alone.credentials[payments_plain]) == ("http://ignored.example", "plain-payments")
     assert base_url_variable("team/git-hub.v2") == "ANVIL_BASE_URL_TEAM_GIT_HUB_V2"
+
+
+def test_the_listener_stack_loads_no_http_client_jwt_or_yaml_library_until_one_is_needed() -> None:
+    """Cold start: ``anvil serve --http`` with auth none imports neither httpx, PyJWT, PyYAML nor aiohttp."""
+    modules = "anvil.cli.serve, anvil.serve.listener, anvil.serve.hotpath, anvil.runtime.connections, anvil.bundle.read"
+    code = (
+        f"import sys, {modules}\n"
+        "print(sorted(name for name in ('httpx', 'jwt', 'yaml', 'aiohttp') if name in sys.modules))"
+    )
+    shown = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert shown.stdout.strip() == "[]"

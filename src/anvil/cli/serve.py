@@ -17,7 +17,13 @@ none|static|jwt|branchyard|oidc`` (default ``ANVIL_INBOUND_AUTH_MODE``, else ``n
 (one bundle only), ``--rest-body-limit BYTES`` (default ``ANVIL_REST_BODY_LIMIT``, else 65536),
 ``--allow-remote`` (bind a non-loopback host with auth ``none``, for a listener behind an
 authenticating proxy; without it such a bind is refused), ``--include-unapproved`` (``ANVIL_ENV=dev``
-only). Inbound auth needs HTTP: ``--stdio`` with a mode other than ``none`` is refused.
+only), ``--workers N`` (N HTTP worker processes on one port with ``SO_REUSEPORT``, each with its own
+upstream pool, all sharing the ledger, which therefore cannot be ``memory:``; ``/metrics`` sums the
+workers; see :mod:`anvil.cli.workers`). Inbound auth needs HTTP: ``--stdio`` with a mode other than
+``none`` is refused.
+
+The HTTP listener runs on uvloop and httptools when they are installed (default dependencies on
+Linux); the start-up line on stderr names the event loop and HTTP parser in use.
 
 The environment, read here and nowhere else:
 
@@ -77,6 +83,7 @@ if TYPE_CHECKING:
     from anvil.air.model import Document
     from anvil.ledger.base import Ledger, LedgerOptions
     from anvil.runtime.audit import AuditSink, RecordSink
+    from anvil.runtime.upstream import UpstreamClient
     from anvil.serve.auth_middleware import InboundSettings
     from anvil.serve.fleet import BundleSource, Fleet, FleetBundle
     from anvil.serve.metrics import FleetMetrics
@@ -104,6 +111,7 @@ __all__ = [
 _DEFAULT_HOST = "127.0.0.1"
 _MAX_REST_BODY: Final = 16 * 1024 * 1024
 _NON_ALNUM: Final = re.compile(r"[^A-Z0-9]+")
+_TOKEN_MODES: Final = frozenset({"jwt", "branchyard", "oidc"})
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -162,6 +170,15 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--include-unapproved", action="store_true", help="also list unapproved operations (ANVIL_ENV=dev only)"
     )
+    parser.add_argument(
+        "--workers",
+        metavar="N",
+        type=int,
+        default=1,
+        help="HTTP worker processes on one port (SO_REUSEPORT), sharing the ledger (default 1)",
+    )
+    parser.add_argument("--worker-index", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--worker-count", type=int, help=argparse.SUPPRESS)
 
 
 def parse_bind(value: str) -> HttpBind:
@@ -425,7 +442,7 @@ def _audit(settings: ServeSettings) -> AuditSink | RecordSink | None:
 def _fleet_bundles(
     sources: Sequence[tuple[str, Document]],
     settings: Sequence[ServeSettings],
-    client: httpx.AsyncClient,
+    client: httpx.AsyncClient | UpstreamClient,
     ledger: Any,
     audit: AuditSink | RecordSink | None,
 ) -> list[FleetBundle]:
@@ -461,6 +478,8 @@ class _Plan:
     body_limit: int
     include_unapproved: bool
     ledger_namespace: str | None = None
+    worker: tuple[int, int] | None = None
+    metrics_dir: str | None = None
 
 
 def ledger_scope_lines(fleet: Fleet) -> list[str]:
@@ -506,20 +525,23 @@ def _announce(fleet: Fleet, plan: _Plan, url: str | None) -> None:
         print(line, file=sys.stderr, flush=True)
     if url is None:
         return
+    from anvil.serve.http import server_stack
+
     ids = ", ".join(bundle.id for bundle in fleet.bundles)
     count = len(fleet.bundles)
+    who = f"worker {plan.worker[0]}/{plan.worker[1]} " if plan.worker is not None else ""
     print(json.dumps({"url": url}), flush=True)
     print(
-        f"anvil: serving {count} bundle{'s' if count != 1 else ''} ({ids}) at {url}, inbound auth {plan.inbound.mode}",
+        f"anvil: {who}serving {count} bundle{'s' if count != 1 else ''} ({ids}) at {url}, "
+        f"inbound auth {plan.inbound.mode}, on {server_stack()}",
         file=sys.stderr,
         flush=True,
     )
 
 
 async def _serve(plan: _Plan) -> None:
-    import httpx
-
     from anvil.ledger.registry import open_ledger
+    from anvil.runtime.connections import PooledUpstream
     from anvil.serve.auth_middleware import build_authenticator
     from anvil.serve.fleet import Fleet
     from anvil.serve.metrics import FleetMetrics, ObservedAuditSink
@@ -532,36 +554,46 @@ async def _serve(plan: _Plan) -> None:
         ledger = open_ledger(uri, options=ledger_options(first, plan.ledger_namespace))
         await prepare_ledger(ledger)
     lines = _audit(first)
-    metrics: FleetMetrics | None = FleetMetrics() if plan.bind is not None else None
+    metrics: FleetMetrics | None = None
+    if plan.bind is not None:
+        metrics = FleetMetrics(multiprocess_dir=plan.metrics_dir)
     audit = ObservedAuditSink(metrics, lines) if metrics is not None else lines
     sock: socket.socket | None = None
+    upstream = PooledUpstream()  # one keep-alive pool per upstream host, shared by every bundle
+    jwks_client: httpx.AsyncClient | None = None
     try:
-        async with httpx.AsyncClient(follow_redirects=False) as client:
-            bundles = _fleet_bundles(plan.sources, plan.settings, client, ledger, audit)
-            fleet = Fleet(bundles, include_unapproved=plan.include_unapproved, observer=metrics)
-            if plan.bind is None:
-                _announce(fleet, plan, None)  # stderr only: stdout carries nothing but the protocol
-                await run_stdio(build_server(fleet))
-                return
-            authenticator = build_authenticator(plan.inbound, client=client)  # refusals come before the bind
-            from anvil.serve.http import serve_http
-            from anvil.serve.listener import create_listener
+        if plan.inbound.mode in _TOKEN_MODES:  # only a token mode fetches anything else (an https: JWKS)
+            import httpx
 
-            bind = plan.bind
-            app = create_listener(
-                fleet,
-                authenticator=authenticator,
-                resource=plan.inbound.resource,
-                issuer=plan.inbound.issuer,
-                host=bind.host,
-                metrics=metrics,
-                rest_body_limit=plan.body_limit,
-            )
-            sock = _listen(bind)
-            shown = f"[{bind.host}]" if ":" in bind.host else bind.host
-            _announce(fleet, plan, f"http://{shown}:{sock.getsockname()[1]}/mcp")
-            await serve_http(app, sock=sock, handle_signals=True)
+            jwks_client = httpx.AsyncClient(follow_redirects=False)
+        bundles = _fleet_bundles(plan.sources, plan.settings, upstream, ledger, audit)
+        fleet = Fleet(bundles, include_unapproved=plan.include_unapproved, observer=metrics)
+        if plan.bind is None:
+            _announce(fleet, plan, None)  # stderr only: stdout carries nothing but the protocol
+            await run_stdio(build_server(fleet))
+            return
+        authenticator = build_authenticator(plan.inbound, client=jwks_client)  # refusals come before the bind
+        from anvil.serve.http import serve_http
+        from anvil.serve.listener import create_listener
+
+        bind = plan.bind
+        app = create_listener(
+            fleet,
+            authenticator=authenticator,
+            resource=plan.inbound.resource,
+            issuer=plan.inbound.issuer,
+            host=bind.host,
+            metrics=metrics,
+            rest_body_limit=plan.body_limit,
+        )
+        sock = _listen(bind, reuse_port=plan.worker is not None)
+        shown = f"[{bind.host}]" if ":" in bind.host else bind.host
+        _announce(fleet, plan, f"http://{shown}:{sock.getsockname()[1]}/mcp")
+        await serve_http(app, sock=sock, handle_signals=True)
     finally:
+        await upstream.aclose()
+        if jwks_client is not None:
+            await jwks_client.aclose()
         if sock is not None:
             sock.close()
         if ledger is not None:
@@ -623,11 +655,11 @@ async def warn_unless_ready(ledger: Ledger, stream: TextIO | None = None) -> boo
     return readiness.ready
 
 
-def _listen(bind: HttpBind) -> socket.socket:
+def _listen(bind: HttpBind, *, reuse_port: bool = False) -> socket.socket:
     from anvil.serve.http import listen
 
     try:
-        return listen(bind.host, bind.port)
+        return listen(bind.host, bind.port, reuse_port=reuse_port)
     except OSError as exc:
         raise ConfigError(
             "config/invalid", f"Cannot listen on {bind.host}:{bind.port}: {exc.strerror or exc}."
@@ -695,6 +727,19 @@ def run(args: argparse.Namespace) -> int:
     settings = bundle_settings(os.environ, sources, base_url=args.base_url)
     if args.include_unapproved and settings[0].env != "dev":
         raise UsageError("cli/usage", "--include-unapproved is allowed only with ANVIL_ENV=dev")
+    worker = _check_workers(args, bind, settings[0])
+    if bind is not None and args.workers > 1 and worker is None:
+        from anvil.cli.workers import supervise
+
+        shown = f"[{bind.host}]" if ":" in bind.host else bind.host
+        return supervise(
+            _worker_argv(args),
+            host=bind.host,
+            port=bind.port,
+            count=args.workers,
+            environ=os.environ,
+            shown_url=f"http://{shown}:{{port}}/mcp",
+        )
     plan = _Plan(
         sources=sources,
         settings=tuple(settings),
@@ -703,6 +748,66 @@ def run(args: argparse.Namespace) -> int:
         body_limit=body_limit,
         include_unapproved=args.include_unapproved,
         ledger_namespace=_ledger_namespace(found[0].path, sources[0][1]),
+        worker=worker,
+        metrics_dir=_metrics_dir(worker),
     )
-    anyio.run(_serve, plan)
+    anyio.run(_serve, plan, **_backend_options())
     return 0
+
+
+def _backend_options() -> dict[str, Any]:
+    """Run on uvloop when it is installed (a default dependency on Linux)."""
+    import importlib.util
+
+    if importlib.util.find_spec("uvloop") is None:
+        return {}
+    return {"backend": "asyncio", "backend_options": {"use_uvloop": True}}
+
+
+def _metrics_dir(worker: tuple[int, int] | None) -> str | None:
+    from anvil.cli.workers import METRICS_DIR_VARIABLE
+
+    return (os.environ.get(METRICS_DIR_VARIABLE) or None) if worker is not None else None
+
+
+def _check_workers(args: argparse.Namespace, bind: HttpBind | None, first: ServeSettings) -> tuple[int, int] | None:
+    """Refuse a worker count that cannot be served; the ``(index, count)`` of a worker process, else None.
+
+    Raises:
+        UsageError: ``--workers`` outside 1-64, over stdio, or with a per-process (``memory:``) ledger.
+    """
+    from anvil.cli.workers import MAX_WORKERS
+
+    if not 1 <= args.workers <= MAX_WORKERS:
+        raise UsageError("cli/usage", f"--workers must be from 1 to {MAX_WORKERS}")
+    if args.worker_index is not None:
+        return (args.worker_index, args.worker_count or args.workers)
+    if args.workers == 1:
+        return None
+    if bind is None:
+        raise UsageError("cli/usage", "--workers needs the HTTP listener", hint="Serve with --http [HOST:]PORT.")
+    uri = first.ledger_uri or ("memory:" if first.env == "dev" else None)
+    if uri is not None and uri.startswith("memory:"):
+        raise UsageError(
+            "cli/usage",
+            "--workers needs a ledger the workers share; memory: lives in one process",
+            hint="Set ANVIL_LEDGER=sqlite:///PATH (or PostgreSQL, Firestore).",
+        )
+    return None
+
+
+def _worker_argv(args: argparse.Namespace) -> list[str]:
+    """The ``anvil serve`` arguments a worker gets: the same bundles and flags, without ``--http``."""
+    argv = list(args.bundles)
+    for flag, value in (
+        ("--base-url", args.base_url),
+        ("--auth", args.auth),
+        ("--rest-body-limit", args.rest_body_limit),
+    ):
+        if value is not None:
+            argv += [flag, value]
+    if args.allow_remote:
+        argv.append("--allow-remote")
+    if args.include_unapproved:
+        argv.append("--include-unapproved")
+    return argv

@@ -11,14 +11,17 @@ import random
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Final, Literal
+from typing import TYPE_CHECKING, Final, Literal
 
 import anyio
-import httpx
 
 from anvil._types import JSONValue
 from anvil.ledger.base import Ledger
 from anvil.runtime.audit import AuditSink
+from anvil.runtime.upstream import UpstreamClient
+
+if TYPE_CHECKING:  # a served gateway never loads httpx (cold start); tests and `anvil run` do
+    import httpx
 
 __all__ = [
     "DEFAULT_DERIVED_KEY_WINDOW_SECONDS",
@@ -74,7 +77,9 @@ class RuntimeContext:
     Attributes:
         service_id: the AIR service id (part of the ledger scope; must not be blank).
         base_url: the upstream base URL the operation paths are joined to.
-        client: the injected HTTP client (its own timeouts and limits; redirects are never followed).
+        client: the injected HTTP client: an ``httpx.AsyncClient`` or an
+            :class:`~anvil.runtime.upstream.UpstreamClient` such as the pooled
+            :class:`~anvil.runtime.connections.PooledUpstream` (redirects are never followed).
         env: ``dev``, ``staging`` or ``prod`` (see :func:`normalize_env`).
         allowed_hosts: upstream hosts allowed (a host or any subdomain of it); empty allows any host
             only in ``dev``.
@@ -94,7 +99,7 @@ class RuntimeContext:
 
     service_id: str
     base_url: str
-    client: httpx.AsyncClient
+    client: httpx.AsyncClient | UpstreamClient
     env: Env = "prod"
     allowed_hosts: tuple[str, ...] = ()
     timeout_ms: int = DEFAULT_TIMEOUT_MS

@@ -40,7 +40,6 @@ from collections.abc import Mapping
 from typing import Final
 
 import anyio
-import httpx
 
 from anvil._types import JSONObject, JSONValue
 from anvil.air.model import Operation
@@ -328,13 +327,6 @@ class _Call:
     async def _send(self, request: WireRequest) -> Outcome:
         op, ctx = self.op, self.ctx
         self.forwarded = self.resolved.key is not None
-        http_request = ctx.client.build_request(
-            request.method,
-            request.url,
-            headers=list(request.headers),
-            content=request.content,
-            timeout=httpx.Timeout(ctx.timeout_ms / 1000),
-        )
         allowed = op.retries.max_attempts if self.retry_safe else 1
         spent_ms = 0
         possibly_committed = False
@@ -342,9 +334,7 @@ class _Call:
         last = Answer()
         for number in range(1, allowed + 1):
             self.touched = True
-            last = await send_once(
-                ctx.client, http_request, timeout_ms=ctx.timeout_ms, max_bytes=ctx.max_response_bytes
-            )
+            last = await send_once(ctx.client, request, timeout_ms=ctx.timeout_ms, max_bytes=ctx.max_response_bytes)
             self.attempts = number
             if last.status is not None:
                 self.status = last.status

@@ -31,10 +31,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 from urllib.parse import urlsplit
 
-import httpx
 from starlette.requests import Request
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -50,6 +49,9 @@ from anvil.serve.tokens import (
     StaticTokenAuthenticator,
     www_authenticate,
 )
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = [
     "AUTH_MODES",

@@ -27,10 +27,12 @@ from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import BaseRoute, Route
+from starlette.types import ASGIApp
 
 from anvil._types import JSONValue
+from anvil.serve.server import served_by
 
-__all__ = ["MAX_REQUEST_BYTES", "MCP_PATH", "create_app", "is_loopback", "listen", "serve_http"]
+__all__ = ["MAX_REQUEST_BYTES", "MCP_PATH", "create_app", "is_loopback", "listen", "serve_http", "server_stack"]
 
 MCP_PATH: Final = "/mcp"
 #: Largest MCP request body accepted (original-core §5.11: 1 MiB).
@@ -68,6 +70,7 @@ def create_app(
     max_request_bytes: int = MAX_REQUEST_BYTES,
     health: Mapping[str, JSONValue] | None = None,
     middleware: Sequence[Middleware] = (),
+    hot_path: bool = True,
 ) -> Starlette:
     """The HTTP app: ``/mcp`` (Streamable HTTP), ``GET /healthz``, and any extra ``routes``.
 
@@ -81,14 +84,27 @@ def create_app(
         stateless: Serve without sessions (each POST stands alone).
         json_response: Answer each POST with one JSON body instead of an SSE stream.
         max_request_bytes: Largest request body accepted on ``/mcp`` (413 above it).
+        hot_path: Answer ``tools/call`` and ``tools/list`` with :class:`~anvil.serve.hotpath.HotPath`
+            (stateless JSON mode and a server from :func:`~anvil.serve.server.build_server` only);
+            False leaves every request to the SDK.
     """
+    security = _loopback_security() if is_loopback(host) else None
     manager = StreamableHTTPSessionManager(
         app=server,
         json_response=json_response,
         stateless=stateless,
-        security_settings=_loopback_security() if is_loopback(host) else None,
+        security_settings=security,
         max_request_body_size=max_request_bytes,
     )
+    endpoint: ASGIApp = StreamableHTTPASGIApp(manager)
+    served = served_by(server) if hot_path and stateless and json_response else None
+    if served is not None:
+        from anvil.serve.hotpath import HotPath
+
+        provider, select = served
+        endpoint = HotPath(
+            endpoint, provider=provider, select=select, security=security, max_request_bytes=max_request_bytes
+        )
     body = dict(health) if health is not None else {"status": "ok", "service": service}
 
     async def healthz(request: Request) -> JSONResponse:
@@ -106,7 +122,7 @@ def create_app(
 
     return Starlette(
         routes=[
-            Route(MCP_PATH, endpoint=StreamableHTTPASGIApp(manager)),
+            Route(MCP_PATH, endpoint=endpoint),
             Route("/healthz", healthz, methods=["GET"]),
             *routes,
         ],
@@ -116,25 +132,55 @@ def create_app(
     )
 
 
-def listen(host: str, port: int, *, backlog: int = 128) -> socket.socket:
+def listen(
+    host: str, port: int, *, backlog: int = 128, reuse_port: bool = False, listening: bool = True
+) -> socket.socket:
     """A bound, listening TCP socket for :func:`serve_http` (port 0 picks a free one).
 
     The socket is created with an explicit ``IPPROTO_TCP``: asyncio turns Nagle off (``TCP_NODELAY``)
     only for sockets that say so, and with Nagle on every small response waits ~40 ms for an ACK.
 
+    Args:
+        host: The bind host.
+        port: The bind port (0: any free one).
+        backlog: The listen backlog.
+        reuse_port: Set ``SO_REUSEPORT``, so several worker processes listen on one port and the
+            kernel spreads connections over them.
+        listening: False binds without listening (a supervisor holding the port for its workers:
+            the kernel hands connections only to listening sockets).
+
     Raises:
-        OSError: the address cannot be bound.
+        OSError: the address cannot be bound (or ``SO_REUSEPORT`` is not available).
     """
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if reuse_port:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
         sock.bind((host, port))
-        sock.listen(backlog)
+        if listening:
+            sock.listen(backlog)
     except OSError:
         sock.close()
         raise
     return sock
+
+
+def server_stack() -> str:
+    """Which event loop runs this code and which HTTP parser uvicorn picks (``uvloop, httptools``).
+
+    uvicorn's ``http="auto"`` takes httptools when it is installed, else h11.
+    """
+    import asyncio
+    import importlib.util
+
+    try:
+        loop = type(asyncio.get_running_loop()).__module__.split(".")[0]
+    except RuntimeError:
+        loop = "none"
+    parser = "httptools" if importlib.util.find_spec("httptools") is not None else "h11"
+    return f"{'uvloop' if loop == 'uvloop' else 'asyncio'}, {parser}"
 
 
 async def serve_http(
@@ -168,7 +214,9 @@ async def serve_http(
             # Signals are ours to handle (below), not re-raised at exit as uvicorn would.
             yield
 
-    config = uvicorn.Config(app, host=host, port=port, log_level=log_level, lifespan="on", ws="none")
+    # No access log: every call already has its audit line and metrics, and a log line per request
+    # would be formatted on the hot path.
+    config = uvicorn.Config(app, host=host, port=port, log_level=log_level, lifespan="on", ws="none", access_log=False)
     server = _Server(config)
 
     async def stop_on_signal() -> None:

@@ -19,16 +19,18 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 from urllib.parse import unquote, urlsplit
 from urllib.request import url2pathname
 
 import anyio
-import httpx
-import jwt
 
 from anvil._types import JSONObject
 from anvil.errors import AnvilError, ConfigError
+
+if TYPE_CHECKING:  # httpx and PyJWT load only when a token mode uses them (cold start)
+    import httpx
+    import jwt
 
 __all__ = [
     "CACHE_SECONDS",
@@ -48,7 +50,7 @@ MAX_JWKS_BYTES: Final = 256 * 1024
 CACHE_SECONDS: Final = 300.0
 #: The least time between two fetches of an ``https:`` key set (a ``kid`` miss forces one).
 REFRESH_INTERVAL_SECONDS: Final = 10.0
-_FETCH_TIMEOUT: Final = httpx.Timeout(10.0)
+_FETCH_TIMEOUT_SECONDS: Final = 10.0
 #: Algorithm -> (required ``kty``, required ``crv`` or None).
 SUPPORTED_ALGORITHMS: Final[Mapping[str, tuple[str, str | None]]] = {
     "EdDSA": ("OKP", "Ed25519"),
@@ -182,7 +184,7 @@ class JwksSource:
                 self._location.target,
                 headers={"accept": "application/json"},
                 follow_redirects=False,
-                timeout=_FETCH_TIMEOUT,
+                timeout=_FETCH_TIMEOUT_SECONDS,
             ) as response:
                 if response.status_code != 200:
                     raise JwksError(f"The JWKS endpoint answered HTTP {response.status_code}.")
@@ -191,7 +193,7 @@ class JwksSource:
                     body += chunk
                     if len(body) > MAX_JWKS_BYTES:
                         raise JwksError("The JWKS document is larger than 256 KiB.")
-        except httpx.HTTPError:
+        except _http_error():
             raise JwksError("The JWKS endpoint could not be reached.") from None
         return _parse(bytes(body))
 
@@ -205,6 +207,13 @@ def select_key(keys: Sequence[JSONObject], kid: str | None) -> JSONObject | None
         return keys[0] if len(keys) == 1 else None
     matches = [key for key in keys if key.get("kid") == kid]
     return matches[0] if len(matches) == 1 else None
+
+
+def _http_error() -> type[Exception]:
+    """``httpx.HTTPError``, imported on first use."""
+    import httpx
+
+    return httpx.HTTPError
 
 
 def signing_key(jwk: Mapping[str, object], algorithm: str) -> jwt.PyJWK:
@@ -227,6 +236,8 @@ def signing_key(jwk: Mapping[str, object], algorithm: str) -> jwt.PyJWK:
         if not isinstance(value, str) or not value:
             raise KeyUnfit(f"The signing key lacks its '{member}' member.")
         public[member] = value
+    import jwt
+
     try:
         return jwt.PyJWK(public, algorithm=algorithm)
     except (jwt.PyJWTError, ValueError, TypeError, KeyError):

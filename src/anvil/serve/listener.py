@@ -92,6 +92,7 @@ def create_listener(
     max_request_bytes: int = MAX_REQUEST_BYTES,
     stateless: bool = True,
     json_response: bool = True,
+    hot_path: bool = True,
 ) -> Starlette:
     """The listener app for ``fleet`` (routes in the module docstring).
 
@@ -108,6 +109,8 @@ def create_listener(
         max_request_bytes: The largest ``/mcp`` body in bytes.
         stateless: Serve ``/mcp`` without sessions.
         json_response: Answer ``/mcp`` POSTs with JSON rather than SSE.
+        hot_path: Answer ``tools/call`` and ``tools/list`` on the hot path (:mod:`anvil.serve.hotpath`);
+            False leaves every ``/mcp`` request to the SDK.
     """
     if metrics is None:
         metrics = fleet.observer if isinstance(fleet.observer, FleetMetrics) else FleetMetrics()
@@ -133,4 +136,5 @@ def create_listener(
         max_request_bytes=max_request_bytes,
         health=health_body(fleet.service, [artifact_hash(bundle.document) for bundle in fleet.bundles]),
         middleware=middleware,
+        hot_path=hot_path,
     )

@@ -13,7 +13,9 @@ process-global one, so two listeners in one process do not mix):
 Call series are fed by the fleet (:class:`~anvil.serve.fleet.CallObserver`); ledger series by the
 executor's audit record (:class:`ObservedAuditSink` sits in front of the audit line sink, so metrics
 work with or without ``ANVIL_AUDIT_FILE``). Children are cached per label set, so a call costs two
-dict lookups and two increments.
+dict lookups and two increments. Under ``anvil serve --workers N`` every worker writes its series to
+one shared folder and each ``/metrics`` answer sums them over the workers (prometheus-client's
+multiprocess mode), so a scrape that lands on any worker sees the whole listener.
 """
 
 from __future__ import annotations
@@ -40,10 +42,14 @@ class FleetMetrics:
 
     Args:
         registry: Where the series live (default: a fresh registry of their own).
+        multiprocess_dir: The folder that worker processes of one listener share (``anvil serve
+            --workers N`` sets it, and ``PROMETHEUS_MULTIPROC_DIR`` to it, for every worker):
+            :meth:`render` then answers the sum over every worker, whichever worker is scraped.
     """
 
-    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+    def __init__(self, registry: CollectorRegistry | None = None, *, multiprocess_dir: str | None = None) -> None:
         self.registry = registry if registry is not None else CollectorRegistry(auto_describe=True)
+        self.multiprocess_dir = multiprocess_dir
         self._calls = Counter(
             "anvil_tool_calls",
             "Tool calls answered, by wire tool name and outcome code.",
@@ -95,8 +101,14 @@ class FleetMetrics:
             self._in_progress.inc()
 
     def render(self) -> bytes:
-        """The Prometheus text exposition of every series."""
-        return bytes(generate_latest(self.registry))
+        """The Prometheus text exposition of every series (summed over the workers in multiprocess mode)."""
+        if self.multiprocess_dir is None:
+            return bytes(generate_latest(self.registry))
+        from prometheus_client.multiprocess import MultiProcessCollector
+
+        merged = CollectorRegistry()
+        MultiProcessCollector(merged, path=self.multiprocess_dir)  # type: ignore[no-untyped-call]
+        return bytes(generate_latest(merged))
 
 
 class ObservedAuditSink:

@@ -30,8 +30,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
-import yaml
-
 from anvil._types import JSONObject, JSONValue
 from anvil.errors import ConfigError
 from anvil.serve.grants import GrantEntry, GrantError, grant_json, parse_grants
@@ -258,6 +256,8 @@ def _decode(path: Path, text: str) -> JSONValue:
             return json.loads(text)
         except json.JSONDecodeError as exc:
             raise _fail(path.name, f"not valid JSON (line {exc.lineno}, column {exc.colno}).") from None
+    import yaml  # only a YAML principals file needs the parser (a listener without one starts faster)
+
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError as exc:

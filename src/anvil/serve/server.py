@@ -29,7 +29,7 @@ from mcp.shared.exceptions import MCPError
 from anvil._types import JSONObject, JSONValue
 from anvil.serve.results import CallResult
 
-__all__ = ["ToolProvider", "build_server", "run_stdio"]
+__all__ = ["ToolProvider", "build_server", "listing_result", "run_stdio", "served_by"]
 
 
 class ToolProvider(Protocol):
@@ -61,8 +61,20 @@ class ToolProvider(Protocol):
         """Answer one ``tools/call``; None when no tool ``name`` is served."""
 
 
-def _listing(provider: ToolProvider) -> types.ListToolsResult:
+#: What each server built here serves: its default provider and its selector (for the HTTP hot path).
+_SERVED: weakref.WeakKeyDictionary[Server[Any], tuple[ToolProvider, Callable[[Any], ToolProvider | None] | None]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def listing_result(provider: ToolProvider) -> types.ListToolsResult:
+    """The ``tools/list`` result for ``provider``: its wire-shaped tools as the SDK's models."""
     return types.ListToolsResult(tools=[types.Tool.model_validate(tool) for tool in provider.tools])
+
+
+def served_by(server: Server[Any]) -> tuple[ToolProvider, Callable[[Any], ToolProvider | None] | None] | None:
+    """The provider and selector ``server`` was built with by :func:`build_server`, or None for another server."""
+    return _SERVED.get(server)
 
 
 def build_server(
@@ -80,7 +92,7 @@ def build_server(
             over stdio); a None answer refuses the request (invalid request). Without it every
             request is ``provider``'s.
     """
-    listing = _listing(provider)
+    listing = listing_result(provider)
     listings: weakref.WeakKeyDictionary[Any, types.ListToolsResult] = weakref.WeakKeyDictionary()
 
     def chosen(ctx: Any) -> ToolProvider:
@@ -97,7 +109,7 @@ def build_server(
             return listing
         found = listings.get(served)
         if found is None:
-            found = listings[served] = _listing(served)
+            found = listings[served] = listing_result(served)
         return found
 
     async def on_call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
@@ -106,7 +118,7 @@ def build_server(
             raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name}")
         return types.CallToolResult.model_validate(result.to_wire())
 
-    return Server(
+    server: Server[Any] = Server(
         provider.server_name,
         version=provider.version,
         instructions=instructions,
@@ -114,6 +126,8 @@ def build_server(
         on_list_tools=on_list_tools,
         on_call_tool=on_call_tool,
     )
+    _SERVED[server] = (provider, select)
+    return server
 
 
 async def run_stdio(server: Server[Any]) -> None:

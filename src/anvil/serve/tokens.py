@@ -21,17 +21,18 @@ import math
 import re
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Final, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Final, Protocol, runtime_checkable
 from urllib.parse import urlsplit
-
-import httpx
-import jwt
 
 from anvil._types import JSONObject, JSONValue
 from anvil.errors import AnvilError, ConfigError
 from anvil.serve.grants import GrantEntry, GrantError, parse_grants
 from anvil.serve.jwks import SUPPORTED_ALGORITHMS, JwksError, JwksSource, KeyUnfit, select_key, signing_key
 from anvil.serve.principals import ANONYMOUS, Attribution, Principal, PrincipalRecord, find_record
+
+if TYPE_CHECKING:  # httpx and PyJWT load only when a token mode is configured (cold start)
+    import httpx
+    import jwt
 
 __all__ = [
     "CONNECT_MAX_LIFETIME_SECONDS",
@@ -255,6 +256,8 @@ class JwtVerifier:
         self.max_lifetime = max_lifetime_seconds
         self._jwks = JwksSource(jwks_uri, client=client, clock=clock)
         self._clock = clock
+        import jwt  # imported here so listeners without token auth never load PyJWT
+
         self._jws = jwt.PyJWS(options={"verify_signature": True, "enforce_minimum_key_length": True})
 
     async def authenticate(self, authorization: str | None) -> Principal:
@@ -278,6 +281,8 @@ class JwtVerifier:
         Raises:
             AuthFailure: ``invalid_token``; the description names the check that failed.
         """
+        import jwt
+
         if len(token) > MAX_TOKEN_CHARS:
             raise _invalid("Token is too long.")
         algorithm, kid = self._header(token)
@@ -291,6 +296,8 @@ class JwtVerifier:
         return self._principal(_claims_of(decoded["payload"]))
 
     def _header(self, token: str) -> tuple[str, str | None]:
+        import jwt
+
         try:
             header = jwt.get_unverified_header(token)
         except jwt.PyJWTError:

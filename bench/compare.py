@@ -1,0 +1,585 @@
+"""FastMCP ``from_openapi`` and this gateway side by side, in one run, on the payments spec and its mock.
+
+    .venv/bin/python bench/compare.py [--calls N] [--official-calls N] [--seconds S] [--rss-calls N]
+                                      [--cold-runs N] [--rounds R] [--skip-workers]
+
+``make bench`` runs it. The first run makes ``.bench-venv/`` (gitignored) and installs FastMCP into it
+from PyPI with pip; later runs reuse it. Processes, all on 127.0.0.1:
+
+* the payments mock (``bench/gateway.py --mock payments``), the one upstream every server calls;
+* FastMCP: ``FastMCP.from_openapi(spec, client=httpx2.AsyncClient(base_url=mock))`` served over
+  Streamable HTTP in its stateless JSON mode (its cheapest), from ``.bench-venv``;
+* this gateway: ``python -m anvil serve BUNDLE --http 127.0.0.1:PORT`` (env ``prod``, a SQLite ledger,
+  inbound auth ``none``), and the same with ``--workers 2``.
+
+Clients, both in this process: the *light* client is a minimal raw JSON-RPC client (one keep-alive
+HTTP/1.1 connection per session, requests pre-encoded, a hand-rolled response reader), so its rows
+are bound by the server; the *official* client is ``mcp.client.Client(url, mode="legacy")``.
+
+All servers run at once; each row is split into ``--rounds`` rounds that visit the servers in turn, so
+a shared machine whose load changes during the run weighs on every column alike. Rows (medians; each
+loop is bounded by its count and by ``--max-seconds``):
+
+* cold start: spawn to the first answered ``tools/list`` (light client polling), median of
+  ``--cold-runs`` spawns;
+* read latency p50/p99 (``GET /customers/cus_123`` through each server's tool), sequential, light and
+  official client; server CPU per call from ``/proc/PID/stat`` (utime + stime, summed over the
+  workers) over the light sequential loop;
+* throughput: 8 light sessions for ``--seconds``, calls/s and server CPU per call under that load;
+* keyed write: ``createRefund`` with a fresh ``_meta.idempotency_key`` per call (this gateway reserves
+  and completes a SQLite ledger row each time), sequential p50 and its ratio to the read p50;
+* memory: server RSS (``/proc/PID/status``, summed over workers) after warm-up and after
+  ``--rss-calls`` more calls over 8 sessions, and the growth.
+
+Ratios are this gateway's figure over FastMCP's; the targets come from issue 14.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import yaml
+
+REPO = Path(__file__).resolve().parent.parent
+PAYMENTS = REPO / "examples" / "payments"
+BENCH_VENV = REPO / ".bench-venv"
+TOKEN = "bench-token"
+SESSIONS = 8
+FASTMCP_REQUIREMENT = "fastmcp>=4.2,<5"
+FASTMCP_SERVER = """
+import json, sys
+import httpx2
+from fastmcp import FastMCP
+
+spec_path, base_url, port, token, mode = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5]
+with open(spec_path, encoding="utf-8") as handle:
+    spec = json.load(handle)
+client = httpx2.AsyncClient(base_url=base_url, headers={"authorization": f"Bearer {token}"}, timeout=30)
+server = FastMCP.from_openapi(spec, client=client, name="payments")
+server.run(
+    transport="http", host="127.0.0.1", port=port, path="/mcp", show_banner=False, log_level="warning",
+    stateless_http=mode == "stateless", json_response=mode == "stateless",
+)
+"""
+
+
+# --- processes ---------------------------------------------------------------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _ensure_fastmcp() -> Path:
+    """``.bench-venv/bin/python`` with FastMCP installed (made on first use with venv and pip)."""
+    python = BENCH_VENV / "bin" / "python"
+    if python.exists():
+        probe = subprocess.run([str(python), "-c", "import fastmcp, httpx2"], capture_output=True, check=False)
+        if probe.returncode == 0:
+            return python
+    print("bench: installing FastMCP into .bench-venv (first run only) ...", file=sys.stderr, flush=True)
+    subprocess.run([sys.executable, "-m", "venv", str(BENCH_VENV)], check=True)
+    subprocess.run([str(python), "-m", "pip", "install", "--quiet", FASTMCP_REQUIREMENT], check=True)
+    return python
+
+
+def _pids(process: subprocess.Popen[bytes]) -> list[int]:
+    """The server's processes: itself, plus its children when it supervises workers."""
+    try:
+        children = Path(f"/proc/{process.pid}/task/{process.pid}/children").read_text().split()
+    except OSError:
+        children = []
+    return [int(pid) for pid in children] or [process.pid]
+
+
+def _cpu_seconds(pids: list[int]) -> float:
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for pid in pids:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        total += int(fields[11]) + int(fields[12])  # utime, stime
+    return total / ticks
+
+
+def _rss_mb(pids: list[int]) -> float:
+    total = 0
+    for pid in pids:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                total += int(line.split()[1])
+    return total / 1024
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=10)
+
+
+@contextlib.contextmanager
+def _mock() -> Iterator[str]:
+    command = [sys.executable, str(REPO / "bench" / "gateway.py"), "--mock", "payments"]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    try:
+        assert process.stdout is not None
+        line = process.stdout.readline()
+        if not line:
+            raise SystemExit("the payments mock did not start")
+        yield str(json.loads(line)["url"])
+    finally:
+        _stop(process)
+
+
+# --- the light client ----------------------------------------------------------------------------
+
+
+class LightSession:
+    """A minimal JSON-RPC client over one keep-alive HTTP/1.1 connection (Content-Length or chunked)."""
+
+    def __init__(self, port: int, path: str = "/mcp") -> None:
+        self.port = port
+        self.path = path
+        self.session_id: str | None = None
+        self.version: str | None = None
+        self._reader: asyncio.StreamReader | None = None
+        self._writer: asyncio.StreamWriter | None = None
+        self._next = 0
+
+    async def open(self) -> None:
+        self._reader, self._writer = await asyncio.open_connection("127.0.0.1", self.port)
+        sock = self._writer.get_extra_info("socket")
+        if sock is not None:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        answer = await self.rpc(
+            "initialize",
+            {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "bench-light", "version": "1"},
+            },
+        )
+        self.version = answer.get("result", {}).get("protocolVersion", "2025-11-25")
+        await self.post(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
+
+    async def close(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+            with contextlib.suppress(Exception):
+                await self._writer.wait_closed()
+
+    async def post(self, body: bytes) -> tuple[int, bytes]:
+        assert self._reader is not None and self._writer is not None
+        headers = [
+            f"POST {self.path} HTTP/1.1",
+            f"Host: 127.0.0.1:{self.port}",
+            "Content-Type: application/json",
+            "Accept: application/json, text/event-stream",
+            f"Content-Length: {len(body)}",
+        ]
+        if self.session_id:
+            headers.append(f"Mcp-Session-Id: {self.session_id}")
+        if self.version:
+            headers.append(f"Mcp-Protocol-Version: {self.version}")
+        self._writer.write(("\r\n".join(headers) + "\r\n\r\n").encode() + body)
+        head = await self._reader.readuntil(b"\r\n\r\n")
+        lines = head.decode("latin-1").split("\r\n")
+        status = int(lines[0].split()[1])
+        fields = {}
+        for line in lines[1:]:
+            if ":" in line:
+                name, _, value = line.partition(":")
+                fields[name.strip().lower()] = value.strip()
+        if "mcp-session-id" in fields:
+            self.session_id = fields["mcp-session-id"]
+        if "content-length" in fields:
+            payload = await self._reader.readexactly(int(fields["content-length"]))
+        elif fields.get("transfer-encoding") == "chunked":
+            parts = []
+            while True:
+                size = int((await self._reader.readuntil(b"\r\n")).strip(), 16)
+                if size == 0:
+                    await self._reader.readuntil(b"\r\n")
+                    break
+                parts.append(await self._reader.readexactly(size))
+                await self._reader.readexactly(2)
+            payload = b"".join(parts)
+        else:
+            payload = b""
+        if status == 307 and "location" in fields:
+            self.path = urlsplit(fields["location"]).path or "/"
+            return await self.post(body)
+        if fields.get("content-type", "").startswith("text/event-stream"):
+            data = [line[5:].strip() for line in payload.decode().splitlines() if line.startswith("data:")]
+            payload = (data[-1] if data else "").encode()
+        return status, payload
+
+    async def rpc(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        self._next += 1
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": self._next, "method": method}
+        if params is not None:
+            message["params"] = params
+        status, payload = await self.post(json.dumps(message).encode())
+        if status != 200:
+            raise RuntimeError(f"{method} answered HTTP {status}: {payload[:200]!r}")
+        answer: dict[str, Any] = json.loads(payload)
+        return answer
+
+
+async def _checked_call(session: LightSession, name: str, arguments: dict[str, Any], meta: Any = None) -> None:
+    params: dict[str, Any] = {"name": name, "arguments": arguments}
+    if meta is not None:
+        params["_meta"] = meta
+    answer = await session.rpc("tools/call", params)
+    result = answer.get("result")
+    if result is None or result.get("isError"):
+        raise SystemExit(f"{name} failed: {json.dumps(answer)[:400]}")
+
+
+# --- one server's measurements -----------------------------------------------------------------------
+
+
+@dataclass
+class Server:
+    """One server under test: how to start it, and what it calls its tools."""
+
+    label: str
+    command: list[str]
+    env: dict[str, str]
+    port: int
+    read: str = ""
+    write: str = ""
+    keyed: bool = False
+    process: subprocess.Popen[bytes] | None = None
+    figures: dict[str, float] = field(default_factory=dict)
+
+
+def _percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(fraction * (len(ordered) - 1))))]
+
+
+async def _cold_start(server: Server, deadline_s: float = 60.0) -> float:
+    started = time.perf_counter()
+    server.process = subprocess.Popen(server.command, env=server.env, stdout=subprocess.DEVNULL)
+    while time.perf_counter() - started < deadline_s:
+        if server.process.poll() is not None:
+            raise SystemExit(f"{server.label} exited at start-up ({server.process.returncode})")
+        session = LightSession(server.port)
+        try:
+            await session.open()
+            listed = await session.rpc("tools/list")
+            elapsed = (time.perf_counter() - started) * 1000
+            _name_tools(server, listed["result"]["tools"])
+            return elapsed
+        except (OSError, RuntimeError, asyncio.IncompleteReadError, KeyError):
+            await asyncio.sleep(0.005)
+        finally:
+            await session.close()
+    raise SystemExit(f"{server.label} did not answer tools/list within {deadline_s} s")
+
+
+def _name_tools(server: Server, tools: list[dict[str, Any]]) -> None:
+    for tool in tools:
+        folded = tool["name"].lower().replace("_", "")
+        if "getcustomer" in folded:
+            server.read = tool["name"]
+        elif "createrefund" in folded:
+            server.write = tool["name"]
+    if not server.read or not server.write:
+        raise SystemExit(f"{server.label} lists no customer read / refund write tool: {[t['name'] for t in tools]}")
+
+
+async def _sequential(
+    call: Callable[[int], Awaitable[None]], calls: int, warmup: int, budget_s: float
+) -> tuple[list[float], int]:
+    for index in range(warmup):
+        await call(-1 - index)
+    latencies: list[float] = []
+    deadline = time.perf_counter() + budget_s
+    for index in range(calls):
+        began = time.perf_counter()
+        await call(index)
+        latencies.append((time.perf_counter() - began) * 1000)
+        if time.perf_counter() > deadline:
+            break
+    return latencies, len(latencies)
+
+
+async def _load(server: Server, seconds: float, max_calls: int) -> tuple[int, float]:
+    """8 light sessions calling the read tool until ``seconds`` pass or ``max_calls`` are made."""
+    sessions = [LightSession(server.port) for _ in range(SESSIONS)]
+    for session in sessions:
+        await session.open()
+    done = 0
+    stop_at = time.perf_counter() + seconds
+
+    async def worker(session: LightSession) -> None:
+        nonlocal done
+        while time.perf_counter() < stop_at and done < max_calls:
+            await _checked_call(session, server.read, {"customer_id": "cus_123"})
+            done += 1
+
+    began = time.perf_counter()
+    await asyncio.gather(*(worker(session) for session in sessions))
+    elapsed = time.perf_counter() - began
+    for session in sessions:
+        await session.close()
+    return done, elapsed
+
+
+async def _measure(servers: list[Server], args: argparse.Namespace, mock_url: str) -> None:
+    """Every row for every server, interleaved: each row runs in ``--rounds`` rounds that visit the
+    servers in turn, so a machine whose load changes during the run weighs on every column alike."""
+    import httpx
+    from mcp.client import Client
+
+    rounds = args.rounds
+    colds: dict[str, list[float]] = {server.label: [] for server in servers}
+    for _ in range(args.cold_runs):
+        for server in servers:
+            if server.process is not None:
+                _stop(server.process)
+            colds[server.label].append(await _cold_start(server))
+    sessions: dict[str, LightSession] = {}
+    pids: dict[str, list[int]] = {}
+    for server in servers:
+        server.figures["cold_ms"] = statistics.median(colds[server.label])
+        assert server.process is not None
+        pids[server.label] = _pids(server.process)
+        sessions[server.label] = session = LightSession(server.port)
+        await session.open()
+
+    def reader(server: Server) -> Callable[[int], Awaitable[None]]:
+        session = sessions[server.label]
+        return lambda _: _checked_call(session, server.read, {"customer_id": "cus_123"})
+
+    for server in servers:
+        await _sequential(reader(server), 0, 50, args.max_seconds)
+    latencies: dict[str, list[float]] = {server.label: [] for server in servers}
+    cpu: dict[str, float] = dict.fromkeys(latencies, 0.0)
+    for _ in range(rounds):
+        for server in servers:
+            before = _cpu_seconds(pids[server.label])
+            found, _ = await _sequential(reader(server), max(1, args.calls // rounds), 0, args.max_seconds)
+            cpu[server.label] += _cpu_seconds(pids[server.label]) - before
+            latencies[server.label] += found
+    for server in servers:
+        found = latencies[server.label]
+        server.figures["cpu_read_ms"] = cpu[server.label] * 1000 / len(found)
+        server.figures["read_p50"], server.figures["read_p99"] = _percentile(found, 0.5), _percentile(found, 0.99)
+
+    async with httpx.AsyncClient(base_url=mock_url) as mock:
+        await mock.post("/__reset")  # every write refunds 1 of the mock payment's 5000
+        writes: dict[str, list[float]] = {server.label: [] for server in servers}
+        per_round = max(1, min(args.calls, 4000 // len(servers) - 40) // rounds)
+        for round_index in range(rounds):
+            for server in servers:
+                session = sessions[server.label]
+                refund: dict[str, Any] = {"payment_id": "pay_123", "amount": 1, "currency": "EUR"}
+                if server.keyed:
+                    refund["confirm"] = True
+                tag = f"bench-{server.port}-{round_index}-{time.monotonic_ns()}"
+
+                async def write(
+                    index: int,
+                    session: LightSession = session,
+                    server: Server = server,
+                    refund: dict[str, Any] = refund,
+                    tag: str = tag,
+                ) -> None:
+                    meta = {"idempotency_key": f"{tag}-{index}"} if server.keyed else None
+                    await _checked_call(session, server.write, refund, meta)
+
+                found, _ = await _sequential(write, per_round, 10 if round_index == 0 else 0, args.max_seconds)
+                writes[server.label] += found
+        await mock.post("/__reset")
+    for server in servers:
+        server.figures["write_p50"] = _percentile(writes[server.label], 0.5)
+        server.figures["write_read"] = server.figures["write_p50"] / server.figures["read_p50"]
+        await sessions[server.label].close()
+
+    async with contextlib.AsyncExitStack() as stack:
+        officials = {}
+        for server in servers:
+            client = Client(f"http://127.0.0.1:{server.port}/mcp", mode="legacy")
+            officials[server.label] = await stack.enter_async_context(client)
+        official: dict[str, list[float]] = {server.label: [] for server in servers}
+        for round_index in range(rounds):
+            for server in servers:
+                client = officials[server.label]
+
+                async def read(_: int, client: Any = client, server: Server = server) -> None:
+                    result = await client.call_tool(server.read, {"customer_id": "cus_123"})
+                    if result.is_error:
+                        raise SystemExit(f"{server.label}: official client read failed")
+
+                warmup = 20 if round_index == 0 else 0
+                found, _ = await _sequential(read, max(1, args.official_calls // rounds), warmup, args.max_seconds)
+                official[server.label] += found
+    for server in servers:
+        server.figures["official_p50"] = _percentile(official[server.label], 0.5)
+
+    done: dict[str, int] = dict.fromkeys(latencies, 0)
+    spent: dict[str, float] = dict.fromkeys(latencies, 0.0)
+    cpu = dict.fromkeys(latencies, 0.0)
+    for _ in range(rounds):
+        for server in servers:
+            before = _cpu_seconds(pids[server.label])
+            count, elapsed = await _load(server, args.seconds / rounds, 10**7)
+            cpu[server.label] += _cpu_seconds(pids[server.label]) - before
+            done[server.label] += count
+            spent[server.label] += elapsed
+    for server in servers:
+        server.figures["throughput"] = done[server.label] / spent[server.label]
+        server.figures["cpu_load_ms"] = cpu[server.label] * 1000 / done[server.label]
+
+    if args.rss_calls:
+        for server in servers:
+            server.figures["rss_before"] = _rss_mb(pids[server.label])
+        for _ in range(rounds):
+            for server in servers:
+                await _load(server, args.max_seconds * 10, max(1, args.rss_calls // rounds))
+        for server in servers:
+            server.figures["rss_after"] = _rss_mb(pids[server.label])
+            server.figures["rss_growth"] = (server.figures["rss_after"] / server.figures["rss_before"] - 1) * 100
+
+
+# --- the table ---------------------------------------------------------------------------------------
+
+ROWS = (
+    ("cold start to first tools/list, ms", "cold_ms", "{:.0f}", "<= 0.5x"),
+    ("read p50, light client, ms", "read_p50", "{:.2f}", ""),
+    ("read p99, light client, ms", "read_p99", "{:.2f}", ""),
+    ("server CPU per read call, sequential, ms", "cpu_read_ms", "{:.3f}", "<= 0.5x"),
+    ("read p50, official client, ms", "official_p50", "{:.2f}", ""),
+    (f"throughput, {SESSIONS} sessions, calls/s", "throughput", "{:.0f}", ">= 3x (1 worker), >= 4x (2)"),
+    (f"server CPU per call, {SESSIONS} sessions, ms", "cpu_load_ms", "{:.3f}", ""),
+    ("write p50 (keyed for anvil), ms", "write_p50", "{:.2f}", ""),
+    ("write / read p50", "write_read", "{:.2f}x", "<= 1.2x (anvil, SQLite)"),
+    ("RSS after warm-up, MB", "rss_before", "{:.1f}", ""),
+    ("RSS after the calls, MB", "rss_after", "{:.1f}", ""),
+    ("RSS growth, %", "rss_growth", "{:+.1f}", "<= +10 %"),
+)
+
+
+def _table(servers: list[Server], args: argparse.Namespace) -> str:
+    base = servers[0]
+    head = ["metric", *(server.label for server in servers)]
+    head += [f"{server.label} / {base.label}" for server in servers[1:]]
+    head.append("target")
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for title, key, form, target in ROWS:
+        if key not in base.figures:
+            continue
+        cells = [title]
+        cells += [form.format(server.figures[key]) if key in server.figures else "-" for server in servers]
+        for server in servers[1:]:
+            mine, theirs = server.figures.get(key), base.figures.get(key)
+            ratio = "" if key in ("write_read", "rss_growth") or not mine or not theirs else f"{mine / theirs:.2f}x"
+            cells.append(ratio)
+        cells.append(target)
+        lines.append("| " + " | ".join(cells) + " |")
+    lines.append("")
+    lines.append(
+        f"sequential rows: {args.calls} calls after 50 warm-up; official client: {args.official_calls}; "
+        f"throughput: {args.seconds:g} s; memory: {args.rss_calls} calls over {SESSIONS} sessions; "
+        f"cold start: median of {args.cold_runs}; server CPU from /proc (utime+stime), summed over workers; "
+        f"each row in {args.rounds} rounds visiting the servers in turn."
+    )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run FastMCP and this gateway side by side and print one table."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--calls", type=int, default=2000, help="sequential calls per row (default 2000)")
+    parser.add_argument("--official-calls", type=int, default=300, help="official-client calls (default 300)")
+    parser.add_argument("--seconds", type=float, default=8.0, help="throughput window in seconds (default 8)")
+    parser.add_argument("--rss-calls", type=int, default=25_000, help="calls between the RSS samples (default 25000)")
+    parser.add_argument("--cold-runs", type=int, default=3, help="spawns for the cold-start median (default 3)")
+    parser.add_argument("--max-seconds", type=float, default=60.0, help="time bound per loop (default 60)")
+    parser.add_argument(
+        "--fastmcp-mode",
+        choices=("stateless", "sessions"),
+        default="stateless",
+        help="FastMCP's transport: stateless JSON (default) or its default sessions with SSE answers",
+    )
+    parser.add_argument("--rounds", type=int, default=3, help="rounds each row is split into (default 3)")
+    parser.add_argument("--skip-workers", action="store_true", help="leave out the --workers 2 column")
+    args = parser.parse_args(argv)
+    if not (1 <= args.calls <= 100_000 and 1 <= args.official_calls <= 10_000 and 0 < args.seconds <= 120):
+        parser.error("--calls 1..100000, --official-calls 1..10000, --seconds up to 120")
+    if not (0 <= args.rss_calls <= 200_000 and 1 <= args.cold_runs <= 10 and 1 <= args.rounds <= 10):
+        parser.error("--rss-calls 0..200000, --cold-runs 1..10, --rounds 1..10")
+    fastmcp_python = _ensure_fastmcp()
+    sys.path.insert(0, str(REPO / "bench"))
+    from gateway import _compile, _token_variable  # the gateway bench's compile and credential helpers
+
+    with tempfile.TemporaryDirectory(prefix="anvil-compare-") as scratch, _mock() as mock_url:
+        folder = Path(scratch)
+        bundle = _compile(folder / "workspace")["payments"]
+        spec = folder / "payments.json"
+        spec.write_text(json.dumps(yaml.safe_load((PAYMENTS / "openapi.yaml").read_text())), encoding="utf-8")
+        script = folder / "fastmcp_server.py"
+        script.write_text(FASTMCP_SERVER, encoding="utf-8")
+        base_env = {key: value for key, value in os.environ.items() if not key.startswith("ANVIL_")}
+        anvil_env = {
+            **base_env,
+            "ANVIL_ENV": "prod",
+            "ANVIL_ALLOWED_HOSTS": "127.0.0.1",
+            "ANVIL_BASE_URL": mock_url,
+            _token_variable(bundle): TOKEN,
+        }
+        servers = []
+        port = _free_port()
+        servers.append(
+            Server(
+                f"FastMCP ({args.fastmcp_mode})",
+                [str(fastmcp_python), str(script), str(spec), mock_url, str(port), TOKEN, args.fastmcp_mode],
+                base_env,
+                port,
+            )
+        )
+        for workers in (1,) if args.skip_workers else (1, 2):
+            port = _free_port()
+            command = [sys.executable, "-m", "anvil", "serve", str(bundle), "--http", f"127.0.0.1:{port}"]
+            if workers > 1:
+                command += ["--workers", str(workers)]
+            env = {**anvil_env, "ANVIL_LEDGER": f"sqlite:///{folder / f'ledger-{workers}.db'}"}
+            label = f"anvil, {workers} worker{'s' if workers > 1 else ''}"
+            servers.append(Server(label, command, env, port, keyed=True))
+        try:
+            print(f"bench: measuring {', '.join(server.label for server in servers)} ...", file=sys.stderr, flush=True)
+            asyncio.run(_measure(servers, args, mock_url))
+        finally:
+            for server in servers:
+                if server.process is not None:
+                    _stop(server.process)
+    print(_table(servers, args))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
