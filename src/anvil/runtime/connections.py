@@ -18,18 +18,16 @@ against real loopback mocks.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING
 
 import anyio
 
-from anvil.runtime.upstream import Answer
+from anvil.runtime.upstream import Answer, names_dns_failure, read_answer
 
 if TYPE_CHECKING:
     import aiohttp
 
 __all__ = ["PooledUpstream"]
-
-_DNS_HINTS: Final = ("name or service not known", "nodename nor servname", "getaddrinfo", "name resolution")
 
 
 class PooledUpstream:
@@ -88,31 +86,12 @@ class PooledUpstream:
                     method, URL(url, encoded=True), headers=list(headers), data=content, allow_redirects=False
                 ) as response:
                     began = True
-                    answer = Answer(
-                        status=response.status,
-                        request_id=response.headers.get("x-request-id"),
-                        retry_after=response.headers.get("retry-after"),
+                    return await read_answer(
+                        response.status, response.headers.get, response.content.iter_any(), max_bytes=max_bytes
                     )
-                    if 300 <= response.status <= 399:
-                        answer.after_response = True
-                        return answer
-                    declared = response.headers.get("content-length")
-                    if declared is not None and declared.isdigit() and int(declared) > max_bytes:
-                        answer.after_response = answer.oversized = True
-                        return answer
-                    chunks: list[bytes] = []
-                    size = 0
-                    async for chunk in response.content.iter_any():
-                        size += len(chunk)
-                        if size > max_bytes:
-                            answer.after_response = answer.oversized = True
-                            return answer
-                        chunks.append(chunk)
-                    answer.body = b"".join(chunks)
-                    return answer
         except aiohttp.ClientConnectorError as exc:
             # No connection was made: the request never left, nothing can have committed.
-            dns = isinstance(exc, aiohttp.ClientConnectorDNSError) or any(h in str(exc).lower() for h in _DNS_HINTS)
+            dns = isinstance(exc, aiohttp.ClientConnectorDNSError) or names_dns_failure(str(exc))
             return Answer(condition="dns_failure" if dns else "connection_reset")
         except (TimeoutError, aiohttp.ServerTimeoutError):
             return Answer(condition="timeout", after_response=began, maybe_received=True)

@@ -13,10 +13,8 @@ import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from typing import Final
+from typing import TYPE_CHECKING, Final
 from urllib.parse import quote, urlencode
-
-import httpx
 
 from anvil._types import JSONObject, JSONValue
 from anvil.air.canonical import js_number
@@ -24,6 +22,9 @@ from anvil.air.carrier import CarrierBinding, effective_auth_carrier, resolve_ca
 from anvil.air.inputs import InputBinding, SafetyKeys, input_bindings, safety_keys
 from anvil.air.model import AuthCarrier, Operation
 from anvil.runtime.credentials import Credential
+
+if TYPE_CHECKING:  # a served gateway sends with aiohttp; httpx loads only when a call is checked
+    import httpx
 
 __all__ = [
     "REDACTED",
@@ -238,6 +239,8 @@ def check_target(url: str, base_url: str, path: str) -> None:
     Raises:
         BuildError: ``field="path"`` when the URL the client would send differs.
     """
+    import httpx  # its parser is the stricter of the two clients' (aiohttp sends the encoded URL as is)
+
     try:
         base = httpx.URL(base_url)
         final = httpx.URL(url)

@@ -16,7 +16,7 @@ fraction of httpx's CPU per request); both follow the rules above.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Protocol
 
@@ -31,7 +31,15 @@ if TYPE_CHECKING:  # httpx is imported by whoever made an httpx client; a served
 
     from anvil.runtime.request import WireRequest
 
-__all__ = ["Answer", "UpstreamClient", "failure_envelope", "parse_data", "send_once"]
+__all__ = [
+    "Answer",
+    "UpstreamClient",
+    "failure_envelope",
+    "names_dns_failure",
+    "parse_data",
+    "read_answer",
+    "send_once",
+]
 
 _DNS_HINTS: Final = ("name or service not known", "nodename nor servname", "getaddrinfo", "name resolution")
 
@@ -76,6 +84,37 @@ class UpstreamClient(Protocol):
         """Send one request under a total deadline of ``timeout_ms`` and read at most ``max_bytes``."""
 
 
+def names_dns_failure(text: str) -> bool:
+    """Whether a connect error's text says the host name did not resolve."""
+    lowered = text.lower()
+    return any(hint in lowered for hint in _DNS_HINTS)
+
+
+async def read_answer(
+    status: int, header: Callable[[str], str | None], chunks: AsyncIterator[bytes], *, max_bytes: int
+) -> Answer:
+    """Read one upstream answer, whichever client received it: a redirect is never followed and a body
+    over ``max_bytes`` (declared or streamed) is refused; both count as failures after the response began."""
+    answer = Answer(status=status, request_id=header("x-request-id"), retry_after=header("retry-after"))
+    if 300 <= status <= 399:
+        answer.after_response = True
+        return answer
+    declared = header("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > max_bytes:
+        answer.after_response = answer.oversized = True
+        return answer
+    parts: list[bytes] = []
+    size = 0
+    async for chunk in chunks:
+        size += len(chunk)
+        if size > max_bytes:
+            answer.after_response = answer.oversized = True
+            return answer
+        parts.append(chunk)
+    answer.body = b"".join(parts)
+    return answer
+
+
 async def send_once(
     client: httpx.AsyncClient | UpstreamClient, wire: WireRequest, *, timeout_ms: int, max_bytes: int
 ) -> Answer:
@@ -104,33 +143,14 @@ async def send_once(
             response = await client.send(request, stream=True, follow_redirects=False)
             began = True
             try:
-                answer = Answer(
-                    status=response.status_code,
-                    request_id=response.headers.get("x-request-id"),
-                    retry_after=response.headers.get("retry-after"),
+                return await read_answer(
+                    response.status_code, response.headers.get, response.aiter_bytes(), max_bytes=max_bytes
                 )
-                if 300 <= response.status_code <= 399:
-                    answer.after_response = True
-                    return answer
-                declared = response.headers.get("content-length")
-                if declared is not None and declared.isdigit() and int(declared) > max_bytes:
-                    answer.after_response = answer.oversized = True
-                    return answer
-                chunks: list[bytes] = []
-                size = 0
-                async for chunk in response.aiter_bytes():
-                    size += len(chunk)
-                    if size > max_bytes:
-                        answer.after_response = answer.oversized = True
-                        return answer
-                    chunks.append(chunk)
-                answer.body = b"".join(chunks)
-                return answer
             finally:
                 await response.aclose()
     except not_sent as exc:
         # No connection was made (or none was free): the request never left, nothing can have committed.
-        dns = any(hint in str(exc).lower() for hint in _DNS_HINTS)
+        dns = names_dns_failure(str(exc))
         condition = "timeout" if isinstance(exc, httpx.TimeoutException) else "connection_reset"
         return Answer(condition="dns_failure" if dns else condition)
     except (TimeoutError, httpx.TimeoutException):
