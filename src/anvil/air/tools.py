@@ -18,11 +18,10 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Final
 
-from jsonschema import Draft7Validator, SchemaError, ValidationError
-
 from anvil._types import JSONObject, JSONValue
 from anvil.air.inputs import assemble_input_schema, safety_keys
 from anvil.air.model import Operation
+from anvil.air.schema_check import is_well_formed_schema
 
 __all__ = [
     "DRY_RUN_ARGUMENT",
@@ -262,7 +261,6 @@ def _is_object_schema(schema: JSONValue, defs: dict[str, JSONValue]) -> bool:
     return kind is None and not compositors and ("properties" in schema or "additionalProperties" in schema)
 
 
-_META: Final = Draft7Validator(Draft7Validator.META_SCHEMA)
 _DEF_CACHE_SIZE: Final = 8192
 #: id(raw component) -> (the raw component, whether its projection is well formed). Holding the raw
 #: object keeps its id from being reused while the entry lives; components are treated as immutable.
@@ -270,26 +268,8 @@ _DEF_VALIDITY: OrderedDict[int, tuple[JSONValue, bool]] = OrderedDict()
 
 
 def _well_formed(schema: JSONValue) -> bool:
-    """True when ``schema`` is a well-formed JSON Schema (its ``$defs`` are checked separately).
-
-    The draft-7 metaschema checks the keywords both drafts share, a hundred times faster than the
-    2020-12 one (whose dynamic references dominate start-up on large specs); ``prefixItems`` schemas,
-    unknown to it, are checked one by one.
-    """
-    pending: list[JSONValue] = [schema]
-    while pending:
-        node = pending.pop()
-        if isinstance(node, dict):
-            node = {k: v for k, v in node.items() if k != "$defs"}
-            prefix = node.pop("prefixItems", None)
-            if prefix is not None and not isinstance(prefix, list):
-                return False
-            pending.extend(prefix or ())
-        try:
-            _META.validate(node)
-        except (SchemaError, ValidationError):
-            return False
-    return True
+    """True when ``schema`` is a well-formed JSON Schema (its ``$defs`` are checked separately)."""
+    return is_well_formed_schema(schema)
 
 
 def _component_well_formed(raw: JSONValue, projected: JSONValue) -> bool:

@@ -10,6 +10,8 @@ import json
 import math
 from typing import Any
 
+import orjson
+
 __all__ = ["json_file", "text_file", "yaml_scalar"]
 
 _encode_string = json.encoder.encode_basestring  # the C escaper when available
@@ -80,12 +82,50 @@ def _pretty(value: Any, indent: str, out: list[str]) -> None:
         raise TypeError(f"not JSON-serializable: {type(value).__name__}")
 
 
+def _orjson_safe(value: Any) -> bool:
+    """True when ``orjson`` writes ``value`` exactly as ``JSON.stringify(v, null, 2)`` does: only string
+    keys, no integral or exponent-form floats (JavaScript writes ``1.0`` as ``1``), only plain JSON
+    types. Integers past 64 bits and lone surrogates make orjson raise, which :func:`json_file` catches."""
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        kind = type(item)
+        if kind is dict:
+            for key in item:
+                if type(key) is not str:
+                    return False
+            pending.extend(item.values())
+        elif kind is list or kind is tuple:
+            pending.extend(item)
+        elif kind is float:
+            if item.is_integer() or "e" in float.__repr__(item) or item != item:
+                return False
+        elif kind is not str and kind is not int and kind is not bool and item is not None:
+            return False
+    return True
+
+
+def _not_json(value: Any) -> Any:
+    raise TypeError(f"not JSON-serializable: {type(value).__name__}")
+
+
 def json_file(value: Any) -> bytes:
     """Pretty JSON (2-space indent, key order kept, raw non-ASCII) plus one trailing newline.
 
-    Byte-identical to :func:`anvil.air.canonical.pretty_json`, written out by hand because the standard
-    library only uses its C encoder for compact output, and a bundle holds megabytes of pretty JSON.
+    Byte-identical to :func:`anvil.air.canonical.pretty_json`. A bundle holds megabytes of pretty JSON
+    and the standard library only uses its C encoder for compact output, so values orjson writes the
+    same way as JavaScript go through orjson (most of them: AIR holds few floats) and the rest through
+    the hand-written encoder below; ``tests/bundle/test_encoding.py`` holds both to one answer.
     """
+    if _orjson_safe(value):
+        try:
+            return orjson.dumps(value, default=_not_json, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
+        except (TypeError, orjson.JSONEncodeError):
+            pass
+    return _hand_json_file(value)
+
+
+def _hand_json_file(value: Any) -> bytes:
     out: list[str] = []
     _pretty(value, "", out)
     out.append("\n")

@@ -81,7 +81,8 @@ def run(args: argparse.Namespace) -> int:
 
         report = plan.to_json()
         # Beyond the original's report: what the proof lanes say about these exact bytes (issue 12).
-        report["evidence"] = evidence_summary(plan.inspection.freshness.directory)
+        freshness = plan.inspection.freshness
+        report["evidence"] = evidence_summary(freshness.directory, freshness=freshness)
         sys.stdout.write(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
     else:
         sys.stdout.write(plan.text())

@@ -141,11 +141,13 @@ def _deploy_ledger(bytes_ok: bool, store: StoreContractState) -> dict[str, Any]:
     }
 
 
-def evidence_summary(directory: Path) -> dict[str, Any]:
+def evidence_summary(directory: Path, *, freshness: Freshness | None = None) -> dict[str, Any]:
     """Everything offline evidence says about the bundle in ``directory`` (see the module docstring).
 
     Args:
         directory: The bundle directory.
+        freshness: The bundle's :func:`~anvil.deploy.freshness.check_freshness` result when the caller
+            already has it (``anvil deploy ledger`` does): the bundle is then not read and re-projected twice.
 
     Returns:
         ``{bundleHash, serviceId, lanes{lane: verdict}, generatedBytes{state, detail},
@@ -156,10 +158,11 @@ def evidence_summary(directory: Path) -> dict[str, Any]:
     Raises:
         BundleError: ``bundle/invalid`` when the directory or its AIR cannot be read.
     """
-    doc = read_bundle(directory)
-    digest = bundle_hash(directory)
+    if freshness is None or freshness.document is None or freshness.bundle_hash is None:
+        freshness = check_freshness(directory)
+    doc = freshness.document if freshness.document is not None else read_bundle(directory)
+    digest = freshness.bundle_hash if freshness.bundle_hash is not None else bundle_hash(directory)
     lanes = judge_records(directory, current_hash=digest)
-    freshness = check_freshness(directory)
     agreement = agreement_of(freshness)
     store = store_contract_state(freshness, doc)
     common = [f"{lane} evidence is {verdict.state}" for lane, verdict in lanes.items() if verdict.state != "fresh"]
