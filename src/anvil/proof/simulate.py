@@ -333,7 +333,7 @@ class Simulator:
         cell("pagination", "first-page", expected, actual)
         if not claims_next:
             return
-        expected = f"page 2 requested with {paging.cursor_param}={self.upstream.issued.get(truth.id)}"
+        expected = f"page 2 requested with {paging.cursor_param}={served[-1].handed_out}"
         argument = _continuation_argument(op, agent.cursor_param, value)
         if argument is None:
             missing = "no continuation in page 1" if value is None else f"no input carries {agent.cursor_param}"

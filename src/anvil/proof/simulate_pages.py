@@ -48,10 +48,17 @@ _MAX_BODY: Final = 1_000_000
 
 @dataclass(frozen=True, slots=True)
 class PageServed:
-    """One page the upstream served: its number and the continuation value as it arrived (None: absent)."""
+    """One page the upstream served.
+
+    Attributes:
+        page: The page number.
+        received: The continuation value as the request carried it (None: absent).
+        handed_out: The continuation this page gave for the next one (None: the pages end here).
+    """
 
     page: int
     received: str | None
+    handed_out: str | None = None
 
 
 def page_length(paging: Pagination) -> int:

@@ -120,10 +120,8 @@ class SimulatedUpstream:
     seed: int = 1
     fault: Fault = "none"
     hits: Counter[str] = field(default_factory=Counter)
-    #: Operation id -> every page served, in order.
+    #: Operation id -> every page served, in order, with what it received and handed out.
     pages: dict[str, list[PageServed]] = field(default_factory=dict)
-    #: Operation id -> the continuation the last page 1 handed out (what reaches page 2).
-    issued: dict[str, str] = field(default_factory=dict)
     _cursors: dict[tuple[str, str], int] = field(default_factory=dict)
     _routes: list[tuple[str, re.Pattern[str], Operation]] = field(default_factory=list)
     _rng: random.Random = field(default_factory=random.Random)
@@ -202,7 +200,6 @@ class SimulatedUpstream:
         page = self._page_number(op, received)
         if page is None:
             return httpx.Response(400, json={"message": f"unknown {paging.cursor_param}"})
-        self.pages.setdefault(op.id, []).append(PageServed(page, received))
         length = page_length(paging)
         count = page_items(paging, page)
         item = self.item_schema(op)
@@ -223,7 +220,8 @@ class SimulatedUpstream:
             token = items[-1].get("id")
         elif paging.style in ("page", "offset") and page == 1:
             token = 2 if paging.style == "page" else length
-        if token is not None and page == 1:
-            self.issued[op.id] = str(token)
-            self._cursors[(op.id, str(token))] = 2
+        handed_out = str(token) if token is not None and page == 1 else None
+        if handed_out is not None:
+            self._cursors[(op.id, handed_out)] = 2
+        self.pages.setdefault(op.id, []).append(PageServed(page, received, handed_out))
         return httpx.Response(200, json=data)
