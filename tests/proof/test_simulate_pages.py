@@ -134,3 +134,12 @@ def test_an_unknown_cursor_is_refused_by_the_simulated_upstream(pages: Path) -> 
     request = httpx.Request("GET", "https://simulated.anvil.test/events?cursor=made-up")
     assert simulator.upstream.answer(request).status_code == 400
     assert "pages.events.list" not in simulator.upstream.pages
+
+
+def test_the_paged_record_is_deterministic_for_a_seed_and_the_cursor_follows_the_seed(pages: Path) -> None:
+    first, second, other = simulate(pages, seed=3), simulate(pages, seed=3), simulate(pages, seed=4)
+    for record in (first, second, other):
+        record.pop("simulatedAt")
+    assert first == second
+    token = _cells(first, "pages.events.list")["next-page"]["actual"]
+    assert token != _cells(other, "pages.events.list")["next-page"]["actual"]

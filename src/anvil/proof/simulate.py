@@ -21,7 +21,8 @@ Every approved operation is driven through the real gateway and executor (``Gate
 * **effect** for operations that declare a contract (``report``: ``_meta.effect`` names the declared
   class, undo kind and lookup; ``stage`` for a draft form).
 
-Expectations come from the compiled AIR (basis ``contract``); the actual value from running it. The
+Expectations come from the compiled AIR (basis ``contract``; the response-page budget is judged on
+the simulator's seeded data, basis ``simulated-data``); the actual value from running it. The
 mutation battery (:mod:`anvil.proof.simulate_mutants`) weakens one control at a time and runs the
 same cells against the mutant with the original's expectations: a mutant is killed when its surface
 signature changes, and the cells that caught it are listed.
