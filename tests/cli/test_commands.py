@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -9,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from anvil import __version__
-from anvil.cli import COMMANDS, main
+from anvil.cli import BROKEN_PIPE_EXIT, COMMANDS, main
 
 README = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
 
@@ -54,3 +56,35 @@ def test_an_unknown_command_is_a_coded_usage_error(capsys: pytest.CaptureFixture
 def test_no_command_prints_the_help_and_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
     assert main([]) == 2
     assert "COMMAND" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("args", "status"),
+    [
+        (["--version"], BROKEN_PIPE_EXIT),
+        (["status", "{bundle}"], BROKEN_PIPE_EXIT),
+        (["status", "{bundle}", "--json"], BROKEN_PIPE_EXIT),
+        (["certify", "{bundle}"], BROKEN_PIPE_EXIT),
+        (["status", "--help"], 0),  # argparse itself ignores a closed stream for help text
+    ],
+)
+def test_a_closed_stdout_ends_the_command_quietly_with_the_sigpipe_status(
+    args: list[str], status: int, payments: Path, tmp_path: Path
+) -> None:
+    bundle = tmp_path / "payments"
+    shutil.copytree(payments, bundle)
+    read, write = os.pipe()
+    os.close(read)  # the reader is gone before the command writes a byte, as `| head -0` would leave it
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "anvil", *(arg.format(bundle=bundle) for arg in args)],
+            stdout=write,
+            stderr=subprocess.PIPE,
+            check=False,
+            timeout=120,
+        )
+    finally:
+        os.close(write)
+    assert BROKEN_PIPE_EXIT == 141
+    assert done.returncode == status
+    assert done.stderr == b""  # no error[internal_error], no "Exception ignored" from the exit flush

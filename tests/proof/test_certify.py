@@ -33,6 +33,8 @@ def test_the_check_ids_are_the_public_registry() -> None:
         core + "surface_matches_contract",
         core + "no_blocked_approved",
         core + "idempotency_carriers_supported",
+        core + "tool_surface_within_disclosure_budget",
+        core + "surface_at_rest_within_disclosure_budget",
         "safety.confirmation-required",
         "safety.retry-basis-proven",
         "safety.no-retry-without-idempotency",

@@ -29,7 +29,7 @@ def _mutant(record: dict[str, Any], name: str) -> dict[str, Any]:
 
 
 def test_the_dimensions_and_mutants_are_the_public_registry() -> None:
-    assert DIMENSIONS == ("auth", "confirmation", "idempotency", "fault", "effect")
+    assert DIMENSIONS == ("auth", "confirmation", "idempotency", "fault", "pagination", "disclosure", "effect")
     assert [m.name for m in MUTANTS] == [
         "remove_confirmation",
         "enable_unsafe_retry",

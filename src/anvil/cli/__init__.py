@@ -3,7 +3,11 @@
 Each subcommand lives in its own module under ``anvil.cli`` exposing ``register(subparsers)`` and
 ``run(args) -> int``; modules are imported lazily so ``anvil --help`` stays fast. This package is the
 only place that reads the environment. Exit codes: 0 ok, 1 diagnostics at error level (compile) or
-usage of an unknown command, 2 usage, 3+ per command (``anvil run`` follows original-core §5.7).
+usage of an unknown command, 2 usage, 3+ per command (``anvil run`` follows original-core §5.7),
+130 interrupted, and 141 (128 + SIGPIPE, what a shell reports for a tool a closed pipe stopped) when
+stdout was closed before the command finished writing (``anvil status BUNDLE | head -1``): the
+command stops quietly, printing nothing more, since the reader has all it asked for (``--help``
+ends 0: argparse itself ignores a closed stream).
 """
 
 from __future__ import annotations
@@ -16,7 +20,10 @@ from typing import NoReturn, Protocol
 
 from anvil.errors import AnvilError, UsageError
 
-__all__ = ["COMMANDS", "main"]
+__all__ = ["BROKEN_PIPE_EXIT", "COMMANDS", "main"]
+
+#: The exit status when stdout is closed under a command: 128 + SIGPIPE, as a shell reports it.
+BROKEN_PIPE_EXIT = 141
 
 #: subcommand name -> (module, one-line help). The names are a public contract (see tests/cli).
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -68,6 +75,33 @@ def _report(exc: AnvilError) -> None:
         print(f"hint: {exc.hint}", file=sys.stderr)
 
 
+def _silence_stdout() -> None:
+    """Point stdout at the null device so the interpreter's final flush cannot fail on the closed pipe."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # stdout is not a real file (a test's capture): nothing will flush to it
+        pass
+
+
+def _flushed() -> bool:
+    """Flush stdout; False (and stdout silenced) when its reader has gone."""
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _silence_stdout()
+        return False
+    return True
+
+
+def _broken_pipe(exc: BaseException) -> bool:
+    """True for a closed stdout: BrokenPipeError itself, or a task group's failure made only of it."""
+    if isinstance(exc, BaseExceptionGroup):
+        return all(_broken_pipe(inner) for inner in exc.exceptions)
+    return isinstance(exc, BrokenPipeError)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI and return the process exit code; never lets a traceback reach the user."""
     args_list = sys.argv[1:] if argv is None else argv
@@ -80,12 +114,18 @@ def main(argv: list[str] | None = None) -> int:
             from anvil import __version__
 
             print(f"anvil {__version__}")
-            return 0
+            return 0 if _flushed() else BROKEN_PIPE_EXIT
         if not args.command:
             parser.print_help(sys.stderr)
             return 2
         command = loaded.get(args.command) or importlib.import_module(COMMANDS[args.command][0])
-        return int(command.run(args))
+        code = int(command.run(args))
+        # A closed pipe surfaces here rather than in the interpreter's exit flush (exit status 120).
+        return code if _flushed() else BROKEN_PIPE_EXIT
+    except SystemExit:  # argparse's --help and a few commands exit; their output must flush first too
+        if not _flushed():
+            return BROKEN_PIPE_EXIT
+        raise
     except UsageError as exc:
         _report(exc)
         return 2
@@ -96,6 +136,9 @@ def main(argv: list[str] | None = None) -> int:
         print("interrupted", file=sys.stderr)
         return 130
     except Exception as exc:  # the last line of defence: no traceback reaches a user
+        if _broken_pipe(exc):
+            _silence_stdout()
+            return BROKEN_PIPE_EXIT
         if os.environ.get("ANVIL_DEBUG") == "1":
             raise
         print(f"error[internal_error]: {type(exc).__name__}: {exc}", file=sys.stderr)

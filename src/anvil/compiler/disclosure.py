@@ -18,16 +18,33 @@ from typing import Final
 from anvil.air.model import DisclosureCost, Document
 from anvil.air.tools import tool_definition
 
-__all__ = ["CHARS_PER_TOKEN", "ESTIMATOR", "measure_disclosure"]
+__all__ = [
+    "CHARS_PER_TOKEN",
+    "ESTIMATOR",
+    "RESPONSE_BUDGET_TOKENS",
+    "SURFACE_BUDGET_TOKENS",
+    "TOOL_BUDGET_TOKENS",
+    "estimate_tokens",
+    "measure_disclosure",
+]
 
 #: The estimator id recorded in AIR.
 ESTIMATOR: Final = "chars/4"
 #: Characters per token the estimator assumes.
 CHARS_PER_TOKEN: Final = 4
+#: The default budgets of original-core §3.7: one tool's surface, one response page, the tool list at rest.
+TOOL_BUDGET_TOKENS: Final = 1200
+RESPONSE_BUDGET_TOKENS: Final = 8000
+SURFACE_BUDGET_TOKENS: Final = 20_000
+
+
+def estimate_tokens(text: str) -> int:
+    """The estimator's token count for ``text``: one token per four characters, rounded up."""
+    return math.ceil(len(text) / CHARS_PER_TOKEN)
 
 
 def _cost(text: str) -> DisclosureCost:
-    tokens = math.ceil(len(text) / CHARS_PER_TOKEN)
+    tokens = estimate_tokens(text)
     ratio = round(len(text) / tokens, 3) if tokens else CHARS_PER_TOKEN
     return DisclosureCost(tool_tokens=tokens, chars_per_token=ratio, estimator=ESTIMATOR)
 

@@ -3,8 +3,9 @@
 A check reads the bundle's bytes and AIR and answers ``(passed, detail)``; nothing is executed and
 nothing is written. :data:`CHECKS` lists every check in record order with its id and gate: the ids
 are a public contract. Checks of the original that judge what this project does not build (the
-disclosure ladder and token budgets, async contracts, eval and conformance suites shipped inside
-the bundle) are not listed; the effect-contract checks (ADR-0030) are ours.
+disclosure ladder, async contracts, eval and conformance suites shipped inside the bundle) are not
+listed; the effect-contract checks (ADR-0030) are ours. The token budgets (original-core §3.7) are
+judged on the tool list ``anvil serve`` publishes, with the compiler's estimator.
 """
 
 from __future__ import annotations
@@ -23,11 +24,13 @@ from anvil.air.inputs import safety_keys
 from anvil.air.model import Document, Operation
 from anvil.air.tools import tool_definition
 from anvil.bundle.hash import bundle_files
+from anvil.compiler.disclosure import ESTIMATOR, SURFACE_BUDGET_TOKENS, TOOL_BUDGET_TOKENS
 from anvil.compiler.effects import check_effects
 from anvil.compiler.manifest_auth import auth_coherence_issues
 from anvil.compiler.validate import validate_operations
 from anvil.proof.certify_bytes import generated_bytes_agree
 from anvil.proof.conformance_skill import read_reference
+from anvil.proof.disclosure import served_tools, tokens_of
 from anvil.proof.mock.routes import route_table
 from anvil.proof.mock.schema import SchemaSet
 
@@ -222,6 +225,24 @@ def _carriers_supported(bundle: Bundle) -> Verdict:
     return _verdict(bad, f"{len(keyed)} keyed operation(s) resolve an exact key carrier", "no carrier")
 
 
+def _tool_surface_budget(bundle: Bundle) -> Verdict:
+    measured = {op_id: tokens_of(tool) for op_id, tool in served_tools(bundle.doc).items()}
+    over = [f"{op_id} ({tokens} tokens)" for op_id, tokens in measured.items() if tokens > TOOL_BUDGET_TOKENS]
+    if over:
+        return False, f"over the {TOOL_BUDGET_TOKENS}-token tool budget ({ESTIMATOR}): {_names(over)}"
+    return True, f"{len(measured)} operation(s) within {TOOL_BUDGET_TOKENS} tokens"
+
+
+def _surface_at_rest_budget(bundle: Bundle) -> Verdict:
+    # The flat tools/list answer is the surface at rest: this project serves no disclosure ladder.
+    tools = list(served_tools(bundle.doc).values())
+    tokens = tokens_of({"tools": tools})
+    figure = f"{len(tools)} tool(s) at rest: {tokens}/{SURFACE_BUDGET_TOKENS} tokens ({ESTIMATOR})"
+    if tokens > SURFACE_BUDGET_TOKENS:
+        return False, f"over the surface budget, served flat: {figure}"
+    return True, figure
+
+
 # --- safety -----------------------------------------------------------------------------------------
 
 
@@ -414,6 +435,8 @@ CHECKS: Final[tuple[Check, ...]] = (
     Check(_CORE + "surface_matches_contract", "contract", _surface_matches_contract),
     Check(_CORE + "no_blocked_approved", "contract", _no_blocked_approved),
     Check(_CORE + "idempotency_carriers_supported", "contract", _carriers_supported),
+    Check(_CORE + "tool_surface_within_disclosure_budget", "contract", _tool_surface_budget),
+    Check(_CORE + "surface_at_rest_within_disclosure_budget", "contract", _surface_at_rest_budget),
     Check("safety.confirmation-required", "safety", _confirmation_required),
     Check("safety.retry-basis-proven", "safety", _retry_basis_proven),
     Check("safety.no-retry-without-idempotency", "safety", _no_retry_without_idempotency),

@@ -10,14 +10,22 @@ Every approved operation is driven through the real gateway and executor (``Gate
   key is derived, ``with-key``, ``replay`` -> one upstream request for two calls);
 * **fault** (``none``, ``throttle`` -> ``rate_limited``, ``outage`` -> ``upstream_unavailable``,
   ``conflict`` -> ``conflict``), each with the number of attempts the retry policy allows;
+* **pagination** for reads with AIR ``pagination`` (:mod:`anvil.proof.simulate_pages`):
+  ``first-page`` (a full page that continues), ``next-page`` (the continuation read from page 1 as
+  the contract says reaches the upstream as the value page 1 handed out, and page 2 is served) and
+  ``last-page`` (page 2 ends); the last two only when the contract locates the continuation;
+* **disclosure** (original-core §3.7 budgets, the compiler's ``chars/4`` estimator): ``tool-surface``
+  (the ``tools/list`` entry ``anvil serve`` publishes, at most 1200 tokens, basis ``contract``) and
+  ``response-page`` (the answer text an agent receives for seeded simulated data, a full first page
+  for a paged read, at most 8000 tokens, basis ``simulated-data``); each cell carries its ``figure``;
 * **effect** for operations that declare a contract (``report``: ``_meta.effect`` names the declared
   class, undo kind and lookup; ``stage`` for a draft form).
 
-Expectations come from the compiled AIR (basis ``contract``); the actual value from running it. The
+Expectations come from the compiled AIR (basis ``contract``; the response-page budget is judged on
+the simulator's seeded data, basis ``simulated-data``); the actual value from running it. The
 mutation battery (:mod:`anvil.proof.simulate_mutants`) weakens one control at a time and runs the
 same cells against the mutant with the original's expectations: a mutant is killed when its surface
-signature changes, and the cells that caught it are listed. Pagination and disclosure budgets are not
-modelled here (no cell claims them).
+signature changes, and the cells that caught it are listed.
 """
 
 from __future__ import annotations
@@ -26,21 +34,24 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Literal, Protocol
 
 import anyio
 import httpx
 
-from anvil._types import JSONObject
+from anvil._types import JSONObject, JSONValue
 from anvil.air.effects import effect_class_of
-from anvil.air.inputs import safety_keys
+from anvil.air.inputs import input_bindings, safety_keys
 from anvil.air.model import Document, Operation
 from anvil.bundle.example import example_input
 from anvil.bundle.hash import bundle_hash
 from anvil.bundle.read import read_bundle
+from anvil.compiler.disclosure import RESPONSE_BUDGET_TOKENS, TOOL_BUDGET_TOKENS
 from anvil.ledger.memory import MemoryLedger
 from anvil.proof.certify_signature import signature_digest
+from anvil.proof.disclosure import Figure, served_tools, tokens_of
 from anvil.proof.records import timestamp
+from anvil.proof.simulate_pages import continuation, items_of, locatable, page_items, page_length
 from anvil.proof.simulate_upstream import Fault, SimulatedUpstream, scope_token
 from anvil.runtime.context import RuntimeContext
 from anvil.runtime.credentials import credential_profile, expected_env
@@ -48,11 +59,22 @@ from anvil.runtime.retry import retry_safe
 from anvil.serve.gateway import Gateway
 from anvil.serve.results import CallResult
 
-__all__ = ["DIMENSIONS", "SIMULATION_FILE", "Cell", "Simulator", "simulate"]
+__all__ = ["DIMENSIONS", "SIMULATION_FILE", "Basis", "Cell", "Simulator", "simulate"]
+
+#: Where a cell's expectation comes from: the compiled contract, or data the simulator generated.
+Basis = Literal["contract", "simulated-data"]
 
 SIMULATION_FILE: Final = "simulation.report.json"
 #: The dimensions this simulator covers, in report order.
-DIMENSIONS: Final[tuple[str, ...]] = ("auth", "confirmation", "idempotency", "fault", "effect")
+DIMENSIONS: Final[tuple[str, ...]] = (
+    "auth",
+    "confirmation",
+    "idempotency",
+    "fault",
+    "pagination",
+    "disclosure",
+    "effect",
+)
 _BASE_URL: Final = "https://simulated.anvil.test"
 _HOST: Final = "simulated.anvil.test"
 _FAULT_CODES: Final[dict[str, tuple[str, int | None]]] = {
@@ -72,6 +94,8 @@ class Cell:
     variant: str
     expected: str
     actual: str
+    basis: Basis = "contract"
+    figure: Figure | None = None
 
     @property
     def ok(self) -> bool:
@@ -92,7 +116,8 @@ class Cell:
             "expected": self.expected,
             "actual": self.actual,
             "ok": self.ok,
-            "basis": "contract",
+            "basis": self.basis,
+            **({"figure": self.figure.to_json()} if self.figure is not None else {}),
         }
 
 
@@ -114,6 +139,45 @@ def _outcome(result: CallResult | None, hits: int) -> str:
     if result.envelope is not None:
         return f"{result.envelope.code} after {hits} attempt(s)"
     return f"ok after {hits} attempt(s)"
+
+
+class _CellSink(Protocol):
+    def __call__(
+        self,
+        dimension: str,
+        variant: str,
+        expected: str,
+        actual: str,
+        *,
+        basis: Basis = "contract",
+        figure: Figure | None = None,
+    ) -> None: ...
+
+
+def _page_text(page: int, items: int | None, continues: bool | None) -> str:
+    """``page 1: 2 item(s), continues`` (None: the contract does not locate the items or the continuation)."""
+    held = "items unlocated" if items is None else f"{items} item(s)"
+    then = "continuation unlocated" if continues is None else "continues" if continues else "ends"
+    return f"page {page}: {held}, {then}"
+
+
+def _budget_text(figure: Figure) -> str:
+    if figure.within:
+        return f"within {figure.budget_tokens} tokens"
+    return f"{figure.tokens} tokens, over {figure.budget_tokens}"
+
+
+def _continuation_argument(op: Operation, wire: str | None, value: str | None) -> tuple[str, JSONValue] | None:
+    """The tool argument that carries the continuation input ``wire``, with ``value`` typed for its schema."""
+    if wire is None or value is None:
+        return None
+    for binding in input_bindings(op):
+        if binding.wire_name == wire and binding.location in ("query", "body_field"):
+            kind = binding.schema.get("type")
+            if kind in ("integer", "number") and value.isdigit():
+                return binding.property, int(value)
+            return binding.property, value
+    return None
 
 
 class Simulator:
@@ -178,14 +242,43 @@ class Simulator:
             arguments[key] = self._key()
         return arguments
 
-    async def cells(self, doc: Document, op: Operation, truth: Operation, client: httpx.AsyncClient) -> list[Cell]:
-        """Every cell of ``op`` (from ``doc``, the document under test) with ``truth``'s expectations."""
+    async def cells(
+        self,
+        doc: Document,
+        op: Operation,
+        truth: Operation,
+        client: httpx.AsyncClient,
+        *,
+        tool: JSONObject | None = None,
+    ) -> list[Cell]:
+        """Every cell of ``op`` (from ``doc``, the document under test) with ``truth``'s expectations.
+
+        ``tool`` is the ``tools/list`` entry ``doc`` publishes for ``op`` (measured when omitted).
+        """
+        if tool is None:
+            tool = served_tools(doc).get(op.id)
         cells: list[Cell] = []
         scopes = tuple(op.auth.scopes)
 
-        def cell(dimension: str, variant: str, expected: str, actual: str) -> None:
+        def cell(
+            dimension: str,
+            variant: str,
+            expected: str,
+            actual: str,
+            *,
+            basis: Basis = "contract",
+            figure: Figure | None = None,
+        ) -> None:
             cells.append(
-                Cell(operation_id=truth.id, dimension=dimension, variant=variant, expected=expected, actual=actual)
+                Cell(
+                    operation_id=truth.id,
+                    dimension=dimension,
+                    variant=variant,
+                    expected=expected,
+                    actual=actual,
+                    basis=basis,
+                    figure=figure,
+                )
             )
 
         authorized = self._gateway(doc, op, client, scopes)
@@ -213,13 +306,83 @@ class Simulator:
             attempts = _attempts(truth, status, key_present)
             result, hits = await self._call(authorized, op, self._arguments(op), fault=fault)  # type: ignore[arg-type]
             cell("fault", fault, f"{code} after {attempts} attempt(s)", _outcome(result, hits))
+        if truth.is_read and truth.pagination is not None:
+            await self._pagination_cells(authorized, op, truth, cell)
+        await self._disclosure_cells(authorized, op, truth, cell, tool)
         if not truth.is_read and truth.effect.declares_contract:
             await self._effect_cells(authorized, op, truth, cell)
         return cells
 
-    async def _idempotency_cells(
-        self, gateway: Gateway, op: Operation, truth: Operation, cell: Callable[[str, str, str, str], None]
+    async def _pagination_cells(self, gateway: Gateway, op: Operation, truth: Operation, cell: _CellSink) -> None:
+        paging = truth.pagination
+        assert paging is not None  # the caller checked
+        item = self.upstream.item_schema(truth)
+        claims_next = locatable(paging, item)
+        served = self.upstream.pages.setdefault(truth.id, [])
+        agent = op.pagination  # the contract the surface under test states: what an agent reads
+        expected = _page_text(1, page_items(paging, 1) if item is not None else None, True if claims_next else None)
+        before = len(served)
+        first, hits = await self._call(gateway, op, self._arguments(op))
+        if agent is None or first is None or first.envelope is not None or len(served) == before:
+            cell("pagination", "first-page", expected, "not paginated" if agent is None else _outcome(first, hits))
+            return
+        value = continuation(agent, first.data, page=1, length=page_length(agent))
+        found = items_of(agent, first.data)
+        actual = _page_text(
+            served[-1].page, len(found) if found is not None else None, (value is not None) if claims_next else None
+        )
+        cell("pagination", "first-page", expected, actual)
+        if not claims_next:
+            return
+        expected = f"page 2 requested with {paging.cursor_param}={served[-1].handed_out}"
+        argument = _continuation_argument(op, agent.cursor_param, value)
+        if argument is None:
+            missing = "no continuation in page 1" if value is None else f"no input carries {agent.cursor_param}"
+            cell("pagination", "next-page", expected, missing)
+            return
+        before = len(served)
+        second, hits = await self._call(gateway, op, {**self._arguments(op), argument[0]: argument[1]})
+        if second is None or second.envelope is not None or len(served) == before:
+            cell("pagination", "next-page", expected, _outcome(second, hits))
+            return
+        page = served[-1]
+        cell(
+            "pagination",
+            "next-page",
+            expected,
+            f"page {page.page} requested with {paging.cursor_param}={page.received}",
+        )
+        found = items_of(agent, second.data)
+        after = continuation(agent, second.data, page=page.page, length=page_length(agent))
+        cell(
+            "pagination",
+            "last-page",
+            _page_text(2, page_items(paging, 2) if item is not None else None, False),
+            _page_text(page.page, len(found) if found is not None else None, after is not None),
+        )
+
+    async def _disclosure_cells(
+        self, gateway: Gateway, op: Operation, truth: Operation, cell: _CellSink, tool: JSONObject | None
     ) -> None:
+        within = f"within {TOOL_BUDGET_TOKENS} tokens"
+        if tool is None:
+            cell("disclosure", "tool-surface", within, "no such tool")
+        else:
+            figure = Figure(tokens_of(tool), TOOL_BUDGET_TOKENS)
+            cell("disclosure", "tool-surface", within, _budget_text(figure), figure=figure)
+        if truth.output.schema is None:
+            return  # nothing comes back to measure
+        within = f"within {RESPONSE_BUDGET_TOKENS} tokens"
+        result, hits = await self._call(gateway, op, self._arguments(op))
+        if result is None or result.envelope is not None:
+            cell("disclosure", "response-page", within, _outcome(result, hits), basis="simulated-data")
+            return
+        content = result.to_wire().get("content")
+        text = content[0].get("text", "") if isinstance(content, list) and content else ""
+        figure = Figure(tokens_of(str(text)), RESPONSE_BUDGET_TOKENS, seed=self.seed)
+        cell("disclosure", "response-page", within, _budget_text(figure), basis="simulated-data", figure=figure)
+
+    async def _idempotency_cells(self, gateway: Gateway, op: Operation, truth: Operation, cell: _CellSink) -> None:
         derived = truth.idempotency.key_derivation == "request_fingerprint"
         arguments = self._arguments(op)
         for name in (safety_keys(op).idempotency, safety_keys(truth).idempotency):
@@ -238,9 +401,7 @@ class Simulator:
         actual = f"two answers from {total} upstream request(s)" if both_ok else f"{_outcome(second, total)}"
         cell("idempotency", "replay", "two answers from 1 upstream request(s)", actual)
 
-    async def _effect_cells(
-        self, gateway: Gateway, op: Operation, truth: Operation, cell: Callable[[str, str, str, str], None]
-    ) -> None:
+    async def _effect_cells(self, gateway: Gateway, op: Operation, truth: Operation, cell: _CellSink) -> None:
         effect = truth.effect
         kind = "inverse" if effect.inverse is not None else "compensate" if effect.compensate is not None else "none"
         lookup = "declared" if effect.lookup is not None else "none"
@@ -265,13 +426,14 @@ class Simulator:
     async def matrix(self, doc: Document, *, only: str | None = None) -> list[Cell]:
         """Every cell of every approved operation of ``doc`` (or of operation ``only``)."""
         truth_by_id = {op.id: op for op in self.reference.operations}
+        tools = served_tools(doc)
         cells: list[Cell] = []
         async with httpx.AsyncClient(transport=self.upstream.transport(), follow_redirects=False) as client:
             for op in doc.operations:
                 truth = truth_by_id.get(op.id)
                 if not op.is_approved or truth is None or (only is not None and op.id != only):
                     continue
-                cells.extend(await self.cells(doc, op, truth, client))
+                cells.extend(await self.cells(doc, op, truth, client, tool=tools.get(op.id)))
         return cells
 
 

@@ -10,7 +10,9 @@ refused here exactly as the real API would refuse it:
   (``sim <scope> <scope>...``) lacks a scope the reference declares;
 * the injected fault (``throttle`` 429, ``outage`` 503, ``conflict`` 409) answers every attempt;
 * otherwise 200 (201 for a create) with data generated from the output schema by a seeded generator,
-  so the same seed gives the same answers.
+  so the same seed gives the same answers;
+* a read with AIR ``pagination`` answers in two pages (:mod:`anvil.proof.simulate_pages`) and
+  records each page it served with the continuation the request carried (:attr:`pages`).
 
 Every request is counted per operation, which is how the matrix sees attempts and replays.
 """
@@ -28,6 +30,7 @@ import httpx
 
 from anvil._types import JSONValue
 from anvil.air.model import Document, Operation
+from anvil.proof.simulate_pages import PageServed, page_items, page_length, received_continuation, set_path
 
 __all__ = ["FAULT_STATUS", "Fault", "SimulatedUpstream", "scope_token", "simulated_value"]
 
@@ -98,6 +101,12 @@ def simulated_value(schema: JSONValue, rng: random.Random, defs: Mapping[str, An
     return f"sim-{rng.randrange(10_000)}"
 
 
+def _walk_value(data: JSONValue, path: str) -> JSONValue:
+    for part in path.split("."):
+        data = data.get(part) if isinstance(data, dict) else None
+    return data
+
+
 @dataclass
 class SimulatedUpstream:
     """The answerer. Set :attr:`fault` before a call; read :attr:`hits` after it.
@@ -111,6 +120,9 @@ class SimulatedUpstream:
     seed: int = 1
     fault: Fault = "none"
     hits: Counter[str] = field(default_factory=Counter)
+    #: Operation id -> every page served, in order, with what it received and handed out.
+    pages: dict[str, list[PageServed]] = field(default_factory=dict)
+    _cursors: dict[tuple[str, str], int] = field(default_factory=dict)
     _routes: list[tuple[str, re.Pattern[str], Operation]] = field(default_factory=list)
     _rng: random.Random = field(default_factory=random.Random)
 
@@ -149,4 +161,67 @@ class SimulatedUpstream:
         if op.output.schema is None:
             return httpx.Response(204)
         data = simulated_value(op.output.schema, self._rng, self.reference.schemas)
+        if op.pagination is not None and op.is_read:
+            return self._page(op, request, data)
         return httpx.Response(201 if op.effect.action == "create" else 200, json=data)
+
+    def item_schema(self, op: Operation) -> dict[str, Any] | None:
+        """The resolved schema of one item of a paged read's answer (None: the contract does not locate items)."""
+        paging = op.pagination
+        defs = self.reference.schemas
+        schema = _resolve(op.output.schema, defs)
+        if paging is None or not isinstance(schema, dict):
+            return None
+        if paging.items_field:
+            properties = schema.get("properties")
+            schema = _resolve(properties.get(paging.items_field), defs) if isinstance(properties, dict) else None
+        if not isinstance(schema, dict) or not (schema.get("type") == "array" or "items" in schema):
+            return None
+        item = _resolve(schema.get("items"), defs)
+        return item if isinstance(item, dict) else {}
+
+    def _page_number(self, op: Operation, received: str | None) -> int | None:
+        paging = op.pagination
+        if received is None or paging is None or paging.style == "link":
+            return 1
+        if paging.style == "cursor":
+            return self._cursors.get((op.id, received))
+        if not received.isdigit() or len(received) > 9:
+            return None
+        number = int(received)
+        if paging.style == "page":
+            return number if number >= 1 else None
+        return number // page_length(paging) + 1
+
+    def _page(self, op: Operation, request: httpx.Request, data: JSONValue) -> httpx.Response:
+        paging = op.pagination
+        assert paging is not None  # only paged reads come here
+        received = received_continuation(request, paging.cursor_param)
+        page = self._page_number(op, received)
+        if page is None:
+            return httpx.Response(400, json={"message": f"unknown {paging.cursor_param}"})
+        length = page_length(paging)
+        count = page_items(paging, page)
+        item = self.item_schema(op)
+        items: list[JSONValue] = []
+        if item is not None:
+            items = [simulated_value(item, self._rng, self.reference.schemas) for _ in range(count)]
+            if paging.items_field:
+                set_path(data, paging.items_field, items)
+            else:
+                data = items
+        token: JSONValue = None
+        if paging.style == "cursor" and paging.next_field:
+            current = _walk_value(data, paging.next_field)
+            numeric = isinstance(current, int) and not isinstance(current, bool)
+            token = (2 if numeric else f"sim-cursor-{self._rng.randrange(10**9)}") if page == 1 else None
+            set_path(data, paging.next_field, token if token is not None else (None if numeric else ""))
+        elif paging.style == "cursor" and items and isinstance(items[-1], dict) and page == 1:
+            token = items[-1].get("id")
+        elif paging.style in ("page", "offset") and page == 1:
+            token = 2 if paging.style == "page" else length
+        handed_out = str(token) if token is not None and page == 1 else None
+        if handed_out is not None:
+            self._cursors[(op.id, handed_out)] = 2
+        self.pages.setdefault(op.id, []).append(PageServed(page, received, handed_out))
+        return httpx.Response(200, json=data)

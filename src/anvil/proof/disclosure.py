@@ -1,0 +1,54 @@
+"""What an agent pays to see a bundle's tools, measured the way the compiler measures (original-core §3.7).
+
+Shared by ``anvil certify`` (the static budget checks) and ``anvil simulate`` (the ``disclosure``
+cells). The measured surface is the one ``anvil serve`` publishes: :func:`served_tool_definition`,
+the AIR tool definition plus the effect keys the server adds to ``_meta``, as compact JSON. The count
+is the compiler's estimator (``chars/4``), so a figure is comparable with AIR's ``disclosureCost``
+(which measures the definition without the server's effect keys, so it is a little lower).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from anvil._types import JSONObject, JSONValue
+from anvil.air.model import Document, Operation
+from anvil.compiler.disclosure import ESTIMATOR, estimate_tokens
+from anvil.serve.listing import served_tool_definition
+
+__all__ = ["ESTIMATOR", "Figure", "served_tools", "tokens_of"]
+
+
+@dataclass(frozen=True, slots=True)
+class Figure:
+    """One measurement against a budget: the report's ``figure`` object."""
+
+    tokens: int
+    budget_tokens: int
+    seed: int | None = None
+
+    @property
+    def within(self) -> bool:
+        """True when the measurement does not exceed the budget."""
+        return self.tokens <= self.budget_tokens
+
+    def to_json(self) -> JSONObject:
+        """``{tokens, budgetTokens, estimator, seed?}``."""
+        out: JSONObject = {"tokens": self.tokens, "budgetTokens": self.budget_tokens, "estimator": ESTIMATOR}
+        if self.seed is not None:
+            out["seed"] = self.seed
+        return out
+
+
+def tokens_of(value: JSONValue) -> int:
+    """The estimated tokens of ``value`` as compact JSON (strings as they are)."""
+    text = value if isinstance(value, str) else json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    return estimate_tokens(text)
+
+
+def served_tools(doc: Document) -> dict[str, JSONObject]:
+    """Operation id -> the ``tools/list`` entry ``anvil serve`` publishes, for every approved operation."""
+    approved: list[Operation] = [op for op in doc.operations if op.is_approved]
+    names = {op.id: op.mcp.tool_name for op in approved}
+    return {op.id: served_tool_definition(op, names.get, components=doc.schemas) for op in approved}

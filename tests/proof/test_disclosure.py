@@ -1,0 +1,172 @@
+"""Disclosure budgets (original-core §3.7): certify's static checks and simulate's ``disclosure`` cells."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from anvil.bundle.read import read_bundle
+from anvil.cli import main
+from anvil.cli.compile import compile_bundle
+from anvil.proof.certify import CERTIFICATION_FILE, certify
+from anvil.proof.disclosure import served_tools, tokens_of
+from anvil.proof.simulate import SIMULATION_FILE, simulate
+from tests.cli.fixtures.upstreams import REPO
+
+TOOL = "contract.certification-core.static.tool_surface_within_disclosure_budget"
+AT_REST = "contract.certification-core.static.surface_at_rest_within_disclosure_budget"
+
+
+def _spec(reads: int, *, description: str = "", item_properties: int = 1, page_size: int | None = None) -> JSONish:
+    paths: dict[str, Any] = {}
+    for i in range(reads):
+        params: list[dict[str, Any]] = []
+        if page_size is not None:
+            params = [
+                {"name": "offset", "in": "query", "schema": {"type": "integer"}},
+                {"name": "limit", "in": "query", "schema": {"type": "integer", "default": page_size}},
+            ]
+        item = {"type": "object", "properties": {f"field_{n:03d}": {"type": "string"} for n in range(item_properties)}}
+        paths[f"/things{i}"] = {
+            "get": {
+                "operationId": f"listThings{i}",
+                "summary": f"List things of kind {i}",
+                "description": f"Kind {i}. {description}".strip(),
+                "parameters": params,
+                "responses": {
+                    "200": {
+                        "description": "The things.",
+                        "content": {
+                            "application/json": {
+                                "schema": {"type": "object", "properties": {"items": {"type": "array", "items": item}}}
+                            }
+                        },
+                    }
+                },
+            }
+        }
+    return {
+        "openapi": "3.0.3",
+        "info": {"title": "Wide", "version": "1.0"},
+        "servers": [{"url": "https://wide.example.com"}],
+        "paths": paths,
+    }
+
+
+JSONish = dict[str, Any]
+
+
+def _compile(tmp_path: Path, spec: JSONish, name: str) -> Path:
+    source = tmp_path / f"{name}.yaml"
+    source.write_text(yaml.safe_dump(spec), encoding="utf-8")
+    manifest = tmp_path / f"{name}.anvil.yaml"
+    operations = {op["get"]["operationId"]: {"state": "approved"} for op in spec["paths"].values()}
+    manifest.write_text(yaml.safe_dump({"service": {"name": "wide"}, "operations": operations}), encoding="utf-8")
+    outcome = compile_bundle(source, out=tmp_path / name, manifest=manifest, service_id="wide", root=REPO)
+    assert outcome.bundle_hash is not None, [d.code for d in outcome.diagnostics if d.severity == "error"]
+    return tmp_path / name
+
+
+def _check(record: dict[str, Any], check_id: str) -> dict[str, Any]:
+    return next(c for c in record["checks"] if c["id"] == check_id)
+
+
+def _cell(record: dict[str, Any], op_id: str, variant: str) -> dict[str, Any]:
+    return next(
+        c
+        for c in record["coverage"]["cells"]
+        if c["operationId"] == op_id and c["dimension"] == "disclosure" and c["variant"] == variant
+    )
+
+
+@pytest.fixture(scope="module")
+def verbose(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Two reads, one with a description long enough to exceed the 1200-token tool budget on its own."""
+    spec = _spec(2)
+    spec["paths"]["/things1"]["get"]["description"] = "Kind 1. " + "Explains at length. " * 300
+    return _compile(tmp_path_factory.mktemp("disclosure"), spec, "verbose")
+
+
+def test_certify_states_the_budgets_it_met_on_the_examples(github: Path) -> None:
+    record = certify(github)
+    approved = len(served_tools(read_bundle(github)))
+    assert (_check(record, TOOL)["status"], _check(record, TOOL)["detail"]) == (
+        "passed",
+        f"{approved} operation(s) within 1200 tokens",
+    )
+    at_rest = _check(record, AT_REST)
+    assert at_rest["status"] == "passed"
+    assert at_rest["detail"].startswith(f"{approved} tool(s) at rest: ")
+    assert at_rest["detail"].endswith("/20000 tokens (chars/4)")
+
+
+def test_a_tool_surface_over_the_budget_fails_certify_with_that_check(
+    verbose: Path, copy_bundle: Callable[[Path], Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    bundle = copy_bundle(verbose)
+    assert main(["certify", str(bundle)]) == 1
+    assert capsys.readouterr().out.strip().splitlines()[-1].startswith("FAILED — ")
+    record = json.loads((bundle / CERTIFICATION_FILE).read_text(encoding="utf-8"))
+    check = _check(record, TOOL)
+    tokens = tokens_of(served_tools(read_bundle(bundle))["wide.things1.list"])
+    assert tokens > 1200
+    assert check["status"] == "failed"
+    assert check["detail"] == f"over the 1200-token tool budget (chars/4): wide.things1.list ({tokens} tokens)"
+    assert _check(record, AT_REST)["status"] == "passed"  # one long tool is far from the 20,000 at rest
+
+
+def test_a_tool_surface_over_the_budget_fails_its_simulated_disclosure_cell(verbose: Path) -> None:
+    record = simulate(verbose)
+    assert record["summary"]["ok"] is False
+    over = _cell(record, "wide.things1.list", "tool-surface")
+    tokens = over["figure"]["tokens"]
+    assert over["figure"] == {"tokens": tokens, "budgetTokens": 1200, "estimator": "chars/4"}
+    assert (over["ok"], over["basis"], over["expected"]) == (False, "contract", "within 1200 tokens")
+    assert over["actual"] == f"{tokens} tokens, over 1200"
+    fine = _cell(record, "wide.things0.list", "tool-surface")
+    assert fine["ok"] is True and fine["figure"]["tokens"] <= 1200
+
+
+def test_many_small_tools_can_exceed_the_surface_at_rest_alone(tmp_path: Path) -> None:
+    bundle = _compile(tmp_path, _spec(26, description="Explains. " * 120), "many")
+    record = certify(bundle)
+    assert _check(record, TOOL)["status"] == "passed"
+    at_rest = _check(record, AT_REST)
+    assert at_rest["status"] == "failed"
+    assert at_rest["detail"].startswith("over the surface budget, served flat: 26 tool(s) at rest: ")
+    assert record["status"] == "failed"
+
+
+def test_a_response_page_over_the_budget_fails_from_simulated_data_with_its_seed(tmp_path: Path) -> None:
+    # Small schema, big answer: a default page of 100 items with 40 fields each.
+    bundle = _compile(tmp_path, _spec(1, item_properties=40, page_size=100), "bulky")
+    record = simulate(bundle, seed=9)
+    page = _cell(record, "wide.things0.list", "response-page")
+    assert (page["ok"], page["basis"]) == (False, "simulated-data")
+    assert page["figure"]["budgetTokens"] == 8000 and page["figure"]["seed"] == 9
+    assert page["figure"]["tokens"] > 8000
+    assert page["actual"] == f"{page['figure']['tokens']} tokens, over 8000"
+    assert _cell(record, "wide.things0.list", "tool-surface")["ok"] is True
+
+
+def test_every_approved_operation_has_a_tool_surface_cell_and_answers_with_data_a_response_page(
+    payments: Path, copy_bundle: Callable[[Path], Path]
+) -> None:
+    bundle = copy_bundle(payments)
+    assert main(["simulate", str(bundle)]) == 0
+    record = json.loads((bundle / SIMULATION_FILE).read_text(encoding="utf-8"))
+    doc = read_bundle(bundle)
+    approved = [op for op in doc.operations if op.is_approved]
+    for op in approved:
+        surface = _cell(record, op.id, "tool-surface")
+        assert surface["figure"]["tokens"] == tokens_of(served_tools(doc)[op.id])
+        if op.output.schema is not None:
+            assert _cell(record, op.id, "response-page")["figure"]["seed"] == 1
+    dimension = next(d for d in record["coverage"]["dimensions"] if d["dimension"] == "disclosure")
+    expected = len(approved) + sum(1 for op in approved if op.output.schema is not None)
+    assert dimension == {"dimension": "disclosure", "operations": len(approved), "cells": expected, "passed": expected}
