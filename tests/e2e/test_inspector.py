@@ -5,7 +5,9 @@ three real gateways over Streamable HTTP: the payments bundle alone, the github-
 none) and the fleet of both (JWT inbound auth, the e2e stack of ``conftest.py``). Two pinned Inspectors
 run: the current line (``ANVIL_TEST_MCP_INSPECTOR``, built on the TypeScript SDK v2 client, both its
 ``legacy`` and ``auto`` protocol eras) and the v1 line (``ANVIL_TEST_MCP_INSPECTOR_V1``, the TypeScript
-SDK v1 client). Both validate ``structuredContent`` against the tool's ``outputSchema`` on tools/call and
+SDK v1 client). ``legacy`` speaks a handshake protocol version in stateless JSON, which the gateway's
+hot path answers; ``auto`` negotiates the 2026-07-28 protocol, which the SDK's own path answers. Both
+lines validate ``structuredContent`` against the tool's ``outputSchema`` on tools/call and
 refuse the result when it does not match (even on an error result), so a call that succeeds here is one
 a stock client accepts. ``.ci/services.sh start`` installs both and exports their entry points; without
 them the tests skip with a reason, and fail under ``ANVIL_TEST_REQUIRE_SERVICES=1``.
@@ -207,7 +209,7 @@ def _tool_error_envelope(result: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_inspector_lists_every_tool_with_an_output_schema_where_the_response_has_one(
-    target: Target, inspector: Inspector, tmp_path: Path
+    inspector: Inspector, target: Target, tmp_path: Path
 ) -> None:
     answer = inspector.run(target.url, ["--method", "tools/list"], headers=target.headers, home=tmp_path)
     assert answer.code == EXIT_OK, answer.stderr[-2000:]
@@ -232,7 +234,7 @@ def _read(target: Target) -> tuple[str, list[str], str]:
 
 
 def test_a_read_through_inspector_returns_structured_content_it_accepts_and_the_effect_report(
-    target: Target, inspector: Inspector, tmp_path: Path
+    inspector: Inspector, target: Target, tmp_path: Path
 ) -> None:
     tool, pairs, operation = _read(target)
     args = ["--method", "tools/call", "--tool-name", tool, "--tool-arg", *pairs]
@@ -242,6 +244,9 @@ def test_a_read_through_inspector_returns_structured_content_it_accepts_and_the_
     result = answer.result()
     assert result["isError"] is False
     assert result["_meta"]["effect"]["class"] == "read"
+    # auto negotiated the 2026-07-28 protocol (its results name the server): the SDK path answered.
+    modern = inspector.flags == ("--protocol-era", "auto")
+    assert ("io.modelcontextprotocol/serverInfo" in result["_meta"]) is modern
     assert result["_meta"]["effect"]["operation"] == operation
     assert result["structuredContent"] is not None
     data = json.loads(result["content"][0]["text"])
@@ -261,7 +266,7 @@ def _keyed_write(target: Target, key: str) -> tuple[str, list[str]]:
 
 
 def test_a_keyed_confirmed_write_through_inspector_lands_once_and_its_retry_replays(
-    target: Target, inspector: Inspector, fleet: Fleet, tmp_path: Path
+    inspector: Inspector, target: Target, fleet: Fleet, tmp_path: Path
 ) -> None:
     key = f"inspector-{uuid.uuid4().hex[:12]}"  # the gateways' ledgers outlive one test
     tool, pairs = _keyed_write(target, key)
@@ -287,7 +292,7 @@ def test_a_keyed_confirmed_write_through_inspector_lands_once_and_its_retry_repl
 
 
 def test_a_write_without_its_confirm_reaches_inspector_as_a_coded_tool_error(
-    target: Target, either_inspector: Inspector, fleet: Fleet, tmp_path: Path
+    either_inspector: Inspector, target: Target, fleet: Fleet, tmp_path: Path
 ) -> None:
     inspector = either_inspector
     if target.name == "github":
@@ -308,7 +313,7 @@ def test_a_write_without_its_confirm_reaches_inspector_as_a_coded_tool_error(
 
 
 def test_an_unknown_tool_is_a_json_rpc_error_inspector_v1_reports_as_such(
-    target: Target, inspector_v1: Path, fleet: Fleet, tmp_path: Path
+    inspector_v1: Path, target: Target, fleet: Fleet, tmp_path: Path
 ) -> None:
     v1 = Inspector(inspector_v1, "v1")
     args = ["--method", "tools/call", "--tool-name", target.tool("github", "github_no_such_tool")]
@@ -320,7 +325,7 @@ def test_an_unknown_tool_is_a_json_rpc_error_inspector_v1_reports_as_such(
 
 
 def test_inspector_v2_names_an_unknown_tool_from_the_listing_before_calling(
-    target: Target, inspector_v2: Path, fleet: Fleet, tmp_path: Path
+    inspector_v2: Path, target: Target, fleet: Fleet, tmp_path: Path
 ) -> None:
     v2 = Inspector(inspector_v2, "v2")
     args = ["--method", "tools/call", "--tool-name", target.tool("github", "github_no_such_tool")]
