@@ -8,12 +8,17 @@
 # and runs as the postgres user under a temporary data directory on a free loopback port. The emulator is
 # npm's @firestore-emulator/server, installed outside the repository (ANVIL_CI_CACHE, default
 # ~/.cache/anvil-ci), run by .ci/firestore-launch-strict.js on a free loopback port. Both are for tests only
-# (fsync off, in-memory emulator). State lives in ANVIL_CI_STATE (default /tmp/anvil-ci-services.env).
+# (fsync off, in-memory emulator). MCP Inspector (npm's @modelcontextprotocol/inspector, the current line and
+# the v1 line) is installed there too; ANVIL_TEST_MCP_INSPECTOR and ANVIL_TEST_MCP_INSPECTOR_V1 name their CLI
+# entry points (run as `node ENTRY --cli URL ...`). State lives in ANVIL_CI_STATE (default
+# /tmp/anvil-ci-services.env).
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 CACHE="${ANVIL_CI_CACHE:-$HOME/.cache/anvil-ci}"
 STATE="${ANVIL_CI_STATE:-/tmp/anvil-ci-services.env}"
 EMULATOR_VERSION="0.3.15"
+INSPECTOR_VERSION="2.12.0"
+INSPECTOR_V1_VERSION="1.0.3"
 
 free_port() {
   python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
@@ -69,11 +74,29 @@ start_firestore() {
   } >>"$STATE"
 }
 
+install_inspector() {  # install_inspector VERSION ENTRY: one pinned Inspector in its own folder; prints the entry
+  local folder="$CACHE/inspector-$1"
+  mkdir -p "$folder"
+  if [ ! -f "$folder/node_modules/@modelcontextprotocol/inspector/$2" ]; then
+    (cd "$folder" && { [ -f package.json ] || npm init -y >/dev/null; } \
+      && npm install --no-audit --no-fund --silent "@modelcontextprotocol/inspector@$1" >&2)
+  fi
+  echo "$folder/node_modules/@modelcontextprotocol/inspector/$2"
+}
+
+start_inspector() {
+  {
+    echo "ANVIL_TEST_MCP_INSPECTOR=$(install_inspector "$INSPECTOR_VERSION" clients/launcher/build/index.js)"
+    echo "ANVIL_TEST_MCP_INSPECTOR_V1=$(install_inspector "$INSPECTOR_V1_VERSION" cli/build/cli.js)"
+  } >>"$STATE"
+}
+
 start() {
   : >"$STATE"
   start_postgres
   start_firestore
-  grep -E '^(ANVIL_TEST_POSTGRES_URL|FIRESTORE_EMULATOR_HOST)=' "$STATE" | sed 's/^/export /'
+  start_inspector
+  grep -E '^(ANVIL_TEST_POSTGRES_URL|FIRESTORE_EMULATOR_HOST|ANVIL_TEST_MCP_INSPECTOR(_V1)?)=' "$STATE" | sed 's/^/export /'
 }
 
 stop() {

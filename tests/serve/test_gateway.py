@@ -22,10 +22,10 @@ RELEASE = {**OWNER_REPO, "tag_name": "v1.0.0", "confirm": True}
 
 
 def envelope(result: Any) -> dict[str, Any]:
-    """The Anvil envelope of an error result (text and structuredContent must agree)."""
+    """The Anvil envelope of an error result: text only, no structuredContent (original-core §5.6 item 7)."""
     assert result.is_error is True
+    assert result.structured_content is None
     parsed = json.loads(result.content[0].text)
-    assert parsed == result.structured_content
     return dict(parsed["error"])
 
 

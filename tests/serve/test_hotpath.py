@@ -281,8 +281,9 @@ async def test_the_official_client_legacy_and_auto_works_through_the_hot_app(
                 assert mock.requests[-1]["idempotency_key"] == "hot-1"
                 refused = await session.call_tool("github_create_comment", {"body": "no owner"})
                 assert refused.is_error is True
-                assert refused.structured_content is not None
-                assert refused.structured_content["error"]["code"] == "validation_error"
+                # An error carries its envelope as text only (a stock client validates structuredContent).
+                assert refused.structured_content is None
+                assert json.loads(refused.content[0].text)["error"]["code"] == "validation_error"
             for mode in ("legacy", "auto"):
                 async with Client(url, mode=mode) as client:
                     names = [tool.name for tool in (await client.list_tools()).tools]

@@ -283,7 +283,8 @@ async def test_a_real_listener_serves_two_bundles_to_the_official_client_and_to_
     assert github_state.requests[-1]["idempotency_key"] == "real-01"
     assert customer.is_error is False and customer.structured_content["id"] == "cus_123"
     assert narrowed and all(name.startswith("github__") for name in narrowed)
-    assert hidden.is_error is True and hidden.structured_content["error"]["details"]["code"] == "policy/grant_denied"
+    assert hidden.is_error is True and hidden.structured_content is None
+    assert json.loads(hidden.content[0].text)["error"]["details"]["code"] == "policy/grant_denied"
     assert (rest.status_code, rest.json()["id"]) == (200, "pay_123")
     assert probes == [200, 200]
     assert [line["sub"] for line in memory.records()] == ["ops", "ops", "reader", "ops"]

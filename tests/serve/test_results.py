@@ -12,7 +12,9 @@ import pytest
 from referencing import Registry
 
 from anvil.air.model import Document, Output
+from anvil.runtime.envelope import ErrorEnvelope
 from anvil.serve.gateway import Gateway
+from anvil.serve.results import CallResult
 from tests.serve.support import OWNER_REPO, MockServer, connected, op_of
 
 COMMENT = {**OWNER_REPO, "issue_number": 2, "body": "Looks good"}
@@ -79,3 +81,22 @@ async def test_a_recursive_output_schema_is_self_contained_through_defs(
     assert schema["$defs"]["Node"]["properties"]["child"] == {"$ref": "#/$defs/Node"}
     jsonschema.Draft202012Validator.check_schema(schema)
     jsonschema.Draft202012Validator(schema, registry=Registry()).validate({"child": {"child": {}}})
+
+
+def test_an_error_result_carries_its_envelope_as_text_and_no_structured_content() -> None:
+    # The TypeScript SDK's client (MCP Inspector's) validates structuredContent against the outputSchema
+    # even when isError is set, so an envelope there would hide the code behind a client-side failure.
+    envelope = ErrorEnvelope(
+        code="confirmation_required",
+        message="Confirm first.",
+        retryable=False,
+        safe_to_retry=False,
+        operation="payments.refunds.create",
+        trace_id="trace_1",
+        required_flags=("--confirm",),
+    )
+    wire = CallResult(kind="error", envelope=envelope, report={"class": "irreversible"}).to_wire()
+    assert "structuredContent" not in wire
+    assert wire["isError"] is True
+    assert json.loads(wire["content"][0]["text"]) == envelope.to_json()
+    assert wire["_meta"] == {"effect": {"class": "irreversible"}}

@@ -10,7 +10,10 @@ Wire shapes (original-core §5.6):
   decides (an object response is the data, anything else is wrapped), and :func:`conform` checks the
   value against it first, since a stock client refuses a result that does not validate;
 * dry run: ``content`` = the plan as JSON text, ``structuredContent`` = the plan;
-* error: ``content`` = the envelope as JSON text, ``structuredContent`` = the envelope, ``isError``.
+* error: ``content`` = the envelope as JSON text, ``isError``, and no ``structuredContent`` (original-core
+  §5.6 item 7): the TypeScript SDK's client (MCP Inspector's) validates ``structuredContent`` against the
+  ``outputSchema`` even on an error, so an envelope there would turn every refusal into a client-side
+  schema failure that hides the code.
 
 ``_meta.effect`` carries the report when there is one.
 """
@@ -72,7 +75,7 @@ class CallResult:
         out: JSONObject
         if self.envelope is not None:
             body = self.envelope.to_json()
-            out = {"content": [{"type": "text", "text": _text(body)}], "structuredContent": body, "isError": True}
+            out = {"content": [{"type": "text", "text": _text(body)}], "isError": True}
         else:
             data = self.data
             structured = self.structured
