@@ -420,13 +420,16 @@ class SqliteLedger(Ledger):
             self._worker.stop()
 
     def pragma(self, name: str) -> str:
-        """The current value of a PRAGMA (``journal_mode``, ``synchronous``), for tests and doctors.
+        """The current value of a PRAGMA (``journal_mode``, ``synchronous``, ``busy_timeout``,
+        ``wal_autocheckpoint``), for tests and doctors.
 
         Raises:
             LedgerError: the file cannot be opened (``ledger/unavailable``).
         """
-        if name not in ("journal_mode", "synchronous", "busy_timeout"):
-            raise ConfigError("config/invalid", "Only journal_mode, synchronous and busy_timeout can be read.")
+        if name not in ("journal_mode", "synchronous", "busy_timeout", "wal_autocheckpoint"):
+            raise ConfigError(
+                "config/invalid", "Only journal_mode, synchronous, busy_timeout and wal_autocheckpoint can be read."
+            )
         return str(self._run(lambda conn: conn.execute(f"PRAGMA {name}").fetchone()[0]))
 
     # --- schema -----------------------------------------------------------------------------------
