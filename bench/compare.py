@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/compare.py [--calls N] [--official-calls N] [--seconds S] [--rss-calls N]
                                       [--cold-runs N] [--rounds R] [--skip-workers]
+                                      [--postgres URL] [--sqlite-normal]
 
 ``make bench`` runs it. The first run makes ``.bench-venv/`` (gitignored) and installs FastMCP into it
 from PyPI with pip; later runs reuse it. Processes, all on 127.0.0.1:
@@ -10,7 +11,10 @@ from PyPI with pip; later runs reuse it. Processes, all on 127.0.0.1:
 * FastMCP: ``FastMCP.from_openapi(spec, client=httpx2.AsyncClient(base_url=mock))`` served over
   Streamable HTTP in its stateless JSON mode (its cheapest), from ``.bench-venv``;
 * this gateway: ``python -m anvil serve BUNDLE --http 127.0.0.1:PORT`` (env ``prod``, a SQLite ledger,
-  inbound auth ``none``), and the same with ``--workers 2``.
+  inbound auth ``none``), and the same with ``--workers 2``; with ``--postgres URL`` also one worker on
+  a PostgreSQL ledger (a fresh namespace of that test database), and with ``--sqlite-normal`` one
+  worker on the SQLite ``?synchronous=normal`` opt-in (reservations not synced: process-crash-safe,
+  not power-loss-safe).
 
 Clients, both in this process: the *light* client is a minimal raw JSON-RPC client (one keep-alive
 HTTP/1.1 connection per session, requests pre-encoded, a hand-rolled response reader), so its rows
@@ -477,7 +481,7 @@ ROWS = (
     (f"throughput, {SESSIONS} sessions, calls/s", "throughput", "{:.0f}", ">= 3x (1 worker), >= 4x (2)"),
     (f"server CPU per call, {SESSIONS} sessions, ms", "cpu_load_ms", "{:.3f}", ""),
     ("write p50 (keyed for anvil), ms", "write_p50", "{:.2f}", ""),
-    ("write / read p50", "write_read", "{:.2f}x", "<= 1.2x (anvil, SQLite)"),
+    ("write / read p50", "write_read", "{:.2f}x", "<= 1.2x (anvil, SQLite and PostgreSQL)"),
     ("RSS after warm-up, MB", "rss_before", "{:.1f}", ""),
     ("RSS after the calls, MB", "rss_after", "{:.1f}", ""),
     ("RSS growth, %", "rss_growth", "{:+.1f}", "<= +10 %"),
@@ -528,6 +532,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--rounds", type=int, default=3, help="rounds each row is split into (default 3)")
     parser.add_argument("--skip-workers", action="store_true", help="leave out the --workers 2 column")
+    parser.add_argument("--postgres", default="", metavar="URL", help="add a column on this test PostgreSQL ledger")
+    parser.add_argument(
+        "--sqlite-normal", action="store_true", help="add a column on the SQLite ?synchronous=normal opt-in"
+    )
     args = parser.parse_args(argv)
     if not (1 <= args.calls <= 100_000 and 1 <= args.official_calls <= 10_000 and 0 < args.seconds <= 120):
         parser.error("--calls 1..100000, --official-calls 1..10000, --seconds up to 120")
@@ -570,6 +578,16 @@ def main(argv: list[str] | None = None) -> int:
             env = {**anvil_env, "ANVIL_LEDGER": f"sqlite:///{folder / f'ledger-{workers}.db'}"}
             label = f"anvil, {workers} worker{'s' if workers > 1 else ''}"
             servers.append(Server(label, command, env, port, keyed=True))
+        extra: list[tuple[str, str]] = []
+        if args.postgres:
+            namespace = f"compare-{os.getpid()}-{time.monotonic_ns() % 10**9}"
+            extra.append(("postgresql", f"{args.postgres}{'&' if '?' in args.postgres else '?'}namespace={namespace}"))
+        if args.sqlite_normal:
+            extra.append(("sqlite sync=normal", f"sqlite:///{folder / 'ledger-normal.db'}?synchronous=normal"))
+        for name, ledger in extra:
+            port = _free_port()
+            command = [sys.executable, "-m", "anvil", "serve", str(bundle), "--http", f"127.0.0.1:{port}"]
+            servers.append(Server(f"anvil, {name}", command, {**anvil_env, "ANVIL_LEDGER": ledger}, port, keyed=True))
         try:
             print(f"bench: measuring {', '.join(server.label for server in servers)} ...", file=sys.stderr, flush=True)
             asyncio.run(_measure(servers, args, mock_url))

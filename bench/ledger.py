@@ -4,10 +4,12 @@
 
 Each process runs N sequential reserve+complete pairs on fresh keys (the ledger's share of one keyed
 write). Rows: ``memory:`` in one process; ``sqlite:`` (WAL; the reservation synced, the completion not
-waited on), PostgreSQL (``--postgres``, default ``$ANVIL_TEST_POSTGRES_URL``) and the Firestore
-emulator (``--firestore``, default ``$FIRESTORE_EMULATOR_HOST``) in one process and in 4 processes
-sharing one store. A backend whose service is not given is shown as skipped. ops/s is the total pairs
-over the wall time from a common start; p50/p99 are per-pair latencies across every process.
+waited on); ``sqlite-n``, the ``?synchronous=normal`` opt-in (the reservation not synced either:
+process-crash-safe, not power-loss-safe); PostgreSQL (``--postgres``, default
+``$ANVIL_TEST_POSTGRES_URL``) and the Firestore emulator (``--firestore``, default
+``$FIRESTORE_EMULATOR_HOST``) in one process and in 4 processes sharing one store. A backend whose
+service is not given is shown as skipped. ops/s is the total pairs over the wall time from a common
+start; p50/p99 are per-pair latencies across every process.
 
 A second table runs the executor itself (``anvil.runtime.executor.execute``, env ``prod``) against the
 payments mock on loopback, sequentially: a read (``payments.customers.get``) and a keyed write
@@ -171,7 +173,11 @@ def _ratio_table(calls: int, postgres: str, folder: Path) -> None:
         source / "openapi.yaml", out=bundle, manifest=source / "anvil.yaml", service_id="payments", root=REPO
     )
     upstream, server = _serve_mock()
-    rows = [("memory", "memory:"), ("sqlite", f"sqlite:///{folder / 'ratio.db'}")]
+    rows = [
+        ("memory", "memory:"),
+        ("sqlite", f"sqlite:///{folder / 'ratio.db'}"),
+        ("sqlite-n", f"sqlite:///{folder / 'ratio-n.db'}?synchronous=normal"),
+    ]
     if postgres:
         rows.append(("postgresql", _namespaced(postgres, f"ratio-{uuid.uuid4().hex[:8]}")))
     print()
@@ -203,6 +209,7 @@ def main() -> None:
             ("memory", 1, "memory:"),
             ("sqlite", 1, f"sqlite:///{Path(folder) / 'solo.db'}"),
             ("sqlite", 4, f"sqlite:///{Path(folder) / 'shared.db'}"),
+            ("sqlite-n", 1, f"sqlite:///{Path(folder) / 'solo-n.db'}?synchronous=normal"),
         ]
         for processes in (1, 4):
             pg = _namespaced(args.postgres, f"bench-{run}-{processes}") if args.postgres else None

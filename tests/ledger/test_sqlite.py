@@ -217,3 +217,66 @@ def test_a_sqlite_uri_may_name_the_namespace_its_table_is_derived_from(tmp_path:
         with pytest.raises(ConfigError) as refused:
             SqliteLedger.from_uri(f"sqlite:///{tmp_path}/l.db{bad}", LedgerOptions())
         assert refused.value.code == "config/invalid"
+
+
+async def test_the_synchronous_normal_opt_in_commits_reservations_without_a_sync_and_is_parsed_strictly(
+    tmp_path: Path,
+) -> None:
+    ledger = SqliteLedger.from_uri(f"sqlite:///{tmp_path}/l.db?synchronous=normal", LedgerOptions())
+    assert (await ledger.reserve("k", "fp")).outcome == "reserved"
+    assert ledger.pragma("synchronous") == "1"  # NORMAL: the opt-in trades power-loss safety for the sync
+    await ledger.complete("k", {"id": 1}, 201)
+    assert (await ledger.reserve("k", "fp")).outcome == "replay"
+    await ledger.close()
+    default = SqliteLedger.from_uri(f"sqlite:///{tmp_path}/d.db?synchronous=full&namespace=payments", LedgerOptions())
+    await default.reserve("k", "fp")
+    assert default.pragma("synchronous") == "2"
+    await default.close()
+    for bad in ("?synchronous=off", "?synchronous=normal&synchronous=full", "?synchronous="):
+        with pytest.raises(ConfigError) as refused:
+            SqliteLedger.from_uri(f"sqlite:///{tmp_path}/l.db{bad}", LedgerOptions())
+        assert refused.value.code == "config/invalid"
+    with pytest.raises(ConfigError) as refused:
+        SqliteLedger(str(tmp_path / "l.db"), reservation_sync="OFF")
+    assert refused.value.code == "config/invalid"
+
+
+async def test_a_completion_that_finds_the_file_locked_waits_for_the_lock_instead_of_failing(tmp_path: Path) -> None:
+    path = tmp_path / "l.db"
+    ledger = SqliteLedger(str(path), LedgerOptions(lock_timeout_seconds=5.0))
+    await ledger.reserve("k", "fp")
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # another process holds the write lock
+    done: list[bool] = []
+
+    async def complete() -> None:
+        await ledger.complete("k", {"id": 1}, 201)
+        done.append(True)
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(complete)
+        await anyio.sleep(0.3)
+        assert not done  # not failed, not written: waiting on the worker thread for the lock
+        holder.execute("ROLLBACK")
+    holder.close()
+    assert done == [True]
+    replay = await ledger.reserve("k", "fp")
+    assert (replay.outcome, replay.result, replay.status) == ("replay", {"id": 1}, 201)
+    await ledger.close()
+
+
+async def test_commits_never_checkpoint_and_the_worker_keeps_the_wal_bounded(tmp_path: Path) -> None:
+    path = tmp_path / "l.db"
+    ledger = open_at(path)
+    await ledger.reserve("warm", "fp")
+    assert ledger.pragma("wal_autocheckpoint") == "0"
+    for index in range(700):  # 1400 writes: unbounded, the WAL would hold every one of their pages
+        await ledger.reserve(f"k{index}", "fp")
+        await ledger.complete(f"k{index}", {"id": index, "pad": "x" * 200}, 201)
+    await ledger.reserve("last", "fp")  # queued on the worker after every checkpoint, so they have all run
+    wal = Path(f"{path}-wal")
+    assert wal.stat().st_size < 1000 * 4096  # ~2 MB checkpointed every 256 writes; ~10 MB if never
+    await ledger.close()
+    reopened = open_at(path)
+    assert (await reopened.reserve("k699", "fp")).outcome == "replay"
+    await reopened.close()

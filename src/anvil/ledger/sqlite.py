@@ -2,7 +2,8 @@
 
 URIs are spelled as SQLAlchemy spells them: ``sqlite:///relative.db`` (relative to the working
 directory) and ``sqlite:////absolute/path.db``, optionally ``?namespace=NS`` (the deployment namespace
-the table name is derived from; else the one ``anvil serve`` passes). The file is created, mode 0600,
+the table name is derived from; else the one ``anvil serve`` passes) and ``synchronous=normal`` (the
+opt-in below). The file is created, mode 0600,
 by :meth:`SqliteLedger.initialize` (``anvil ledger init``, and ``anvil serve`` at start-up) or by the
 first write of an instance that never opened it; a readiness probe never creates anything. The file
 an instance first opened is its identity: when the path later names another file (deleted, replaced,
@@ -12,11 +13,28 @@ never silently replaced by an empty ledger.
 The file runs in WAL mode. A reservation commits with ``synchronous=FULL`` (synced to disk before the
 upstream is called); a completion commits with ``synchronous=NORMAL`` (written, synced at the next
 checkpoint or reservation), because a completion lost to a power cut only leaves the row in progress:
-quarantined, never executed twice. Every primitive is one autocommitted statement (``INSERT ... ON
+quarantined, never executed twice.
+
+``?synchronous=normal`` is an explicit opt-in for disks whose sync is slow: reservations (and
+releases) commit like completions, written to the WAL but not synced. That is still safe against a
+crash or SIGKILL of the process (the write is in the operating system's page cache before the
+upstream is called), but NOT against a power cut or an operating-system crash, which may lose a
+reservation whose upstream write happened: the key could then be executed twice. Leave it off unless
+that trade is acceptable.
+
+Every primitive is one autocommitted statement (``INSERT ... ON
 CONFLICT DO NOTHING``, ``UPDATE``/``DELETE ... WHERE version = ?``), which SQLite's file lock makes
-atomic across every process sharing the file. Each call waits at most ``lock_timeout_seconds`` for the
-process's connection and the file lock together, then fails closed; calls run in a worker thread so a
-disk sync never blocks the event loop.
+atomic across every process sharing the file. Each call waits at most ``lock_timeout_seconds`` (counted
+from when it was made) for the process's connection and the file lock together, then fails closed.
+
+Where the work runs: every call that may sync the disk or wait for the file lock runs, in order, on
+one dedicated thread per instance (:class:`~anvil.ledger.worker.SerialWorker`), so a disk sync never
+blocks the event loop and no call pays a thread-pool hand-off. A completion, which never syncs, is
+first tried on the caller's thread without waiting (the connection free, the file lock taken at once
+and ``busy_timeout = 0``): a WAL append to the page cache, microseconds; if either is busy it goes to
+the thread like any other call. The connection never checkpoints on commit (``wal_autocheckpoint =
+0``), so no inline commit ever does a checkpoint's syncs; the thread runs a passive checkpoint every
+:data:`_CHECKPOINT_EVERY` writes instead. (Another process sharing the file checkpoints as it likes.)
 
 Errors name neither the path nor the SQL: ``sqlite3`` faults become ``LedgerError("ledger/unavailable")``
 at one boundary (:func:`_mapped`).
@@ -40,29 +58,33 @@ import anyio.to_thread
 
 from anvil.errors import ConfigError, LedgerError
 from anvil.ledger.base import Ledger, LedgerOptions, LedgerRow, Sharing, namespace_table
+from anvil.ledger.worker import SerialWorker
 
-__all__ = ["DEFAULT_TABLE", "SqliteLedger", "sqlite_location", "sqlite_path"]
+__all__ = ["DEFAULT_TABLE", "SqliteLedger", "sqlite_location", "sqlite_path", "sqlite_synchronous"]
 
 DEFAULT_TABLE: Final = "anvil_idempotency"
 _TABLE_NAME: Final = re.compile(r"^[a-z][a-z0-9_]{0,62}$")
 _PROBE_WAIT_S: Final = 1.0
+#: Writes between two passive WAL checkpoints run by the worker thread (a few MB of WAL at most).
+_CHECKPOINT_EVERY: Final = 256
+#: A wait acquired this close to its full budget keeps the connection's busy timeout as it is.
+_BUSY_SLACK_MS: Final = 20
+_SQLITE_BUSY: Final = 5
+_SQLITE_LOCKED: Final = 6
 _COLUMNS: Final = (
     "status, fingerprint, reservation_id, started_at, operation_id, trace_id, result_json, response_status, "
     "expires_at, retain_until"
 )
-_URI_HINT: Final = "Use sqlite:///relative.db or sqlite:////absolute/path.db, optionally ?namespace=NS."
+_URI_HINT: Final = (
+    "Use sqlite:///relative.db or sqlite:////absolute/path.db, optionally ?namespace=NS and ?synchronous=normal."
+)
+_SYNC_LEVELS: Final = {"full": "FULL", "normal": "NORMAL"}
 _UNAVAILABLE_HINT: Final = "Check that the ledger file exists (anvil ledger init), is writable and on a local disk."
 
 T = TypeVar("T")
 
 
-def sqlite_location(uri: str) -> tuple[str, str | None]:
-    """The database file path and the ``namespace`` parameter of a ``sqlite:`` URI (SQLAlchemy spelling).
-
-    Raises:
-        ConfigError: not a file URI: a host, an unknown parameter, an empty path or ``:memory:``
-            (``config/invalid``; the message never repeats the path).
-    """
+def _parsed(uri: str) -> tuple[str, dict[str, str]]:
     prefix = "sqlite:///"
     if not uri.startswith(prefix):
         raise ConfigError(
@@ -71,9 +93,36 @@ def sqlite_location(uri: str) -> tuple[str, str | None]:
     path, _, query = uri[len(prefix) :].partition("?")
     bad = not path or path == ":memory:" or path.startswith("file:") or "#" in uri or "\x00" in uri
     params = parse_qsl(query, keep_blank_values=True) if query else []
-    if bad or any(name != "namespace" for name, _ in params) or len(params) > 1:
+    names = [name for name, _ in params]
+    if bad or any(name not in ("namespace", "synchronous") for name in names) or len(set(names)) != len(names):
         raise ConfigError("config/invalid", "ANVIL_LEDGER for SQLite must name one database file.", hint=_URI_HINT)
-    return path, params[0][1] if params else None
+    found = dict(params)
+    if found.get("synchronous", "full") not in _SYNC_LEVELS:
+        raise ConfigError(
+            "config/invalid", "The SQLite ledger's synchronous parameter must be full or normal.", hint=_URI_HINT
+        )
+    return path, found
+
+
+def sqlite_location(uri: str) -> tuple[str, str | None]:
+    """The database file path and the ``namespace`` parameter of a ``sqlite:`` URI (SQLAlchemy spelling).
+
+    Raises:
+        ConfigError: not a file URI: a host, an unknown or repeated parameter, an empty path or
+            ``:memory:``, or a ``synchronous`` other than ``full``/``normal`` (``config/invalid``; the
+            message never repeats the path).
+    """
+    path, params = _parsed(uri)
+    return path, params.get("namespace")
+
+
+def sqlite_synchronous(uri: str) -> str:
+    """How a ``sqlite:`` URI asks reservations to commit: ``FULL`` (the default) or ``NORMAL`` (the opt-in).
+
+    Raises:
+        ConfigError: the URI is malformed (see :func:`sqlite_location`).
+    """
+    return _SYNC_LEVELS[_parsed(uri)[1].get("synchronous", "full")]
 
 
 def sqlite_path(uri: str) -> str:
@@ -144,28 +193,53 @@ class SqliteLedger(Ledger):
     durable: ClassVar[bool] = True
     sharing: ClassVar[Sharing] = "host"
 
-    def __init__(self, path: str, options: LedgerOptions | None = None, *, table: str | None = None) -> None:
+    def __init__(
+        self,
+        path: str,
+        options: LedgerOptions | None = None,
+        *,
+        table: str | None = None,
+        reservation_sync: str = "FULL",
+    ) -> None:
         """Prepare a ledger over the file at ``path`` (opened on first use, never created there).
 
-        ``table`` defaults to the one derived from ``options.namespace``.
+        ``table`` defaults to the one derived from ``options.namespace``. ``reservation_sync`` is
+        ``FULL`` (synced before the upstream call) unless the ``synchronous=normal`` opt-in asks for
+        ``NORMAL`` (module docstring: process-crash-safe, not power-loss-safe).
 
         Raises:
-            ConfigError: ``table`` is not a lowercase identifier (``config/invalid``).
+            ConfigError: ``table`` is not a lowercase identifier or ``reservation_sync`` is neither
+                level (``config/invalid``).
         """
         super().__init__(options)
         chosen = table if table is not None else namespace_table(self.options.namespace)
         if not _TABLE_NAME.match(chosen):
             raise ConfigError("config/invalid", "A ledger table name must be a lowercase identifier.")
+        if reservation_sync not in _SYNC_LEVELS.values():
+            raise ConfigError("config/invalid", "A reservation commits with FULL or NORMAL synchronous.")
+        self._reserve_sync = reservation_sync
         self._path = os.path.abspath(path)
         self._table = chosen
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
         self._identity: tuple[int, int] | None = None  # (device, inode) of the file first opened
         self._synchronous = ""
+        self._busy_ms = -1  # the connection's busy_timeout as last set
+        self._writes = 0  # since the last checkpoint
+        self._worker = SerialWorker("anvil-sqlite-ledger")
+        self._sql_create = (
+            f"INSERT INTO {chosen} (doc_id, version, {_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT(doc_id) DO NOTHING"
+        )
+        self._sql_read = f"SELECT version, {_COLUMNS} FROM {chosen} WHERE doc_id = ?"
+        sets = ", ".join(f"{name.strip()} = ?" for name in _COLUMNS.split(","))
+        self._sql_update = f"UPDATE {chosen} SET version = ?, {sets} WHERE doc_id = ? AND version = ?"
+        self._sql_delete = f"DELETE FROM {chosen} WHERE doc_id = ? AND version = ?"
 
     @classmethod
     def from_uri(cls, uri: str, options: LedgerOptions) -> SqliteLedger:
-        """Open ``sqlite:///relative.db`` or ``sqlite:////absolute/path.db`` (``?namespace=NS`` optional).
+        """Open ``sqlite:///relative.db`` or ``sqlite:////absolute/path.db`` (``?namespace=NS`` and
+        ``?synchronous=normal`` optional).
 
         Raises:
             ConfigError: the URI is not a SQLite file URI (``config/invalid``).
@@ -173,7 +247,7 @@ class SqliteLedger(Ledger):
         path, namespace = sqlite_location(uri)
         if namespace is not None:
             options = replace(options, namespace=namespace)
-        return cls(path, options)
+        return cls(path, options, reservation_sync=sqlite_synchronous(uri))
 
     @property
     def table(self) -> str:
@@ -202,7 +276,8 @@ class SqliteLedger(Ledger):
         try:
             conn.execute(f"PRAGMA busy_timeout = {int(self.options.lock_timeout_seconds * 1000)}")
             conn.execute("PRAGMA journal_mode = WAL")
-            conn.execute("PRAGMA synchronous = FULL")
+            conn.execute(f"PRAGMA synchronous = {self._reserve_sync}")
+            conn.execute("PRAGMA wal_autocheckpoint = 0")  # checkpoints run on the worker thread
             if create:
                 conn.execute(
                     f"CREATE TABLE IF NOT EXISTS {self._table} ("
@@ -223,7 +298,8 @@ class SqliteLedger(Ledger):
             # Only the very first open of this instance may create the file; afterwards the file is
             # pinned, so a deleted one is never silently replaced by an empty ledger.
             self._conn = self._open(create=create and self._identity is None)
-            self._synchronous = "FULL"
+            self._synchronous = self._reserve_sync
+            self._busy_ms = int(self.options.lock_timeout_seconds * 1000)
             try:
                 opened = self._stat()
             except OSError:
@@ -241,34 +317,89 @@ class SqliteLedger(Ledger):
             self._conn.close()
             self._conn = None
 
-    def _run(self, work: Callable[[sqlite3.Connection], T], wait: float | None = None, *, create: bool = True) -> T:
-        deadline = time.monotonic() + (self.options.lock_timeout_seconds if wait is None else wait)
+    def _opened(self, *, create: bool) -> sqlite3.Connection:
+        """The connection (the caller holds ``_lock``), or ``ledger/unavailable`` when the file is gone."""
+        try:
+            return self._connection(create=create)
+        except _Replaced:
+            raise LedgerError(
+                "ledger/unavailable",
+                "The SQLite ledger file was deleted or replaced since it was opened; failing closed.",
+                hint="Restore the original file, or restart after `anvil ledger init` if it is truly gone.",
+            ) from None
+        except OSError as exc:
+            raise LedgerError(
+                "ledger/unavailable", "The SQLite ledger file cannot be created.", hint=_UNAVAILABLE_HINT
+            ) from exc
+
+    def _busy(self, conn: sqlite3.Connection, ms: int) -> None:
+        if ms != self._busy_ms:
+            conn.execute(f"PRAGMA busy_timeout = {ms}")
+            self._busy_ms = ms
+
+    def _run(
+        self,
+        work: Callable[[sqlite3.Connection], T],
+        wait: float | None = None,
+        *,
+        create: bool = True,
+        deadline: float | None = None,
+    ) -> T:
+        full = self.options.lock_timeout_seconds if wait is None else wait
+        if deadline is None:
+            deadline = time.monotonic() + full
         if not self._lock.acquire(timeout=max(0.0, deadline - time.monotonic())):
             raise LedgerError(
                 "ledger/unavailable", "The SQLite ledger is busy; nothing was changed.", hint=_UNAVAILABLE_HINT
             )
         try:
             with _mapped():
-                try:
-                    conn = self._connection(create=create)
-                except _Replaced:
-                    raise LedgerError(
-                        "ledger/unavailable",
-                        "The SQLite ledger file was deleted or replaced since it was opened; failing closed.",
-                        hint="Restore the original file, or restart after `anvil ledger init` if it is truly gone.",
-                    ) from None
-                except OSError as exc:
-                    raise LedgerError(
-                        "ledger/unavailable", "The SQLite ledger file cannot be created.", hint=_UNAVAILABLE_HINT
-                    ) from exc
+                conn = self._opened(create=create)
                 remaining = max(1, int((deadline - time.monotonic()) * 1000))
-                conn.execute(f"PRAGMA busy_timeout = {remaining}")
+                if wait is None and remaining >= int(full * 1000) - _BUSY_SLACK_MS:
+                    remaining = int(full * 1000)  # acquired at once: the usual value, no PRAGMA per call
+                self._busy(conn, remaining)
                 return work(conn)
         finally:
             self._lock.release()
 
     async def _call(self, work: Callable[[sqlite3.Connection], T]) -> T:
-        return await anyio.to_thread.run_sync(self._run, work, abandon_on_cancel=True)
+        """Run ``work`` on the worker thread; its wait is counted from now, not from when the thread is free."""
+        deadline = time.monotonic() + self.options.lock_timeout_seconds
+        return await self._worker.run(lambda: self._run(work, deadline=deadline))
+
+    def _inline(self, work: Callable[[sqlite3.Connection], T]) -> tuple[bool, T | None]:
+        """Try ``work`` on this thread without waiting for anything: ``(False, None)`` when the
+        connection is in use, not yet open or the file lock is taken (nothing was changed then)."""
+        if not self._lock.acquire(blocking=False):
+            return False, None
+        try:
+            if self._conn is None:
+                return False, None
+            with _mapped():
+                conn = self._opened(create=False)
+                self._busy(conn, 0)
+                try:
+                    return True, work(conn)
+                except sqlite3.OperationalError as exc:
+                    if getattr(exc, "sqlite_errorcode", 0) & 0xFF in (_SQLITE_BUSY, _SQLITE_LOCKED):
+                        return False, None  # the statement failed whole: the thread retries it with a wait
+                    raise
+        finally:
+            self._lock.release()
+
+    def _wrote(self) -> None:
+        """Count a write; every :data:`_CHECKPOINT_EVERY` writes, queue a passive checkpoint on the thread."""
+        self._writes += 1
+        if self._writes >= _CHECKPOINT_EVERY:
+            self._writes = 0
+            self._worker.submit(self._checkpoint)
+
+    def _checkpoint(self) -> None:
+        def work(conn: sqlite3.Connection) -> None:
+            conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+
+        self._run(work)
 
     def _sync(self, conn: sqlite3.Connection, level: str) -> None:
         if self._synchronous != level:
@@ -276,18 +407,29 @@ class SqliteLedger(Ledger):
             self._synchronous = level
 
     async def close(self) -> None:
-        """Close the connection (a later call reopens it, but only the file first opened)."""
-        with self._lock:
-            self._close_conn()
+        """Close the connection after the calls already queued (a later call reopens it, but only the
+        file first opened) and let the worker thread exit."""
+
+        def closing_time() -> None:
+            with self._lock:
+                self._close_conn()
+
+        try:
+            await self._worker.run(closing_time)
+        finally:
+            self._worker.stop()
 
     def pragma(self, name: str) -> str:
-        """The current value of a PRAGMA (``journal_mode``, ``synchronous``), for tests and doctors.
+        """The current value of a PRAGMA (``journal_mode``, ``synchronous``, ``busy_timeout``,
+        ``wal_autocheckpoint``), for tests and doctors.
 
         Raises:
             LedgerError: the file cannot be opened (``ledger/unavailable``).
         """
-        if name not in ("journal_mode", "synchronous", "busy_timeout"):
-            raise ConfigError("config/invalid", "Only journal_mode, synchronous and busy_timeout can be read.")
+        if name not in ("journal_mode", "synchronous", "busy_timeout", "wal_autocheckpoint"):
+            raise ConfigError(
+                "config/invalid", "Only journal_mode, synchronous, busy_timeout and wal_autocheckpoint can be read."
+            )
         return str(self._run(lambda conn: conn.execute(f"PRAGMA {name}").fetchone()[0]))
 
     # --- schema -----------------------------------------------------------------------------------
@@ -311,22 +453,26 @@ class SqliteLedger(Ledger):
     # --- primitives -------------------------------------------------------------------------------
 
     async def _create_if_absent(self, document: str, row: LedgerRow) -> str | None:
-        """One ``INSERT ... ON CONFLICT DO NOTHING``, synced: the reservation is durable before the call."""
+        """One ``INSERT ... ON CONFLICT DO NOTHING``, synced: the reservation is durable before the call
+        (with the ``synchronous=normal`` opt-in: written, not synced, and tried on the caller's thread)."""
         version = secrets.token_hex(8)
-        sql = (
-            f"INSERT INTO {self._table} (doc_id, version, {_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-            "ON CONFLICT(doc_id) DO NOTHING"
-        )
+        sql = self._sql_create
+        level = self._reserve_sync
+        values = (document, version, *_values(row))
 
         def work(conn: sqlite3.Connection) -> int:
-            self._sync(conn, "FULL")
-            return int(conn.execute(sql, (document, version, *_values(row))).rowcount)
+            self._sync(conn, level)
+            return int(conn.execute(sql, values).rowcount)
 
-        return version if await self._call(work) == 1 else None
+        done, created = self._inline(work) if level == "NORMAL" else (False, None)
+        if not done:
+            created = await self._call(work)
+        self._wrote()
+        return version if created == 1 else None
 
     async def _read(self, document: str) -> LedgerRow | None:
         """One ``SELECT`` (a consistent snapshot in WAL mode)."""
-        sql = f"SELECT version, {_COLUMNS} FROM {self._table} WHERE doc_id = ?"
+        sql = self._sql_read
         return _row(await self._call(lambda conn: conn.execute(sql, (document,)).fetchone()))
 
     async def _update_if_version(
@@ -334,27 +480,37 @@ class SqliteLedger(Ledger):
     ) -> str | None:
         """One ``UPDATE ... WHERE doc_id = ? AND version = ?`` that also issues a fresh version.
 
-        A ``final`` update (a completion) is committed without waiting for a disk sync.
+        A ``final`` update (a completion) is committed without waiting for a disk sync, and so is
+        first tried on the caller's thread (see the module docstring).
         """
         fresh = secrets.token_hex(8)
-        sets = ", ".join(f"{name.strip()} = ?" for name in _COLUMNS.split(","))
-        sql = f"UPDATE {self._table} SET version = ?, {sets} WHERE doc_id = ? AND version = ?"
+        sql = self._sql_update
+        level = self._reserve_sync
+        values = (fresh, *_values(row), document, version)
 
         def work(conn: sqlite3.Connection) -> int:
-            self._sync(conn, "NORMAL" if final else "FULL")
-            return int(conn.execute(sql, (fresh, *_values(row), document, version)).rowcount)
+            self._sync(conn, "NORMAL" if final else level)
+            return int(conn.execute(sql, values).rowcount)
 
-        return fresh if await self._call(work) == 1 else None
+        done, changed = self._inline(work) if final or level == "NORMAL" else (False, None)
+        if not done:
+            changed = await self._call(work)
+        self._wrote()
+        return fresh if changed == 1 else None
 
     async def _delete_if_version(self, document: str, version: str) -> bool:
         """One ``DELETE ... WHERE doc_id = ? AND version = ?``."""
-        sql = f"DELETE FROM {self._table} WHERE doc_id = ? AND version = ?"
+        sql = self._sql_delete
+        level = self._reserve_sync
 
         def work(conn: sqlite3.Connection) -> int:
-            self._sync(conn, "FULL")
+            self._sync(conn, level)
             return int(conn.execute(sql, (document, version)).rowcount)
 
-        return bool(await self._call(work) == 1)
+        done, deleted = self._inline(work) if level == "NORMAL" else (False, None)
+        if not done:
+            deleted = await self._call(work)
+        return deleted == 1
 
     def _check(self) -> str:
         """The probe, in the worker thread: the file is the one first opened, the table is readable and
