@@ -33,7 +33,7 @@ import math
 import re
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import ClassVar, Final, Literal
 
@@ -50,6 +50,7 @@ __all__ = [
     "MAX_RESULT_BYTES",
     "READINESS_CODES",
     "READINESS_TIMEOUT_SECONDS",
+    "ROW_FIELDS",
     "Ledger",
     "LedgerOptions",
     "LedgerRow",
@@ -60,6 +61,8 @@ __all__ = [
     "Sharing",
     "document_id",
     "namespace_table",
+    "row_from_values",
+    "row_values",
     "safe_reference",
 ]
 
@@ -173,6 +176,62 @@ class LedgerRow:
     response_status: int | None = None
     expires_at: float | None = None
     retain_until: float | None = None
+
+
+#: The stored fields of a row besides its version, in the one order every backend reads and writes them.
+ROW_FIELDS: Final = (
+    "status",
+    "fingerprint",
+    "reservation_id",
+    "started_at",
+    "operation_id",
+    "trace_id",
+    "result_json",
+    "response_status",
+    "expires_at",
+    "retain_until",
+)
+
+
+def row_values(row: LedgerRow) -> tuple[object, ...]:
+    """``row``'s stored fields in :data:`ROW_FIELDS` order."""
+    return tuple(getattr(row, name) for name in ROW_FIELDS)
+
+
+def _text(value: object) -> str | None:
+    return None if value is None else str(value)
+
+
+def _seconds(value: object) -> float | None:
+    return None if value is None else float(str(value))
+
+
+def row_from_values(version: object, values: Sequence[object]) -> LedgerRow:
+    """A row read back as ``version`` plus its fields in :data:`ROW_FIELDS` order (database column types
+    differ per backend, so every value is converted to the row's own type).
+
+    Raises:
+        LedgerError: ``ledger/corrupt_row`` for an unknown status or a field that does not convert.
+    """
+    status, fingerprint, reservation_id, started_at, operation_id, trace_id, result, code, expires, keep = values
+    if status not in ("in_progress", "completed"):
+        raise LedgerError("ledger/corrupt_row", "A ledger row has an unknown status.")
+    try:
+        return LedgerRow(
+            status=status,
+            fingerprint=str(fingerprint),
+            version=str(version),
+            reservation_id=_text(reservation_id),
+            started_at=_seconds(started_at),
+            operation_id=_text(operation_id),
+            trace_id=_text(trace_id),
+            result_json=_text(result),
+            response_status=None if code is None else int(str(code)),
+            expires_at=_seconds(expires),
+            retain_until=_seconds(keep),
+        )
+    except ValueError as exc:
+        raise LedgerError("ledger/corrupt_row", "A ledger row holds a field of the wrong type.") from exc
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

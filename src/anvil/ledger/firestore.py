@@ -29,7 +29,7 @@ from urllib.parse import unquote
 import anyio
 
 from anvil.errors import ConfigError, LedgerError
-from anvil.ledger.base import Ledger, LedgerOptions, LedgerRow, Sharing, namespace_table
+from anvil.ledger.base import ROW_FIELDS, Ledger, LedgerOptions, LedgerRow, Sharing, namespace_table
 
 __all__ = ["FirestoreLedger", "firestore_location"]
 
@@ -39,18 +39,7 @@ _NAMESPACE: Final = re.compile(r"^[a-zA-Z0-9_.~-]{1,128}$")
 _FORM: Final = "ANVIL_LEDGER must be firestore://PROJECT/DATABASE/SERVICE_NAMESPACE."
 _ATTEMPTS: Final = 3
 _BACKOFF_S: Final = 0.05
-_FIELDS: Final = (
-    "status",
-    "fingerprint",
-    "reservation_id",
-    "started_at",
-    "operation_id",
-    "trace_id",
-    "result_json",
-    "response_status",
-    "expires_at",
-    "retain_until",
-)
+_FIELDS: Final = ROW_FIELDS
 _TIMES: Final = frozenset({"started_at", "expires_at", "retain_until"})
 
 T = TypeVar("T")

@@ -23,14 +23,23 @@ from __future__ import annotations
 import math
 import re
 import secrets
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import replace
 from typing import Any, ClassVar, Final
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from anvil.errors import ConfigError, LedgerError
-from anvil.ledger.base import Ledger, LedgerOptions, LedgerRow, Sharing, namespace_table
+from anvil.ledger.base import (
+    ROW_FIELDS,
+    Ledger,
+    LedgerOptions,
+    LedgerRow,
+    Sharing,
+    namespace_table,
+    row_from_values,
+    row_values,
+)
 
 __all__ = ["PostgresLedger", "postgres_location"]
 
@@ -38,18 +47,7 @@ _SCHEMES: Final = ("postgresql", "postgres")
 _TABLE_NAME: Final = re.compile(r"^[a-z][a-z0-9_]{0,62}$")
 _POOL_MAX: Final = 8
 _PROBE_WAIT_S: Final = 1.0
-_COLUMNS: Final = (
-    "status",
-    "fingerprint",
-    "reservation_id",
-    "started_at",
-    "operation_id",
-    "trace_id",
-    "result_json",
-    "response_status",
-    "expires_at",
-    "retain_until",
-)
+_COLUMNS: Final = ROW_FIELDS
 _URI_HINT: Final = "Use postgresql://USER@HOST:PORT/DBNAME, optionally ?namespace=NS."
 _HINT: Final = "Check that the database answers and `anvil ledger init` created the table."
 
@@ -91,31 +89,12 @@ def _mapped() -> Iterator[None]:
         ) from exc
 
 
-def _row(values: tuple[Any, ...] | None) -> LedgerRow | None:
-    if values is None:
-        return None
-    version, status, fingerprint, reservation_id, started_at, operation_id, trace_id, result, code, expires, keep = (
-        values
-    )
-    if status not in ("in_progress", "completed"):
-        raise LedgerError("ledger/corrupt_row", "A ledger row has an unknown status.")
-    return LedgerRow(
-        status=status,
-        fingerprint=str(fingerprint),
-        version=str(version),
-        reservation_id=reservation_id,
-        started_at=None if started_at is None else float(started_at),
-        operation_id=operation_id,
-        trace_id=trace_id,
-        result_json=result,
-        response_status=None if code is None else int(code),
-        expires_at=None if expires is None else float(expires),
-        retain_until=None if keep is None else float(keep),
-    )
+def _row(values: Sequence[Any] | None) -> LedgerRow | None:
+    return None if values is None else row_from_values(values[0], values[1:])
 
 
 def _values(row: LedgerRow) -> tuple[object, ...]:
-    return tuple(getattr(row, name) for name in _COLUMNS)
+    return row_values(row)
 
 
 class PostgresLedger(Ledger):

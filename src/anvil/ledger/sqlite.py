@@ -48,16 +48,25 @@ import secrets
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import closing, contextmanager
 from dataclasses import replace
-from typing import ClassVar, Final, TypeVar
+from typing import Any, ClassVar, Final, TypeVar
 from urllib.parse import parse_qsl, quote
 
 import anyio.to_thread
 
 from anvil.errors import ConfigError, LedgerError
-from anvil.ledger.base import Ledger, LedgerOptions, LedgerRow, Sharing, namespace_table
+from anvil.ledger.base import (
+    ROW_FIELDS,
+    Ledger,
+    LedgerOptions,
+    LedgerRow,
+    Sharing,
+    namespace_table,
+    row_from_values,
+    row_values,
+)
 from anvil.ledger.worker import SerialWorker
 
 __all__ = ["DEFAULT_TABLE", "SqliteLedger", "sqlite_location", "sqlite_path", "sqlite_synchronous"]
@@ -71,10 +80,7 @@ _CHECKPOINT_EVERY: Final = 256
 _BUSY_SLACK_MS: Final = 20
 _SQLITE_BUSY: Final = 5
 _SQLITE_LOCKED: Final = 6
-_COLUMNS: Final = (
-    "status, fingerprint, reservation_id, started_at, operation_id, trace_id, result_json, response_status, "
-    "expires_at, retain_until"
-)
+_COLUMNS: Final = ", ".join(ROW_FIELDS)
 _URI_HINT: Final = (
     "Use sqlite:///relative.db or sqlite:////absolute/path.db, optionally ?namespace=NS and ?synchronous=normal."
 )
@@ -144,42 +150,12 @@ def _mapped() -> Iterator[None]:
         ) from exc
 
 
-def _row(values: tuple[object, ...] | None) -> LedgerRow | None:
-    if values is None:
-        return None
-    version, status, fingerprint, reservation_id, started_at, operation_id, trace_id, result, code, expires, keep = (
-        values
-    )
-    if status not in ("in_progress", "completed"):
-        raise LedgerError("ledger/corrupt_row", "A ledger row has an unknown status.")
-    return LedgerRow(
-        status=status,
-        fingerprint=str(fingerprint),
-        version=str(version),
-        reservation_id=None if reservation_id is None else str(reservation_id),
-        started_at=None if started_at is None else float(str(started_at)),
-        operation_id=None if operation_id is None else str(operation_id),
-        trace_id=None if trace_id is None else str(trace_id),
-        result_json=None if result is None else str(result),
-        response_status=None if code is None else int(str(code)),
-        expires_at=None if expires is None else float(str(expires)),
-        retain_until=None if keep is None else float(str(keep)),
-    )
+def _row(values: Sequence[Any] | None) -> LedgerRow | None:
+    return None if values is None else row_from_values(values[0], values[1:])
 
 
 def _values(row: LedgerRow) -> tuple[object, ...]:
-    return (
-        row.status,
-        row.fingerprint,
-        row.reservation_id,
-        row.started_at,
-        row.operation_id,
-        row.trace_id,
-        row.result_json,
-        row.response_status,
-        row.expires_at,
-        row.retain_until,
-    )
+    return row_values(row)
 
 
 class _Replaced(Exception):
