@@ -93,10 +93,6 @@ def _row(values: Sequence[Any] | None) -> LedgerRow | None:
     return None if values is None else row_from_values(values[0], values[1:])
 
 
-def _values(row: LedgerRow) -> tuple[object, ...]:
-    return row_values(row)
-
-
 class PostgresLedger(Ledger):
     """A ledger in one PostgreSQL table, shared by every process and host that reaches the database."""
 
@@ -219,7 +215,7 @@ class PostgresLedger(Ledger):
     async def _create_if_absent(self, document: str, row: LedgerRow) -> str | None:
         """One ``INSERT ... ON CONFLICT DO NOTHING``: the primary key admits one creator per document."""
         version = secrets.token_hex(8)
-        created = await self._execute(self._sql_create, (document, version, *_values(row)))
+        created = await self._execute(self._sql_create, (document, version, *row_values(row)))
         return version if created == 1 else None
 
     async def _read(self, document: str) -> LedgerRow | None:
@@ -233,7 +229,7 @@ class PostgresLedger(Ledger):
     ) -> str | None:
         """One ``UPDATE ... WHERE doc_id = %s AND version = %s`` that also issues a fresh version."""
         fresh = secrets.token_hex(8)
-        changed = await self._execute(self._sql_update, (fresh, *_values(row), document, version))
+        changed = await self._execute(self._sql_update, (fresh, *row_values(row), document, version))
         return fresh if changed == 1 else None
 
     async def _delete_if_version(self, document: str, version: str) -> bool:

@@ -154,10 +154,6 @@ def _row(values: Sequence[Any] | None) -> LedgerRow | None:
     return None if values is None else row_from_values(values[0], values[1:])
 
 
-def _values(row: LedgerRow) -> tuple[object, ...]:
-    return row_values(row)
-
-
 class _Replaced(Exception):
     """The path no longer names the file this ledger opened."""
 
@@ -434,7 +430,7 @@ class SqliteLedger(Ledger):
         version = secrets.token_hex(8)
         sql = self._sql_create
         level = self._reserve_sync
-        values = (document, version, *_values(row))
+        values = (document, version, *row_values(row))
 
         def work(conn: sqlite3.Connection) -> int:
             self._sync(conn, level)
@@ -462,7 +458,7 @@ class SqliteLedger(Ledger):
         fresh = secrets.token_hex(8)
         sql = self._sql_update
         level = self._reserve_sync
-        values = (fresh, *_values(row), document, version)
+        values = (fresh, *row_values(row), document, version)
 
         def work(conn: sqlite3.Connection) -> int:
             self._sync(conn, "NORMAL" if final else level)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Final, Literal
 
 import httpx
@@ -298,10 +298,6 @@ class Example:
 
     document: Document
     counter: int = 0
-    _schemas: SchemaSet = field(init=False)
-
-    def __post_init__(self) -> None:
-        self._schemas = SchemaSet(self.document.schemas)
 
     def arguments(self, op: Operation, *, confirm: bool = True, key: str | None = None) -> JSONObject:
         """Business arguments for ``op`` (every input property), plus confirm and the idempotency key."""
