@@ -12,7 +12,8 @@ from PyPI with pip; later runs reuse it. Processes, all on 127.0.0.1:
   Streamable HTTP in its stateless JSON mode (its cheapest), from ``.bench-venv``;
 * this gateway: ``python -m anvil serve BUNDLE --http 127.0.0.1:PORT`` (env ``prod``, a SQLite ledger,
   inbound auth ``none``), and the same with ``--workers 2``; with ``--postgres URL`` also one worker on
-  a PostgreSQL ledger (a fresh namespace of that test database), and with ``--sqlite-normal`` one
+  a PostgreSQL ledger (a fresh namespace of that test database; by default ``$ANVIL_TEST_POSTGRES_URL``
+  when it is set, as ``.ci/services.sh`` sets it), and with ``--sqlite-normal`` one
   worker on the SQLite ``?synchronous=normal`` opt-in (reservations not synced: process-crash-safe,
   not power-loss-safe).
 
@@ -31,7 +32,12 @@ loop is bounded by its count and by ``--max-seconds``):
   workers) over the light sequential loop;
 * throughput: 8 light sessions for ``--seconds``, calls/s and server CPU per call under that load;
 * keyed write: ``createRefund`` with a fresh ``_meta.idempotency_key`` per call (this gateway reserves
-  and completes a SQLite ledger row each time), sequential p50 and its ratio to the read p50;
+  and completes a SQLite ledger row each time), sequential p50, server CPU per call and its ratio to
+  the read p50;
+* the mock alone: the same light connection sends the read's ``GET`` and the write's ``POST`` (fresh
+  ``Idempotency-Key``) straight to the mock in the same rounds. The mock's POST costs more than its
+  GET, which weighs on every server's write / read ratio (most on the fastest read), so the table
+  also gives each server's *own* write / read: its p50s less the mock's direct p50s;
 * memory: server RSS (``/proc/PID/status``, summed over workers) after warm-up and after
   ``--rss-calls`` more calls over 8 sessions, and the growth.
 
@@ -55,7 +61,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 from urllib.parse import urlsplit
 
 import yaml
@@ -172,10 +178,7 @@ class LightSession:
         self._next = 0
 
     async def open(self) -> None:
-        self._reader, self._writer = await asyncio.open_connection("127.0.0.1", self.port)
-        sock = self._writer.get_extra_info("socket")
-        if sock is not None:
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        await self.connect()
         answer = await self.rpc(
             "initialize",
             {
@@ -206,6 +209,27 @@ class LightSession:
             headers.append(f"Mcp-Session-Id: {self.session_id}")
         if self.version:
             headers.append(f"Mcp-Protocol-Version: {self.version}")
+        status, fields, payload = await self.exchange(headers, body)
+        if "mcp-session-id" in fields:
+            self.session_id = fields["mcp-session-id"]
+        if status == 307 and "location" in fields:
+            self.path = urlsplit(fields["location"]).path or "/"
+            return await self.post(body)
+        if fields.get("content-type", "").startswith("text/event-stream"):
+            data = [line[5:].strip() for line in payload.decode().splitlines() if line.startswith("data:")]
+            payload = (data[-1] if data else "").encode()
+        return status, payload
+
+    async def connect(self) -> None:
+        """Open the keep-alive connection only (no MCP handshake: for plain HTTP to the mock)."""
+        self._reader, self._writer = await asyncio.open_connection("127.0.0.1", self.port)
+        sock = self._writer.get_extra_info("socket")
+        if sock is not None:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    async def exchange(self, headers: list[str], body: bytes) -> tuple[int, dict[str, str], bytes]:
+        """Send one request (its request line and headers given) and read the whole answer."""
+        assert self._reader is not None and self._writer is not None
         self._writer.write(("\r\n".join(headers) + "\r\n\r\n").encode() + body)
         head = await self._reader.readuntil(b"\r\n\r\n")
         lines = head.decode("latin-1").split("\r\n")
@@ -215,8 +239,6 @@ class LightSession:
             if ":" in line:
                 name, _, value = line.partition(":")
                 fields[name.strip().lower()] = value.strip()
-        if "mcp-session-id" in fields:
-            self.session_id = fields["mcp-session-id"]
         if "content-length" in fields:
             payload = await self._reader.readexactly(int(fields["content-length"]))
         elif fields.get("transfer-encoding") == "chunked":
@@ -231,13 +253,7 @@ class LightSession:
             payload = b"".join(parts)
         else:
             payload = b""
-        if status == 307 and "location" in fields:
-            self.path = urlsplit(fields["location"]).path or "/"
-            return await self.post(body)
-        if fields.get("content-type", "").startswith("text/event-stream"):
-            data = [line[5:].strip() for line in payload.decode().splitlines() if line.startswith("data:")]
-            payload = (data[-1] if data else "").encode()
-        return status, payload
+        return status, fields, payload
 
     async def rpc(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
         self._next += 1
@@ -259,6 +275,38 @@ async def _checked_call(session: LightSession, name: str, arguments: dict[str, A
     result = answer.get("result")
     if result is None or result.get("isError"):
         raise SystemExit(f"{name} failed: {json.dumps(answer)[:400]}")
+
+
+class DirectClient:
+    """The light client's HTTP/1.1 connection, speaking plain HTTP to the mock: the floor every server
+    stands on (the read's GET and the write's POST with a fresh ``Idempotency-Key``)."""
+
+    def __init__(self, mock_url: str) -> None:
+        parts = urlsplit(mock_url)
+        self.port = int(parts.port or 80)
+        self.session = LightSession(self.port)
+        self._refund = json.dumps({"amount": 1, "currency": "EUR"}).encode()
+
+    async def read(self, _: int) -> None:
+        status, _fields, _body = await self.session.exchange(
+            ["GET /customers/cus_123 HTTP/1.1", f"Host: 127.0.0.1:{self.port}", f"Authorization: Bearer {TOKEN}"],
+            b"",
+        )
+        if status != 200:
+            raise SystemExit(f"direct GET answered {status}")
+
+    async def write(self, index: int) -> None:
+        headers = [
+            "POST /payments/pay_123/refunds HTTP/1.1",
+            f"Host: 127.0.0.1:{self.port}",
+            f"Authorization: Bearer {TOKEN}",
+            "Content-Type: application/json",
+            f"Idempotency-Key: direct-{time.monotonic_ns()}-{index}",
+            f"Content-Length: {len(self._refund)}",
+        ]
+        status, _fields, _body = await self.session.exchange(headers, self._refund)
+        if status != 201:
+            raise SystemExit(f"direct POST answered {status}")
 
 
 # --- one server's measurements -----------------------------------------------------------------------
@@ -353,9 +401,10 @@ async def _load(server: Server, seconds: float, max_calls: int) -> tuple[int, fl
     return done, elapsed
 
 
-async def _measure(servers: list[Server], args: argparse.Namespace, mock_url: str) -> None:
+async def _measure(servers: list[Server], args: argparse.Namespace, mock_url: str, floor: dict[str, float]) -> None:
     """Every row for every server, interleaved: each row runs in ``--rounds`` rounds that visit the
-    servers in turn, so a machine whose load changes during the run weighs on every column alike."""
+    servers in turn, so a machine whose load changes during the run weighs on every column alike.
+    ``floor`` receives the mock's own p50s (``get_p50``, ``post_p50``), measured in the same rounds."""
     import httpx
     from mcp.client import Client
 
@@ -379,16 +428,23 @@ async def _measure(servers: list[Server], args: argparse.Namespace, mock_url: st
         session = sessions[server.label]
         return lambda _: _checked_call(session, server.read, {"customer_id": "cus_123"})
 
+    direct = DirectClient(mock_url)
+    await direct.session.connect()
+    await _sequential(direct.read, 0, 50, args.max_seconds)
     for server in servers:
         await _sequential(reader(server), 0, 50, args.max_seconds)
     latencies: dict[str, list[float]] = {server.label: [] for server in servers}
     cpu: dict[str, float] = dict.fromkeys(latencies, 0.0)
+    floor_reads: list[float] = []
     for _ in range(rounds):
+        found, _ = await _sequential(direct.read, max(1, args.calls // rounds), 0, args.max_seconds)
+        floor_reads += found
         for server in servers:
             before = _cpu_seconds(pids[server.label])
             found, _ = await _sequential(reader(server), max(1, args.calls // rounds), 0, args.max_seconds)
             cpu[server.label] += _cpu_seconds(pids[server.label]) - before
             latencies[server.label] += found
+    floor["get_p50"] = _percentile(floor_reads, 0.5)
     for server in servers:
         found = latencies[server.label]
         server.figures["cpu_read_ms"] = cpu[server.label] * 1000 / len(found)
@@ -397,8 +453,12 @@ async def _measure(servers: list[Server], args: argparse.Namespace, mock_url: st
     async with httpx.AsyncClient(base_url=mock_url) as mock:
         await mock.post("/__reset")  # every write refunds 1 of the mock payment's 5000
         writes: dict[str, list[float]] = {server.label: [] for server in servers}
-        per_round = max(1, min(args.calls, 4000 // len(servers) - 40) // rounds)
+        write_cpu: dict[str, float] = dict.fromkeys(writes, 0.0)
+        floor_writes: list[float] = []
+        per_round = max(1, min(args.calls, 4000 // (len(servers) + 1) - 40) // rounds)
         for round_index in range(rounds):
+            found, _ = await _sequential(direct.write, per_round, 10 if round_index == 0 else 0, args.max_seconds)
+            floor_writes += found
             for server in servers:
                 session = sessions[server.label]
                 refund: dict[str, Any] = {"payment_id": "pay_123", "amount": 1, "currency": "EUR"}
@@ -416,12 +476,22 @@ async def _measure(servers: list[Server], args: argparse.Namespace, mock_url: st
                     meta = {"idempotency_key": f"{tag}-{index}"} if server.keyed else None
                     await _checked_call(session, server.write, refund, meta)
 
-                found, _ = await _sequential(write, per_round, 10 if round_index == 0 else 0, args.max_seconds)
+                if round_index == 0:
+                    await _sequential(write, 0, 10, args.max_seconds)
+                before = _cpu_seconds(pids[server.label])
+                found, _ = await _sequential(write, per_round, 0, args.max_seconds)
+                write_cpu[server.label] += _cpu_seconds(pids[server.label]) - before
                 writes[server.label] += found
         await mock.post("/__reset")
+    await direct.session.close()
+    floor["post_p50"] = _percentile(floor_writes, 0.5)
     for server in servers:
-        server.figures["write_p50"] = _percentile(writes[server.label], 0.5)
-        server.figures["write_read"] = server.figures["write_p50"] / server.figures["read_p50"]
+        figures = server.figures
+        figures["write_p50"] = _percentile(writes[server.label], 0.5)
+        figures["cpu_write_ms"] = write_cpu[server.label] * 1000 / len(writes[server.label])
+        figures["write_read"] = figures["write_p50"] / figures["read_p50"]
+        own_write, own_read = figures["write_p50"] - floor["post_p50"], figures["read_p50"] - floor["get_p50"]
+        figures["own_write_read"] = own_write / own_read
         await sessions[server.label].close()
 
     async with contextlib.AsyncExitStack() as stack:
@@ -481,14 +551,20 @@ ROWS = (
     (f"throughput, {SESSIONS} sessions, calls/s", "throughput", "{:.0f}", ">= 3x (1 worker), >= 4x (2)"),
     (f"server CPU per call, {SESSIONS} sessions, ms", "cpu_load_ms", "{:.3f}", ""),
     ("write p50 (keyed for anvil), ms", "write_p50", "{:.2f}", ""),
+    ("server CPU per write call, sequential, ms", "cpu_write_ms", "{:.3f}", ""),
     ("write / read p50", "write_read", "{:.2f}x", "<= 1.2x (anvil, SQLite and PostgreSQL)"),
+    ("own write / read p50 (each less the mock's direct p50)", "own_write_read", "{:.2f}x", ""),
     ("RSS after warm-up, MB", "rss_before", "{:.1f}", ""),
     ("RSS after the calls, MB", "rss_after", "{:.1f}", ""),
     ("RSS growth, %", "rss_growth", "{:+.1f}", "<= +10 %"),
 )
 
 
-def _table(servers: list[Server], args: argparse.Namespace) -> str:
+#: Rows that are ratios or growths already: no column-over-FastMCP ratio for them.
+_NO_RATIO: Final = frozenset({"write_read", "own_write_read", "rss_growth"})
+
+
+def _table(servers: list[Server], args: argparse.Namespace, floor: dict[str, float]) -> str:
     base = servers[0]
     head = ["metric", *(server.label for server in servers)]
     head += [f"{server.label} / {base.label}" for server in servers[1:]]
@@ -501,7 +577,7 @@ def _table(servers: list[Server], args: argparse.Namespace) -> str:
         cells += [form.format(server.figures[key]) if key in server.figures else "-" for server in servers]
         for server in servers[1:]:
             mine, theirs = server.figures.get(key), base.figures.get(key)
-            ratio = "" if key in ("write_read", "rss_growth") or not mine or not theirs else f"{mine / theirs:.2f}x"
+            ratio = "" if key in _NO_RATIO or not mine or not theirs else f"{mine / theirs:.2f}x"
             cells.append(ratio)
         cells.append(target)
         lines.append("| " + " | ".join(cells) + " |")
@@ -510,7 +586,9 @@ def _table(servers: list[Server], args: argparse.Namespace) -> str:
         f"sequential rows: {args.calls} calls after 50 warm-up; official client: {args.official_calls}; "
         f"throughput: {args.seconds:g} s; memory: {args.rss_calls} calls over {SESSIONS} sessions; "
         f"cold start: median of {args.cold_runs}; server CPU from /proc (utime+stime), summed over workers; "
-        f"each row in {args.rounds} rounds visiting the servers in turn."
+        f"each row in {args.rounds} rounds visiting the servers in turn. The mock alone (the light "
+        f"client's connection, plain HTTP): GET p50 {floor.get('get_p50', 0):.2f} ms, POST (fresh "
+        f"Idempotency-Key) p50 {floor.get('post_p50', 0):.2f} ms."
     )
     return "\n".join(lines)
 
@@ -532,7 +610,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--rounds", type=int, default=3, help="rounds each row is split into (default 3)")
     parser.add_argument("--skip-workers", action="store_true", help="leave out the --workers 2 column")
-    parser.add_argument("--postgres", default="", metavar="URL", help="add a column on this test PostgreSQL ledger")
+    parser.add_argument(
+        "--postgres",
+        default=os.environ.get("ANVIL_TEST_POSTGRES_URL", ""),
+        metavar="URL",
+        help="add a column on this test PostgreSQL ledger (default: $ANVIL_TEST_POSTGRES_URL when set)",
+    )
     parser.add_argument(
         "--sqlite-normal", action="store_true", help="add a column on the SQLite ?synchronous=normal opt-in"
     )
@@ -561,6 +644,7 @@ def main(argv: list[str] | None = None) -> int:
             _token_variable(bundle): TOKEN,
         }
         servers = []
+        floor: dict[str, float] = {}
         port = _free_port()
         servers.append(
             Server(
@@ -590,12 +674,12 @@ def main(argv: list[str] | None = None) -> int:
             servers.append(Server(f"anvil, {name}", command, {**anvil_env, "ANVIL_LEDGER": ledger}, port, keyed=True))
         try:
             print(f"bench: measuring {', '.join(server.label for server in servers)} ...", file=sys.stderr, flush=True)
-            asyncio.run(_measure(servers, args, mock_url))
+            asyncio.run(_measure(servers, args, mock_url, floor))
         finally:
             for server in servers:
                 if server.process is not None:
                     _stop(server.process)
-    print(_table(servers, args))
+    print(_table(servers, args, floor))
     return 0
 
 
