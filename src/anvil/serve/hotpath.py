@@ -157,6 +157,8 @@ class HotPath:
         security: The SDK manager's transport security settings.
         max_request_bytes: The SDK manager's body limit (a larger body is left to it: 413).
         instructions: The server instructions ``initialize`` sends, if any.
+        tables: The tables the answers are written from until the SDK has loaded (default: the
+            bootstrap tables copied from the SDK).
     """
 
     def __init__(
@@ -168,6 +170,7 @@ class HotPath:
         security: Security | None,
         max_request_bytes: int,
         instructions: str | None = None,
+        tables: WireTables = BOOTSTRAP,
     ) -> None:
         self.sdk = sdk
         self._provider = provider
@@ -175,8 +178,8 @@ class HotPath:
         self._origins = _Origins(security)
         self._max = max_request_bytes
         self._instructions = instructions
-        self._tables: WireTables = BOOTSTRAP
-        self._encoder = ResultEncoder(BOOTSTRAP.call)
+        self._tables = tables
+        self._encoder = ResultEncoder(tables.call)
         self._listings: weakref.WeakKeyDictionary[Any, dict[str, bytes]] = weakref.WeakKeyDictionary()
         #: The SDK's own answers, once it has loaded.
         self._wire: SdkWire | None = None
@@ -202,6 +205,7 @@ class HotPath:
                     ", ".join(differences[:6]),
                 )
                 self.switched = True
+                self._tables = wire.tables()
                 self._encoder = ResultEncoder(wire.shapes)
                 self._listings = weakref.WeakKeyDictionary()
 

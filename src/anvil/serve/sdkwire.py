@@ -111,6 +111,19 @@ class SdkWire:
         # neither the connection nor a lifespan.
         self._runner = ServerRunner(server, cast("Any", None), None)
 
+    def tables(self) -> WireTables:
+        """The SDK's versions and call-result shapes as tables (listing and ``initialize`` are left to
+        the SDK itself once the hot path has switched to it)."""
+        return WireTables(
+            call=self.shapes,
+            tools={},
+            initialize={},
+            versions=tuple(HANDSHAKE_PROTOCOL_VERSIONS),
+            latest=LATEST_HANDSHAKE_VERSION,
+            default=DEFAULT_NEGOTIATED_VERSION,
+            source="sdk",
+        )
+
     def call_result(self, wire: Mapping[str, Any], version: str) -> dict[str, Any]:
         """The ``tools/call`` result as the SDK sends it.
 
