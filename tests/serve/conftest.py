@@ -92,4 +92,3 @@ def corpus_documents() -> list[tuple[str, Document]]:
             if result.document is not None and result.document.operations:
                 out.append((name, result.document))
     return out
-

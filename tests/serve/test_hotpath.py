@@ -30,8 +30,8 @@ from anvil.air.model import Document
 from anvil.ledger.registry import open_ledger
 from anvil.runtime.context import RuntimeContext
 from anvil.runtime.envelope import ErrorEnvelope
-from anvil.serve.fleet import Fleet, FleetBundle
 from anvil.serve.bootstrap import HANDSHAKE_VERSIONS
+from anvil.serve.fleet import Fleet, FleetBundle
 from anvil.serve.gateway import Gateway
 from anvil.serve.hotpath import HotPath, ResultEncoder
 from anvil.serve.http import create_app, listen, serve_http
