@@ -21,19 +21,26 @@ from typing import Any
 import anyio
 import httpx
 import pytest
+from mcp import ClientSession
+from mcp.client import Client
+from mcp.client.streamable_http import streamable_http_client
 from starlette.applications import Starlette
 from starlette.routing import Route
 
 from anvil._types import JSONObject, JSONValue
 from anvil.air.model import Document
+from anvil.ledger.registry import open_ledger
+from anvil.runtime.context import RuntimeContext
 from anvil.serve.bootstrap import BOOTSTRAP, WireTables
 from anvil.serve.deferred import DeferredSdk, ServerSpec
+from anvil.serve.fleet import Fleet, FleetBundle
 from anvil.serve.hotpath import HotPath
 from anvil.serve.http import MAX_REQUEST_BYTES, create_app
+from anvil.serve.listener import create_listener
 from anvil.serve.results import CallResult
 from anvil.serve.server import build_server
-from tests.serve.support import REPO
-from tests.serve.test_hotpath import JSON_HEADERS, call, comparable, rpc, serving
+from tests.serve.support import OWNER_REPO, REPO, TOKEN, MockServer, token_variable
+from tests.serve.test_hotpath import JSON_HEADERS, FixedProvider, call, comparable, hot_path_of, rpc, serving
 
 pytestmark = pytest.mark.anyio
 
@@ -186,8 +193,6 @@ async def _started(sdk: DeferredSdk, hot: HotPath) -> AsyncIterator[Starlette]:
 async def test_tables_that_answer_otherwise_than_the_loaded_sdk_are_replaced_by_its_answers(
     github: Document, make_gateway: Any, caplog: pytest.LogCaptureFixture
 ) -> None:
-    from tests.serve.test_hotpath import FixedProvider
-
     provider = FixedProvider(make_gateway(github))
     stale = WireTables(
         call={version: replace(shape, defaults={}) for version, shape in BOOTSTRAP.call.items()},
@@ -223,3 +228,39 @@ async def test_tables_that_answer_otherwise_than_the_loaded_sdk_are_replaced_by_
     assert hot.answered == 3  # the calls and the listing; initialize went to the SDK once switched
     warnings = [record for record in caplog.records if record.name == "anvil.serve.hotpath"]
     assert len(warnings) == 1 and "tools/call 2024-11-05" in warnings[0].getMessage()
+
+
+async def test_the_official_client_legacy_and_auto_works_through_a_listener_that_loads_the_sdk_late(
+    github: Document, mock: MockServer
+) -> None:
+    async with httpx.AsyncClient() as upstream:
+        context = RuntimeContext(
+            service_id="github",
+            base_url=mock.url,
+            client=upstream,
+            env="dev",
+            credentials={token_variable(github): TOKEN},
+            ledger=open_ledger("memory:"),
+        )
+        app = create_listener(Fleet([FleetBundle(id="github", document=github, context=context)]))
+        hot = hot_path_of(app)
+        with anyio.fail_after(60):
+            async with serving(app) as (url,):
+                async with streamable_http_client(url) as (read, write), ClientSession(read, write) as session:
+                    await session.initialize()
+                    listed = await session.list_tools()
+                    assert "github_list_pull" in [tool.name for tool in listed.tools]
+                    pulls = await session.call_tool("github_list_pull", OWNER_REPO)
+                    assert pulls.is_error is False
+                for mode in ("legacy", "auto"):
+                    async with Client(url, mode=mode) as client:
+                        names = [tool.name for tool in (await client.list_tools()).tools]
+                        assert "github_create_comment" in names
+                        created = await client.call_tool(
+                            "github_create_comment",
+                            {**OWNER_REPO, "issue_number": 2, "body": mode},
+                            meta={"idempotency_key": f"late-{mode}"},
+                        )
+                        assert created.is_error is False
+                        assert mock.requests[-1]["idempotency_key"] == f"late-{mode}"
+    assert hot.answered >= 4 and hot.switched is False  # the handshake and the hot verbs, from the tables
