@@ -8,6 +8,10 @@ and middleware (inbound auth) are added by passing them in, not by editing this 
 one JSON answer per POST), which costs the least per call and suits every client that does not need
 server-initiated messages. On a loopback bind, DNS-rebinding protection admits only loopback
 ``Host``/``Origin`` values.
+
+This module does not import the MCP SDK: given a :class:`~anvil.serve.deferred.ServerSpec`, the app
+answers the hot path's requests (:mod:`anvil.serve.hotpath`) at once and loads the SDK in the
+background when its lifespan starts (:mod:`anvil.serve.deferred`).
 """
 
 from __future__ import annotations
