@@ -264,3 +264,15 @@ async def test_the_official_client_legacy_and_auto_works_through_a_listener_that
                         assert created.is_error is False
                         assert mock.requests[-1]["idempotency_key"] == f"late-{mode}"
     assert hot.answered >= 4 and hot.switched is False  # the handshake and the hot verbs, from the tables
+
+
+async def test_a_request_after_the_lifespan_ended_gets_a_coded_refusal(github: Document, make_gateway: Any) -> None:
+    app = create_app(ServerSpec(make_gateway(github)), service="github")
+    transport = httpx.ASGITransport(app=app)
+    with anyio.fail_after(60):
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
+            async with app.router.lifespan_context(app):
+                during = await client.post("/mcp", content=rpc("ping"), headers=JSON_HEADERS)
+            after = await client.post("/mcp", content=rpc("ping"), headers=JSON_HEADERS)
+    assert during.json() == {"jsonrpc": "2.0", "id": 1, "result": {}}
+    assert _refused(after)  # the SDK's run is over: a coded refusal, not its "not initialized" error

@@ -110,17 +110,21 @@ class DeferredSdk:
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
-        """Load the SDK in the background and serve it until the context exits (the app's lifespan)."""
+        """Load the SDK in the background and serve it until the context exits (the app's lifespan; once
+        per instance, as the SDK's session manager runs once)."""
         ready = self._event()
         stop = anyio.Event()
-        async with anyio.create_task_group() as group:
-            group.start_soon(self._load, stop)
-            try:
-                yield
-            finally:
-                stop.set()
-                if not ready.is_set():  # shutting down mid-load: do not wait for the import
-                    group.cancel_scope.cancel()
+        try:
+            async with anyio.create_task_group() as group:
+                group.start_soon(self._load, stop)
+                try:
+                    yield
+                finally:
+                    stop.set()
+                    if not ready.is_set():  # shutting down mid-load: do not wait for the import
+                        group.cancel_scope.cancel()
+        finally:
+            self._app = None  # the manager's run is over: nothing to hand requests to
 
     async def _load(self, stop: anyio.Event) -> None:
         ready = self._event()
