@@ -12,6 +12,7 @@ from typing import Any
 
 import httpx
 import pytest
+from pydantic import TypeAdapter, ValidationError
 
 from anvil.air.model import Document
 from anvil.serve import bootstrap
@@ -115,3 +116,22 @@ async def test_every_corpus_spec_lists_as_the_sdk_lists_it_at_every_handshake_ve
                 assert mine is not None, (name, version)  # the bootstrap encoder covers every corpus tool
                 sdk = SdkWire.listing_result(gateway, version)
                 assert bootstrap.dumps(mine) == bootstrap.dumps(sdk), (name, version)
+
+
+def _validation_error() -> Exception:
+    try:
+        TypeAdapter(int).validate_python("not a number")
+    except ValidationError as exc:
+        return exc
+    raise AssertionError("the value validated")
+
+
+async def test_an_exception_before_the_sdk_loaded_is_answered_as_the_sdk_answers_it(
+    github: Document, make_gateway: Any
+) -> None:
+    wire = SdkWire(build_server(make_gateway(github)))
+    for exc in (RuntimeError("boom"), ValueError('ünï \u2028 "q"'), KeyError("k"), _validation_error()):
+        for request_id in (1, "r-ü", 2**40):
+            mine = bootstrap.exception_answer(exc, request_id)
+            assert mine == wire.error_answer(exc, request_id, log=False), (exc, request_id)
+    assert b'"code":-32602' in bootstrap.exception_answer(_validation_error(), 1)

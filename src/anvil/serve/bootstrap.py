@@ -51,6 +51,7 @@ __all__ = [
     "WireTables",
     "dumps",
     "error_answer",
+    "exception_answer",
     "initialize_result",
     "is_plain",
     "listing_result",
@@ -211,6 +212,15 @@ def error_answer(code: int, message: str, request_id: int | str | None, data: An
     if data is not _NO_DATA:
         error["data"] = data
     return dumps({"jsonrpc": "2.0", "id": request_id, "error": error})
+
+
+def exception_answer(exc: BaseException, request_id: int | str) -> bytes:
+    """The SDK dispatcher's answer to a handler that raised ``exc`` (not an ``MCPError``, which only
+    the SDK raises): a pydantic ``ValidationError`` is INVALID_PARAMS with empty data, anything else
+    code 0 with the exception's text."""
+    if isinstance(exc, pydantic_core.ValidationError):
+        return error_answer(INVALID_PARAMS, "Invalid request parameters", request_id, "")
+    return error_answer(0, str(exc), request_id)
 
 
 #: The SDK transport's answer when it cannot serialize a response (HTTP 500, no id).

@@ -405,10 +405,9 @@ class HotPath:
         except Exception as exc:  # the SDK dispatcher's one exception-to-wire rule
             if self._wire is not None:
                 return 200, self._wire.error_answer(exc, request_id)
-            if isinstance(exc, pydantic_core.ValidationError):
-                return 200, error_answer(INVALID_PARAMS, "Invalid request parameters", request_id, "")
-            logger.exception("handler for %r raised", "tools/call")
-            return 200, error_answer(0, str(exc), request_id)
+            if not isinstance(exc, pydantic_core.ValidationError):
+                logger.exception("handler for %r raised", "tools/call")
+            return 200, bootstrap.exception_answer(exc, request_id)
 
     async def _sdk_call_result(self, wire: Mapping[str, Any], version: str) -> dict[str, Any]:
         if self._wire is None and not await self.sdk.loaded():

@@ -150,10 +150,12 @@ class SdkWire:
         return self._runner._serialize("initialize", version, self._runner._handle_initialize(params))
 
     @staticmethod
-    def error_answer(exc: BaseException, request_id: int | str) -> bytes:
-        """The SDK dispatcher's answer to a handler that raised ``exc``."""
+    def error_answer(exc: BaseException, request_id: int | str, *, log: bool = True) -> bytes:
+        """The SDK dispatcher's answer to a handler that raised ``exc`` (logged as it logs it)."""
         error = handler_exception_to_error_data(exc)
         if error is None:
+            if log:
+                logger.exception("handler for %r raised", "tools/call")
             error = ErrorData(code=0, message=str(exc))
         return _error(error, request_id)
 
@@ -197,4 +199,7 @@ class SdkWire:
         unknown = MCPError(code=INVALID_PARAMS, message="Unknown tool: probe")
         if bootstrap.error_answer(INVALID_PARAMS, "Unknown tool: probe", 1) != self.error_answer(unknown, 1):
             found.append("error")
+        raised = RuntimeError("probe ✓")
+        if bootstrap.exception_answer(raised, "r") != self.error_answer(raised, "r", log=False):
+            found.append("exception")
         return found
