@@ -230,6 +230,8 @@ _ENTRIES: tuple[Code, ...] = (
     _e("method_not_allowed", "The listener route does not answer this HTTP method (405)."),
     _e("request_too_large", "The request body is larger than the configured limit (413)."),
     _e("unsupported_media_type", "A POST body that is not application/json (415)."),
+    # issue 14: /mcp requests only the MCP SDK answers, when it could not be loaded (in time)
+    _e("mcp_unavailable", "The MCP SDK, loaded in the background, failed or did not load in time (503)."),
     # --- serve/: grant refusals (error.details.code, original-gateway §1.7) ----------------------
     _x("policy/grant_confirmation_required", "A confirmation-gated operation under no entry with confirm: allow."),
     _x("policy/grant_denied", "The caller's grant names no entry allowing this operation on this connector."),

@@ -12,11 +12,13 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import httpx
 import uvicorn
 from mcp.client import Client
 
 from anvil.air.model import Document, Operation
 from anvil.compiler import build
+from anvil.runtime.context import RuntimeContext
 from anvil.runtime.credentials import credential_profile, expected_env
 from anvil.serve.gateway import Gateway
 from anvil.serve.server import build_server
@@ -96,3 +98,9 @@ def op_of(doc: Document, op_id: str) -> Operation:
     op = doc.operation(op_id)
     assert op is not None, op_id
     return op
+
+
+def listing_gateway(document: Document, client: httpx.AsyncClient) -> Gateway:
+    """A gateway listing every operation of ``document`` (approved or not), for listing comparisons."""
+    context = RuntimeContext(service_id=document.service.id, base_url="http://127.0.0.1:9", client=client, env="dev")
+    return Gateway(document, context, include_unapproved=True)

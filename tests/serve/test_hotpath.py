@@ -1,4 +1,4 @@
-"""The HTTP hot path answers tools/call and tools/list byte for byte as the SDK path does.
+"""The HTTP hot path answers the handshake, tools/call and tools/list byte for byte as the SDK path does.
 
 Two apps serve one provider on real uvicorn listeners: the default app (hot path on) and one built with
 ``hot_path=False`` (every request on the official SDK). The same requests go to both and the answers
@@ -30,6 +30,7 @@ from anvil.air.model import Document
 from anvil.ledger.registry import open_ledger
 from anvil.runtime.context import RuntimeContext
 from anvil.runtime.envelope import ErrorEnvelope
+from anvil.serve.bootstrap import HANDSHAKE_VERSIONS
 from anvil.serve.fleet import Fleet, FleetBundle
 from anvil.serve.gateway import Gateway
 from anvil.serve.hotpath import HotPath, ResultEncoder
@@ -39,7 +40,7 @@ from anvil.serve.principals import hash_token, parse_principals
 from anvil.serve.results import CallResult
 from anvil.serve.server import build_server
 from anvil.serve.tokens import StaticTokenAuthenticator
-from tests.serve.support import OWNER_REPO, PAYMENTS as PAYMENTS_EXAMPLE, MockServer, compile_example
+from tests.serve.support import OWNER_REPO, PAYMENTS as PAYMENTS_EXAMPLE, MockServer, compile_example, listing_gateway
 from tests.serve.test_fleet import read_grant
 
 pytestmark = pytest.mark.anyio
@@ -235,6 +236,97 @@ async def test_the_hot_path_answers_every_request_byte_for_byte_as_the_sdk_path(
                 assert comparable(fast) == comparable(slow), body
                 assert hot_calls == provider.calls, body  # the provider saw the same name, arguments and _meta
     assert hot_path_of(hot).answered >= 14  # the hot verbs were answered by the hot path, not handed on
+    assert hot_path_of(hot).switched is False  # answered from the bootstrap tables, which agree with the SDK
+
+
+def initialize(protocol: Any = "2025-11-25", *, request_id: Any = 1, **params: Any) -> bytes:
+    body: dict[str, Any] = {
+        "protocolVersion": protocol,
+        "capabilities": {},
+        "clientInfo": {"name": "probe", "version": "1.0"},
+        **params,
+    }
+    return rpc("initialize", {key: value for key, value in body.items() if value is not None}, request_id=request_id)
+
+
+INSPECTOR_CAPABILITIES = {"sampling": {}, "elicitation": {}, "roots": {"listChanged": True}}
+#: (headers over JSON_HEADERS, body, answered by the hot path): the handshake in every shape.
+HANDSHAKE_CASES: Sequence[tuple[dict[str, str], bytes, bool]] = (
+    ({}, initialize(), True),
+    ({}, initialize("2024-11-05"), True),
+    ({}, initialize("2025-03-26", request_id="init-ü"), True),
+    ({"mcp-protocol-version": "2025-06-18"}, initialize("2025-06-18"), True),
+    ({"mcp-protocol-version": "2024-11-05"}, initialize("2025-11-25"), True),
+    ({}, initialize("2026-07-28"), True),  # a 2026 request over the handshake negotiates the latest one
+    ({}, initialize("1999-01-01"), True),  # an unknown version: the SDK's latest handshake version
+    ({}, initialize(capabilities=INSPECTOR_CAPABILITIES), True),
+    ({}, initialize(capabilities={"experimental": {"x": {"on": True}}, "roots": {}}), True),
+    ({}, initialize(clientInfo={"name": "c", "version": "2", "title": "C", "websiteUrl": "https://c.example"}), True),
+    ({}, initialize(capabilities={"roots": {"listChanged": "yes"}}), False),
+    ({}, initialize(capabilities={"tasks": {"list": {}}}), False),
+    ({}, initialize(capabilities={"sampling": {"context": {"x": 1}}}), False),
+    ({}, initialize(capabilities={"experimental": {"x": 5}}), False),
+    ({}, initialize(capabilities={"extensions": {"io.example/x": {}}}), False),
+    ({}, initialize(capabilities=[]), False),
+    ({}, initialize(capabilities=None), False),
+    ({}, initialize(clientInfo={"name": "c"}), False),
+    ({}, initialize(clientInfo={"name": "c", "version": 2}), False),
+    ({}, initialize(5), False),
+    ({}, initialize(_meta={"progressToken": 1}), False),
+    ({"mcp-protocol-version": "2026-07-28"}, initialize(), False),
+    ({}, b'{"jsonrpc":"2.0","id":true,"method":"initialize","params":{}}', False),
+    ({}, b'{"jsonrpc":"2.0","method":"notifications/initialized"}', True),
+    ({}, b'{"jsonrpc":"2.0","method":"notifications/initialized","params":{}}', True),
+    ({"mcp-protocol-version": "2025-11-25"}, b'{"jsonrpc":"2.0","method":"notifications/initialized"}', True),
+    ({}, b'{"jsonrpc":"2.0","method":"notifications/initialized","params":{"_meta":{}}}', False),
+    ({}, b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}', False),
+    ({}, b'{"jsonrpc":"2.0","method":"notifications/initialized","extra":1}', False),
+    ({"accept": "text/event-stream"}, initialize(), False),
+)
+
+
+async def test_the_handshake_is_answered_byte_for_byte_as_the_sdk_path_answers_it(
+    github: Document, make_gateway: Any
+) -> None:
+    provider = FixedProvider(make_gateway(github))
+    hot = create_app(build_server(provider, instructions="Read before you write."), service="github")
+    sdk = create_app(build_server(provider, instructions="Read before you write."), service="github", hot_path=False)
+    fast_path = hot_path_of(hot)
+    with anyio.fail_after(60):
+        async with serving(hot, sdk) as (hot_url, sdk_url), httpx.AsyncClient() as client:
+            for extra, body, answered_here in HANDSHAKE_CASES:
+                headers = {**JSON_HEADERS, **extra}
+                before = fast_path.answered
+                fast = await client.post(hot_url, content=body, headers=headers)
+                slow = await client.post(sdk_url, content=body, headers=headers)
+                assert comparable(fast) == comparable(slow), body
+                assert fast_path.answered == before + answered_here, body
+    assert fast_path.switched is False
+
+
+@pytest.mark.corpus
+async def test_every_corpus_listing_is_answered_byte_for_byte_as_the_sdk_path_at_every_version(
+    corpus_documents: list[tuple[str, Document]], http: httpx.AsyncClient
+) -> None:
+    providers = {name: listing_gateway(document, http) for name, document in corpus_documents}
+    first = next(iter(providers.values()))
+
+    def select(request: Any) -> Any:
+        return providers.get(request.headers.get("x-spec", ""))
+
+    hot = create_app(build_server(first, select=select), service="corpus")
+    sdk = create_app(build_server(first, select=select), service="corpus", hot_path=False)
+    with anyio.fail_after(240):
+        async with serving(hot, sdk) as (hot_url, sdk_url), httpx.AsyncClient(timeout=60) as client:
+            for name in providers:
+                for version in HANDSHAKE_VERSIONS:
+                    headers = {**JSON_HEADERS, "mcp-protocol-version": version, "x-spec": name}
+                    fast = await client.post(hot_url, content=rpc("tools/list"), headers=headers)
+                    slow = await client.post(sdk_url, content=rpc("tools/list"), headers=headers)
+                    assert fast.status_code == 200, (name, version)
+                    assert comparable(fast) == comparable(slow), (name, version)
+    assert hot_path_of(hot).answered == len(providers) * len(HANDSHAKE_VERSIONS)
+    assert hot_path_of(hot).switched is False
 
 
 async def test_an_oversized_body_is_refused_by_the_sdk_rule_on_the_hot_app(github: Document, make_gateway: Any) -> None:
@@ -394,4 +486,4 @@ def test_every_call_result_encodes_as_the_sdk_encodes_it(
     else:
         result = CallResult(kind="success", data=data, report=report)
     wire = result.to_wire()
-    assert ENCODER.encode(wire, version, request_id) == sdk_answer(wire, version, request_id)
+    assert ENCODER.encode(wire, version, request_id) == sdk_answer(wire, version, request_id)  # never None here

@@ -545,7 +545,6 @@ async def _serve(plan: _Plan) -> None:
     from anvil.serve.auth_middleware import build_authenticator
     from anvil.serve.fleet import Fleet
     from anvil.serve.metrics import FleetMetrics, ObservedAuditSink
-    from anvil.serve.server import build_server, run_stdio
 
     first = plan.settings[0]
     ledger: Ledger | None = None
@@ -569,6 +568,8 @@ async def _serve(plan: _Plan) -> None:
         bundles = _fleet_bundles(plan.sources, plan.settings, upstream, ledger, audit)
         fleet = Fleet(bundles, include_unapproved=plan.include_unapproved, observer=metrics)
         if plan.bind is None:
+            from anvil.serve.server import build_server, run_stdio  # stdio is served by the SDK from the start
+
             _announce(fleet, plan, None)  # stderr only: stdout carries nothing but the protocol
             await run_stdio(build_server(fleet))
             return

@@ -11,8 +11,12 @@ the MCP SDK):
 * :mod:`anvil.serve.results` - a call's answer and its ``CallToolResult`` wire form;
 * :mod:`anvil.serve.server` - the MCP low-level server over a tool provider, and stdio;
 * :mod:`anvil.serve.http` - the Starlette app factory (``/mcp``, ``/healthz``) and uvicorn;
-* :mod:`anvil.serve.hotpath` - ``tools/call`` and ``tools/list`` over stateless JSON HTTP, answered
-  without the SDK's per-call machinery (byte for byte what the SDK sends);
+* :mod:`anvil.serve.hotpath` - ``tools/call``, ``tools/list`` and the plain handshake over stateless
+  JSON HTTP, answered without the SDK (byte for byte what the SDK sends);
+* :mod:`anvil.serve.bootstrap` - the SDK's answers as tables (copied from it) and their encoders;
+* :mod:`anvil.serve.deferred` - the SDK's ``/mcp`` app, loaded in a background thread;
+* :mod:`anvil.serve.sdkwire` - the SDK's own answers, the tables' oracle (imports the SDK);
+* :mod:`anvil.serve.provider` - the :class:`~anvil.serve.provider.ToolProvider` protocol (SDK-free);
 * :mod:`anvil.serve.fleet` - several bundles behind one listener: discovery, prefixes, per-caller compositions;
 * :mod:`anvil.serve.listener` - the fleet's Starlette app (``/mcp``, ``/call/<tool>``, health, metrics);
 * :mod:`anvil.serve.rest` - ``POST /call/<tool>`` and its status table;

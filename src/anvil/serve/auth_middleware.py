@@ -39,8 +39,8 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from anvil.errors import ConfigError
 from anvil.serve.principals import ANONYMOUS, Principal, load_principals
+from anvil.serve.provider import ToolProvider
 from anvil.serve.rest import listener_error
-from anvil.serve.server import ToolProvider
 from anvil.serve.tokens import (
     Authenticator,
     AuthFailure,

@@ -1,25 +1,29 @@
-"""The hot path: ``tools/call`` and ``tools/list`` over stateless JSON Streamable HTTP, answered lean.
+"""The hot path: the hot verbs over stateless JSON Streamable HTTP, answered lean and without the SDK.
 
 The official SDK answers a stateless JSON POST by building a transport, two memory streams, a
 dispatcher task, a connection and a request context, validating the message and the params into
 pydantic models, validating the result into a ``CallToolResult``, re-validating it against the
 protocol version's surface model and serializing a ``JSONRPCResponse``. :class:`HotPath` sits in
-front of the SDK's ASGI app and answers the two verbs every agent sends most with one parse of the
-body, one dict lookup of the caller's provider, a call straight into its ``call`` (the fleet's
+front of the SDK's ASGI app and answers ``tools/call`` and ``tools/list`` (the verbs every agent sends
+most), a plain ``initialize`` and the ``notifications/initialized`` notification with one parse of
+the body, one dict lookup of the caller's provider, a call straight into its ``call`` (the fleet's
 ``Composition.call``) and one serialization. Everything it does not recognise exactly goes to the
-SDK unchanged (the body it read is replayed): initialize, notifications, the 2026-07-28 protocol,
-GET/DELETE, sessions, SSE, every malformed or unusual message, and every request the SDK would
-refuse (content type, ``Accept``, ``Host``/``Origin``, body size). So every refusal and error code
-is the SDK's own, and the hot path only ever answers what the SDK would answer with a success.
+SDK unchanged (the body it read is replayed): the 2026-07-28 protocol, unknown versions, an
+``initialize`` with unusual params or capabilities, other notifications, GET/DELETE, sessions, SSE,
+every malformed or unusual message, and every request the SDK would refuse (content type,
+``Accept``, ``Host``/``Origin``, body size). So every refusal and error code is the SDK's own.
 
-Byte-for-byte: what the SDK would send is worked out once, at start-up, by running the SDK's own
-result pipeline on probe results for every handshake protocol version (:class:`_ResultShape`
-records which keys survive and in which order); ``tools/list`` answers are the SDK's own
-serialization of the provider's listing, built on first use per provider and version and kept as
-bytes. The listing and the call result come from the same projections the SDK handlers use
-(:func:`anvil.serve.server.listing_result`, :meth:`~anvil.serve.results.CallResult.to_wire`). A
-result whose shape is not the one recorded (a new content kind, a value outside what the fast
-encoder represents exactly) is serialized by the SDK's pipeline instead, so the answer is the same.
+No SDK at start-up: this module imports neither ``mcp`` nor ``mcp_types``, so ``anvil serve --http``
+answers its first requests while the SDK is still loading in the background
+(:mod:`anvil.serve.deferred`); a request the SDK must answer waits for it.
+
+Byte-for-byte: the answers are written from the bootstrap tables copied from the SDK
+(:mod:`anvil.serve.bootstrap`). When the SDK has loaded, its own answers are worked out
+(:class:`~anvil.serve.sdkwire.SdkWire`: the call-result shape per version, this provider's listing
+per version, the ``initialize`` result per version pair, an error) and compared with the tables; on
+any difference the hot path logs one warning and switches to the SDK's answers (and leaves
+``initialize`` and notifications to the SDK). A result or listing outside what the tables represent
+exactly (a new content kind, a value outside plain JSON) is answered by the SDK's pipeline.
 
 JSON: the body is parsed by ``pydantic_core.from_json``, the parser the SDK itself uses (so numbers,
 duplicate keys and escapes read exactly as on the SDK path); answers are written by ``orjson``,
@@ -33,29 +37,30 @@ import logging
 import weakref
 from collections import deque
 from collections.abc import Callable, Mapping
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-import mcp.types as types
-import orjson
 import pydantic_core
-from mcp.server.transport_security import TransportSecuritySettings
-from mcp.shared.exceptions import MCPError
-from mcp.shared.jsonrpc_dispatcher import handler_exception_to_error_data
-from mcp_types import (
-    DEFAULT_NEGOTIATED_VERSION,
+from starlette.requests import Request
+from starlette.types import Message, Receive, Scope, Send
+
+from anvil.serve import bootstrap
+from anvil.serve.bootstrap import (
+    BOOTSTRAP,
     INTERNAL_ERROR,
     INVALID_PARAMS,
-    ErrorData,
-    JSONRPCError,
-    methods as sdk_methods,
+    NOTIFICATION_ANSWER,
+    TRANSPORT_FAILURE,
+    ResultShape,
+    WireTables,
+    error_answer,
+    response,
 )
-from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
-from pydantic import ValidationError
-from starlette.requests import Request
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from anvil.serve.deferred import DeferredSdk, Security
+from anvil.serve.provider import ToolProvider
 
-from anvil.serve.results import CallResult
-from anvil.serve.server import ToolProvider, listing_result
+if TYPE_CHECKING:
+    from anvil.serve.results import CallResult
+    from anvil.serve.sdkwire import SdkWire
 
 __all__ = ["HotPath", "ResultEncoder"]
 
@@ -63,95 +68,14 @@ logger = logging.getLogger(__name__)
 
 _JSON: Final = "application/json"
 _REQUEST_KEYS: Final = frozenset({"jsonrpc", "id", "method", "params"})
+_NOTIFICATION_KEYS: Final = frozenset({"jsonrpc", "method", "params"})
 _CALL_KEYS: Final = frozenset({"name", "arguments", "_meta"})
 _LIST_KEYS: Final = frozenset({"cursor", "_meta"})
-_TEXT_KEYS: Final = frozenset({"type", "text"})
-_VERSIONS: Final = frozenset(HANDSHAKE_PROTOCOL_VERSIONS)
+_INIT_KEYS: Final = frozenset({"protocolVersion", "capabilities", "clientInfo"})
+_CLIENT_INFO_KEYS: Final = frozenset({"name", "version", "title", "description", "websiteUrl"})
+#: The sub-capabilities an initialize may declare and stay on the hot path (each an empty object).
+_EMPTY_CAPABILITIES: Final = {"sampling": frozenset({"context", "tools"}), "elicitation": frozenset({"form", "url"})}
 _HEADERS_WANTED: Final = frozenset({b"content-type", b"content-length", b"accept", b"host", b"origin"})
-#: The probe results the SDK pipeline is run on at start-up: every key ``CallResult.to_wire`` emits, and
-#: the least it emits (which shows the keys the SDK adds with their defaults, such as ``isError: false``).
-_FULL_PROBE: Final[dict[str, Any]] = {
-    "content": [{"type": "text", "text": "probe"}],
-    "structuredContent": {"probe": 1},
-    "isError": True,
-    "_meta": {"effect": {"probe": 1}},
-}
-_LEAST_PROBE: Final[dict[str, Any]] = {"content": [{"type": "text", "text": "probe"}]}
-
-
-def _sdk_result(method: str, version: str, result: Any) -> dict[str, Any]:
-    """What the SDK's runner makes of a handler result for the wire (``ServerRunner._serialize``, legacy era).
-
-    Raises:
-        MCPError: the result does not fit the version's surface (INTERNAL_ERROR, as the SDK answers).
-        ValidationError: the result does not validate as its model (the SDK answers INVALID_PARAMS).
-    """
-    dumped = result.model_dump(by_alias=True, mode="json", exclude_none=True)
-    try:
-        return sdk_methods.serialize_server_result(method, version, dumped)
-    except ValidationError:
-        logger.exception("handler for %r returned an invalid result", method)
-        raise MCPError(code=INTERNAL_ERROR, message="Handler returned an invalid result") from None
-
-
-class _ResultShape:
-    """Which ``CallToolResult`` keys the SDK sends for one protocol version, in its order, with the
-    defaults it fills in (probed once through the SDK's own pipeline)."""
-
-    __slots__ = ("defaults", "item_defaults", "item_order", "order", "version")
-
-    def __init__(self, version: str) -> None:
-        self.version = version
-        full = _sdk_result("tools/call", version, types.CallToolResult.model_validate(_FULL_PROBE))
-        least = _sdk_result("tools/call", version, types.CallToolResult.model_validate(_LEAST_PROBE))
-        self.order: tuple[str, ...] = (*full, *(key for key in least if key not in full))
-        self.defaults: dict[str, Any] = {key: value for key, value in least.items() if key != "content"}
-        full_item, least_item = full["content"][0], least["content"][0]
-        self.item_order: tuple[str, ...] = (*full_item, *(key for key in least_item if key not in full_item))
-        self.item_defaults: dict[str, Any] = {key: value for key, value in least_item.items() if key not in _TEXT_KEYS}
-
-    def shape(self, wire: Mapping[str, Any]) -> dict[str, Any] | None:
-        """``wire`` as the SDK would send it, or None when ``wire`` is not of the probed shape."""
-        for key, value in wire.items():
-            if key == "content":
-                if not isinstance(value, list):
-                    return None
-                for item in value:
-                    if not (
-                        isinstance(item, dict)
-                        and item.keys() <= _TEXT_KEYS
-                        and item.get("type") == "text"
-                        and isinstance(item.get("text"), str)
-                    ):
-                        return None
-            elif key == "isError":
-                if not isinstance(value, bool):
-                    return None
-            elif key in ("structuredContent", "_meta"):
-                if not isinstance(value, dict):
-                    return None
-            else:
-                return None
-        if "content" not in wire:
-            return None
-        out: dict[str, Any] = {}
-        defaults = self.defaults
-        for key in self.order:
-            if key == "content":
-                item_defaults = self.item_defaults
-                out[key] = [
-                    {
-                        name: item[name] if name in item else item_defaults[name]
-                        for name in self.item_order
-                        if name in item or name in item_defaults
-                    }
-                    for item in wire[key]
-                ]
-            elif key in wire:
-                out[key] = wire[key]
-            elif key in defaults:
-                out[key] = defaults[key]
-        return out
 
 
 class ResultEncoder:
@@ -159,43 +83,14 @@ class ResultEncoder:
 
     __slots__ = ("_shapes",)
 
-    def __init__(self) -> None:
-        self._shapes = {version: _ResultShape(version) for version in HANDSHAKE_PROTOCOL_VERSIONS}
+    def __init__(self, shapes: Mapping[str, ResultShape] | None = None) -> None:
+        self._shapes = dict(shapes if shapes is not None else BOOTSTRAP.call)
 
-    def encode(self, wire: Mapping[str, Any], version: str, request_id: int | str) -> bytes:
-        """``{"jsonrpc", "id", "result"}`` for the ``CallToolResult`` wire dict ``wire``.
-
-        Raises:
-            MCPError: the result does not fit the version's surface (the SDK answers INTERNAL_ERROR).
-            ValidationError: the result does not validate (the SDK answers INVALID_PARAMS).
-        """
+    def encode(self, wire: Mapping[str, Any], version: str, request_id: int | str) -> bytes | None:
+        """``{"jsonrpc", "id", "result"}`` for the ``CallToolResult`` wire dict ``wire``, or None when
+        ``wire`` is not of the shape the tables represent (the SDK's pipeline must serialize it)."""
         shaped = self._shapes[version].shape(wire)
-        if shaped is None:  # not the probed shape: the SDK's own pipeline, same bytes
-            shaped = _sdk_result("tools/call", version, types.CallToolResult.model_validate(wire))
-        return _response(shaped, request_id)
-
-
-def _dumps(value: Any) -> bytes:
-    try:
-        return orjson.dumps(value)
-    except TypeError:  # an integer beyond 64 bits: pydantic's encoder writes it exactly
-        return pydantic_core.to_json(value, inf_nan_mode="null")  # as the SDK writes NaN and infinities
-
-
-def _response(result: Any, request_id: int | str) -> bytes:
-    return _dumps({"jsonrpc": "2.0", "id": request_id, "result": result})
-
-
-def _error(error: ErrorData, request_id: int | str | None) -> bytes:
-    return (
-        JSONRPCError(jsonrpc="2.0", id=request_id, error=error)
-        .model_dump_json(by_alias=True, exclude_unset=True)
-        .encode()
-    )
-
-
-#: The SDK transport's answer when it cannot serialize a response (``_create_error_response``).
-_TRANSPORT_FAILURE: Final = _error(ErrorData(code=INTERNAL_ERROR, message="Error handling POST request"), None)
+        return None if shaped is None else response(shaped, request_id)
 
 
 def _meta(value: Any) -> tuple[bool, dict[str, Any] | None]:
@@ -234,7 +129,7 @@ class _Origins:
 
     __slots__ = ("enabled", "host_prefixes", "hosts", "origin_prefixes", "origins")
 
-    def __init__(self, settings: TransportSecuritySettings | None) -> None:
+    def __init__(self, settings: Security | None) -> None:
         self.enabled = settings is not None and settings.enable_dns_rebinding_protection
         allowed_hosts = settings.allowed_hosts if settings is not None else []
         allowed_origins = settings.allowed_origins if settings is not None else []
@@ -255,32 +150,66 @@ class HotPath:
     """ASGI app for ``/mcp``: the hot verbs answered here, everything else by ``sdk`` (module docstring).
 
     Args:
-        sdk: The SDK's Streamable HTTP ASGI app (stateless, JSON responses).
-        provider: The default provider (when ``select`` is None).
+        sdk: The SDK's Streamable HTTP endpoint (stateless, JSON responses), loaded in the background.
+        provider: The default provider (when ``select`` is None); its name and version are the server's.
         select: Picks the provider of one request from its Starlette request (as ``build_server``'s);
             a None answer is left to the SDK (which refuses it).
         security: The SDK manager's transport security settings.
         max_request_bytes: The SDK manager's body limit (a larger body is left to it: 413).
+        instructions: The server instructions ``initialize`` sends, if any.
+        tables: The tables the answers are written from until the SDK has loaded (default: the
+            bootstrap tables copied from the SDK).
     """
 
     def __init__(
         self,
-        sdk: ASGIApp,
+        sdk: DeferredSdk,
         *,
         provider: ToolProvider,
         select: Callable[[Any], ToolProvider | None] | None,
-        security: TransportSecuritySettings | None,
+        security: Security | None,
         max_request_bytes: int,
+        instructions: str | None = None,
+        tables: WireTables = BOOTSTRAP,
     ) -> None:
         self.sdk = sdk
         self._provider = provider
         self._select = select
         self._origins = _Origins(security)
         self._max = max_request_bytes
-        self._encoder = ResultEncoder()
+        self._instructions = instructions
+        self._tables = tables
+        self._encoder = ResultEncoder(tables.call)
         self._listings: weakref.WeakKeyDictionary[Any, dict[str, bytes]] = weakref.WeakKeyDictionary()
+        #: The SDK's own answers, once it has loaded.
+        self._wire: SdkWire | None = None
+        #: True once the SDK answered otherwise than the tables: its answers are used from then on.
+        self.switched = False
         #: How many requests the hot path answered itself (a count, not a record).
         self.answered = 0
+        sdk.on_load(self._check)
+
+    def _check(self, wire: SdkWire) -> Callable[[], None]:
+        """Compare the tables with the SDK's answers (in the loader's thread); the switch, on the loop."""
+        try:
+            differences = wire.differences(self._tables, self._provider, self._instructions)
+        except Exception as exc:  # a comparison that cannot run is a difference: trust the SDK
+            differences = [f"comparison failed ({type(exc).__name__})"]
+
+        def apply() -> None:
+            self._wire = wire
+            if differences:
+                logger.warning(
+                    "anvil: the MCP SDK answers otherwise than the hot path's bootstrap tables (%s); "
+                    "the hot path now sends the SDK's answers",
+                    ", ".join(differences[:6]),
+                )
+                self.switched = True
+                self._tables = wire.tables()
+                self._encoder = ResultEncoder(wire.shapes)
+                self._listings = weakref.WeakKeyDictionary()
+
+        return apply
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Answer a hot request, or hand the request (its body replayed) to the SDK."""
@@ -296,8 +225,8 @@ class HotPath:
             elif name in _HEADERS_WANTED and name not in seen:
                 seen[name] = value.decode("latin-1")
         if version is None:
-            version = DEFAULT_NEGOTIATED_VERSION
-        elif version not in _VERSIONS:
+            version = self._tables.default
+        elif version not in self._tables.versions:
             await self.sdk(scope, receive, send)  # the 2026-07-28 protocol and unknown versions
             return
         declared = seen.get(b"content-length")
@@ -377,13 +306,24 @@ class HotPath:
             message = pydantic_core.from_json(body)
         except ValueError:
             return None
-        if not isinstance(message, dict) or not message.keys() <= _REQUEST_KEYS or message.get("jsonrpc") != "2.0":
+        if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+            return None
+        method = message.get("method")
+        params = message.get("params")
+        if "id" not in message:
+            if (
+                method == "notifications/initialized"
+                and message.keys() <= _NOTIFICATION_KEYS
+                and (params is None or params == {})
+                and not self.switched
+            ):
+                return NOTIFICATION_ANSWER
+            return None
+        if not message.keys() <= _REQUEST_KEYS:
             return None
         request_id = message.get("id")
         if not isinstance(request_id, str | int) or isinstance(request_id, bool):
             return None
-        method = message.get("method")
-        params = message.get("params")
         if method == "tools/call":
             if not (isinstance(params, dict) and params.keys() <= _CALL_KEYS and isinstance(params.get("name"), str)):
                 return None
@@ -406,17 +346,36 @@ class HotPath:
             provider = self._provider_of(scope)
             if provider is None:
                 return None
-            return 200, self._listing(provider, version, request_id)
+            listed = self._listing(provider, version)
+            if listed is None:
+                return None
+            return 200, b'{"jsonrpc":"2.0","id":' + bootstrap.dumps(request_id) + b',"result":' + listed + b"}"
+        if method == "initialize" and not self.switched and isinstance(params, dict) and _plain_initialize(params):
+            result = bootstrap.initialize_result(
+                self._tables,
+                version,
+                params["protocolVersion"],
+                name=self._provider.server_name,
+                server_version=self._provider.version,
+                instructions=self._instructions,
+            )
+            return 200, response(result, request_id)
         return None
 
-    def _listing(self, provider: ToolProvider, version: str, request_id: int | str) -> bytes:
+    def _listing(self, provider: ToolProvider, version: str) -> bytes | None:
+        """The ``tools/list`` result bytes, kept per provider and version; None: the SDK must answer."""
         cached = self._listings.get(provider)
         if cached is None:
             cached = self._listings[provider] = {}
         result = cached.get(version)
         if result is None:
-            result = cached[version] = _dumps(_sdk_result("tools/list", version, listing_result(provider)))
-        return b'{"jsonrpc":"2.0","id":' + _dumps(request_id) + b',"result":' + result + b"}"
+            listed = None if self.switched else bootstrap.listing_result(self._tables, version, provider.tools)
+            if listed is None:
+                if self._wire is None:
+                    return None  # not yet loaded: the SDK answers once it is
+                listed = self._wire.listing_result(provider, version)
+            result = cached[version] = bootstrap.dumps(listed)
+        return result
 
     async def _call(
         self,
@@ -430,17 +389,67 @@ class HotPath:
         try:
             result: CallResult | None = await provider.call(name, arguments, meta)
             if result is None:
-                raise MCPError(code=INVALID_PARAMS, message=f"Unknown tool: {name}")
+                return 200, error_answer(INVALID_PARAMS, f"Unknown tool: {name}", request_id)
             wire = result.to_wire()
             try:
-                return 200, self._encoder.encode(wire, version, request_id)
+                encoded = self._encoder.encode(wire, version, request_id)
+                if encoded is None:  # outside the tables: the SDK's own pipeline
+                    encoded = response(await self._sdk_call_result(wire, version), request_id)
+                return 200, encoded
             except pydantic_core.PydanticSerializationError:  # e.g. a lone surrogate in the upstream's text
                 # The SDK fails at the same point, writing its answer: HTTP 500, INTERNAL_ERROR, no id.
                 logger.exception("Error handling POST request")
-                return 500, _TRANSPORT_FAILURE
+                return 500, TRANSPORT_FAILURE
+        except _Unavailable:
+            return 200, error_answer(INTERNAL_ERROR, "Handler returned an invalid result", request_id)
         except Exception as exc:  # the SDK dispatcher's one exception-to-wire rule
-            error = handler_exception_to_error_data(exc)
-            if error is None:
+            if self._wire is not None:
+                return 200, self._wire.error_answer(exc, request_id)
+            if not isinstance(exc, pydantic_core.ValidationError):
                 logger.exception("handler for %r raised", "tools/call")
-                error = ErrorData(code=0, message=str(exc))
-            return 200, _error(error, request_id)
+            return 200, bootstrap.exception_answer(exc, request_id)
+
+    async def _sdk_call_result(self, wire: Mapping[str, Any], version: str) -> dict[str, Any]:
+        if self._wire is None and not await self.sdk.loaded():
+            logger.error("anvil: a tools/call result needs the MCP SDK, which is not available")
+            raise _Unavailable
+        assert self._wire is not None
+        return self._wire.call_result(wire, version)
+
+
+class _Unavailable(Exception):
+    """The SDK could not be loaded to serialize a result (answered as the SDK answers an invalid one)."""
+
+
+def _plain_initialize(params: Any) -> bool:
+    """An ``initialize`` whose params the SDK surely accepts, declaring only capabilities that are
+    plain (anything else is the SDK's to judge)."""
+    if not isinstance(params, dict) or params.keys() != _INIT_KEYS or not isinstance(params["protocolVersion"], str):
+        return False
+    info = params["clientInfo"]
+    if not (
+        isinstance(info, dict)
+        and info.keys() <= _CLIENT_INFO_KEYS
+        and "name" in info
+        and "version" in info
+        and all(isinstance(value, str) for value in info.values())
+    ):
+        return False
+    capabilities = params["capabilities"]
+    if not isinstance(capabilities, dict):
+        return False
+    for key, value in capabilities.items():
+        if not isinstance(value, dict):
+            return False
+        if key == "roots":
+            if not (value.keys() <= {"listChanged"} and all(isinstance(flag, bool) for flag in value.values())):
+                return False
+        elif key in _EMPTY_CAPABILITIES:
+            if not (value.keys() <= _EMPTY_CAPABILITIES[key] and all(item == {} for item in value.values())):
+                return False
+        elif key == "experimental":
+            if not all(isinstance(item, dict) and bootstrap.is_plain(item) for item in value.values()):
+                return False
+        else:
+            return False
+    return True

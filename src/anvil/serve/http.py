@@ -8,6 +8,10 @@ and middleware (inbound auth) are added by passing them in, not by editing this 
 one JSON answer per POST), which costs the least per call and suits every client that does not need
 server-initiated messages. On a loopback bind, DNS-rebinding protection admits only loopback
 ``Host``/``Origin`` values.
+
+This module does not import the MCP SDK: given a :class:`~anvil.serve.deferred.ServerSpec`, the app
+answers the hot path's requests (:mod:`anvil.serve.hotpath`) at once and loads the SDK in the
+background when its lifespan starts (:mod:`anvil.serve.deferred`).
 """
 
 from __future__ import annotations
@@ -17,11 +21,8 @@ import signal
 import socket
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from mcp.server.lowlevel import Server
-from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
-from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
@@ -30,7 +31,10 @@ from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp
 
 from anvil._types import JSONValue
-from anvil.serve.server import served_by
+from anvil.serve.deferred import DeferredSdk, Security, ServerSpec
+
+if TYPE_CHECKING:
+    from mcp.server.lowlevel import Server
 
 __all__ = ["MAX_REQUEST_BYTES", "MCP_PATH", "create_app", "is_loopback", "listen", "serve_http", "server_stack"]
 
@@ -51,8 +55,8 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def _loopback_security() -> TransportSecuritySettings:
-    return TransportSecuritySettings(
+def _loopback_security() -> Security:
+    return Security(
         enable_dns_rebinding_protection=True,
         allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*", "127.0.0.1", "localhost", "[::1]"],
         allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
@@ -60,7 +64,7 @@ def _loopback_security() -> TransportSecuritySettings:
 
 
 def create_app(
-    server: Server[Any],
+    server: ServerSpec | Server[Any],
     *,
     service: str,
     routes: Sequence[BaseRoute] = (),
@@ -75,7 +79,9 @@ def create_app(
     """The HTTP app: ``/mcp`` (Streamable HTTP), ``GET /healthz``, and any extra ``routes``.
 
     Args:
-        server: The MCP server (see :func:`anvil.serve.server.build_server`).
+        server: What ``/mcp`` serves: a :class:`~anvil.serve.deferred.ServerSpec` (the SDK is then
+            imported in the background once the app starts, see :mod:`anvil.serve.deferred`), or an
+            SDK server (see :func:`anvil.serve.server.build_server`).
         service: The service name ``/healthz`` reports.
         routes: Further routes, matched after ``/mcp`` and ``/healthz``.
         health: The ``/healthz`` body (default ``{"status": "ok", "service": service}``).
@@ -84,26 +90,27 @@ def create_app(
         stateless: Serve without sessions (each POST stands alone).
         json_response: Answer each POST with one JSON body instead of an SSE stream.
         max_request_bytes: Largest request body accepted on ``/mcp`` (413 above it).
-        hot_path: Answer ``tools/call`` and ``tools/list`` with :class:`~anvil.serve.hotpath.HotPath`
-            (stateless JSON mode and a server from :func:`~anvil.serve.server.build_server` only);
-            False leaves every request to the SDK.
+        hot_path: Answer ``initialize``, ``notifications/initialized``, ``tools/list`` and
+            ``tools/call`` with :class:`~anvil.serve.hotpath.HotPath` (stateless JSON mode and a
+            :class:`~anvil.serve.deferred.ServerSpec` or a server from
+            :func:`~anvil.serve.server.build_server` only); False leaves every request to the SDK.
     """
     security = _loopback_security() if is_loopback(host) else None
-    manager = StreamableHTTPSessionManager(
-        app=server,
-        json_response=json_response,
-        stateless=stateless,
-        security_settings=security,
-        max_request_body_size=max_request_bytes,
+    sdk = DeferredSdk(
+        server, stateless=stateless, json_response=json_response, security=security, max_request_bytes=max_request_bytes
     )
-    endpoint: ASGIApp = StreamableHTTPASGIApp(manager)
-    served = served_by(server) if hot_path and stateless and json_response else None
+    endpoint: ASGIApp = sdk
+    served = _served(server) if hot_path and stateless and json_response else None
     if served is not None:
         from anvil.serve.hotpath import HotPath
 
-        provider, select = served
         endpoint = HotPath(
-            endpoint, provider=provider, select=select, security=security, max_request_bytes=max_request_bytes
+            sdk,
+            provider=served.provider,
+            select=served.select,
+            security=security,
+            max_request_bytes=max_request_bytes,
+            instructions=served.instructions,
         )
     body = dict(health) if health is not None else {"status": "ok", "service": service}
 
@@ -117,7 +124,7 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        async with manager.run():
+        async with sdk.running():
             yield
 
     return Starlette(
@@ -130,6 +137,14 @@ def create_app(
         exception_handlers={404: not_found},
         lifespan=lifespan,
     )
+
+
+def _served(server: ServerSpec | Server[Any]) -> ServerSpec | None:
+    if isinstance(server, ServerSpec):
+        return server
+    from anvil.serve.server import served_by  # an SDK server: the SDK is loaded already
+
+    return served_by(server)
 
 
 def listen(

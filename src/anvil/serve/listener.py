@@ -35,6 +35,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import BaseRoute, Route
 
 from anvil.serve.auth_middleware import AuthMiddleware, provider_of
+from anvil.serve.deferred import ServerSpec
 from anvil.serve.fleet import Fleet
 from anvil.serve.health import (
     BundleReadiness,
@@ -47,7 +48,6 @@ from anvil.serve.health import (
 from anvil.serve.http import MAX_REQUEST_BYTES, create_app
 from anvil.serve.metrics import FleetMetrics, metrics_route
 from anvil.serve.rest import DEFAULT_BODY_LIMIT, call_route
-from anvil.serve.server import build_server
 from anvil.serve.tokens import Authenticator, NoAuth
 
 __all__ = ["PROTECTED_RESOURCE_PATH", "create_listener", "default_readiness"]
@@ -127,7 +127,7 @@ def create_listener(
     auth = authenticator if authenticator is not None else NoAuth()
     middleware = [Middleware(AuthMiddleware, authenticator=auth, compose=fleet.compose, resource=resource)]
     return create_app(
-        build_server(fleet, select=provider_of),
+        ServerSpec(fleet, select=provider_of),
         service=fleet.server_name,
         routes=routes,
         host=host,

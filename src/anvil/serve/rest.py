@@ -49,8 +49,8 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from anvil._types import JSONObject, JSONValue
+from anvil.serve.provider import ToolProvider
 from anvil.serve.results import CallResult
-from anvil.serve.server import ToolProvider
 
 __all__ = [
     "CALL_PATH",

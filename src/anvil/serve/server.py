@@ -1,6 +1,7 @@
 """The MCP server: the official SDK's low-level ``Server`` over a tool provider, and the stdio transport.
 
-A :class:`ToolProvider` is anything that lists tools and answers calls with a :class:`CallResult`:
+A :class:`~anvil.serve.provider.ToolProvider` (re-exported here) is anything that lists tools and
+answers calls with a :class:`~anvil.serve.results.CallResult`:
 a :class:`~anvil.serve.gateway.Gateway` (one bundle), or a fleet that composes several. The server
 adds nothing but protocol: the listing is built once, a call is handed to the provider as it came
 (name, arguments, ``_meta``), and an unknown tool is the JSON-RPC ``invalid params`` error.
@@ -18,53 +19,22 @@ provider's listing is built once, on its first ``tools/list``, and kept while th
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Protocol
+from collections.abc import Callable
+from typing import Any
 
 import mcp.types as types
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
-from anvil._types import JSONObject, JSONValue
-from anvil.serve.results import CallResult
+from anvil.serve.deferred import ServerSpec
+from anvil.serve.provider import ToolProvider
 
 __all__ = ["ToolProvider", "build_server", "listing_result", "run_stdio", "served_by"]
 
 
-class ToolProvider(Protocol):
-    """What the MCP server serves: a fixed tool listing and a call entry point."""
-
-    @property
-    def server_name(self) -> str:
-        """The MCP server name."""
-
-    @property
-    def version(self) -> str:
-        """The MCP server version."""
-
-    @property
-    def tools(self) -> Sequence[JSONObject]:
-        """The ``tools/list`` entries, wire-shaped, in listing order."""
-
-    def input_schema(self, name: str) -> JSONObject | None:
-        """The published input schema of tool ``name``, or None when it is not served."""
-
-    async def call(
-        self,
-        name: str,
-        arguments: Mapping[str, JSONValue] | None,
-        meta: Mapping[str, Any] | None = None,
-        *,
-        identity: Mapping[str, JSONValue] | None = None,
-    ) -> CallResult | None:
-        """Answer one ``tools/call``; None when no tool ``name`` is served."""
-
-
-#: What each server built here serves: its default provider and its selector (for the HTTP hot path).
-_SERVED: weakref.WeakKeyDictionary[Server[Any], tuple[ToolProvider, Callable[[Any], ToolProvider | None] | None]] = (
-    weakref.WeakKeyDictionary()
-)
+#: What each server built here serves: its default provider, selector and instructions (for the HTTP hot path).
+_SERVED: weakref.WeakKeyDictionary[Server[Any], ServerSpec] = weakref.WeakKeyDictionary()
 
 
 def listing_result(provider: ToolProvider) -> types.ListToolsResult:
@@ -72,8 +42,8 @@ def listing_result(provider: ToolProvider) -> types.ListToolsResult:
     return types.ListToolsResult(tools=[types.Tool.model_validate(tool) for tool in provider.tools])
 
 
-def served_by(server: Server[Any]) -> tuple[ToolProvider, Callable[[Any], ToolProvider | None] | None] | None:
-    """The provider and selector ``server`` was built with by :func:`build_server`, or None for another server."""
+def served_by(server: Server[Any]) -> ServerSpec | None:
+    """What ``server`` was built from by :func:`build_server`, or None for another server."""
     return _SERVED.get(server)
 
 
@@ -126,7 +96,7 @@ def build_server(
         on_list_tools=on_list_tools,
         on_call_tool=on_call_tool,
     )
-    _SERVED[server] = (provider, select)
+    _SERVED[server] = ServerSpec(provider, select, instructions)
     return server
 
 
