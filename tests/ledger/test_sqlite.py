@@ -125,10 +125,18 @@ async def test_a_reservation_is_synced_and_a_completion_is_not_waited_on(tmp_pat
     await ledger.reserve("k", "fp")
     assert ledger.pragma("synchronous") == "2"  # FULL: durable before the upstream is called
     await ledger.complete("k", {"ok": True})
-    assert ledger.pragma("synchronous") == "1"  # NORMAL: a lost completion only quarantines the row
-    await ledger.reserve("k2", "fp")
+    # Two connections, one level each: nothing switches a PRAGMA per call.
+    assert ledger.pragma("synchronous", completion=True) == "1"  # NORMAL: a lost completion only quarantines
     assert ledger.pragma("synchronous") == "2"
+    await ledger.reserve("k2", "fp")
+    assert (ledger.pragma("synchronous"), ledger.pragma("synchronous", completion=True)) == ("2", "1")
+    assert ledger.pragma("journal_mode", completion=True) == "wal"
+    assert ledger.pragma("wal_autocheckpoint", completion=True) == "0"
     await ledger.close()
+    reopened = open_at(tmp_path / "l.db")
+    replay = await reopened.reserve("k", "fp")  # the completion connection's write is in the one file
+    assert (replay.outcome, replay.result) == ("replay", {"ok": True})
+    await reopened.close()
 
 
 async def test_readiness_of_a_missing_file_is_never_ready_and_creates_nothing(tmp_path: Path) -> None:

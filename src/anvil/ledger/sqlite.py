@@ -13,7 +13,12 @@ never silently replaced by an empty ledger.
 The file runs in WAL mode. A reservation commits with ``synchronous=FULL`` (synced to disk before the
 upstream is called); a completion commits with ``synchronous=NORMAL`` (written, synced at the next
 checkpoint or reservation), because a completion lost to a power cut only leaves the row in progress:
-quarantined, never executed twice.
+quarantined, never executed twice. The two levels live on two connections to the one file (the
+reservation connection, ``FULL``, which also reads, releases and checkpoints; the completion
+connection, ``NORMAL``), so no call switches a PRAGMA. One lock per instance guards both, so the
+two never contend for SQLite's file lock inside one process (that wait is SQLite's sleeping busy
+handler; the Python lock wakes its waiter at once). A ``FULL`` commit syncs the whole WAL file, so it
+also makes every completion appended before it durable.
 
 ``?synchronous=normal`` is an explicit opt-in for disks whose sync is slow: reservations (and
 releases) commit like completions, written to the WAL but not synced. That is still safe against a
@@ -30,7 +35,7 @@ from when it was made) for the process's connection and the file lock together, 
 Where the work runs: every call that may sync the disk or wait for the file lock runs, in order, on
 one dedicated thread per instance (:class:`~anvil.ledger.worker.SerialWorker`), so a disk sync never
 blocks the event loop and no call pays a thread-pool hand-off. A completion, which never syncs, is
-first tried on the caller's thread without waiting (the connection free, the file lock taken at once
+first tried on the caller's thread without waiting (the connections free, the file lock taken at once
 and ``busy_timeout = 0``): a WAL append to the page cache, microseconds; if either is busy it goes to
 the thread like any other call. The connection never checkpoints on commit (``wal_autocheckpoint =
 0``), so no inline commit ever does a checkpoint's syncs; the thread runs a passive checkpoint every
@@ -192,11 +197,11 @@ class SqliteLedger(Ledger):
         self._reserve_sync = reservation_sync
         self._path = os.path.abspath(path)
         self._table = chosen
-        self._lock = threading.Lock()
-        self._conn: sqlite3.Connection | None = None
+        self._lock = threading.Lock()  # guards both connections: they never contend inside this process
+        self._conn: sqlite3.Connection | None = None  # reservations, reads, releases, checkpoints
+        self._fast: sqlite3.Connection | None = None  # completions (NORMAL); None under the opt-in
         self._identity: tuple[int, int] | None = None  # (device, inode) of the file first opened
-        self._synchronous = ""
-        self._busy_ms = -1  # the connection's busy_timeout as last set
+        self._busy_ms: dict[sqlite3.Connection, int] = {}  # each connection's busy_timeout as last set
         self._writes = 0  # since the last checkpoint
         self._worker = SerialWorker("anvil-sqlite-ledger")
         self._sql_create = (
@@ -240,7 +245,7 @@ class SqliteLedger(Ledger):
         if self._identity is not None and now != self._identity:
             raise _Replaced
 
-    def _open(self, *, create: bool) -> sqlite3.Connection:
+    def _open(self, *, create: bool, level: str) -> sqlite3.Connection:
         if create and not os.path.exists(self._path):
             os.close(os.open(self._path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
         target = f"file:{quote(self._path)}?mode=rw"
@@ -248,7 +253,7 @@ class SqliteLedger(Ledger):
         try:
             conn.execute(f"PRAGMA busy_timeout = {int(self.options.lock_timeout_seconds * 1000)}")
             conn.execute("PRAGMA journal_mode = WAL")
-            conn.execute(f"PRAGMA synchronous = {self._reserve_sync}")
+            conn.execute(f"PRAGMA synchronous = {level}")
             conn.execute("PRAGMA wal_autocheckpoint = 0")  # checkpoints run on the worker thread
             if create:
                 conn.execute(
@@ -263,15 +268,21 @@ class SqliteLedger(Ledger):
             raise
         return conn
 
-    def _connection(self, *, create: bool) -> sqlite3.Connection:
+    def _connection(self, *, create: bool, final: bool) -> sqlite3.Connection:
         if self._identity is not None:
             self._check_identity()
         if self._conn is None:
             # Only the very first open of this instance may create the file; afterwards the file is
             # pinned, so a deleted one is never silently replaced by an empty ledger.
-            self._conn = self._open(create=create and self._identity is None)
-            self._synchronous = self._reserve_sync
-            self._busy_ms = int(self.options.lock_timeout_seconds * 1000)
+            self._conn = self._open(create=create and self._identity is None, level=self._reserve_sync)
+            if self._reserve_sync != "NORMAL":
+                try:
+                    self._fast = self._open(create=False, level="NORMAL")
+                except BaseException:
+                    self._close_conn()
+                    raise
+            full = int(self.options.lock_timeout_seconds * 1000)
+            self._busy_ms = {conn: full for conn in (self._conn, self._fast) if conn is not None}
             try:
                 opened = self._stat()
             except OSError:
@@ -282,17 +293,22 @@ class SqliteLedger(Ledger):
             elif opened != self._identity:
                 self._close_conn()
                 raise _Replaced
+        if final and self._fast is not None:
+            return self._fast
         return self._conn
 
     def _close_conn(self) -> None:
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
+        for conn in (self._fast, self._conn):
+            if conn is not None:
+                conn.close()
+        self._conn = self._fast = None
+        self._busy_ms = {}
 
-    def _opened(self, *, create: bool) -> sqlite3.Connection:
-        """The connection (the caller holds ``_lock``), or ``ledger/unavailable`` when the file is gone."""
+    def _opened(self, *, create: bool, final: bool = False) -> sqlite3.Connection:
+        """The connection for a completion (``final``) or any other call (the caller holds ``_lock``),
+        or ``ledger/unavailable`` when the file is gone."""
         try:
-            return self._connection(create=create)
+            return self._connection(create=create, final=final)
         except _Replaced:
             raise LedgerError(
                 "ledger/unavailable",
@@ -305,9 +321,9 @@ class SqliteLedger(Ledger):
             ) from exc
 
     def _busy(self, conn: sqlite3.Connection, ms: int) -> None:
-        if ms != self._busy_ms:
+        if ms != self._busy_ms.get(conn):
             conn.execute(f"PRAGMA busy_timeout = {ms}")
-            self._busy_ms = ms
+            self._busy_ms[conn] = ms
 
     def _run(
         self,
@@ -316,6 +332,7 @@ class SqliteLedger(Ledger):
         *,
         create: bool = True,
         deadline: float | None = None,
+        final: bool = False,
     ) -> T:
         full = self.options.lock_timeout_seconds if wait is None else wait
         if deadline is None:
@@ -326,7 +343,7 @@ class SqliteLedger(Ledger):
             )
         try:
             with _mapped():
-                conn = self._opened(create=create)
+                conn = self._opened(create=create, final=final)
                 remaining = max(1, int((deadline - time.monotonic()) * 1000))
                 if wait is None and remaining >= int(full * 1000) - _BUSY_SLACK_MS:
                     remaining = int(full * 1000)  # acquired at once: the usual value, no PRAGMA per call
@@ -335,12 +352,12 @@ class SqliteLedger(Ledger):
         finally:
             self._lock.release()
 
-    async def _call(self, work: Callable[[sqlite3.Connection], T]) -> T:
+    async def _call(self, work: Callable[[sqlite3.Connection], T], *, final: bool = False) -> T:
         """Run ``work`` on the worker thread; its wait is counted from now, not from when the thread is free."""
         deadline = time.monotonic() + self.options.lock_timeout_seconds
-        return await self._worker.run(lambda: self._run(work, deadline=deadline))
+        return await self._worker.run(lambda: self._run(work, deadline=deadline, final=final))
 
-    def _inline(self, work: Callable[[sqlite3.Connection], T]) -> tuple[bool, T | None]:
+    def _inline(self, work: Callable[[sqlite3.Connection], T], *, final: bool = False) -> tuple[bool, T | None]:
         """Try ``work`` on this thread without waiting for anything: ``(False, None)`` when the
         connection is in use, not yet open or the file lock is taken (nothing was changed then)."""
         if not self._lock.acquire(blocking=False):
@@ -349,7 +366,7 @@ class SqliteLedger(Ledger):
             if self._conn is None:
                 return False, None
             with _mapped():
-                conn = self._opened(create=False)
+                conn = self._opened(create=False, final=final)
                 self._busy(conn, 0)
                 try:
                     return True, work(conn)
@@ -373,11 +390,6 @@ class SqliteLedger(Ledger):
 
         self._run(work)
 
-    def _sync(self, conn: sqlite3.Connection, level: str) -> None:
-        if self._synchronous != level:
-            conn.execute(f"PRAGMA synchronous = {level}")
-            self._synchronous = level
-
     async def close(self) -> None:
         """Close the connection after the calls already queued (a later call reopens it, but only the
         file first opened) and let the worker thread exit."""
@@ -391,9 +403,10 @@ class SqliteLedger(Ledger):
         finally:
             self._worker.stop()
 
-    def pragma(self, name: str) -> str:
+    def pragma(self, name: str, *, completion: bool = False) -> str:
         """The current value of a PRAGMA (``journal_mode``, ``synchronous``, ``busy_timeout``,
-        ``wal_autocheckpoint``), for tests and doctors.
+        ``wal_autocheckpoint``) on the reservation connection (or the ``completion`` one), for tests
+        and doctors.
 
         Raises:
             LedgerError: the file cannot be opened (``ledger/unavailable``).
@@ -402,12 +415,12 @@ class SqliteLedger(Ledger):
             raise ConfigError(
                 "config/invalid", "Only journal_mode, synchronous, busy_timeout and wal_autocheckpoint can be read."
             )
-        return str(self._run(lambda conn: conn.execute(f"PRAGMA {name}").fetchone()[0]))
+        return str(self._run(lambda conn: conn.execute(f"PRAGMA {name}").fetchone()[0], final=completion))
 
     # --- schema -----------------------------------------------------------------------------------
 
     def _create(self) -> None:
-        with _mapped(), closing(self._open(create=True)):
+        with _mapped(), closing(self._open(create=True, level=self._reserve_sync)):
             pass
 
     async def initialize(self) -> None:
@@ -429,14 +442,12 @@ class SqliteLedger(Ledger):
         (with the ``synchronous=normal`` opt-in: written, not synced, and tried on the caller's thread)."""
         version = secrets.token_hex(8)
         sql = self._sql_create
-        level = self._reserve_sync
         values = (document, version, *row_values(row))
 
         def work(conn: sqlite3.Connection) -> int:
-            self._sync(conn, level)
             return int(conn.execute(sql, values).rowcount)
 
-        done, created = self._inline(work) if level == "NORMAL" else (False, None)
+        done, created = self._inline(work) if self._reserve_sync == "NORMAL" else (False, None)
         if not done:
             created = await self._call(work)
         self._wrote()
@@ -457,29 +468,25 @@ class SqliteLedger(Ledger):
         """
         fresh = secrets.token_hex(8)
         sql = self._sql_update
-        level = self._reserve_sync
         values = (fresh, *row_values(row), document, version)
 
         def work(conn: sqlite3.Connection) -> int:
-            self._sync(conn, "NORMAL" if final else level)
             return int(conn.execute(sql, values).rowcount)
 
-        done, changed = self._inline(work) if final or level == "NORMAL" else (False, None)
+        done, changed = self._inline(work, final=final) if final or self._reserve_sync == "NORMAL" else (False, None)
         if not done:
-            changed = await self._call(work)
+            changed = await self._call(work, final=final)
         self._wrote()
         return fresh if changed == 1 else None
 
     async def _delete_if_version(self, document: str, version: str) -> bool:
         """One ``DELETE ... WHERE doc_id = ? AND version = ?``."""
         sql = self._sql_delete
-        level = self._reserve_sync
 
         def work(conn: sqlite3.Connection) -> int:
-            self._sync(conn, level)
             return int(conn.execute(sql, (document, version)).rowcount)
 
-        done, deleted = self._inline(work) if level == "NORMAL" else (False, None)
+        done, deleted = self._inline(work) if self._reserve_sync == "NORMAL" else (False, None)
         if not done:
             deleted = await self._call(work)
         return deleted == 1
