@@ -288,3 +288,81 @@ async def test_commits_never_checkpoint_and_the_worker_keeps_the_wal_bounded(tmp
     reopened = open_at(path)
     assert (await reopened.reserve("k699", "fp")).outcome == "replay"
     await reopened.close()
+
+
+# --- where a synced write runs: the measured rule (issue 14 item 4) ------------------------------------
+
+
+class Stopwatch:
+    """A timer each synced commit reads twice: every commit appears to take exactly ``step`` seconds."""
+
+    def __init__(self, step: float) -> None:
+        self.step = step
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        self.now += self.step
+        return self.now
+
+
+async def test_synced_reservations_run_inline_only_after_a_streak_of_fast_syncs_and_leave_after_a_slow_one(
+    tmp_path: Path,
+) -> None:
+    watch = Stopwatch(0.0002)  # 0.2 ms: within the 1 ms budget
+    ledger = SqliteLedger(str(tmp_path / "l.db"), LedgerOptions(clock=FakeClock()), timer=watch)
+    for index in range(32):
+        assert (await ledger.reserve(f"a{index}", "fp")).outcome == "reserved"
+    assert ledger.synced_placement == (0, 32)  # measured on the worker thread first
+    for index in range(5):
+        await ledger.reserve(f"b{index}", "fp")
+    assert ledger.synced_placement == (5, 32)  # the streak earned: on the caller's thread
+    watch.step = 0.01  # the disk turns slow: 10 ms a sync
+    await ledger.reserve("slow", "fp")
+    assert ledger.synced_placement == (6, 32)  # this one was inline and measured slow ...
+    for index in range(40):
+        await ledger.reserve(f"c{index}", "fp")
+    assert ledger.synced_placement == (6, 72)  # ... so every later one waits on the thread
+    watch.step = 0.0002
+    for index in range(33):
+        await ledger.reserve(f"d{index}", "fp")
+    assert ledger.synced_placement == (7, 104)  # 32 fast ones on the thread, then back inline
+    await ledger.close()
+    reopened = open_at(tmp_path / "l.db")
+    for key in ("a0", "b4", "slow", "c39", "d32"):  # every one committed, wherever it ran
+        assert (await reopened.reserve(key, "fp")).outcome == "in_progress"
+    await reopened.close()
+
+
+async def test_a_synced_write_that_finds_the_file_locked_inline_waits_on_the_worker(tmp_path: Path) -> None:
+    path = tmp_path / "l.db"
+    ledger = SqliteLedger(str(path), LedgerOptions(lock_timeout_seconds=5.0), timer=Stopwatch(0.0001))
+    for index in range(32):
+        await ledger.reserve(f"warm{index}", "fp")
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # another process holds the write lock
+    done: list[str] = []
+
+    async def reserve() -> None:
+        done.append((await ledger.reserve("k", "fp")).outcome)
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(reserve)
+        await anyio.sleep(0.3)
+        assert not done  # neither failed nor blocking the loop: waiting on the worker thread
+        holder.execute("ROLLBACK")
+    holder.close()
+    assert done == ["reserved"]
+    assert ledger.synced_placement == (0, 33)
+    await ledger.reserve("next", "fp")
+    assert ledger.synced_placement == (0, 34)  # a busy file resets the streak like a slow sync
+    await ledger.release("k")
+    await ledger.close()
+
+
+async def test_a_zero_inline_budget_keeps_every_synced_write_on_the_worker(tmp_path: Path) -> None:
+    ledger = SqliteLedger(str(tmp_path / "l.db"), inline_sync_budget_s=0, timer=Stopwatch(0.0))
+    for index in range(40):
+        await ledger.reserve(f"k{index}", "fp")
+        await ledger.release(f"k{index}")
+    assert ledger.synced_placement == (0, 80)
+    await ledger.close()

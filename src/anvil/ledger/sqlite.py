@@ -32,14 +32,29 @@ CONFLICT DO NOTHING``, ``UPDATE``/``DELETE ... WHERE version = ?``), which SQLit
 atomic across every process sharing the file. Each call waits at most ``lock_timeout_seconds`` (counted
 from when it was made) for the process's connection and the file lock together, then fails closed.
 
-Where the work runs: every call that may sync the disk or wait for the file lock runs, in order, on
-one dedicated thread per instance (:class:`~anvil.ledger.worker.SerialWorker`), so a disk sync never
-blocks the event loop and no call pays a thread-pool hand-off. A completion, which never syncs, is
-first tried on the caller's thread without waiting (the connections free, the file lock taken at once
-and ``busy_timeout = 0``): a WAL append to the page cache, microseconds; if either is busy it goes to
-the thread like any other call. The connection never checkpoints on commit (``wal_autocheckpoint =
-0``), so no inline commit ever does a checkpoint's syncs; the thread runs a passive checkpoint every
-:data:`_CHECKPOINT_EVERY` writes instead. (Another process sharing the file checkpoints as it likes.)
+Where the work runs. Every call is first tried on the caller's thread *without waiting for
+anything*: the connections free, the file lock taken at once (``busy_timeout = 0``; a busy file
+fails the statement whole, nothing changed) and the file opened already. Whatever cannot run that
+way runs, in order, on one dedicated thread per instance (:class:`~anvil.ledger.worker.SerialWorker`),
+which waits for the lock up to the call's budget; no call pays a thread-pool hand-off. A completion
+and a read never sync: on the caller's thread they are a WAL append to the page cache or a page
+read, microseconds. A *synced* write (a reservation, a release, a reconciliation) runs on the
+caller's thread only under the measured rule below, otherwise on the thread, so a slow disk never
+blocks the event loop for long.
+
+The measured rule for synced writes: every synced commit, wherever it runs, is timed. One runs on the
+caller's thread only after the last :data:`_INLINE_SYNC_STREAK` synced commits each took at most
+:data:`_INLINE_SYNC_BUDGET_S` (1 ms, about what a request's own CPU costs); a slower one, a busy
+file or an error resets the streak, so the next :data:`_INLINE_SYNC_STREAK` synced commits run on
+the thread and are measured there before the caller's thread is used again. So the event loop
+is blocked by a sync only while syncs are measurably small; what a sudden stall can cost is that
+one commit on the caller's thread before the rule moves synced work off it. Where it runs never
+changes what is durable: a reservation is synced before :meth:`reserve` returns either way.
+(``inline_sync_budget_s=0`` keeps every synced write on the thread.)
+
+The connections never checkpoint on commit (``wal_autocheckpoint = 0``), so no inline commit ever
+does a checkpoint's syncs; the thread runs a passive checkpoint every :data:`_CHECKPOINT_EVERY`
+writes instead. (Another process sharing the file checkpoints as it likes.)
 
 Errors name neither the path nor the SQL: ``sqlite3`` faults become ``LedgerError("ledger/unavailable")``
 at one boundary (:func:`_mapped`).
@@ -56,7 +71,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import closing, contextmanager
 from dataclasses import replace
-from typing import Any, ClassVar, Final, TypeVar
+from typing import Any, ClassVar, Final, TypeVar, cast
 from urllib.parse import parse_qsl, quote
 
 import anyio.to_thread
@@ -81,6 +96,10 @@ _TABLE_NAME: Final = re.compile(r"^[a-z][a-z0-9_]{0,62}$")
 _PROBE_WAIT_S: Final = 1.0
 #: Writes between two passive WAL checkpoints run by the worker thread (a few MB of WAL at most).
 _CHECKPOINT_EVERY: Final = 256
+#: The longest a synced commit may take and still count toward running synced work inline (see above).
+_INLINE_SYNC_BUDGET_S: Final = 0.001
+#: Consecutive synced commits within the budget before one runs on the caller's thread again.
+_INLINE_SYNC_STREAK: Final = 32
 #: A wait acquired this close to its full budget keeps the connection's busy timeout as it is.
 _BUSY_SLACK_MS: Final = 20
 _SQLITE_BUSY: Final = 5
@@ -93,6 +112,7 @@ _SYNC_LEVELS: Final = {"full": "FULL", "normal": "NORMAL"}
 _UNAVAILABLE_HINT: Final = "Check that the ledger file exists (anvil ledger init), is writable and on a local disk."
 
 T = TypeVar("T")
+_MISSED: Final[Any] = object()  # an inline attempt that could not run; nothing was changed
 
 
 def _parsed(uri: str) -> tuple[str, dict[str, str]]:
@@ -177,12 +197,16 @@ class SqliteLedger(Ledger):
         *,
         table: str | None = None,
         reservation_sync: str = "FULL",
+        inline_sync_budget_s: float = _INLINE_SYNC_BUDGET_S,
+        timer: Callable[[], float] = time.perf_counter,
     ) -> None:
         """Prepare a ledger over the file at ``path`` (opened on first use, never created there).
 
         ``table`` defaults to the one derived from ``options.namespace``. ``reservation_sync`` is
         ``FULL`` (synced before the upstream call) unless the ``synchronous=normal`` opt-in asks for
         ``NORMAL`` (module docstring: process-crash-safe, not power-loss-safe).
+        ``inline_sync_budget_s`` is the measured rule's budget for a synced commit on the caller's
+        thread (``0``: never there); ``timer`` measures it (monotonic seconds; a test seam).
 
         Raises:
             ConfigError: ``table`` is not a lowercase identifier or ``reservation_sync`` is neither
@@ -203,6 +227,10 @@ class SqliteLedger(Ledger):
         self._identity: tuple[int, int] | None = None  # (device, inode) of the file first opened
         self._busy_ms: dict[sqlite3.Connection, int] = {}  # each connection's busy_timeout as last set
         self._writes = 0  # since the last checkpoint
+        self._sync_budget = max(0.0, float(inline_sync_budget_s))
+        self._timer = timer
+        self._fast_syncs = 0  # consecutive synced commits within the budget (the measured rule)
+        self._synced_where = [0, 0]  # synced writes run on the caller's thread, on the worker thread
         self._worker = SerialWorker("anvil-sqlite-ledger")
         self._sql_create = (
             f"INSERT INTO {chosen} (doc_id, version, {_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
@@ -357,25 +385,70 @@ class SqliteLedger(Ledger):
         deadline = time.monotonic() + self.options.lock_timeout_seconds
         return await self._worker.run(lambda: self._run(work, deadline=deadline, final=final))
 
-    def _inline(self, work: Callable[[sqlite3.Connection], T], *, final: bool = False) -> tuple[bool, T | None]:
-        """Try ``work`` on this thread without waiting for anything: ``(False, None)`` when the
-        connection is in use, not yet open or the file lock is taken (nothing was changed then)."""
+    def _inline(self, work: Callable[[sqlite3.Connection], T], *, final: bool = False, synced: bool = False) -> T | Any:
+        """Try ``work`` on this thread without waiting for anything: :data:`_MISSED` when the
+        connections are in use or not yet open, the file lock is taken, or (``synced``) the measured
+        rule keeps synced work off this thread (nothing was changed then)."""
+        if synced and (self._sync_budget <= 0 or self._fast_syncs < _INLINE_SYNC_STREAK):
+            return _MISSED
         if not self._lock.acquire(blocking=False):
-            return False, None
+            return _MISSED
         try:
             if self._conn is None:
-                return False, None
+                return _MISSED
             with _mapped():
                 conn = self._opened(create=False, final=final)
                 self._busy(conn, 0)
                 try:
-                    return True, work(conn)
+                    done = work(conn)
                 except sqlite3.OperationalError as exc:
                     if getattr(exc, "sqlite_errorcode", 0) & 0xFF in (_SQLITE_BUSY, _SQLITE_LOCKED):
-                        return False, None  # the statement failed whole: the thread retries it with a wait
+                        return _MISSED  # the statement failed whole: the thread retries it with a wait
                     raise
+                if synced:
+                    self._synced_where[0] += 1
+                return done
         finally:
             self._lock.release()
+
+    def _timed(self, work: Callable[[sqlite3.Connection], T]) -> Callable[[sqlite3.Connection], T]:
+        """``work`` (a synced write, run under ``_lock``) timed for the measured rule; a failure
+        (a busy file included) resets the streak like a slow commit."""
+
+        def synced(conn: sqlite3.Connection) -> T:
+            started = self._timer()
+            try:
+                done = work(conn)
+            except BaseException:
+                self._fast_syncs = 0
+                raise
+            if self._timer() - started <= self._sync_budget:
+                self._fast_syncs += 1
+            else:
+                self._fast_syncs = 0
+            return done
+
+        return synced
+
+    async def _write(self, work: Callable[[sqlite3.Connection], T], *, final: bool = False) -> T:
+        """Run ``work``: on this thread when it can run at once (a synced write only under the
+        measured rule), else on the worker thread."""
+        synced = not final and self._reserve_sync != "NORMAL"
+        if synced:
+            work = self._timed(work)
+        done = self._inline(work, final=final, synced=synced)
+        if done is not _MISSED:
+            return cast(T, done)
+        waited = await self._call(work, final=final)
+        if synced:
+            self._synced_where[1] += 1
+        return waited
+
+    @property
+    def synced_placement(self) -> tuple[int, int]:
+        """How many synced writes ran on the caller's thread and how many on the worker thread (for
+        tests and doctors: the measured rule at work)."""
+        return self._synced_where[0], self._synced_where[1]
 
     def _wrote(self) -> None:
         """Count a write; every :data:`_CHECKPOINT_EVERY` writes, queue a passive checkpoint on the thread."""
@@ -447,16 +520,21 @@ class SqliteLedger(Ledger):
         def work(conn: sqlite3.Connection) -> int:
             return int(conn.execute(sql, values).rowcount)
 
-        done, created = self._inline(work) if self._reserve_sync == "NORMAL" else (False, None)
-        if not done:
-            created = await self._call(work)
+        created = await self._write(work)
         self._wrote()
         return version if created == 1 else None
 
     async def _read(self, document: str) -> LedgerRow | None:
-        """One ``SELECT`` (a consistent snapshot in WAL mode)."""
+        """One ``SELECT`` (a consistent snapshot in WAL mode; never synced, so first tried inline)."""
         sql = self._sql_read
-        return _row(await self._call(lambda conn: conn.execute(sql, (document,)).fetchone()))
+
+        def work(conn: sqlite3.Connection) -> Any:
+            return conn.execute(sql, (document,)).fetchone()
+
+        found = self._inline(work)
+        if found is _MISSED:
+            found = await self._call(work)
+        return _row(found)
 
     async def _update_if_version(
         self, document: str, version: str, row: LedgerRow, *, final: bool = False
@@ -473,9 +551,7 @@ class SqliteLedger(Ledger):
         def work(conn: sqlite3.Connection) -> int:
             return int(conn.execute(sql, values).rowcount)
 
-        done, changed = self._inline(work, final=final) if final or self._reserve_sync == "NORMAL" else (False, None)
-        if not done:
-            changed = await self._call(work, final=final)
+        changed = await self._write(work, final=final)
         self._wrote()
         return fresh if changed == 1 else None
 
@@ -486,10 +562,7 @@ class SqliteLedger(Ledger):
         def work(conn: sqlite3.Connection) -> int:
             return int(conn.execute(sql, (document, version)).rowcount)
 
-        done, deleted = self._inline(work) if self._reserve_sync == "NORMAL" else (False, None)
-        if not done:
-            deleted = await self._call(work)
-        return deleted == 1
+        return await self._write(work) == 1
 
     def _check(self) -> str:
         """The probe, in the worker thread: the file is the one first opened, the table is readable and
