@@ -294,7 +294,7 @@ async def test_commits_never_checkpoint_and_the_worker_keeps_the_wal_bounded(tmp
 
 
 class Stopwatch:
-    """A timer each synced commit reads twice: every commit appears to take exactly ``step`` seconds."""
+    """A timer the test moves: every reading advances it by ``step`` (so a timed commit seems to take it)."""
 
     def __init__(self, step: float) -> None:
         self.step = step
@@ -305,39 +305,49 @@ class Stopwatch:
         return self.now
 
 
-async def test_synced_reservations_run_inline_only_after_a_streak_of_fast_syncs_and_leave_after_a_slow_one(
+async def test_a_slow_synced_commit_on_the_loop_moves_synced_writes_to_the_worker_for_a_growing_cool_down(
     tmp_path: Path,
 ) -> None:
-    watch = Stopwatch(0.0002)  # 0.2 ms: within the 1 ms budget
+    watch = Stopwatch(0.0002)  # 0.2 ms a reading: well within the 1 ms budget
     ledger = SqliteLedger(str(tmp_path / "l.db"), LedgerOptions(clock=FakeClock()), timer=watch)
-    for index in range(32):
-        assert (await ledger.reserve(f"a{index}", "fp")).outcome == "reserved"
-    assert ledger.synced_placement == (0, 32)  # measured on the worker thread first
     for index in range(5):
-        await ledger.reserve(f"b{index}", "fp")
-    assert ledger.synced_placement == (5, 32)  # the streak earned: on the caller's thread
-    watch.step = 0.01  # the disk turns slow: 10 ms a sync
+        assert (await ledger.reserve(f"a{index}", "fp")).outcome == "reserved"
+    assert ledger.synced_placement == (4, 1)  # the first opens the file on the worker; then on the loop
+    watch.step = 0.01  # the disk turns slow: 10 ms a commit
     await ledger.reserve("slow", "fp")
-    assert ledger.synced_placement == (6, 32)  # this one was inline and measured slow ...
-    for index in range(40):
-        await ledger.reserve(f"c{index}", "fp")
-    assert ledger.synced_placement == (6, 72)  # ... so every later one waits on the thread
+    assert ledger.synced_placement == (5, 1)  # measured slow on the loop ...
+    watch.step = 0.0
+    for index in range(10):
+        await ledger.reserve(f"b{index}", "fp")
+    assert ledger.synced_placement == (5, 11)  # ... so, during its 0.25 s cool-down, every one waits on the worker
+    watch.now += 0.3  # the cool-down is over: the next one on the loop is the new measurement
+    watch.step = 0.01
+    await ledger.reserve("probe", "fp")
+    assert ledger.synced_placement == (6, 11)  # slow again: the cool-down doubles to 0.5 s
+    watch.step = 0.0
+    watch.now += 0.3
+    await ledger.release("probe")
+    assert ledger.synced_placement == (6, 12)  # still cooling down (a release is a synced write too)
+    watch.now += 0.3
     watch.step = 0.0002
-    for index in range(33):
-        await ledger.reserve(f"d{index}", "fp")
-    assert ledger.synced_placement == (7, 104)  # 32 fast ones on the thread, then back inline
+    for index in range(3):
+        await ledger.reserve(f"c{index}", "fp")
+    assert ledger.synced_placement == (9, 12)  # fast again: back on the loop
     await ledger.close()
     reopened = open_at(tmp_path / "l.db")
-    for key in ("a0", "b4", "slow", "c39", "d32"):  # every one committed, wherever it ran
+    for key in ("a0", "slow", "b9", "c2"):  # every one committed, wherever it ran
         assert (await reopened.reserve(key, "fp")).outcome == "in_progress"
+    assert (await reopened.reserve("probe", "fp")).outcome == "reserved"  # the release landed too
     await reopened.close()
 
 
-async def test_a_synced_write_that_finds_the_file_locked_inline_waits_on_the_worker(tmp_path: Path) -> None:
+async def test_a_synced_write_that_finds_the_file_locked_on_the_loop_waits_on_the_worker(tmp_path: Path) -> None:
     path = tmp_path / "l.db"
-    ledger = SqliteLedger(str(path), LedgerOptions(lock_timeout_seconds=5.0), timer=Stopwatch(0.0001))
-    for index in range(32):
-        await ledger.reserve(f"warm{index}", "fp")
+    watch = Stopwatch(0.0001)
+    ledger = SqliteLedger(str(path), LedgerOptions(lock_timeout_seconds=5.0), timer=watch)
+    await ledger.reserve("warm", "fp")
+    await ledger.reserve("warm2", "fp")
+    assert ledger.synced_placement == (1, 1)
     holder = sqlite3.connect(path, isolation_level=None)
     holder.execute("BEGIN IMMEDIATE")  # another process holds the write lock
     done: list[str] = []
@@ -352,9 +362,9 @@ async def test_a_synced_write_that_finds_the_file_locked_inline_waits_on_the_wor
         holder.execute("ROLLBACK")
     holder.close()
     assert done == ["reserved"]
-    assert ledger.synced_placement == (0, 33)
+    assert ledger.synced_placement == (1, 2)
     await ledger.reserve("next", "fp")
-    assert ledger.synced_placement == (0, 34)  # a busy file resets the streak like a slow sync
+    assert ledger.synced_placement == (1, 3)  # a busy file starts a cool-down like a slow commit
     await ledger.release("k")
     await ledger.close()
 

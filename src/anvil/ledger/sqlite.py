@@ -42,15 +42,16 @@ read, microseconds. A *synced* write (a reservation, a release, a reconciliation
 caller's thread only under the measured rule below, otherwise on the thread, so a slow disk never
 blocks the event loop for long.
 
-The measured rule for synced writes: every synced commit, wherever it runs, is timed. One runs on the
-caller's thread only after the last :data:`_INLINE_SYNC_STREAK` synced commits each took at most
-:data:`_INLINE_SYNC_BUDGET_S` (1 ms, about what a request's own CPU costs); a slower one, a busy
-file or an error resets the streak, so the next :data:`_INLINE_SYNC_STREAK` synced commits run on
-the thread and are measured there before the caller's thread is used again. So the event loop
-is blocked by a sync only while syncs are measurably small; what a sudden stall can cost is that
-one commit on the caller's thread before the rule moves synced work off it. Where it runs never
-changes what is durable: a reservation is synced before :meth:`reserve` returns either way.
-(``inline_sync_budget_s=0`` keeps every synced write on the thread.)
+The measured rule for synced writes: a synced commit on the caller's thread is timed. One that took
+more than :data:`_INLINE_SYNC_BUDGET_S` (1 ms, about what a request's own CPU costs), or found the
+file busy, or failed, moves synced writes to the worker thread for a cool-down
+(:data:`_COOL_DOWN_MIN_S`, doubled by every slow commit after a cool-down up to
+:data:`_COOL_DOWN_MAX_S`, halved by every fast one); after it, the next synced commit on the
+caller's thread is the new measurement. So a slow or stalling disk blocks the event loop for at most
+one commit per cool-down, and never while one is running. (Commits on the worker thread are not
+timed: that time includes waiting for the interpreter lock while the loop runs, which says nothing
+about the disk.) Where it runs never changes what is durable: a reservation is synced before
+:meth:`reserve` returns either way. ``inline_sync_budget_s=0`` keeps every synced write on the thread.
 
 The connections never checkpoint on commit (``wal_autocheckpoint = 0``), so no inline commit ever
 does a checkpoint's syncs; the thread runs a passive checkpoint every :data:`_CHECKPOINT_EVERY`
@@ -98,8 +99,10 @@ _PROBE_WAIT_S: Final = 1.0
 _CHECKPOINT_EVERY: Final = 256
 #: The longest a synced commit may take and still count toward running synced work inline (see above).
 _INLINE_SYNC_BUDGET_S: Final = 0.001
-#: Consecutive synced commits within the budget before one runs on the caller's thread again.
-_INLINE_SYNC_STREAK: Final = 32
+#: How long synced writes stay on the worker thread after a slow (or busy) one on the caller's thread.
+_COOL_DOWN_MIN_S: Final = 0.25
+#: The longest cool-down, which slow commit after slow commit doubles the cool-down to.
+_COOL_DOWN_MAX_S: Final = 60.0
 #: A wait acquired this close to its full budget keeps the connection's busy timeout as it is.
 _BUSY_SLACK_MS: Final = 20
 _SQLITE_BUSY: Final = 5
@@ -229,7 +232,8 @@ class SqliteLedger(Ledger):
         self._writes = 0  # since the last checkpoint
         self._sync_budget = max(0.0, float(inline_sync_budget_s))
         self._timer = timer
-        self._fast_syncs = 0  # consecutive synced commits within the budget (the measured rule)
+        self._inline_from = 0.0  # timer value before which synced writes stay on the worker (the rule)
+        self._cool_down = 0.0  # the current cool-down, doubled by slow commits and halved by fast ones
         self._synced_where = [0, 0]  # synced writes run on the caller's thread, on the worker thread
         self._worker = SerialWorker("anvil-sqlite-ledger")
         self._sql_create = (
@@ -389,7 +393,7 @@ class SqliteLedger(Ledger):
         """Try ``work`` on this thread without waiting for anything: :data:`_MISSED` when the
         connections are in use or not yet open, the file lock is taken, or (``synced``) the measured
         rule keeps synced work off this thread (nothing was changed then)."""
-        if synced and (self._sync_budget <= 0 or self._fast_syncs < _INLINE_SYNC_STREAK):
+        if synced and (self._sync_budget <= 0 or self._timer() < self._inline_from):
             return _MISSED
         if not self._lock.acquire(blocking=False):
             return _MISSED
@@ -412,31 +416,35 @@ class SqliteLedger(Ledger):
             self._lock.release()
 
     def _timed(self, work: Callable[[sqlite3.Connection], T]) -> Callable[[sqlite3.Connection], T]:
-        """``work`` (a synced write, run under ``_lock``) timed for the measured rule; a failure
-        (a busy file included) resets the streak like a slow commit."""
+        """``work`` (a synced write on the caller's thread, under ``_lock``) timed for the measured rule:
+        a slow commit, a busy file or a failure starts a cool-down (see the module docstring)."""
 
         def synced(conn: sqlite3.Connection) -> T:
             started = self._timer()
             try:
                 done = work(conn)
             except BaseException:
-                self._fast_syncs = 0
+                self._cool(self._timer(), slow=False)
                 raise
-            if self._timer() - started <= self._sync_budget:
-                self._fast_syncs += 1
+            finished = self._timer()
+            if finished - started > self._sync_budget:
+                self._cool(finished, slow=True)
             else:
-                self._fast_syncs = 0
+                self._cool_down /= 2
             return done
 
         return synced
+
+    def _cool(self, now: float, *, slow: bool) -> None:
+        if slow:
+            self._cool_down = min(_COOL_DOWN_MAX_S, max(_COOL_DOWN_MIN_S, 2 * self._cool_down))
+        self._inline_from = now + max(_COOL_DOWN_MIN_S, self._cool_down)
 
     async def _write(self, work: Callable[[sqlite3.Connection], T], *, final: bool = False) -> T:
         """Run ``work``: on this thread when it can run at once (a synced write only under the
         measured rule), else on the worker thread."""
         synced = not final and self._reserve_sync != "NORMAL"
-        if synced:
-            work = self._timed(work)
-        done = self._inline(work, final=final, synced=synced)
+        done = self._inline(self._timed(work) if synced else work, final=final, synced=synced)
         if done is not _MISSED:
             return cast(T, done)
         waited = await self._call(work, final=final)
