@@ -98,3 +98,54 @@ async def test_init_from_many_processes_at_once_is_idempotent() -> None:
     finally:
         for ledger in ledgers:
             await ledger.close()
+
+
+# --- the keyed write's hot path (issue 14 item 4) --------------------------------------------------------
+
+
+async def test_completions_commit_asynchronously_and_reservations_keep_the_servers_setting() -> None:
+    base = require("postgres")
+    ledger = open_ledger(postgres_uri(base, f"t-{uuid.uuid4().hex[:12]}"))
+    assert isinstance(ledger, PostgresLedger)
+    try:
+        await ledger.initialize()
+        assert (await ledger.reserve("k", "fp")).outcome == "reserved"
+        await ledger.complete("k", {"id": 1}, 201)
+        assert await ledger.setting("synchronous_commit", completion=True) == "off"
+        import psycopg
+
+        async with await psycopg.AsyncConnection.connect(base, autocommit=True) as plain:
+            server = (await (await plain.execute("SHOW synchronous_commit")).fetchone())[0]
+        assert await ledger.setting("synchronous_commit") == server  # not lowered for reservations
+        assert await ledger.setting("statement_timeout", completion=True) == "5s"  # still bounded
+        replay = await ledger.reserve("k", "fp")
+        assert (replay.outcome, replay.result, replay.status) == ("replay", {"id": 1}, 201)
+        with pytest.raises(ConfigError) as refused:
+            await ledger.setting("work_mem")
+        assert refused.value.code == "config/invalid"
+    finally:
+        await ledger.close()
+
+
+async def test_held_connections_the_server_drops_are_replaced_and_the_next_write_still_lands() -> None:
+    base = require("postgres")
+    app = f"anvil-held-{uuid.uuid4().hex[:12]}"
+    uri = postgres_uri(f"{base}{'&' if '?' in base else '?'}application_name={app}", f"t-{uuid.uuid4().hex[:12]}")
+    ledger = open_ledger(uri)
+    import psycopg
+
+    try:
+        await ledger.initialize()
+        await ledger.reserve("k1", "fp")
+        await ledger.complete("k1", {"id": 1}, 201)
+        async with await psycopg.AsyncConnection.connect(base, autocommit=True) as admin:
+            cursor = await admin.execute(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = %s", (app,)
+            )
+            assert (await cursor.fetchone())[0] >= 2  # the held reservation and completion connections
+        assert (await ledger.reserve("k2", "fp")).outcome == "reserved"  # sent again on a fresh connection
+        await ledger.complete("k2", {"id": 2}, 201)
+        assert (await ledger.reserve("k2", "fp")).result == {"id": 2}
+        assert (await ledger.reserve("k1", "fp")).result == {"id": 1}
+    finally:
+        await ledger.close()

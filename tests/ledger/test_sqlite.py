@@ -125,10 +125,18 @@ async def test_a_reservation_is_synced_and_a_completion_is_not_waited_on(tmp_pat
     await ledger.reserve("k", "fp")
     assert ledger.pragma("synchronous") == "2"  # FULL: durable before the upstream is called
     await ledger.complete("k", {"ok": True})
-    assert ledger.pragma("synchronous") == "1"  # NORMAL: a lost completion only quarantines the row
-    await ledger.reserve("k2", "fp")
+    # Two connections, one level each: nothing switches a PRAGMA per call.
+    assert ledger.pragma("synchronous", completion=True) == "1"  # NORMAL: a lost completion only quarantines
     assert ledger.pragma("synchronous") == "2"
+    await ledger.reserve("k2", "fp")
+    assert (ledger.pragma("synchronous"), ledger.pragma("synchronous", completion=True)) == ("2", "1")
+    assert ledger.pragma("journal_mode", completion=True) == "wal"
+    assert ledger.pragma("wal_autocheckpoint", completion=True) == "0"
     await ledger.close()
+    reopened = open_at(tmp_path / "l.db")
+    replay = await reopened.reserve("k", "fp")  # the completion connection's write is in the one file
+    assert (replay.outcome, replay.result) == ("replay", {"ok": True})
+    await reopened.close()
 
 
 async def test_readiness_of_a_missing_file_is_never_ready_and_creates_nothing(tmp_path: Path) -> None:
@@ -280,3 +288,91 @@ async def test_commits_never_checkpoint_and_the_worker_keeps_the_wal_bounded(tmp
     reopened = open_at(path)
     assert (await reopened.reserve("k699", "fp")).outcome == "replay"
     await reopened.close()
+
+
+# --- where a synced write runs: the measured rule (issue 14 item 4) ------------------------------------
+
+
+class Stopwatch:
+    """A timer the test moves: every reading advances it by ``step`` (so a timed commit seems to take it)."""
+
+    def __init__(self, step: float) -> None:
+        self.step = step
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        self.now += self.step
+        return self.now
+
+
+async def test_a_slow_synced_commit_on_the_loop_moves_synced_writes_to_the_worker_for_a_growing_cool_down(
+    tmp_path: Path,
+) -> None:
+    watch = Stopwatch(0.0002)  # 0.2 ms a reading: well within the 1 ms budget
+    ledger = SqliteLedger(str(tmp_path / "l.db"), LedgerOptions(clock=FakeClock()), timer=watch)
+    for index in range(5):
+        assert (await ledger.reserve(f"a{index}", "fp")).outcome == "reserved"
+    assert ledger.synced_placement == (4, 1)  # the first opens the file on the worker; then on the loop
+    watch.step = 0.01  # the disk turns slow: 10 ms a commit
+    await ledger.reserve("slow", "fp")
+    assert ledger.synced_placement == (5, 1)  # measured slow on the loop ...
+    watch.step = 0.0
+    for index in range(10):
+        await ledger.reserve(f"b{index}", "fp")
+    assert ledger.synced_placement == (5, 11)  # ... so, during its 0.25 s cool-down, every one waits on the worker
+    watch.now += 0.3  # the cool-down is over: the next one on the loop is the new measurement
+    watch.step = 0.01
+    await ledger.reserve("probe", "fp")
+    assert ledger.synced_placement == (6, 11)  # slow again: the cool-down doubles to 0.5 s
+    watch.step = 0.0
+    watch.now += 0.3
+    await ledger.release("probe")
+    assert ledger.synced_placement == (6, 12)  # still cooling down (a release is a synced write too)
+    watch.now += 0.3
+    watch.step = 0.0002
+    for index in range(3):
+        await ledger.reserve(f"c{index}", "fp")
+    assert ledger.synced_placement == (9, 12)  # fast again: back on the loop
+    await ledger.close()
+    reopened = open_at(tmp_path / "l.db")
+    for key in ("a0", "slow", "b9", "c2"):  # every one committed, wherever it ran
+        assert (await reopened.reserve(key, "fp")).outcome == "in_progress"
+    assert (await reopened.reserve("probe", "fp")).outcome == "reserved"  # the release landed too
+    await reopened.close()
+
+
+async def test_a_synced_write_that_finds_the_file_locked_on_the_loop_waits_on_the_worker(tmp_path: Path) -> None:
+    path = tmp_path / "l.db"
+    watch = Stopwatch(0.0001)
+    ledger = SqliteLedger(str(path), LedgerOptions(lock_timeout_seconds=5.0), timer=watch)
+    await ledger.reserve("warm", "fp")
+    await ledger.reserve("warm2", "fp")
+    assert ledger.synced_placement == (1, 1)
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # another process holds the write lock
+    done: list[str] = []
+
+    async def reserve() -> None:
+        done.append((await ledger.reserve("k", "fp")).outcome)
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(reserve)
+        await anyio.sleep(0.3)
+        assert not done  # neither failed nor blocking the loop: waiting on the worker thread
+        holder.execute("ROLLBACK")
+    holder.close()
+    assert done == ["reserved"]
+    assert ledger.synced_placement == (1, 2)
+    await ledger.reserve("next", "fp")
+    assert ledger.synced_placement == (1, 3)  # a busy file starts a cool-down like a slow commit
+    await ledger.release("k")
+    await ledger.close()
+
+
+async def test_a_zero_inline_budget_keeps_every_synced_write_on_the_worker(tmp_path: Path) -> None:
+    ledger = SqliteLedger(str(tmp_path / "l.db"), inline_sync_budget_s=0, timer=Stopwatch(0.0))
+    for index in range(40):
+        await ledger.reserve(f"k{index}", "fp")
+        await ledger.release(f"k{index}")
+    assert ledger.synced_placement == (0, 80)
+    await ledger.close()

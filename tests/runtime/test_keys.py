@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings, strategies as st
 from runtime_support import ContextFactory, UpstreamState, fingerprint_write, keyed_write
 
 from anvil.air.canonical import canonical_json
@@ -22,6 +23,8 @@ from anvil.runtime.keys import (
     principal_of,
     replay_scope,
     request_fingerprint,
+    scope_texts,
+    text_fingerprint,
     upstream_identity,
 )
 
@@ -182,3 +185,46 @@ def test_the_upstream_coordinate_normalises_only_what_names_one_upstream() -> No
         for url in ("http://127.0.0.1:8080/api", "https://127.0.0.1:8080/api", "http://127.0.0.1:8081/api")
     }
     assert len(distinct) == 3 and upstream_identity("http://[::1]:8080/api") not in same
+
+
+_TEXT = st.text(min_size=0, max_size=12)
+_CLAIM = st.one_of(st.none(), _TEXT, st.integers(), st.booleans(), st.floats(allow_nan=False, allow_infinity=False))
+_PRINCIPALS = st.dictionaries(st.sampled_from(["issuer", "subject", "objectId", "tenant", "kind"]), _CLAIM, max_size=5)
+_INPUTS = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(), _TEXT),
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(_TEXT, inner, max_size=3)),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    service=st.sampled_from(["payments", "Ünïcode", "a"]),
+    env=st.sampled_from(["dev", "prod"]),
+    base=st.sampled_from(["https://API.example.com:443/v1/", "http://localhost:8080", "http://[0:0::1]/"]),
+    profile=st.sampled_from(["default", "x"]),
+    principal=_PRINCIPALS,
+    value=_INPUTS,
+    key=st.text(alphabet=st.characters(min_codepoint=0x21, max_codepoint=0x7E), min_size=1, max_size=20),
+)
+def test_the_kept_scope_texts_fingerprint_exactly_as_the_scope_itself(
+    service: str, env: str, base: str, profile: str, principal: dict[str, object], value: object, key: str
+) -> None:
+    coordinates = {
+        "service_id": service,
+        "environment": env,
+        "base_url": base,
+        "auth_profile": profile,
+        "credential_profile": profile,
+    }
+    scope = ledger_scope(**coordinates)
+    texts = scope_texts(**coordinates)
+    assert texts.scope() == scope and texts.ledger == canonical_json(scope)
+    for _ in range(2):  # rendered, then kept: the same answer both times
+        assert text_fingerprint("op", value, texts.replay(principal)) == request_fingerprint(
+            "op",
+            value,
+            replay_scope(scope, principal),
+        )
+        assert ledger_key(key, texts.ledger) == ledger_key(key, scope)
+    assert texts.scope() is not texts.scope()  # a fresh copy: a caller's change never reaches the kept scope

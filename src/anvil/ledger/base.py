@@ -194,8 +194,19 @@ ROW_FIELDS: Final = (
 
 
 def row_values(row: LedgerRow) -> tuple[object, ...]:
-    """``row``'s stored fields in :data:`ROW_FIELDS` order."""
-    return tuple(getattr(row, name) for name in ROW_FIELDS)
+    """``row``'s stored fields in :data:`ROW_FIELDS` order (spelled out: this runs on every write)."""
+    return (
+        row.status,
+        row.fingerprint,
+        row.reservation_id,
+        row.started_at,
+        row.operation_id,
+        row.trace_id,
+        row.result_json,
+        row.response_status,
+        row.expires_at,
+        row.retain_until,
+    )
 
 
 def _text(value: object) -> str | None:
@@ -367,7 +378,16 @@ class Ledger(abc.ABC):
         for _cycle in range(_CYCLES):
             version = await self._create_if_absent(document, fresh)
             if version is not None:
-                self._owned[ledger_key] = _Owned(document, replace(fresh, version=version))
+                held = LedgerRow(
+                    status="in_progress",
+                    fingerprint=fingerprint,
+                    version=version,
+                    reservation_id=reservation_id,
+                    started_at=fresh.started_at,
+                    operation_id=fresh.operation_id,
+                    trace_id=fresh.trace_id,
+                )
+                self._owned[ledger_key] = _Owned(document, held)
                 return Reservation(outcome="reserved", reference=reference)
             row = await self._read(document)
             if row is None:
@@ -429,11 +449,12 @@ class Ledger(abc.ABC):
                 hint="Reconcile the in-progress row with the upstream's own records.",
             )
         now = self.options.clock()
-        return replace(
-            row,
+        return LedgerRow(  # built directly, not dataclasses.replace: this runs on every completion
             status="completed",
-            version="",
-            reservation_id=None,
+            fingerprint=row.fingerprint,
+            started_at=row.started_at,
+            operation_id=row.operation_id,
+            trace_id=row.trace_id,
             result_json=serialized,
             response_status=status,
             expires_at=_instant(now + seconds),

@@ -15,6 +15,21 @@ async pool; connecting, waiting for a pooled connection and every statement are 
 timeout, pool timeout, ``statement_timeout`` and ``lock_timeout``), so a stopped or stuck database
 fails each call closed within seconds instead of queueing it.
 
+The hot path: one round trip per reservation and per completion, on a connection this instance
+holds (taken from the pool once, so a sequential caller pays no pool checkout), with the statements
+prepared on it. A call that finds the held connection in use takes another from the pool; a
+connection that fails is handed back to the pool (which discards a broken one), and the statement is
+sent again on a fresh connection (at most :data:`_ATTEMPTS` tries) only when the connection it went
+out on is dead, never after an answer from the database (every primitive may be repeated: the
+policy in :mod:`anvil.ledger.base` reads a lost create's or update's own row back). A held
+connection is handed back every :data:`_HELD_FOR_S` seconds so the pool's lifetime rules still apply.
+
+Completions commit with ``synchronous_commit = off`` on their own pool's connections: the server
+answers before the commit record is flushed, because a completion lost to a database crash only
+leaves the row in progress (quarantined, never executed twice). Reservations and releases keep the
+server's setting (on by default), so a reservation is durable before the upstream is called; a
+synchronous commit also flushes every earlier asynchronous one.
+
 Errors never repeat the URI, the host or the SQL: driver faults become ``LedgerError("ledger/unavailable")``.
 """
 
@@ -23,11 +38,14 @@ from __future__ import annotations
 import math
 import re
 import secrets
+import time
 from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import replace
 from typing import Any, ClassVar, Final
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+import anyio
 
 from anvil.errors import ConfigError, LedgerError
 from anvil.ledger.base import (
@@ -46,6 +64,12 @@ __all__ = ["PostgresLedger", "postgres_location"]
 _SCHEMES: Final = ("postgresql", "postgres")
 _TABLE_NAME: Final = re.compile(r"^[a-z][a-z0-9_]{0,62}$")
 _POOL_MAX: Final = 8
+#: Connections in the completion pool (completions are short; reservations keep the larger pool).
+_COMPLETION_POOL_MAX: Final = 4
+#: How long one connection stays held before it goes back to the pool (its lifetime rules apply then).
+_HELD_FOR_S: Final = 300.0
+#: Tries of one statement when the connection it was sent on turns out dead (a restarted server).
+_ATTEMPTS: Final = 3
 _PROBE_WAIT_S: Final = 1.0
 _COLUMNS: Final = ROW_FIELDS
 _URI_HINT: Final = "Use postgresql://USER@HOST:PORT/DBNAME, optionally ?namespace=NS."
@@ -93,6 +117,14 @@ def _row(values: Sequence[Any] | None) -> LedgerRow | None:
     return None if values is None else row_from_values(values[0], values[1:])
 
 
+class _Lost(Exception):
+    """The held connection turned out dead; the statement may be sent once more on a fresh one."""
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__("connection lost")
+        self.error = error
+
+
 class PostgresLedger(Ledger):
     """A ledger in one PostgreSQL table, shared by every process and host that reaches the database."""
 
@@ -111,15 +143,19 @@ class PostgresLedger(Ledger):
         self._table = namespace_table(self.options.namespace)
         if not _TABLE_NAME.match(self._table):
             raise ConfigError("config/invalid", "A ledger table name must be a lowercase identifier.")
-        self._pool: Any = None
+        self._pools: dict[bool, Any] = {}  # final (completions) -> its pool
+        self._held: dict[bool, tuple[Any, float]] = {}  # final -> (held connection, when taken)
+        self._busy: set[bool] = set()  # which held connections a call is using now
         wait = self.options.lock_timeout_seconds
         self._wait = wait
         ms = int(wait * 1000)
+        bounds = f"-c statement_timeout={ms} -c lock_timeout={ms} -c idle_in_transaction_session_timeout={ms}"
         self._connect_kwargs: dict[str, Any] = {
             "autocommit": True,
             "connect_timeout": max(2, math.ceil(wait)),
-            "options": f"-c statement_timeout={ms} -c lock_timeout={ms} -c idle_in_transaction_session_timeout={ms}",
+            "options": bounds,
         }
+        self._completion_kwargs = {**self._connect_kwargs, "options": bounds + " -c synchronous_commit=off"}
         cols = ", ".join(_COLUMNS)
         marks = ", ".join(["%s"] * len(_COLUMNS))
         sets = ", ".join(f"{name} = %s" for name in _COLUMNS)
@@ -150,23 +186,24 @@ class PostgresLedger(Ledger):
 
     # --- connections ------------------------------------------------------------------------------
 
-    async def _opened(self) -> Any:
-        if self._pool is None:
+    async def _opened(self, final: bool = False) -> Any:
+        pool = self._pools.get(final)
+        if pool is None:
             from psycopg_pool import AsyncConnectionPool
 
             pool = AsyncConnectionPool(
                 self._conninfo,
                 min_size=1,
-                max_size=_POOL_MAX,
-                kwargs=self._connect_kwargs,
+                max_size=_COMPLETION_POOL_MAX if final else _POOL_MAX,
+                kwargs=self._completion_kwargs if final else self._connect_kwargs,
                 timeout=self._wait,
                 reconnect_timeout=max(5.0, self._wait),
                 open=False,
-                name="anvil-ledger",
+                name="anvil-ledger-complete" if final else "anvil-ledger",
             )
             await pool.open(wait=False)
-            self._pool = pool
-        return self._pool
+            self._pools[final] = pool
+        return pool
 
     @asynccontextmanager
     async def _connection(self, wait: float | None = None) -> AsyncIterator[Any]:
@@ -175,15 +212,89 @@ class PostgresLedger(Ledger):
             async with pool.connection(timeout=self._wait if wait is None else wait) as conn:
                 yield conn
 
-    async def _execute(self, sql: str, params: tuple[object, ...]) -> int:
-        async with self._connection() as conn:
-            cursor = await conn.execute(sql, params)
-            return int(cursor.rowcount)
+    async def _give_back(self, final: bool, conn: Any) -> None:
+        """Return ``conn`` to its pool (which resets it, or discards it when broken), even when cancelled."""
+        with anyio.CancelScope(shield=True):
+            pool = self._pools.get(final)
+            if pool is not None:
+                await pool.putconn(conn)
+            else:
+                await conn.close()
+
+    async def _take(self, final: bool) -> tuple[Any, bool]:
+        """A connection for one statement and whether it is the held one (else a pool checkout)."""
+        held = self._held.get(final)
+        if held is not None and final not in self._busy:
+            conn, since = held
+            if not conn.closed and time.monotonic() - since < _HELD_FOR_S:
+                self._busy.add(final)
+                return conn, True
+            del self._held[final]
+            await self._give_back(final, conn)
+        pool = await self._opened(final)
+        conn = await pool.getconn(timeout=self._wait)
+        if final not in self._held and final not in self._busy:
+            self._held[final] = (conn, time.monotonic())
+            self._busy.add(final)
+            return conn, True
+        return conn, False
+
+    async def _run(self, sql: str, params: tuple[object, ...], *, final: bool = False, fetch: bool = False) -> Any:
+        """One statement, one round trip, on the held connection when it is free (see the module docstring)."""
+        with _mapped():
+            for _attempt in range(_ATTEMPTS - 1):
+                try:
+                    return await self._once(sql, params, final=final, fetch=fetch)
+                except _Lost:
+                    continue  # that connection was dead (and is discarded): a fresh one
+            try:
+                return await self._once(sql, params, final=final, fetch=fetch)
+            except _Lost as lost:
+                raise lost.error from None
+
+    async def _once(self, sql: str, params: tuple[object, ...], *, final: bool, fetch: bool) -> Any:
+        conn, held = await self._take(final)
+        try:
+            cursor = await conn.execute(sql, params, prepare=True)
+            result = await cursor.fetchone() if fetch else int(cursor.rowcount)
+        except BaseException as exc:
+            if held:
+                self._held.pop(final, None)
+                self._busy.discard(final)
+            await self._give_back(final, conn)  # a broken connection is discarded there
+            if isinstance(exc, Exception) and (conn.closed or conn.broken):
+                raise _Lost(exc) from exc  # a connection that died while idle: not the database's answer
+            raise
+        if held:
+            self._busy.discard(final)
+        else:
+            await self._give_back(final, conn)
+        return result
+
+    async def setting(self, name: str, *, completion: bool = False) -> str:
+        """A server setting as the reservation connection (or the ``completion`` one) sees it
+        (``synchronous_commit``, ``statement_timeout``, ``lock_timeout``), for tests and doctors.
+
+        Raises:
+            ConfigError: another name (``config/invalid``).
+            LedgerError: the database cannot be reached (``ledger/unavailable``).
+        """
+        if name not in ("synchronous_commit", "statement_timeout", "lock_timeout"):
+            raise ConfigError("config/invalid", "Only synchronous_commit, statement_timeout and lock_timeout show.")
+        found = await self._run("SELECT current_setting(%s)", (name,), final=completion, fetch=True)
+        return str(found[0])
 
     async def close(self) -> None:
-        """Close the pool (a later call opens a new one)."""
-        pool, self._pool = self._pool, None
-        if pool is not None:
+        """Hand back the held connections and close the pools (a later call opens new ones)."""
+        held, self._held = self._held, {}
+        for final, (conn, _since) in held.items():
+            if final in self._busy:
+                await conn.close()  # a call still uses it: it is not the pool's to reset
+            else:
+                await self._give_back(final, conn)
+        self._busy.clear()
+        pools, self._pools = self._pools, {}
+        for pool in pools.values():
             await pool.close()
 
     # --- schema -----------------------------------------------------------------------------------
@@ -215,26 +326,26 @@ class PostgresLedger(Ledger):
     async def _create_if_absent(self, document: str, row: LedgerRow) -> str | None:
         """One ``INSERT ... ON CONFLICT DO NOTHING``: the primary key admits one creator per document."""
         version = secrets.token_hex(8)
-        created = await self._execute(self._sql_create, (document, version, *row_values(row)))
+        created = await self._run(self._sql_create, (document, version, *row_values(row)))
         return version if created == 1 else None
 
     async def _read(self, document: str) -> LedgerRow | None:
         """One ``SELECT`` by primary key."""
-        async with self._connection() as conn:
-            cursor = await conn.execute(self._sql_read, (document,))
-            return _row(await cursor.fetchone())
+        return _row(await self._run(self._sql_read, (document,), fetch=True))
 
     async def _update_if_version(
         self, document: str, version: str, row: LedgerRow, *, final: bool = False
     ) -> str | None:
-        """One ``UPDATE ... WHERE doc_id = %s AND version = %s`` that also issues a fresh version."""
+        """One ``UPDATE ... WHERE doc_id = %s AND version = %s`` that also issues a fresh version; a
+        ``final`` one (a completion) commits asynchronously (see the module docstring)."""
         fresh = secrets.token_hex(8)
-        changed = await self._execute(self._sql_update, (fresh, *row_values(row), document, version))
+        changed = await self._run(self._sql_update, (fresh, *row_values(row), document, version), final=final)
         return fresh if changed == 1 else None
 
     async def _delete_if_version(self, document: str, version: str) -> bool:
         """One ``DELETE ... WHERE doc_id = %s AND version = %s``."""
-        return await self._execute(self._sql_delete, (document, version)) == 1
+        deleted = await self._run(self._sql_delete, (document, version))
+        return bool(deleted == 1)
 
     async def _probe(self) -> str:
         """Read one status (never a result) from the table; never creates it."""

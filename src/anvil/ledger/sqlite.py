@@ -13,7 +13,12 @@ never silently replaced by an empty ledger.
 The file runs in WAL mode. A reservation commits with ``synchronous=FULL`` (synced to disk before the
 upstream is called); a completion commits with ``synchronous=NORMAL`` (written, synced at the next
 checkpoint or reservation), because a completion lost to a power cut only leaves the row in progress:
-quarantined, never executed twice.
+quarantined, never executed twice. The two levels live on two connections to the one file (the
+reservation connection, ``FULL``, which also reads, releases and checkpoints; the completion
+connection, ``NORMAL``), so no call switches a PRAGMA. One lock per instance guards both, so the
+two never contend for SQLite's file lock inside one process (that wait is SQLite's sleeping busy
+handler; the Python lock wakes its waiter at once). A ``FULL`` commit syncs the whole WAL file, so it
+also makes every completion appended before it durable.
 
 ``?synchronous=normal`` is an explicit opt-in for disks whose sync is slow: reservations (and
 releases) commit like completions, written to the WAL but not synced. That is still safe against a
@@ -27,14 +32,30 @@ CONFLICT DO NOTHING``, ``UPDATE``/``DELETE ... WHERE version = ?``), which SQLit
 atomic across every process sharing the file. Each call waits at most ``lock_timeout_seconds`` (counted
 from when it was made) for the process's connection and the file lock together, then fails closed.
 
-Where the work runs: every call that may sync the disk or wait for the file lock runs, in order, on
-one dedicated thread per instance (:class:`~anvil.ledger.worker.SerialWorker`), so a disk sync never
-blocks the event loop and no call pays a thread-pool hand-off. A completion, which never syncs, is
-first tried on the caller's thread without waiting (the connection free, the file lock taken at once
-and ``busy_timeout = 0``): a WAL append to the page cache, microseconds; if either is busy it goes to
-the thread like any other call. The connection never checkpoints on commit (``wal_autocheckpoint =
-0``), so no inline commit ever does a checkpoint's syncs; the thread runs a passive checkpoint every
-:data:`_CHECKPOINT_EVERY` writes instead. (Another process sharing the file checkpoints as it likes.)
+Where the work runs. Every call is first tried on the caller's thread *without waiting for
+anything*: the connections free, the file lock taken at once (``busy_timeout = 0``; a busy file
+fails the statement whole, nothing changed) and the file opened already. Whatever cannot run that
+way runs, in order, on one dedicated thread per instance (:class:`~anvil.ledger.worker.SerialWorker`),
+which waits for the lock up to the call's budget; no call pays a thread-pool hand-off. A completion
+and a read never sync: on the caller's thread they are a WAL append to the page cache or a page
+read, microseconds. A *synced* write (a reservation, a release, a reconciliation) runs on the
+caller's thread only under the measured rule below, otherwise on the thread, so a slow disk never
+blocks the event loop for long.
+
+The measured rule for synced writes: a synced commit on the caller's thread is timed. One that took
+more than :data:`_INLINE_SYNC_BUDGET_S` (1 ms, about what a request's own CPU costs), or found the
+file busy, or failed, moves synced writes to the worker thread for a cool-down
+(:data:`_COOL_DOWN_MIN_S`, doubled by every slow commit after a cool-down up to
+:data:`_COOL_DOWN_MAX_S`, halved by every fast one); after it, the next synced commit on the
+caller's thread is the new measurement. So a slow or stalling disk blocks the event loop for at most
+one commit per cool-down, and never while one is running. (Commits on the worker thread are not
+timed: that time includes waiting for the interpreter lock while the loop runs, which says nothing
+about the disk.) Where it runs never changes what is durable: a reservation is synced before
+:meth:`reserve` returns either way. ``inline_sync_budget_s=0`` keeps every synced write on the thread.
+
+The connections never checkpoint on commit (``wal_autocheckpoint = 0``), so no inline commit ever
+does a checkpoint's syncs; the thread runs a passive checkpoint every :data:`_CHECKPOINT_EVERY`
+writes instead. (Another process sharing the file checkpoints as it likes.)
 
 Errors name neither the path nor the SQL: ``sqlite3`` faults become ``LedgerError("ledger/unavailable")``
 at one boundary (:func:`_mapped`).
@@ -51,7 +72,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import closing, contextmanager
 from dataclasses import replace
-from typing import Any, ClassVar, Final, TypeVar
+from typing import Any, ClassVar, Final, TypeVar, cast
 from urllib.parse import parse_qsl, quote
 
 import anyio.to_thread
@@ -76,6 +97,12 @@ _TABLE_NAME: Final = re.compile(r"^[a-z][a-z0-9_]{0,62}$")
 _PROBE_WAIT_S: Final = 1.0
 #: Writes between two passive WAL checkpoints run by the worker thread (a few MB of WAL at most).
 _CHECKPOINT_EVERY: Final = 256
+#: The longest a synced commit may take and still count toward running synced work inline (see above).
+_INLINE_SYNC_BUDGET_S: Final = 0.001
+#: How long synced writes stay on the worker thread after a slow (or busy) one on the caller's thread.
+_COOL_DOWN_MIN_S: Final = 0.25
+#: The longest cool-down, which slow commit after slow commit doubles the cool-down to.
+_COOL_DOWN_MAX_S: Final = 60.0
 #: A wait acquired this close to its full budget keeps the connection's busy timeout as it is.
 _BUSY_SLACK_MS: Final = 20
 _SQLITE_BUSY: Final = 5
@@ -88,6 +115,7 @@ _SYNC_LEVELS: Final = {"full": "FULL", "normal": "NORMAL"}
 _UNAVAILABLE_HINT: Final = "Check that the ledger file exists (anvil ledger init), is writable and on a local disk."
 
 T = TypeVar("T")
+_MISSED: Final[Any] = object()  # an inline attempt that could not run; nothing was changed
 
 
 def _parsed(uri: str) -> tuple[str, dict[str, str]]:
@@ -172,12 +200,16 @@ class SqliteLedger(Ledger):
         *,
         table: str | None = None,
         reservation_sync: str = "FULL",
+        inline_sync_budget_s: float = _INLINE_SYNC_BUDGET_S,
+        timer: Callable[[], float] = time.perf_counter,
     ) -> None:
         """Prepare a ledger over the file at ``path`` (opened on first use, never created there).
 
         ``table`` defaults to the one derived from ``options.namespace``. ``reservation_sync`` is
         ``FULL`` (synced before the upstream call) unless the ``synchronous=normal`` opt-in asks for
         ``NORMAL`` (module docstring: process-crash-safe, not power-loss-safe).
+        ``inline_sync_budget_s`` is the measured rule's budget for a synced commit on the caller's
+        thread (``0``: never there); ``timer`` measures it (monotonic seconds; a test seam).
 
         Raises:
             ConfigError: ``table`` is not a lowercase identifier or ``reservation_sync`` is neither
@@ -192,12 +224,17 @@ class SqliteLedger(Ledger):
         self._reserve_sync = reservation_sync
         self._path = os.path.abspath(path)
         self._table = chosen
-        self._lock = threading.Lock()
-        self._conn: sqlite3.Connection | None = None
+        self._lock = threading.Lock()  # guards both connections: they never contend inside this process
+        self._conn: sqlite3.Connection | None = None  # reservations, reads, releases, checkpoints
+        self._fast: sqlite3.Connection | None = None  # completions (NORMAL); None under the opt-in
         self._identity: tuple[int, int] | None = None  # (device, inode) of the file first opened
-        self._synchronous = ""
-        self._busy_ms = -1  # the connection's busy_timeout as last set
+        self._busy_ms: dict[sqlite3.Connection, int] = {}  # each connection's busy_timeout as last set
         self._writes = 0  # since the last checkpoint
+        self._sync_budget = max(0.0, float(inline_sync_budget_s))
+        self._timer = timer
+        self._inline_from = 0.0  # timer value before which synced writes stay on the worker (the rule)
+        self._cool_down = 0.0  # the current cool-down, doubled by slow commits and halved by fast ones
+        self._synced_where = [0, 0]  # synced writes run on the caller's thread, on the worker thread
         self._worker = SerialWorker("anvil-sqlite-ledger")
         self._sql_create = (
             f"INSERT INTO {chosen} (doc_id, version, {_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
@@ -240,7 +277,7 @@ class SqliteLedger(Ledger):
         if self._identity is not None and now != self._identity:
             raise _Replaced
 
-    def _open(self, *, create: bool) -> sqlite3.Connection:
+    def _open(self, *, create: bool, level: str) -> sqlite3.Connection:
         if create and not os.path.exists(self._path):
             os.close(os.open(self._path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
         target = f"file:{quote(self._path)}?mode=rw"
@@ -248,7 +285,7 @@ class SqliteLedger(Ledger):
         try:
             conn.execute(f"PRAGMA busy_timeout = {int(self.options.lock_timeout_seconds * 1000)}")
             conn.execute("PRAGMA journal_mode = WAL")
-            conn.execute(f"PRAGMA synchronous = {self._reserve_sync}")
+            conn.execute(f"PRAGMA synchronous = {level}")
             conn.execute("PRAGMA wal_autocheckpoint = 0")  # checkpoints run on the worker thread
             if create:
                 conn.execute(
@@ -263,15 +300,21 @@ class SqliteLedger(Ledger):
             raise
         return conn
 
-    def _connection(self, *, create: bool) -> sqlite3.Connection:
+    def _connection(self, *, create: bool, final: bool) -> sqlite3.Connection:
         if self._identity is not None:
             self._check_identity()
         if self._conn is None:
             # Only the very first open of this instance may create the file; afterwards the file is
             # pinned, so a deleted one is never silently replaced by an empty ledger.
-            self._conn = self._open(create=create and self._identity is None)
-            self._synchronous = self._reserve_sync
-            self._busy_ms = int(self.options.lock_timeout_seconds * 1000)
+            self._conn = self._open(create=create and self._identity is None, level=self._reserve_sync)
+            if self._reserve_sync != "NORMAL":
+                try:
+                    self._fast = self._open(create=False, level="NORMAL")
+                except BaseException:
+                    self._close_conn()
+                    raise
+            full = int(self.options.lock_timeout_seconds * 1000)
+            self._busy_ms = {conn: full for conn in (self._conn, self._fast) if conn is not None}
             try:
                 opened = self._stat()
             except OSError:
@@ -282,17 +325,22 @@ class SqliteLedger(Ledger):
             elif opened != self._identity:
                 self._close_conn()
                 raise _Replaced
+        if final and self._fast is not None:
+            return self._fast
         return self._conn
 
     def _close_conn(self) -> None:
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
+        for conn in (self._fast, self._conn):
+            if conn is not None:
+                conn.close()
+        self._conn = self._fast = None
+        self._busy_ms = {}
 
-    def _opened(self, *, create: bool) -> sqlite3.Connection:
-        """The connection (the caller holds ``_lock``), or ``ledger/unavailable`` when the file is gone."""
+    def _opened(self, *, create: bool, final: bool = False) -> sqlite3.Connection:
+        """The connection for a completion (``final``) or any other call (the caller holds ``_lock``),
+        or ``ledger/unavailable`` when the file is gone."""
         try:
-            return self._connection(create=create)
+            return self._connection(create=create, final=final)
         except _Replaced:
             raise LedgerError(
                 "ledger/unavailable",
@@ -305,9 +353,9 @@ class SqliteLedger(Ledger):
             ) from exc
 
     def _busy(self, conn: sqlite3.Connection, ms: int) -> None:
-        if ms != self._busy_ms:
+        if ms != self._busy_ms.get(conn):
             conn.execute(f"PRAGMA busy_timeout = {ms}")
-            self._busy_ms = ms
+            self._busy_ms[conn] = ms
 
     def _run(
         self,
@@ -316,6 +364,7 @@ class SqliteLedger(Ledger):
         *,
         create: bool = True,
         deadline: float | None = None,
+        final: bool = False,
     ) -> T:
         full = self.options.lock_timeout_seconds if wait is None else wait
         if deadline is None:
@@ -326,7 +375,7 @@ class SqliteLedger(Ledger):
             )
         try:
             with _mapped():
-                conn = self._opened(create=create)
+                conn = self._opened(create=create, final=final)
                 remaining = max(1, int((deadline - time.monotonic()) * 1000))
                 if wait is None and remaining >= int(full * 1000) - _BUSY_SLACK_MS:
                     remaining = int(full * 1000)  # acquired at once: the usual value, no PRAGMA per call
@@ -335,30 +384,79 @@ class SqliteLedger(Ledger):
         finally:
             self._lock.release()
 
-    async def _call(self, work: Callable[[sqlite3.Connection], T]) -> T:
+    async def _call(self, work: Callable[[sqlite3.Connection], T], *, final: bool = False) -> T:
         """Run ``work`` on the worker thread; its wait is counted from now, not from when the thread is free."""
         deadline = time.monotonic() + self.options.lock_timeout_seconds
-        return await self._worker.run(lambda: self._run(work, deadline=deadline))
+        return await self._worker.run(lambda: self._run(work, deadline=deadline, final=final))
 
-    def _inline(self, work: Callable[[sqlite3.Connection], T]) -> tuple[bool, T | None]:
-        """Try ``work`` on this thread without waiting for anything: ``(False, None)`` when the
-        connection is in use, not yet open or the file lock is taken (nothing was changed then)."""
+    def _inline(self, work: Callable[[sqlite3.Connection], T], *, final: bool = False, synced: bool = False) -> T | Any:
+        """Try ``work`` on this thread without waiting for anything: :data:`_MISSED` when the
+        connections are in use or not yet open, the file lock is taken, or (``synced``) the measured
+        rule keeps synced work off this thread (nothing was changed then)."""
+        if synced and (self._sync_budget <= 0 or self._timer() < self._inline_from):
+            return _MISSED
         if not self._lock.acquire(blocking=False):
-            return False, None
+            return _MISSED
         try:
             if self._conn is None:
-                return False, None
+                return _MISSED
             with _mapped():
-                conn = self._opened(create=False)
+                conn = self._opened(create=False, final=final)
                 self._busy(conn, 0)
                 try:
-                    return True, work(conn)
+                    done = work(conn)
                 except sqlite3.OperationalError as exc:
                     if getattr(exc, "sqlite_errorcode", 0) & 0xFF in (_SQLITE_BUSY, _SQLITE_LOCKED):
-                        return False, None  # the statement failed whole: the thread retries it with a wait
+                        return _MISSED  # the statement failed whole: the thread retries it with a wait
                     raise
+                if synced:
+                    self._synced_where[0] += 1
+                return done
         finally:
             self._lock.release()
+
+    def _timed(self, work: Callable[[sqlite3.Connection], T]) -> Callable[[sqlite3.Connection], T]:
+        """``work`` (a synced write on the caller's thread, under ``_lock``) timed for the measured rule:
+        a slow commit, a busy file or a failure starts a cool-down (see the module docstring)."""
+
+        def synced(conn: sqlite3.Connection) -> T:
+            started = self._timer()
+            try:
+                done = work(conn)
+            except BaseException:
+                self._cool(self._timer(), slow=False)
+                raise
+            finished = self._timer()
+            if finished - started > self._sync_budget:
+                self._cool(finished, slow=True)
+            else:
+                self._cool_down /= 2
+            return done
+
+        return synced
+
+    def _cool(self, now: float, *, slow: bool) -> None:
+        if slow:
+            self._cool_down = min(_COOL_DOWN_MAX_S, max(_COOL_DOWN_MIN_S, 2 * self._cool_down))
+        self._inline_from = now + max(_COOL_DOWN_MIN_S, self._cool_down)
+
+    async def _write(self, work: Callable[[sqlite3.Connection], T], *, final: bool = False) -> T:
+        """Run ``work``: on this thread when it can run at once (a synced write only under the
+        measured rule), else on the worker thread."""
+        synced = not final and self._reserve_sync != "NORMAL"
+        done = self._inline(self._timed(work) if synced else work, final=final, synced=synced)
+        if done is not _MISSED:
+            return cast(T, done)
+        waited = await self._call(work, final=final)
+        if synced:
+            self._synced_where[1] += 1
+        return waited
+
+    @property
+    def synced_placement(self) -> tuple[int, int]:
+        """How many synced writes ran on the caller's thread and how many on the worker thread (for
+        tests and doctors: the measured rule at work)."""
+        return self._synced_where[0], self._synced_where[1]
 
     def _wrote(self) -> None:
         """Count a write; every :data:`_CHECKPOINT_EVERY` writes, queue a passive checkpoint on the thread."""
@@ -373,11 +471,6 @@ class SqliteLedger(Ledger):
 
         self._run(work)
 
-    def _sync(self, conn: sqlite3.Connection, level: str) -> None:
-        if self._synchronous != level:
-            conn.execute(f"PRAGMA synchronous = {level}")
-            self._synchronous = level
-
     async def close(self) -> None:
         """Close the connection after the calls already queued (a later call reopens it, but only the
         file first opened) and let the worker thread exit."""
@@ -391,9 +484,10 @@ class SqliteLedger(Ledger):
         finally:
             self._worker.stop()
 
-    def pragma(self, name: str) -> str:
+    def pragma(self, name: str, *, completion: bool = False) -> str:
         """The current value of a PRAGMA (``journal_mode``, ``synchronous``, ``busy_timeout``,
-        ``wal_autocheckpoint``), for tests and doctors.
+        ``wal_autocheckpoint``) on the reservation connection (or the ``completion`` one), for tests
+        and doctors.
 
         Raises:
             LedgerError: the file cannot be opened (``ledger/unavailable``).
@@ -402,12 +496,12 @@ class SqliteLedger(Ledger):
             raise ConfigError(
                 "config/invalid", "Only journal_mode, synchronous, busy_timeout and wal_autocheckpoint can be read."
             )
-        return str(self._run(lambda conn: conn.execute(f"PRAGMA {name}").fetchone()[0]))
+        return str(self._run(lambda conn: conn.execute(f"PRAGMA {name}").fetchone()[0], final=completion))
 
     # --- schema -----------------------------------------------------------------------------------
 
     def _create(self) -> None:
-        with _mapped(), closing(self._open(create=True)):
+        with _mapped(), closing(self._open(create=True, level=self._reserve_sync)):
             pass
 
     async def initialize(self) -> None:
@@ -429,23 +523,26 @@ class SqliteLedger(Ledger):
         (with the ``synchronous=normal`` opt-in: written, not synced, and tried on the caller's thread)."""
         version = secrets.token_hex(8)
         sql = self._sql_create
-        level = self._reserve_sync
         values = (document, version, *row_values(row))
 
         def work(conn: sqlite3.Connection) -> int:
-            self._sync(conn, level)
             return int(conn.execute(sql, values).rowcount)
 
-        done, created = self._inline(work) if level == "NORMAL" else (False, None)
-        if not done:
-            created = await self._call(work)
+        created = await self._write(work)
         self._wrote()
         return version if created == 1 else None
 
     async def _read(self, document: str) -> LedgerRow | None:
-        """One ``SELECT`` (a consistent snapshot in WAL mode)."""
+        """One ``SELECT`` (a consistent snapshot in WAL mode; never synced, so first tried inline)."""
         sql = self._sql_read
-        return _row(await self._call(lambda conn: conn.execute(sql, (document,)).fetchone()))
+
+        def work(conn: sqlite3.Connection) -> Any:
+            return conn.execute(sql, (document,)).fetchone()
+
+        found = self._inline(work)
+        if found is _MISSED:
+            found = await self._call(work)
+        return _row(found)
 
     async def _update_if_version(
         self, document: str, version: str, row: LedgerRow, *, final: bool = False
@@ -457,32 +554,23 @@ class SqliteLedger(Ledger):
         """
         fresh = secrets.token_hex(8)
         sql = self._sql_update
-        level = self._reserve_sync
         values = (fresh, *row_values(row), document, version)
 
         def work(conn: sqlite3.Connection) -> int:
-            self._sync(conn, "NORMAL" if final else level)
             return int(conn.execute(sql, values).rowcount)
 
-        done, changed = self._inline(work) if final or level == "NORMAL" else (False, None)
-        if not done:
-            changed = await self._call(work)
+        changed = await self._write(work, final=final)
         self._wrote()
         return fresh if changed == 1 else None
 
     async def _delete_if_version(self, document: str, version: str) -> bool:
         """One ``DELETE ... WHERE doc_id = ? AND version = ?``."""
         sql = self._sql_delete
-        level = self._reserve_sync
 
         def work(conn: sqlite3.Connection) -> int:
-            self._sync(conn, level)
             return int(conn.execute(sql, (document, version)).rowcount)
 
-        done, deleted = self._inline(work) if level == "NORMAL" else (False, None)
-        if not done:
-            deleted = await self._call(work)
-        return deleted == 1
+        return await self._write(work) == 1
 
     def _check(self) -> str:
         """The probe, in the worker thread: the file is the one first opened, the table is readable and

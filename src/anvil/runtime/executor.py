@@ -261,7 +261,7 @@ class _Call:
     async def _guarded(self, ledger: Ledger, request: WireRequest, resolved: KeyResolution) -> Outcome:
         """Reserve, call, then complete / keep / release: the write runs at most once per key."""
         assert resolved.key is not None and resolved.scope is not None and resolved.fingerprint is not None
-        key = ledger_key(resolved.key, resolved.scope)
+        key = ledger_key(resolved.key, resolved.scope_text or resolved.scope)
         correlation = ReserveContext(operation_id=self.op.id, trace_id=self.trace_id)
         try:
             found = await ledger.reserve(key, resolved.fingerprint, correlation)

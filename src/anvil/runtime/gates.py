@@ -19,10 +19,9 @@ from anvil.runtime.credentials import Credential, credential_profile
 from anvil.runtime.keys import (
     derived_key,
     is_portable_key,
-    ledger_scope,
     principal_of,
-    replay_scope,
-    request_fingerprint,
+    scope_texts,
+    text_fingerprint,
 )
 from anvil.runtime.request import OperationPlan
 from anvil.runtime.retry import MAX_ATTEMPT_TIMEOUT_MS, MAX_ATTEMPTS, MAX_BACKOFF_MS, MIN_ATTEMPT_TIMEOUT_MS, bounds_ok
@@ -72,13 +71,15 @@ class Refusal(Exception):
 class KeyResolution:
     """The key a call sends (explicit or derived), and the replay fingerprint and ledger scope (keyed ops only).
 
-    ``derived`` is True when the key was derived from the request fingerprint (no caller key).
+    ``derived`` is True when the key was derived from the request fingerprint (no caller key);
+    ``scope_text`` is the ledger scope's canonical JSON (what the ledger key hashes).
     """
 
     key: str | None = None
     fingerprint: str | None = None
     scope: JSONObject | None = None
     derived: bool = False
+    scope_text: str | None = None
 
 
 def principal_label(identity: Mapping[str, JSONValue] | None) -> str:
@@ -262,17 +263,21 @@ def resolve_key(
             if explicit is not None or derive:
                 raise Refusal("auth_required", "Replay protection requires a stable verified caller principal.")
         else:
-            scope = ledger_scope(
+            texts = scope_texts(
                 service_id=ctx.service_id.strip(),
                 environment=ctx.env,
                 base_url=ctx.base_url,
                 auth_profile=ctx.auth_profile,
                 credential_profile=credential_profile(ctx.auth_profile, op.auth),
             )
-            fingerprint = request_fingerprint(op.id, business, replay_scope(scope, principal))
+            fingerprint = text_fingerprint(op.id, business, texts.replay(principal))
             key = explicit if explicit is not None else (derived_key(fingerprint) if derive else None)
             resolution = KeyResolution(
-                key=key, fingerprint=fingerprint, scope=scope, derived=explicit is None and key is not None
+                key=key,
+                fingerprint=fingerprint,
+                scope=texts.scope(),
+                derived=explicit is None and key is not None,
+                scope_text=texts.ledger,
             )
         if resolution.key is not None and plan.key_check is not None and not plan.key_check(resolution.key):
             raise Refusal(

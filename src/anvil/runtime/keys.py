@@ -7,6 +7,10 @@
 * A derived key is ``anvil-`` + the first 32 hex of the fingerprint.
 * The ledger key is the fingerprint of the JSON-encoded caller key under the *ledger scope* (no
   principal); the ledger hashes it once more into the document id.
+
+The scope is the same for every call of one operation under one context, so its canonical text (and
+the replay scope's, per principal) is rendered once and kept (:func:`scope_texts`): a keyed call
+hashes only its own input.
 """
 
 from __future__ import annotations
@@ -15,6 +19,8 @@ import hashlib
 import ipaddress
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import lru_cache
 from typing import Final
 from urllib.parse import urlsplit, urlunsplit
 
@@ -25,6 +31,7 @@ __all__ = [
     "ANONYMOUS",
     "LEDGER_KEY_NAME",
     "MAX_KEY_BYTES",
+    "ScopeTexts",
     "derived_key",
     "is_portable_key",
     "ledger_key",
@@ -32,6 +39,8 @@ __all__ = [
     "principal_of",
     "replay_scope",
     "request_fingerprint",
+    "scope_texts",
+    "text_fingerprint",
     "upstream_identity",
 ]
 
@@ -53,11 +62,13 @@ def is_portable_key(value: object) -> bool:
 
 def request_fingerprint(name: str, value: JSONValue, scope: Mapping[str, JSONValue] | None = None) -> str:
     """sha256 hex of ``name \\0 [canonical(scope) \\0] canonical(value)``; key order never matters."""
-    parts = [name, "\x00"]
-    if scope is not None:
-        parts += [canonical_json(scope), "\x00"]
-    parts.append(canonical_json(value))
-    return hashlib.sha256("".join(parts).encode("utf-8")).hexdigest()
+    return text_fingerprint(name, value, None if scope is None else canonical_json(scope))
+
+
+def text_fingerprint(name: str, value: JSONValue, scope_text: str | None) -> str:
+    """:func:`request_fingerprint` with the scope already rendered as canonical JSON (``scope_text``)."""
+    head = name + "\x00" if scope_text is None else name + "\x00" + scope_text + "\x00"
+    return hashlib.sha256((head + canonical_json(value)).encode("utf-8")).hexdigest()
 
 
 def derived_key(fingerprint: str) -> str:
@@ -65,9 +76,11 @@ def derived_key(fingerprint: str) -> str:
     return "anvil-" + fingerprint[:32]
 
 
-def ledger_key(key: str, scope: Mapping[str, JSONValue]) -> str:
-    """The ledger key of a caller key under the ledger scope (the principal is deliberately absent)."""
-    return request_fingerprint(LEDGER_KEY_NAME, key, scope)
+def ledger_key(key: str, scope: Mapping[str, JSONValue] | str) -> str:
+    """The ledger key of a caller key under the ledger scope (the principal is deliberately absent);
+    ``scope`` may be given as its canonical JSON text (:attr:`ScopeTexts.ledger`)."""
+    text = scope if isinstance(scope, str) else canonical_json(scope)
+    return text_fingerprint(LEDGER_KEY_NAME, key, text)
 
 
 def _host(host: str) -> str:
@@ -81,6 +94,7 @@ def _host(host: str) -> str:
         return host.rstrip(".") or host
 
 
+@lru_cache(maxsize=256)
 def upstream_identity(base_url: str) -> str:
     """The base URL as a scope coordinate, so gateways that spell one upstream differently share keys.
 
@@ -123,6 +137,48 @@ def ledger_scope(
 def replay_scope(scope: Mapping[str, JSONValue], principal: Mapping[str, JSONValue]) -> JSONObject:
     """The ledger scope plus the principal: what a stored fingerprint binds."""
     return {**scope, "principal": dict(principal)}
+
+
+@dataclass(frozen=True, slots=True)
+class ScopeTexts:
+    """One ledger scope rendered once: its fields (in :func:`ledger_scope` order) and canonical JSON."""
+
+    items: tuple[tuple[str, str], ...]
+    ledger: str
+
+    def scope(self) -> JSONObject:
+        """A fresh copy of the scope as :func:`ledger_scope` returns it."""
+        return dict(self.items)
+
+    def replay(self, principal: Mapping[str, JSONValue]) -> str:
+        """The canonical JSON of :func:`replay_scope` of this scope and ``principal`` (kept per principal
+        when its claims are plain strings, as :func:`principal_of` makes them)."""
+        frozen: list[tuple[str, str | None]] = []
+        for name, value in principal.items():
+            if value is not None and not isinstance(value, str):  # 1 == True == 1.0 would share a cache slot
+                return canonical_json(replay_scope(dict(self.items), principal))
+            frozen.append((name, value))
+        return _replay_text(self.items, tuple(frozen))
+
+
+@lru_cache(maxsize=1024)
+def _replay_text(items: tuple[tuple[str, str], ...], principal: tuple[tuple[str, str | None], ...]) -> str:
+    return canonical_json(replay_scope(dict(items), dict(principal)))
+
+
+@lru_cache(maxsize=256)
+def scope_texts(
+    *, service_id: str, environment: str, base_url: str, auth_profile: str, credential_profile: str
+) -> ScopeTexts:
+    """:func:`ledger_scope` with its canonical JSON, rendered once per distinct scope and kept."""
+    scope = ledger_scope(
+        service_id=service_id,
+        environment=environment,
+        base_url=base_url,
+        auth_profile=auth_profile,
+        credential_profile=credential_profile,
+    )
+    return ScopeTexts(tuple((name, str(value)) for name, value in scope.items()), canonical_json(scope))
 
 
 def _claim(claims: Mapping[str, JSONValue], *names: str) -> str | None:

@@ -13,6 +13,7 @@ import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import TYPE_CHECKING, Final
 from urllib.parse import quote, urlencode
 
@@ -241,15 +242,30 @@ def check_target(url: str, base_url: str, path: str) -> None:
     """
     import httpx  # its parser is the stricter of the two clients' (aiohttp sends the encoded URL as is)
 
+    base = _base_target(base_url)
     try:
-        base = httpx.URL(base_url)
         final = httpx.URL(url)
     except (httpx.InvalidURL, ValueError, TypeError):
         raise BuildError(field="path") from None
-    expected = base.raw_path.split(b"?", 1)[0].rstrip(b"/") + path.encode("ascii", "replace")
-    sent = final.raw_path.split(b"?", 1)[0]
-    if _origin(final) != _origin(base) or sent != expected:
+    if base is None:
         raise BuildError(field="path")
+    origin, prefix = base
+    sent = final.raw_path.split(b"?", 1)[0]
+    if _origin(final) != origin or sent != prefix + path.encode("ascii", "replace"):
+        raise BuildError(field="path")
+
+
+@lru_cache(maxsize=64)
+def _base_target(base_url: str) -> tuple[tuple[str, str, int | None], bytes] | None:
+    """The base URL's origin and path prefix as the client parses them (one base per context: kept),
+    or None when it does not parse."""
+    import httpx
+
+    try:
+        base = httpx.URL(base_url)
+    except (httpx.InvalidURL, ValueError, TypeError):
+        return None
+    return _origin(base), base.raw_path.split(b"?", 1)[0].rstrip(b"/")
 
 
 def _encodable(value: JSONValue) -> bool:

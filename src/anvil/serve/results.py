@@ -31,6 +31,7 @@ from referencing import Registry
 from anvil._types import JSONObject, JSONValue
 from anvil.air.tools import OutputProjection
 from anvil.runtime.envelope import ErrorEnvelope
+from anvil.serve.validation import Check, Unsure, compile_fast
 
 __all__ = ["CallResult", "OutputCheck", "ResultKind", "conform"]
 
@@ -90,11 +91,12 @@ class CallResult:
 class OutputCheck:
     """A tool's published output schema, compiled lazily, and how its answers are shaped."""
 
-    __slots__ = ("_validator", "projection")
+    __slots__ = ("_fast", "_validator", "projection")
 
     def __init__(self, projection: OutputProjection) -> None:
         self.projection = projection
         self._validator: Any = None
+        self._fast: Check | None = None
 
     def shape(self, data: JSONValue) -> JSONValue:
         """The ``structuredContent`` value for ``data`` (wrapped when the response is not an object)."""
@@ -105,6 +107,12 @@ class OutputCheck:
         if self._validator is None:
             # An empty registry, as the official client uses: references resolve inside the schema only.
             self._validator = Draft202012Validator(self.projection.schema, registry=Registry())
+            self._fast = compile_fast(self.projection.schema, strict_integer=False)
+        if self._fast is not None:
+            try:
+                return self._fast(value)  # the compiled check: what is_valid answers (serve/validation.py)
+            except (Unsure, RecursionError):
+                pass
         return bool(self._validator.is_valid(value))
 
 
