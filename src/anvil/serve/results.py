@@ -25,9 +25,6 @@ import uuid
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from jsonschema import Draft202012Validator
-from referencing import Registry
-
 from anvil._types import JSONObject, JSONValue
 from anvil.air.tools import OutputProjection
 from anvil.runtime.envelope import ErrorEnvelope
@@ -91,12 +88,13 @@ class CallResult:
 class OutputCheck:
     """A tool's published output schema, compiled lazily, and how its answers are shaped."""
 
-    __slots__ = ("_fast", "_validator", "projection")
+    __slots__ = ("_compiled", "_fast", "_validator", "projection")
 
     def __init__(self, projection: OutputProjection) -> None:
         self.projection = projection
         self._validator: Any = None
         self._fast: Check | None = None
+        self._compiled = False
 
     def shape(self, data: JSONValue) -> JSONValue:
         """The ``structuredContent`` value for ``data`` (wrapped when the response is not an object)."""
@@ -104,15 +102,21 @@ class OutputCheck:
 
     def valid(self, value: JSONValue) -> bool:
         """True when ``value`` validates against the published schema (what a stock client checks)."""
-        if self._validator is None:
-            # An empty registry, as the official client uses: references resolve inside the schema only.
-            self._validator = Draft202012Validator(self.projection.schema, registry=Registry())
+        if not self._compiled:
             self._fast = compile_fast(self.projection.schema, strict_integer=False)
+            self._compiled = True
         if self._fast is not None:
             try:
                 return self._fast(value)  # the compiled check: what is_valid answers (serve/validation.py)
             except (Unsure, RecursionError):
                 pass
+        if self._validator is None:
+            # jsonschema only when the compiled check cannot answer (imported then: it is slow to import).
+            from jsonschema import Draft202012Validator
+            from referencing import Registry
+
+            # An empty registry, as the official client uses: references resolve inside the schema only.
+            self._validator = Draft202012Validator(self.projection.schema, registry=Registry())
         return bool(self._validator.is_valid(value))
 
 
