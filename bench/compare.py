@@ -50,6 +50,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import math
 import os
 import signal
 import socket
@@ -71,6 +72,8 @@ PAYMENTS = REPO / "examples" / "payments"
 BENCH_VENV = REPO / ".bench-venv"
 TOKEN = "bench-token"
 SESSIONS = 8
+#: A connection idle this long is replaced before its next request (uvicorn closes one after 5 s).
+IDLE_RECONNECT_S = 4.0
 FASTMCP_REQUIREMENT = "fastmcp>=4.2,<5"
 FASTMCP_SERVER = """
 import json, sys
@@ -176,6 +179,7 @@ class LightSession:
         self._reader: asyncio.StreamReader | None = None
         self._writer: asyncio.StreamWriter | None = None
         self._next = 0
+        self._used = math.inf
 
     async def open(self) -> None:
         await self.connect()
@@ -223,12 +227,18 @@ class LightSession:
     async def connect(self) -> None:
         """Open the keep-alive connection only (no MCP handshake: for plain HTTP to the mock)."""
         self._reader, self._writer = await asyncio.open_connection("127.0.0.1", self.port)
+        self._used = time.monotonic()
         sock = self._writer.get_extra_info("socket")
         if sock is not None:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
     async def exchange(self, headers: list[str], body: bytes) -> tuple[int, dict[str, str], bytes]:
         """Send one request (its request line and headers given) and read the whole answer."""
+        if time.monotonic() - self._used > IDLE_RECONNECT_S:
+            # uvicorn closes a connection idle for 5 s (its keep-alive timeout), as other rows run:
+            # a fresh connection, as any HTTP client opens in place of a stale one.
+            await self.close()
+            await self.connect()
         assert self._reader is not None and self._writer is not None
         self._writer.write(("\r\n".join(headers) + "\r\n\r\n").encode() + body)
         head = await self._reader.readuntil(b"\r\n\r\n")
@@ -253,6 +263,7 @@ class LightSession:
             payload = b"".join(parts)
         else:
             payload = b""
+        self._used = time.monotonic()
         return status, fields, payload
 
     async def rpc(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -441,7 +452,10 @@ async def _measure(servers: list[Server], args: argparse.Namespace, mock_url: st
         floor_reads += found
         for server in servers:
             before = _cpu_seconds(pids[server.label])
-            found, _ = await _sequential(reader(server), max(1, args.calls // rounds), 0, args.max_seconds)
+            try:
+                found, _ = await _sequential(reader(server), max(1, args.calls // rounds), 0, args.max_seconds)
+            except (OSError, asyncio.IncompleteReadError) as exc:
+                raise SystemExit(f"{server.label}: the read loop lost its connection ({exc!r})") from exc
             cpu[server.label] += _cpu_seconds(pids[server.label]) - before
             latencies[server.label] += found
     floor["get_p50"] = _percentile(floor_reads, 0.5)
