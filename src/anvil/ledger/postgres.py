@@ -64,6 +64,8 @@ __all__ = ["PostgresLedger", "postgres_location"]
 _SCHEMES: Final = ("postgresql", "postgres")
 _TABLE_NAME: Final = re.compile(r"^[a-z][a-z0-9_]{0,62}$")
 _POOL_MAX: Final = 8
+#: Connections each pool keeps open: the one this instance holds and one for callers that find it busy.
+_POOL_MIN: Final = 2
 #: Connections in the completion pool (completions are short; reservations keep the larger pool).
 _COMPLETION_POOL_MAX: Final = 4
 #: How long one connection stays held before it goes back to the pool (its lifetime rules apply then).
@@ -193,7 +195,10 @@ class PostgresLedger(Ledger):
 
             pool = AsyncConnectionPool(
                 self._conninfo,
-                min_size=1,
+                # The held connection leaves the pool for good; a second one stays pooled, so a burst
+                # of callers that find the held one busy share a ready connection (each statement
+                # hands it back at once) instead of all waiting for the pool to grow.
+                min_size=_POOL_MIN,
                 max_size=_COMPLETION_POOL_MAX if final else _POOL_MAX,
                 kwargs=self._completion_kwargs if final else self._connect_kwargs,
                 timeout=self._wait,
