@@ -64,8 +64,6 @@ __all__ = ["PostgresLedger", "postgres_location"]
 _SCHEMES: Final = ("postgresql", "postgres")
 _TABLE_NAME: Final = re.compile(r"^[a-z][a-z0-9_]{0,62}$")
 _POOL_MAX: Final = 8
-#: Connections each pool keeps open: the one this instance holds and one for callers that find it busy.
-_POOL_MIN: Final = 2
 #: Connections in the completion pool (completions are short; reservations keep the larger pool).
 _COMPLETION_POOL_MAX: Final = 4
 #: How long one connection stays held before it goes back to the pool (its lifetime rules apply then).
@@ -117,6 +115,12 @@ def _mapped() -> Iterator[None]:
 
 def _row(values: Sequence[Any] | None) -> LedgerRow | None:
     return None if values is None else row_from_values(values[0], values[1:])
+
+
+def _terminated(exc: Exception) -> bool:
+    """The server ended this connection (administrator command, crash or shutdown; SQLSTATE class
+    57P): the statement was not committed, and psycopg may not have marked the connection broken yet."""
+    return str(getattr(exc, "sqlstate", "") or "").startswith("57P")
 
 
 class _Lost(Exception):
@@ -195,10 +199,7 @@ class PostgresLedger(Ledger):
 
             pool = AsyncConnectionPool(
                 self._conninfo,
-                # The held connection leaves the pool for good; a second one stays pooled, so a burst
-                # of callers that find the held one busy share a ready connection (each statement
-                # hands it back at once) instead of all waiting for the pool to grow.
-                min_size=_POOL_MIN,
+                min_size=1,
                 max_size=_COMPLETION_POOL_MAX if final else _POOL_MAX,
                 kwargs=self._completion_kwargs if final else self._connect_kwargs,
                 timeout=self._wait,
@@ -266,8 +267,11 @@ class PostgresLedger(Ledger):
             if held:
                 self._held.pop(final, None)
                 self._busy.discard(final)
+            if isinstance(exc, Exception) and _terminated(exc) and not conn.closed:
+                with anyio.CancelScope(shield=True):
+                    await conn.close()  # ended by the server: closed, so the pool discards it
             await self._give_back(final, conn)  # a broken connection is discarded there
-            if isinstance(exc, Exception) and (conn.closed or conn.broken):
+            if isinstance(exc, Exception) and (conn.closed or conn.broken or _terminated(exc)):
                 raise _Lost(exc) from exc  # a connection that died while idle: not the database's answer
             raise
         if held:
@@ -323,7 +327,7 @@ class PostgresLedger(Ledger):
         async with self._connection() as conn:
             try:
                 await conn.execute(sql)
-            except (errors.UniqueViolation, errors.DuplicateTable):
+            except (errors.UniqueViolation, errors.DuplicateTable, errors.DuplicateObject):
                 pass  # another process created it at the same moment (IF NOT EXISTS is not atomic in the catalog)
 
     # --- primitives -------------------------------------------------------------------------------
