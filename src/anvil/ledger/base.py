@@ -51,6 +51,7 @@ __all__ = [
     "READINESS_CODES",
     "READINESS_TIMEOUT_SECONDS",
     "ROW_FIELDS",
+    "TABLE_NAME",
     "Ledger",
     "LedgerOptions",
     "LedgerRow",
@@ -140,6 +141,10 @@ class LedgerOptions:
 
 def _whole(value: object, low: int, high: int) -> bool:
     return not isinstance(value, bool) and isinstance(value, int) and low <= value <= high
+
+
+#: A table name the SQL backends accept: a lowercase identifier PostgreSQL does not truncate.
+TABLE_NAME: Final = re.compile(r"^[a-z][a-z0-9_]{0,62}$")
 
 
 def namespace_table(namespace: str | None) -> str:

@@ -82,6 +82,16 @@ def firestore_location(uri: str) -> tuple[str, str, str]:
     return host, database, namespace
 
 
+def _passed_on(exc: Exception) -> Exception:
+    """A call's failure as the bounded retry sees it: a transient one (a server error, throttling, a
+    deadline) as it is, so it is tried again; any other one as ``ledger/unavailable``."""
+    from google.api_core import exceptions as gexc
+
+    if isinstance(exc, gexc.ServerError | gexc.TooManyRequests | gexc.DeadlineExceeded):
+        return exc
+    return _unavailable(exc)
+
+
 def _unavailable(exc: BaseException | None = None) -> LedgerError:
     error = LedgerError(
         "ledger/unavailable",
@@ -248,9 +258,7 @@ class FirestoreLedger(Ledger):
             except gexc.Conflict:
                 return None
             except gexc.GoogleAPICallError as exc:
-                if isinstance(exc, gexc.ServerError | gexc.TooManyRequests | gexc.DeadlineExceeded):
-                    raise
-                raise _unavailable(exc) from None
+                raise _passed_on(exc) from None
             return str(result.update_time.rfc3339())
 
         return await self._bounded(call)
@@ -265,9 +273,7 @@ class FirestoreLedger(Ledger):
             try:
                 return await ref.get(field_paths=list(_FIELDS), retry=None, timeout=self._timeout)
             except gexc.GoogleAPICallError as exc:
-                if isinstance(exc, gexc.ServerError | gexc.TooManyRequests | gexc.DeadlineExceeded):
-                    raise
-                raise _unavailable(exc) from None
+                raise _passed_on(exc) from None
 
         return self._row(await self._bounded(call))
 
@@ -288,9 +294,7 @@ class FirestoreLedger(Ledger):
             except (gexc.FailedPrecondition, gexc.NotFound, gexc.Conflict):
                 return None
             except gexc.GoogleAPICallError as exc:
-                if isinstance(exc, gexc.ServerError | gexc.TooManyRequests | gexc.DeadlineExceeded):
-                    raise
-                raise _unavailable(exc) from None
+                raise _passed_on(exc) from None
             return str(result.update_time.rfc3339())
 
         return await self._bounded(call)
@@ -308,9 +312,7 @@ class FirestoreLedger(Ledger):
             except (gexc.FailedPrecondition, gexc.NotFound, gexc.Conflict):
                 return False
             except gexc.GoogleAPICallError as exc:
-                if isinstance(exc, gexc.ServerError | gexc.TooManyRequests | gexc.DeadlineExceeded):
-                    raise
-                raise _unavailable(exc) from None
+                raise _passed_on(exc) from None
             return True
 
         return await self._bounded(call)

@@ -36,7 +36,6 @@ Errors never repeat the URI, the host or the SQL: driver faults become ``LedgerE
 from __future__ import annotations
 
 import math
-import re
 import secrets
 import time
 from collections.abc import AsyncIterator, Iterator, Sequence
@@ -50,6 +49,7 @@ import anyio
 from anvil.errors import ConfigError, LedgerError
 from anvil.ledger.base import (
     ROW_FIELDS,
+    TABLE_NAME,
     Ledger,
     LedgerOptions,
     LedgerRow,
@@ -62,7 +62,6 @@ from anvil.ledger.base import (
 __all__ = ["PostgresLedger", "postgres_location"]
 
 _SCHEMES: Final = ("postgresql", "postgres")
-_TABLE_NAME: Final = re.compile(r"^[a-z][a-z0-9_]{0,62}$")
 _POOL_MAX: Final = 8
 #: Connections in the completion pool (completions are short; reservations keep the larger pool).
 _COMPLETION_POOL_MAX: Final = 4
@@ -147,7 +146,7 @@ class PostgresLedger(Ledger):
         super().__init__(options)
         self._conninfo = conninfo
         self._table = namespace_table(self.options.namespace)
-        if not _TABLE_NAME.match(self._table):
+        if not TABLE_NAME.match(self._table):
             raise ConfigError("config/invalid", "A ledger table name must be a lowercase identifier.")
         self._pools: dict[bool, Any] = {}  # final (completions) -> its pool
         self._held: dict[bool, tuple[Any, float]] = {}  # final -> (held connection, when taken)
@@ -267,12 +266,15 @@ class PostgresLedger(Ledger):
             if held:
                 self._held.pop(final, None)
                 self._busy.discard(final)
-            if isinstance(exc, Exception) and _terminated(exc) and not conn.closed:
+            # A connection that died while idle (or that the server ended): not the database's answer.
+            error = exc if isinstance(exc, Exception) else None  # a cancellation is never a dead connection
+            dead = error is not None and (conn.closed or conn.broken or _terminated(error))
+            if dead and not conn.closed:
                 with anyio.CancelScope(shield=True):
-                    await conn.close()  # ended by the server: closed, so the pool discards it
+                    await conn.close()  # psycopg may not have marked it broken: closed, the pool discards it
             await self._give_back(final, conn)  # a broken connection is discarded there
-            if isinstance(exc, Exception) and (conn.closed or conn.broken or _terminated(exc)):
-                raise _Lost(exc) from exc  # a connection that died while idle: not the database's answer
+            if dead and error is not None:
+                raise _Lost(error) from exc
             raise
         if held:
             self._busy.discard(final)

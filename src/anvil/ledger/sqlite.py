@@ -64,7 +64,6 @@ at one boundary (:func:`_mapped`).
 from __future__ import annotations
 
 import os
-import re
 import secrets
 import sqlite3
 import threading
@@ -80,6 +79,7 @@ import anyio.to_thread
 from anvil.errors import ConfigError, LedgerError
 from anvil.ledger.base import (
     ROW_FIELDS,
+    TABLE_NAME,
     Ledger,
     LedgerOptions,
     LedgerRow,
@@ -93,7 +93,6 @@ from anvil.ledger.worker import SerialWorker
 __all__ = ["DEFAULT_TABLE", "SqliteLedger", "sqlite_location", "sqlite_path", "sqlite_synchronous"]
 
 DEFAULT_TABLE: Final = "anvil_idempotency"
-_TABLE_NAME: Final = re.compile(r"^[a-z][a-z0-9_]{0,62}$")
 _PROBE_WAIT_S: Final = 1.0
 #: Writes between two passive WAL checkpoints run by the worker thread (a few MB of WAL at most).
 _CHECKPOINT_EVERY: Final = 256
@@ -217,7 +216,7 @@ class SqliteLedger(Ledger):
         """
         super().__init__(options)
         chosen = table if table is not None else namespace_table(self.options.namespace)
-        if not _TABLE_NAME.match(chosen):
+        if not TABLE_NAME.match(chosen):
             raise ConfigError("config/invalid", "A ledger table name must be a lowercase identifier.")
         if reservation_sync not in _SYNC_LEVELS.values():
             raise ConfigError("config/invalid", "A reservation commits with FULL or NORMAL synchronous.")
