@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/compare.py [--calls N] [--official-calls N] [--seconds S] [--rss-calls N]
                                       [--cold-runs N] [--rounds R] [--skip-workers]
-                                      [--postgres URL] [--sqlite-normal]
+                                      [--postgres URL] [--sqlite-normal] [--memory-ledger]
 
 ``make bench`` runs it. The first run makes ``.bench-venv/`` (gitignored) and installs FastMCP into it
 from PyPI with pip; later runs reuse it. Processes, all on 127.0.0.1:
@@ -15,7 +15,8 @@ from PyPI with pip; later runs reuse it. Processes, all on 127.0.0.1:
   a PostgreSQL ledger (a fresh namespace of that test database; by default ``$ANVIL_TEST_POSTGRES_URL``
   when it is set, as ``.ci/services.sh`` sets it), and with ``--sqlite-normal`` one
   worker on the SQLite ``?synchronous=normal`` opt-in (reservations not synced: process-crash-safe,
-  not power-loss-safe).
+  not power-loss-safe), and with ``--memory-ledger`` one worker in env ``dev`` on the per-process
+  ``memory:`` ledger (no I/O at all: what a keyed write costs when the ledger costs nothing).
 
 Clients, both in this process: the *light* client is a minimal raw JSON-RPC client (one keep-alive
 HTTP/1.1 connection per session, requests pre-encoded, a hand-rolled response reader), so its rows
@@ -38,6 +39,11 @@ loop is bounded by its count and by ``--max-seconds``):
   ``Idempotency-Key``) straight to the mock in the same rounds. The mock's POST costs more than its
   GET, which weighs on every server's write / read ratio (most on the fastest read), so the table
   also gives each server's *own* write / read: its p50s less the mock's direct p50s;
+* this disk's synced commit: in the same rounds, this process times SQLite inserts into a WAL file
+  in the scratch folder with ``synchronous=FULL`` and with ``NORMAL``; the difference of the p50s is
+  what one durable reservation pays the disk (its flush), which no code of ours can remove. For the
+  columns whose ledger syncs a reservation (SQLite, PostgreSQL on this machine's disk) the table
+  also gives write / read with that one synced commit taken off the write p50;
 * memory: server RSS (``/proc/PID/status``, summed over workers) after warm-up and after
   ``--rss-calls`` more calls over 8 sessions, and the growth.
 
@@ -334,8 +340,30 @@ class Server:
     read: str = ""
     write: str = ""
     keyed: bool = False
+    #: Its ledger syncs every reservation to this machine's disk before the upstream call.
+    synced: bool = False
     process: subprocess.Popen[bytes] | None = None
     figures: dict[str, float] = field(default_factory=dict)
+
+
+def _synced_commits(path: Path, count: int) -> tuple[list[float], list[float]]:
+    """``count`` timed one-row inserts into the WAL file ``path`` with ``synchronous=FULL``, then as
+    many with ``NORMAL``, in milliseconds: the disk's flush is the difference."""
+    import sqlite3
+
+    timed: dict[str, list[float]] = {"FULL": [], "NORMAL": []}
+    with contextlib.closing(sqlite3.connect(path, isolation_level=None)) as conn:
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("CREATE TABLE IF NOT EXISTS probe (doc_id TEXT PRIMARY KEY, body TEXT) WITHOUT ROWID")
+        for level, found in timed.items():
+            conn.execute(f"PRAGMA synchronous = {level}")
+            for index in range(count):
+                began = time.perf_counter()
+                conn.execute("INSERT INTO probe VALUES (?, ?)", (f"{level}-{time.monotonic_ns()}-{index}", "x" * 200))
+                found.append((time.perf_counter() - began) * 1000)
+        conn.execute("DELETE FROM probe")
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    return timed["FULL"], timed["NORMAL"]
 
 
 def _percentile(values: list[float], fraction: float) -> float:
@@ -469,10 +497,14 @@ async def _measure(servers: list[Server], args: argparse.Namespace, mock_url: st
         writes: dict[str, list[float]] = {server.label: [] for server in servers}
         write_cpu: dict[str, float] = dict.fromkeys(writes, 0.0)
         floor_writes: list[float] = []
+        commits: tuple[list[float], list[float]] = ([], [])
         per_round = max(1, min(args.calls, 4000 // (len(servers) + 1) - 40) // rounds)
         for round_index in range(rounds):
             found, _ = await _sequential(direct.write, per_round, 10 if round_index == 0 else 0, args.max_seconds)
             floor_writes += found
+            full, normal = _synced_commits(args.scratch / "synced-commit.db", max(20, per_round // 2))
+            commits[0].extend(full)
+            commits[1].extend(normal)
             for server in servers:
                 session = sessions[server.label]
                 refund: dict[str, Any] = {"payment_id": "pay_123", "amount": 1, "currency": "EUR"}
@@ -499,6 +531,8 @@ async def _measure(servers: list[Server], args: argparse.Namespace, mock_url: st
         await mock.post("/__reset")
     await direct.session.close()
     floor["post_p50"] = _percentile(floor_writes, 0.5)
+    floor["full_p50"], floor["normal_p50"] = _percentile(commits[0], 0.5), _percentile(commits[1], 0.5)
+    flush = max(0.0, floor["full_p50"] - floor["normal_p50"])
     for server in servers:
         figures = server.figures
         figures["write_p50"] = _percentile(writes[server.label], 0.5)
@@ -506,6 +540,8 @@ async def _measure(servers: list[Server], args: argparse.Namespace, mock_url: st
         figures["write_read"] = figures["write_p50"] / figures["read_p50"]
         own_write, own_read = figures["write_p50"] - floor["post_p50"], figures["read_p50"] - floor["get_p50"]
         figures["own_write_read"] = own_write / own_read
+        if server.synced:
+            figures["flushless_write_read"] = (figures["write_p50"] - flush) / figures["read_p50"]
         await sessions[server.label].close()
 
     async with contextlib.AsyncExitStack() as stack:
@@ -568,6 +604,7 @@ ROWS = (
     ("server CPU per write call, sequential, ms", "cpu_write_ms", "{:.3f}", ""),
     ("write / read p50", "write_read", "{:.2f}x", "<= 1.2x (anvil, SQLite and PostgreSQL)"),
     ("own write / read p50 (each less the mock's direct p50)", "own_write_read", "{:.2f}x", ""),
+    ("write / read p50, the disk's one synced commit taken off", "flushless_write_read", "{:.2f}x", ""),
     ("RSS after warm-up, MB", "rss_before", "{:.1f}", ""),
     ("RSS after the calls, MB", "rss_after", "{:.1f}", ""),
     ("RSS growth, %", "rss_growth", "{:+.1f}", "<= +10 %"),
@@ -575,7 +612,7 @@ ROWS = (
 
 
 #: Rows that are ratios or growths already: no column-over-FastMCP ratio for them.
-_NO_RATIO: Final = frozenset({"write_read", "own_write_read", "rss_growth"})
+_NO_RATIO: Final = frozenset({"write_read", "own_write_read", "flushless_write_read", "rss_growth"})
 
 
 def _table(servers: list[Server], args: argparse.Namespace, floor: dict[str, float]) -> str:
@@ -585,7 +622,7 @@ def _table(servers: list[Server], args: argparse.Namespace, floor: dict[str, flo
     head.append("target")
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for title, key, form, target in ROWS:
-        if key not in base.figures:
+        if not any(key in server.figures for server in servers):
             continue
         cells = [title]
         cells += [form.format(server.figures[key]) if key in server.figures else "-" for server in servers]
@@ -602,7 +639,9 @@ def _table(servers: list[Server], args: argparse.Namespace, floor: dict[str, flo
         f"cold start: median of {args.cold_runs}; server CPU from /proc (utime+stime), summed over workers; "
         f"each row in {args.rounds} rounds visiting the servers in turn. The mock alone (the light "
         f"client's connection, plain HTTP): GET p50 {floor.get('get_p50', 0):.2f} ms, POST (fresh "
-        f"Idempotency-Key) p50 {floor.get('post_p50', 0):.2f} ms."
+        f"Idempotency-Key) p50 {floor.get('post_p50', 0):.2f} ms. This disk's synced commit (SQLite WAL insert, "
+        f"synchronous=FULL / NORMAL, this process): p50 {floor.get('full_p50', 0):.3f} / "
+        f"{floor.get('normal_p50', 0):.3f} ms."
     )
     return "\n".join(lines)
 
@@ -633,6 +672,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--sqlite-normal", action="store_true", help="add a column on the SQLite ?synchronous=normal opt-in"
     )
+    parser.add_argument(
+        "--memory-ledger",
+        action="store_true",
+        help="add a column in env dev on the memory: ledger (keyed writes with a ledger that does no I/O)",
+    )
     args = parser.parse_args(argv)
     if not (1 <= args.calls <= 100_000 and 1 <= args.official_calls <= 10_000 and 0 < args.seconds <= 120):
         parser.error("--calls 1..100000, --official-calls 1..10000, --seconds up to 120")
@@ -643,7 +687,7 @@ def main(argv: list[str] | None = None) -> int:
     from gateway import _compile, _token_variable  # the gateway bench's compile and credential helpers
 
     with tempfile.TemporaryDirectory(prefix="anvil-compare-") as scratch, _mock() as mock_url:
-        folder = Path(scratch)
+        folder = args.scratch = Path(scratch)
         bundle = _compile(folder / "workspace")["payments"]
         spec = folder / "payments.json"
         spec.write_text(json.dumps(yaml.safe_load((PAYMENTS / "openapi.yaml").read_text())), encoding="utf-8")
@@ -675,17 +719,22 @@ def main(argv: list[str] | None = None) -> int:
                 command += ["--workers", str(workers)]
             env = {**anvil_env, "ANVIL_LEDGER": f"sqlite:///{folder / f'ledger-{workers}.db'}"}
             label = f"anvil, {workers} worker{'s' if workers > 1 else ''}"
-            servers.append(Server(label, command, env, port, keyed=True))
-        extra: list[tuple[str, str]] = []
+            servers.append(Server(label, command, env, port, keyed=True, synced=True))
+        extra: list[tuple[str, dict[str, str], bool]] = []
         if args.postgres:
             namespace = f"compare-{os.getpid()}-{time.monotonic_ns() % 10**9}"
-            extra.append(("postgresql", f"{args.postgres}{'&' if '?' in args.postgres else '?'}namespace={namespace}"))
+            uri = f"{args.postgres}{'&' if '?' in args.postgres else '?'}namespace={namespace}"
+            extra.append(("postgresql", {"ANVIL_LEDGER": uri}, True))
         if args.sqlite_normal:
-            extra.append(("sqlite sync=normal", f"sqlite:///{folder / 'ledger-normal.db'}?synchronous=normal"))
-        for name, ledger in extra:
+            uri = f"sqlite:///{folder / 'ledger-normal.db'}?synchronous=normal"
+            extra.append(("sqlite sync=normal", {"ANVIL_LEDGER": uri}, False))
+        if args.memory_ledger:
+            extra.append(("memory: (dev)", {"ANVIL_LEDGER": "memory:", "ANVIL_ENV": "dev"}, False))
+        for name, settings, synced in extra:
             port = _free_port()
             command = [sys.executable, "-m", "anvil", "serve", str(bundle), "--http", f"127.0.0.1:{port}"]
-            servers.append(Server(f"anvil, {name}", command, {**anvil_env, "ANVIL_LEDGER": ledger}, port, keyed=True))
+            env = {**anvil_env, **settings}
+            servers.append(Server(f"anvil, {name}", command, env, port, keyed=True, synced=synced))
         try:
             print(f"bench: measuring {', '.join(server.label for server in servers)} ...", file=sys.stderr, flush=True)
             asyncio.run(_measure(servers, args, mock_url, floor))
