@@ -42,8 +42,9 @@ loop is bounded by its count and by ``--max-seconds``):
 * this disk's synced commit: in the same rounds, this process times SQLite inserts into a WAL file
   in the scratch folder with ``synchronous=FULL`` and with ``NORMAL``; the difference of the p50s is
   what one durable reservation pays the disk (its flush), which no code of ours can remove. For the
-  columns whose ledger syncs a reservation (SQLite, PostgreSQL on this machine's disk) the table
-  also gives write / read with that one synced commit taken off the write p50;
+  columns whose ledger syncs a reservation (SQLite; PostgreSQL when its server runs with ``fsync`` and
+  ``synchronous_commit`` on, else the column says ``server fsync off``) the table also gives write /
+  read with that one synced commit taken off the write p50;
 * memory: server RSS (``/proc/PID/status``, summed over workers) after warm-up and after
   ``--rss-calls`` more calls over 8 sessions, and the growth.
 
@@ -364,6 +365,17 @@ def _synced_commits(path: Path, count: int) -> tuple[list[float], list[float]]:
         conn.execute("DELETE FROM probe")
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     return timed["FULL"], timed["NORMAL"]
+
+
+def _postgres_syncs(url: str) -> bool:
+    """Whether the PostgreSQL server at ``url`` flushes a commit to its disk (``fsync`` on and
+    ``synchronous_commit`` not ``off``; the test servers of ``.ci/services.sh`` run with both off)."""
+    import psycopg
+
+    with psycopg.connect(url, connect_timeout=10) as conn:
+        fsync = conn.execute("SHOW fsync").fetchone()
+        commit = conn.execute("SHOW synchronous_commit").fetchone()
+    return bool(fsync and commit and fsync[0] == "on" and commit[0] != "off")
 
 
 def _percentile(values: list[float], fraction: float) -> float:
@@ -724,7 +736,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.postgres:
             namespace = f"compare-{os.getpid()}-{time.monotonic_ns() % 10**9}"
             uri = f"{args.postgres}{'&' if '?' in args.postgres else '?'}namespace={namespace}"
-            extra.append(("postgresql", {"ANVIL_LEDGER": uri}, True))
+            syncs = _postgres_syncs(args.postgres)
+            extra.append(("postgresql" if syncs else "postgresql (server fsync off)", {"ANVIL_LEDGER": uri}, syncs))
         if args.sqlite_normal:
             uri = f"sqlite:///{folder / 'ledger-normal.db'}?synchronous=normal"
             extra.append(("sqlite sync=normal", {"ANVIL_LEDGER": uri}, False))
