@@ -372,9 +372,15 @@ def _postgres_syncs(url: str) -> bool:
     ``synchronous_commit`` not ``off``; the test servers of ``.ci/services.sh`` run with both off)."""
     import psycopg
 
-    with psycopg.connect(url, connect_timeout=10) as conn:
-        fsync = conn.execute("SHOW fsync").fetchone()
-        commit = conn.execute("SHOW synchronous_commit").fetchone()
+    try:
+        with psycopg.connect(url, connect_timeout=10) as conn:
+            fsync = conn.execute("SHOW fsync").fetchone()
+            commit = conn.execute("SHOW synchronous_commit").fetchone()
+    except psycopg.Error as exc:
+        raise SystemExit(
+            f"bench: the PostgreSQL server of --postgres cannot be asked ({type(exc).__name__}); "
+            "check the URL, or pass --postgres '' to leave the column out"
+        ) from None
     return bool(fsync and commit and fsync[0] == "on" and commit[0] != "off")
 
 
@@ -452,10 +458,14 @@ async def _load(server: Server, seconds: float, max_calls: int) -> tuple[int, fl
     return done, elapsed
 
 
-async def _measure(servers: list[Server], args: argparse.Namespace, mock_url: str, floor: dict[str, float]) -> None:
+async def _measure(
+    servers: list[Server], args: argparse.Namespace, mock_url: str, floor: dict[str, float], probe: Path
+) -> None:
     """Every row for every server, interleaved: each row runs in ``--rounds`` rounds that visit the
     servers in turn, so a machine whose load changes during the run weighs on every column alike.
-    ``floor`` receives the mock's own p50s (``get_p50``, ``post_p50``), measured in the same rounds."""
+    ``floor`` receives the mock's own p50s (``get_p50``, ``post_p50``) and this disk's synced and
+    unsynced commit p50s (``full_p50``, ``normal_p50``, timed on the file ``probe``), measured in the
+    same rounds."""
     import httpx
     from mcp.client import Client
 
@@ -514,7 +524,7 @@ async def _measure(servers: list[Server], args: argparse.Namespace, mock_url: st
         for round_index in range(rounds):
             found, _ = await _sequential(direct.write, per_round, 10 if round_index == 0 else 0, args.max_seconds)
             floor_writes += found
-            full, normal = _synced_commits(args.scratch / "synced-commit.db", max(20, per_round // 2))
+            full, normal = _synced_commits(probe, max(20, per_round // 2))
             commits[0].extend(full)
             commits[1].extend(normal)
             for server in servers:
@@ -699,7 +709,7 @@ def main(argv: list[str] | None = None) -> int:
     from gateway import _compile, _token_variable  # the gateway bench's compile and credential helpers
 
     with tempfile.TemporaryDirectory(prefix="anvil-compare-") as scratch, _mock() as mock_url:
-        folder = args.scratch = Path(scratch)
+        folder = Path(scratch)
         bundle = _compile(folder / "workspace")["payments"]
         spec = folder / "payments.json"
         spec.write_text(json.dumps(yaml.safe_load((PAYMENTS / "openapi.yaml").read_text())), encoding="utf-8")
@@ -750,7 +760,7 @@ def main(argv: list[str] | None = None) -> int:
             servers.append(Server(f"anvil, {name}", command, env, port, keyed=True, synced=synced))
         try:
             print(f"bench: measuring {', '.join(server.label for server in servers)} ...", file=sys.stderr, flush=True)
-            asyncio.run(_measure(servers, args, mock_url, floor))
+            asyncio.run(_measure(servers, args, mock_url, floor, folder / "synced-commit.db"))
         finally:
             for server in servers:
                 if server.process is not None:
