@@ -5,9 +5,11 @@ from __future__ import annotations
 import socket
 import time
 import uuid
+from urllib.parse import quote
 
 import anyio
 import pytest
+from psycopg.conninfo import conninfo_to_dict
 from services import postgres_uri, require
 
 from anvil.errors import ConfigError, LedgerError
@@ -29,6 +31,8 @@ def test_the_uri_keeps_libpq_parameters_and_takes_the_namespace_for_the_table() 
         "postgresql://app:s3cret@db.internal:5433/ledger?sslmode=require&namespace=payments"
     )
     assert (conninfo, namespace) == ("postgresql://app:s3cret@db.internal:5433/ledger?sslmode=require", "payments")
+    spaced, _ = postgres_location("postgresql://db/ledger?options=-c%20search_path%3Dapp&namespace=payments")
+    assert conninfo_to_dict(spaced)["options"] == "-c search_path=app"  # a space is never sent as a '+'
     ledger = open_ledger("postgres://app@db.internal/ledger?namespace=payments")
     assert isinstance(ledger, PostgresLedger) and (ledger.durable, ledger.sharing) == (True, "cluster")
     assert ledger.table == "anvil_idempotency_df384ae97c77ad30" and ledger.scheme == "postgresql"
@@ -103,7 +107,7 @@ async def test_init_from_many_processes_at_once_is_idempotent() -> None:
 # --- the keyed write's hot path (issue 14 item 4) --------------------------------------------------------
 
 
-async def test_completions_commit_asynchronously_and_reservations_keep_the_servers_setting() -> None:
+async def test_completions_commit_asynchronously_and_reservations_keep_a_durable_server_setting() -> None:
     base = require("postgres")
     ledger = open_ledger(postgres_uri(base, f"t-{uuid.uuid4().hex[:12]}"))
     assert isinstance(ledger, PostgresLedger)
@@ -116,13 +120,35 @@ async def test_completions_commit_asynchronously_and_reservations_keep_the_serve
 
         async with await psycopg.AsyncConnection.connect(base, autocommit=True) as plain:
             server = (await (await plain.execute("SHOW synchronous_commit")).fetchone())[0]
-        assert await ledger.setting("synchronous_commit") == server  # not lowered for reservations
+        expected = "on" if server == "off" else server  # never lowered for reservations, raised from off
+        assert await ledger.setting("synchronous_commit") == expected
         assert await ledger.setting("statement_timeout", completion=True) == "5s"  # still bounded
         replay = await ledger.reserve("k", "fp")
         assert (replay.outcome, replay.result, replay.status) == ("replay", {"id": 1}, 201)
         with pytest.raises(ConfigError) as refused:
             await ledger.setting("work_mem")
         assert refused.value.code == "config/invalid"
+    finally:
+        await ledger.close()
+
+
+@pytest.mark.parametrize(("asked", "reservations"), [("off", "on"), ("remote_write", "remote_write")])
+async def test_a_uri_that_turns_synchronous_commit_off_still_gets_durable_reservations(
+    asked: str, reservations: str
+) -> None:
+    base = require("postgres")
+    own = quote(f"-c synchronous_commit={asked} -c lock_timeout=60s")
+    uri = postgres_uri(f"{base}{'&' if '?' in base else '?'}options={own}", f"t-{uuid.uuid4().hex[:12]}")
+    ledger = open_ledger(uri, options=LedgerOptions(lock_timeout_seconds=2.0))
+    assert isinstance(ledger, PostgresLedger)
+    try:
+        await ledger.initialize()
+        assert (await ledger.reserve("k", "fp")).outcome == "reserved"
+        assert await ledger.setting("synchronous_commit") == reservations  # the URI's options are kept...
+        assert await ledger.setting("lock_timeout") == "2s"  # ...and the ledger's bounds still win
+        assert await ledger.setting("synchronous_commit", completion=True) == "off"
+        await ledger.complete("k", {"id": 1}, 201)
+        assert (await ledger.reserve("k", "fp")).outcome == "replay"
     finally:
         await ledger.close()
 

@@ -27,8 +27,11 @@ connection is handed back every :data:`_HELD_FOR_S` seconds so the pool's lifeti
 Completions commit with ``synchronous_commit = off`` on their own pool's connections: the server
 answers before the commit record is flushed, because a completion lost to a database crash only
 leaves the row in progress (quarantined, never executed twice). Reservations and releases keep the
-server's setting (on by default), so a reservation is durable before the upstream is called; a
-synchronous commit also flushes every earlier asynchronous one.
+server's setting unless it is ``off`` (set so for the server, the role or by the URI's ``options``),
+which their connections raise to ``on`` once when they connect: a reservation is durable before the
+upstream is called, and a synchronous commit also flushes every earlier asynchronous one. (A server
+run with ``fsync = off`` flushes nothing; no client setting can change that.) The URI's own
+``options`` are kept; the ledger's bounds follow them, so the bounds win where both set a value.
 
 Errors never repeat the URI, the host or the SQL: driver faults become ``LedgerError("ledger/unavailable")``.
 """
@@ -42,7 +45,7 @@ from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import replace
 from typing import Any, ClassVar, Final
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 import anyio
 
@@ -96,7 +99,8 @@ def postgres_location(uri: str) -> tuple[str, str | None]:
     if len(namespaces) > 1 or (namespaces and not namespaces[0]):
         raise ConfigError("config/invalid", "ANVIL_LEDGER may name one namespace.", hint=_URI_HINT)
     rest = [(name, value) for name, value in params if name != "namespace"]
-    conninfo = urlunsplit(("postgresql", parts.netloc, parts.path, urlencode(rest), ""))
+    query = urlencode(rest, quote_via=quote)  # percent-encoded spaces: libpq reads a '+' as a '+'
+    conninfo = urlunsplit(("postgresql", parts.netloc, parts.path, query, ""))
     return conninfo, namespaces[0] if namespaces else None
 
 
@@ -120,6 +124,15 @@ def _terminated(exc: Exception) -> bool:
     """The server ended this connection (administrator command, crash or shutdown; SQLSTATE class
     57P): the statement was not committed, and psycopg may not have marked the connection broken yet."""
     return str(getattr(exc, "sqlstate", "") or "").startswith("57P")
+
+
+async def _durable_commits(conn: Any) -> None:
+    """Raise a new reservation connection's ``synchronous_commit`` to ``on`` when it came ``off``
+    (every other value already flushes locally, and a stricter one is kept)."""
+    cursor = await conn.execute("SELECT current_setting('synchronous_commit')")
+    found = await cursor.fetchone()
+    if found is not None and str(found[0]) == "off":
+        await conn.execute("SET synchronous_commit = on")
 
 
 class _Lost(Exception):
@@ -194,13 +207,19 @@ class PostgresLedger(Ledger):
     async def _opened(self, final: bool = False) -> Any:
         pool = self._pools.get(final)
         if pool is None:
+            from psycopg.conninfo import conninfo_to_dict
             from psycopg_pool import AsyncConnectionPool
 
+            kwargs = dict(self._completion_kwargs if final else self._connect_kwargs)
+            own = conninfo_to_dict(self._conninfo).get("options")
+            if own:  # the URI's options first: a later -c wins, so the ledger's bounds hold
+                kwargs["options"] = f"{own} {kwargs['options']}"
             pool = AsyncConnectionPool(
                 self._conninfo,
                 min_size=1,
                 max_size=_COMPLETION_POOL_MAX if final else _POOL_MAX,
-                kwargs=self._completion_kwargs if final else self._connect_kwargs,
+                kwargs=kwargs,
+                configure=None if final else _durable_commits,
                 timeout=self._wait,
                 reconnect_timeout=max(5.0, self._wait),
                 open=False,
