@@ -63,6 +63,17 @@ def test_unusable_settings_are_configuration_errors() -> None:
     assert (no_url.value.code, bad_number.value.code) == ("config/invalid", "config/invalid")
 
 
+@pytest.mark.parametrize(
+    "url",
+    ["ftp://files.example/x", "https://user:pw@api.example", "http:///v1", "https://api.example:99999", "api.example"],
+)
+def test_an_operator_base_url_the_upstream_client_cannot_send_to_is_refused_at_start(url: str) -> None:
+    with pytest.raises(ConfigError) as refused:
+        settings_from_env({"ANVIL_BASE_URL": url}, base_url=None, default_base_url=None)
+    assert refused.value.code == "config/invalid" and "pw" not in str(refused.value)
+    assert "http(s)://HOST" in str(refused.value)
+
+
 @pytest.fixture
 def bundle(github: Document, tmp_path: Path) -> Path:
     out = tmp_path / "github"

@@ -205,6 +205,16 @@ def _int_env(environ: Mapping[str, str], name: str) -> int | None:
     return int(raw)
 
 
+def _plain_http(url: str) -> bool:
+    """Whether ``url`` is an ``http(s)://HOST[:PORT]`` URL the upstream client can send to."""
+    try:
+        parts = urlsplit(url)
+        port_ok = parts.port is None or parts.port > 0  # reading the port checks its range
+    except ValueError:
+        return False
+    return parts.scheme.lower() in ("http", "https") and bool(parts.hostname) and parts.username is None and port_ok
+
+
 def settings_from_env(
     environ: Mapping[str, str], *, base_url: str | None, default_base_url: str | None
 ) -> ServeSettings:
@@ -225,6 +235,13 @@ def settings_from_env(
     if not url:
         raise ConfigError(
             "config/invalid", "No upstream base URL is known for this bundle.", hint="Set ANVIL_BASE_URL or --base-url."
+        )
+    if operator_url and not _plain_http(operator_url):
+        raise ConfigError(
+            "config/invalid",
+            "The upstream base URL must be http(s)://HOST[:PORT][/PATH], without user info.",
+            hint="Fix ANVIL_BASE_URL (or --base-url, ANVIL_BASE_URL_<ID>); credentials belong in their "
+            "ANVIL_* credential variables.",
         )
     allowed = parse_allowed_hosts(environ.get("ANVIL_ALLOWED_HOSTS"))
     if not allowed and operator_url:
