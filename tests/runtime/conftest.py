@@ -1,7 +1,7 @@
 """Fixtures: the loopback mock upstream, ledgers by URI, and a runtime context builder.
 
 Every context the builder makes runs once with each upstream client the runtime supports: an
-``httpx.AsyncClient`` (tests, ``anvil run``) and the pooled aiohttp client ``anvil serve`` uses.
+``httpx.AsyncClient`` (tests, ``anvil run``) and the pooled HTTP/1.1 client ``anvil serve`` uses.
 """
 
 from __future__ import annotations

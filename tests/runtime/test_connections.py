@@ -7,17 +7,27 @@ in the middle of a body, a redirect, declared and streamed oversized bodies, kee
 
 from __future__ import annotations
 
+import asyncio
+import gzip
+import ipaddress
 import socket
-from collections.abc import AsyncIterator
+import ssl
+import zlib
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import anyio
 import pytest
 from anyio.abc import SocketAttribute, SocketStream
 
-from anvil.runtime.connections import PooledUpstream
+from anvil.runtime.connections import MAX_HEADER_BYTES, PooledUpstream
+from anvil.runtime.upstream import Answer
 
 pytestmark = pytest.mark.anyio
+
+
+Action = Callable[[SocketStream], Awaitable[bool | None]]  # True: the server closes after it
 
 
 @dataclass
@@ -30,7 +40,7 @@ class Seen:
 @dataclass
 class RawServer:
     port: int = 0
-    script: list[bytes | str] = field(default_factory=list)
+    script: list[bytes | str | Action] = field(default_factory=list)
     seen: list[Seen] = field(default_factory=list)
 
     async def handle(self, stream: SocketStream) -> None:
@@ -57,6 +67,13 @@ class RawServer:
                 if action == "hold":
                     await anyio.sleep(5)
                     return
+                if callable(action):
+                    try:
+                        if await action(stream):
+                            return  # the action ends the connection
+                    except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                        return  # the client hung up first
+                    continue
                 assert isinstance(action, bytes)
                 await stream.send(action)
                 if b"connection: close" in action.lower() or action.endswith(b"<cut>"):
@@ -157,3 +174,270 @@ async def test_a_connection_cut_in_the_middle_of_the_body_is_uncertain(raw: RawS
     answer = await pooled.exchange("POST", f"http://127.0.0.1:{raw.port}/w", [], b"{}", timeout_ms=5000, max_bytes=1024)
     assert answer.condition == "connection_reset"
     assert (answer.after_response, answer.uncertain, answer.ok) == (True, True, False)
+
+
+# --- what the lean client reads and refuses (its own HTTP/1.1 framing) ------------------------------
+
+
+async def test_an_informational_answer_is_skipped_and_the_real_answer_read(
+    raw: RawServer, pooled: PooledUpstream
+) -> None:
+    raw.script = [b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nlink: </a>\r\n\r\n" + ok(b'{"n": 2}')]
+    answer = await pooled.exchange("POST", f"http://127.0.0.1:{raw.port}/w", [], b"{}", timeout_ms=5000, max_bytes=64)
+    assert (answer.status, answer.body, answer.ok) == (200, b'{"n": 2}', True)
+
+
+async def test_the_host_and_framing_headers_are_the_clients_own(raw: RawServer, pooled: PooledUpstream) -> None:
+    headers = [("Host", "evil.example"), ("Content-Length", "999"), ("Transfer-Encoding", "chunked"), ("X-A", "1")]
+    await pooled.exchange("PATCH", f"http://127.0.0.1:{raw.port}/p", headers, b"ab", timeout_ms=5000, max_bytes=64)
+    await pooled.exchange("POST", f"http://127.0.0.1:{raw.port}/p", [], None, timeout_ms=5000, max_bytes=64)
+    lines = raw.seen[0].head.lower().split(b"\r\n")
+    assert f"host: 127.0.0.1:{raw.port}".encode() in lines and b"evil.example" not in raw.seen[0].head
+    assert b"content-length: 2" in lines and b"transfer-encoding" not in raw.seen[0].head.lower()
+    assert b"x-a: 1" in lines and raw.seen[0].body == b"ab"
+    assert b"accept-encoding: gzip, deflate" in lines and any(line.startswith(b"user-agent: anvil/") for line in lines)
+    assert b"content-length: 0" in raw.seen[1].head.lower().split(b"\r\n")  # a bodiless POST says so
+
+
+@pytest.mark.parametrize(
+    "header",
+    [("X-A", "a\r\nX-Injected: 1"), ("X-A", "a\nb"), ("X-A", "a\x00"), ("X-A: b", "c"), ("X A", "c"), ("X-A", "ü€")],
+)
+async def test_a_header_that_could_split_the_request_is_refused_before_anything_is_sent(
+    raw: RawServer, pooled: PooledUpstream, header: tuple[str, str]
+) -> None:
+    with pytest.raises(ValueError):
+        await pooled.exchange("GET", f"http://127.0.0.1:{raw.port}/x", [header], None, timeout_ms=5000, max_bytes=64)
+    await pooled.exchange("GET", f"http://127.0.0.1:{raw.port}/after", [], None, timeout_ms=5000, max_bytes=64)
+    assert [seen.head.split(b"\r\n")[0] for seen in raw.seen] == [b"GET /after HTTP/1.1"]
+
+
+@pytest.mark.parametrize("url", ["ftp://127.0.0.1/x", "http://user@127.0.0.1/x", "http:///x", "/relative"])
+async def test_a_url_that_is_not_plain_http_or_https_is_refused(pooled: PooledUpstream, url: str) -> None:
+    with pytest.raises(ValueError):
+        await pooled.exchange("GET", url, [], None, timeout_ms=5000, max_bytes=64)
+
+
+async def test_a_head_answer_ends_with_its_headers_whatever_length_it_declares(
+    raw: RawServer, pooled: PooledUpstream
+) -> None:
+    raw.script = [b"HTTP/1.1 200 OK\r\ncontent-length: 50\r\n\r\n"]  # no body follows: a HEAD has none
+    answer = await pooled.exchange("HEAD", f"http://127.0.0.1:{raw.port}/h", [], None, timeout_ms=2000, max_bytes=64)
+    assert (answer.status, answer.body, answer.ok) == (200, b"", True)
+
+
+@pytest.mark.parametrize(
+    ("encoding", "packed"),
+    [
+        ("gzip", gzip.compress(b'{"id": "zipped"}')),
+        ("deflate", zlib.compress(b'{"id": "zipped"}')),
+        ("deflate", zlib.compress(b'{"id": "zipped"}')[2:-4]),  # raw deflate, as some servers send it
+    ],
+)
+async def test_compressed_answers_are_decoded(
+    raw: RawServer, pooled: PooledUpstream, encoding: str, packed: bytes
+) -> None:
+    raw.script = [ok(packed, f"content-encoding: {encoding}")]
+    answer = await pooled.exchange("GET", f"http://127.0.0.1:{raw.port}/z", [], None, timeout_ms=5000, max_bytes=64)
+    assert (answer.status, answer.body) == (200, b'{"id": "zipped"}')
+
+
+async def test_a_small_compressed_body_that_inflates_past_the_limit_is_refused(
+    raw: RawServer, pooled: PooledUpstream
+) -> None:
+    bomb = gzip.compress(b"0" * 5_000_000)
+    raw.script = [ok(bomb, "content-encoding: gzip")]
+    answer = await pooled.exchange("GET", f"http://127.0.0.1:{raw.port}/z", [], None, timeout_ms=5000, max_bytes=1024)
+    assert len(bomb) < 10_000 and (answer.oversized, answer.after_response, answer.body) == (True, True, b"")
+
+
+async def test_an_answer_without_a_length_ends_where_the_upstream_closes(
+    raw: RawServer, pooled: PooledUpstream
+) -> None:
+    raw.script = [b'HTTP/1.1 200 OK\r\nconnection: close\r\n\r\n{"until": "close"}']
+    answer = await pooled.exchange("GET", f"http://127.0.0.1:{raw.port}/c", [], None, timeout_ms=5000, max_bytes=64)
+    assert (answer.status, answer.body, answer.ok) == (200, b'{"until": "close"}', True)
+    again = await pooled.exchange("GET", f"http://127.0.0.1:{raw.port}/c", [], None, timeout_ms=5000, max_bytes=64)
+    assert again.ok and raw.seen[0].peer_port != raw.seen[1].peer_port  # never reused after a close
+
+
+@pytest.mark.parametrize(
+    "answer_bytes",
+    [
+        b"NOT HTTP AT ALL\r\n\r\n",
+        b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\ncontent-length: 3\r\n\r\nabc",
+        b"HTTP/1.1 200 OK\r\n" + b"x-pad: " + b"p" * (MAX_HEADER_BYTES + 10) + b"\r\n\r\n",
+        b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\nzz\r\n",
+    ],
+    ids=["garbage", "two-lengths", "huge-headers", "bad-chunk"],
+)
+async def test_a_malformed_answer_is_a_failure_the_write_may_have_caused(
+    raw: RawServer, pooled: PooledUpstream, answer_bytes: bytes
+) -> None:
+    raw.script = [answer_bytes + b"<cut>"]
+    answer = await pooled.exchange("POST", f"http://127.0.0.1:{raw.port}/m", [], b"{}", timeout_ms=5000, max_bytes=64)
+    assert (answer.condition, answer.maybe_received, answer.ok) == ("connection_reset", True, False)
+
+
+async def test_headers_that_never_end_are_cut_off_at_the_bound_not_at_the_deadline(
+    raw: RawServer, pooled: PooledUpstream
+) -> None:
+    async def endless_header(stream: SocketStream) -> bool:
+        await stream.send(b"HTTP/1.1 200 OK\r\nx-pad: ")
+        for _ in range(64):
+            await stream.send(b"p" * 4096)  # one header value, 256 KiB and counting, never finished
+        await anyio.sleep(10)
+        return True
+
+    raw.script = [endless_header]
+    began = anyio.current_time()
+    answer = await pooled.exchange("GET", f"http://127.0.0.1:{raw.port}/e", [], None, timeout_ms=8000, max_bytes=64)
+    assert (answer.condition, answer.maybe_received) == ("connection_reset", True)
+    assert anyio.current_time() - began < 6  # refused at the bound; the deadline would be 8 s
+
+
+async def test_bytes_nobody_asked_for_retire_the_connection(raw: RawServer, pooled: PooledUpstream) -> None:
+    async def answer_then_talk(stream: SocketStream) -> None:
+        await stream.send(ok(b"{}"))
+        await anyio.sleep(0.05)
+        await stream.send(b'HTTP/1.1 200 OK\r\ncontent-length: 9\r\n\r\n{"x": 99}')  # unsolicited
+
+    raw.script = [answer_then_talk, ok(b'{"second": true}')]
+    url = f"http://127.0.0.1:{raw.port}/u"
+    assert (await pooled.exchange("GET", url, [], None, timeout_ms=5000, max_bytes=64)).ok
+    await anyio.sleep(0.2)
+    second = await pooled.exchange("GET", url, [], None, timeout_ms=5000, max_bytes=64)
+    assert second.body == b'{"second": true}' and raw.seen[0].peer_port != raw.seen[1].peer_port
+
+
+async def test_a_second_answer_in_the_same_bytes_is_not_taken_for_the_next_request(
+    raw: RawServer, pooled: PooledUpstream
+) -> None:
+    raw.script = [ok(b'{"first": 1}') + ok(b'{"smuggled": 1}'), ok(b'{"next": 1}')]
+    url = f"http://127.0.0.1:{raw.port}/s"
+    first = await pooled.exchange("GET", url, [], None, timeout_ms=5000, max_bytes=64)
+    second = await pooled.exchange("GET", url, [], None, timeout_ms=5000, max_bytes=64)
+    assert (first.body, second.body) == (b'{"first": 1}', b'{"next": 1}')
+
+
+async def test_an_idle_connection_the_upstream_closed_is_not_reused(raw: RawServer, pooled: PooledUpstream) -> None:
+    async def answer_then_close(stream: SocketStream) -> bool:
+        await stream.send(ok(b"{}"))  # a keep-alive answer, then the server closes the idle connection
+        return True
+
+    raw.script = [answer_then_close]
+    url = f"http://127.0.0.1:{raw.port}/i"
+    assert (await pooled.exchange("GET", url, [], None, timeout_ms=5000, max_bytes=64)).ok
+    await anyio.sleep(0.1)
+    later = await pooled.exchange("POST", url, [], b"{}", timeout_ms=5000, max_bytes=64)
+    assert later.ok and not later.uncertain and len(raw.seen) == 2
+
+
+async def test_an_idle_connection_past_its_keep_alive_is_not_reused(raw: RawServer) -> None:
+    client = PooledUpstream(keepalive_seconds=0.0)
+    try:
+        for _ in range(2):
+            assert (
+                await client.exchange("GET", f"http://127.0.0.1:{raw.port}/k", [], None, timeout_ms=5000, max_bytes=64)
+            ).ok
+    finally:
+        await client.aclose()
+    assert raw.seen[0].peer_port != raw.seen[1].peer_port
+
+
+async def test_a_call_past_the_per_host_limit_waits_and_its_deadline_sends_nothing(raw: RawServer) -> None:
+    client = PooledUpstream(limit_per_host=1)
+    raw.script = ["hold"]
+    url = f"http://127.0.0.1:{raw.port}/l"
+    results: list[Answer] = []
+
+    async def call(timeout_ms: int) -> None:
+        results.append(await client.exchange("POST", url, [], b"{}", timeout_ms=timeout_ms, max_bytes=64))
+
+    try:
+        async with anyio.create_task_group() as group:
+            group.start_soon(call, 1500)
+            await anyio.sleep(0.2)
+            group.start_soon(call, 300)
+    finally:
+        await client.aclose()
+    waited, held = results
+    assert (waited.condition, waited.maybe_received, waited.uncertain) == ("timeout", False, False)
+    assert (held.condition, held.maybe_received) == ("timeout", True) and len(raw.seen) == 1
+
+
+# --- HTTPS ---------------------------------------------------------------------------------------------
+
+
+def _certificate(tmp: Path) -> tuple[Path, Path]:
+    """A self-signed certificate for 127.0.0.1 (its own CA) and its key, as PEM files."""
+    import datetime
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "anvil test upstream")])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(hours=1))
+        .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), False)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    cert_path, key_path = tmp / "cert.pem", tmp / "key.pem"
+    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(
+        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    )
+    return cert_path, key_path
+
+
+@pytest.fixture
+async def tls_server(tmp_path: Path) -> AsyncIterator[tuple[int, Path, list[bytes]]]:
+    cert, key = _certificate(tmp_path)
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(cert, key)
+    heads: list[bytes] = []
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            heads.append(await reader.readuntil(b"\r\n\r\n"))
+            writer.write(ok(b'{"tls": true}'))
+            await writer.drain()
+        except (OSError, asyncio.IncompleteReadError, ssl.SSLError):
+            pass
+        finally:
+            writer.close()
+
+    server = await asyncio.start_server(handle, "127.0.0.1", 0, ssl=context)
+    port = server.sockets[0].getsockname()[1]
+    async with server:
+        yield port, cert, heads
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_https_checks_the_certificate_and_a_refused_handshake_sent_nothing(
+    tls_server: tuple[int, Path, list[bytes]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    port, cert, heads = tls_server
+    untrusting = PooledUpstream()
+    refused = await untrusting.exchange("POST", f"https://127.0.0.1:{port}/t", [], b"{}", timeout_ms=5000, max_bytes=64)
+    await untrusting.aclose()
+    assert (refused.condition, refused.uncertain) == ("connection_reset", False) and heads == []
+    monkeypatch.setenv("SSL_CERT_FILE", str(cert))  # the trust store the default context loads
+    trusting = PooledUpstream()
+    try:
+        answer = await trusting.exchange("GET", f"https://127.0.0.1:{port}/t", [], None, timeout_ms=5000, max_bytes=64)
+    finally:
+        await trusting.aclose()
+    assert (answer.status, answer.body) == (200, b'{"tls": true}')
+    assert heads[0].startswith(b"GET /t HTTP/1.1\r\nhost: 127.0.0.1:") and not heads[0].startswith(b"POST")

@@ -1,37 +1,312 @@
-"""The served upstream client: one pooled ``aiohttp`` session, keep-alive connections per upstream host.
+"""The served upstream client: keep-alive HTTP/1.1 connections per upstream host, parsed by ``httptools``.
 
 ``anvil serve`` hands every bundle's :class:`~anvil.runtime.context.RuntimeContext` one
-:class:`PooledUpstream`. Measured against ``httpx`` on the same loopback mock (``bench/compare.py``
-and a client-only loop), it spends about a fifth of the CPU per request, which is most of a gateway
-call's upstream cost. The connector keeps one keep-alive pool per upstream host (host, port, TLS),
-so a call never opens a client or a connection it could reuse; no cookie is ever kept, no redirect
-is followed, and the request URL is sent exactly as :mod:`anvil.runtime.request` encoded it.
+:class:`PooledUpstream`. It is a lean client on asyncio transports (uvloop's when installed) with the
+``httptools`` (llhttp) response parser uvicorn also uses: a request is one ``write`` of bytes built
+once, an answer is parsed where it is received, and a finished connection goes back to its host's
+pool. ``bench/upstream.py`` measures it against httpx and aiohttp on the payments mock; it spends a
+fraction of either's CPU per request, which is most of a gateway call's upstream cost.
+
+The pool keeps idle connections per (scheme, host, port), the warmest first, at most
+``limit_per_host`` open to one host at once (a call past that waits for one, within its deadline);
+an idle connection older than ``keepalive_seconds``, one the upstream closed or one that received
+bytes nobody asked for is never reused. No cookie is kept, no redirect is followed, no proxy is
+used, and the request target is sent exactly as :mod:`anvil.runtime.request` encoded it. HTTPS uses
+the system's trust store (``ssl.create_default_context``) with the host name checked.
 
 :meth:`PooledUpstream.exchange` is the same contract as the ``httpx`` branch of
 :func:`anvil.runtime.upstream.send_once`: one attempt under a total deadline, the body read up to a
-size limit, and every transport failure mapped to an :class:`~anvil.runtime.upstream.Answer` that
-says whether the request can have reached the upstream (only a failure to connect provably did not).
-The ``httpx`` client stays the seam for tests and for ``anvil run``; both pass the same executor tests
-against real loopback mocks.
+size limit (after ``gzip``/``deflate`` decoding, so a small compressed body cannot grow past it),
+and every failure mapped to an :class:`~anvil.runtime.upstream.Answer` that says whether the request
+can have reached the upstream: only a failure before the request was written (no connection, no
+free connection in time, a refused TLS handshake) provably did not. Headers are bounded
+(:data:`MAX_HEADER_BYTES`); a malformed answer is a transport failure after the response began.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+import asyncio
+import re
+import socket
+import ssl
+import time
+import zlib
+from collections.abc import AsyncIterator, Callable, Sequence
+from typing import Any, Final, cast
+from urllib.parse import urlsplit
 
-import anyio
-
+from anvil import __version__
 from anvil.runtime.upstream import Answer, names_dns_failure, read_answer
 
-if TYPE_CHECKING:
-    import aiohttp
+__all__ = ["MAX_HEADER_BYTES", "PooledUpstream"]
 
-__all__ = ["PooledUpstream"]
+#: The most bytes of response headers read before the answer counts as malformed.
+MAX_HEADER_BYTES: Final = 64 * 1024
+#: Headers the client sets itself; a request's own copies are dropped (they would contradict the framing).
+_OWN: Final = frozenset({"host", "content-length", "transfer-encoding", "connection"})
+_BODY_METHODS: Final = frozenset({"POST", "PUT", "PATCH"})
+_Key = tuple[str, str, int]  # scheme, host, port
+_DEFAULT_PORTS: Final = {"http": 80, "https": 443}
+_USER_AGENT: Final = f"anvil/{__version__}"
+_ORIGINS: dict[str, tuple[_Key, str]] = {}
+_ORIGINS_KEPT: Final = 256
+_ORIGIN: Final = re.compile(r"[^/?#]*//[^/?#]*")
+_TOKEN: Final = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+\Z")
+
+
+class _Broken(Exception):
+    """The answer cannot be used: the connection closed early or the bytes are not HTTP/1.1."""
+
+
+class _Connection(asyncio.Protocol):
+    """One upstream connection and the answer being parsed on it (one request at a time)."""
+
+    def __init__(self) -> None:
+        import httptools
+
+        self._errors = (httptools.HttpParserError, httptools.HttpParserUpgrade)
+        self.parser = httptools.HttpResponseParser(self)  # one per connection: llhttp parses answer after answer
+        self.transport: asyncio.Transport | None = None
+        self.ended = False  # the upstream closed its side, or the connection failed
+        self.active = False  # a request is out on it; bytes arriving otherwise are unsolicited
+        self.idle_since = 0.0
+        self._waiter: asyncio.Future[None] | None = None
+        self._begin(head_only=False)
+
+    def _begin(self, *, head_only: bool) -> None:
+        self.head_only = head_only
+        self.status = 0
+        self.headers: dict[str, str] = {}  # lower-cased name -> the first value
+        self.head_bytes = 0  # bytes received before the headers were complete (informational answers too)
+        self.header_bytes = 0  # the headers' own size, as parsed
+        self.headers_done = False
+        self.informational = False
+        self.complete = False
+        self.body: list[bytes] = []
+        self.broken = False
+        self.extra = False  # a second answer followed the first: the connection is not reused
+        self.keep_alive = False
+
+    # --- asyncio.Protocol ---------------------------------------------------------------------
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = cast("asyncio.Transport", transport)  # uvloop's transports do not subclass asyncio's
+
+    def data_received(self, data: bytes) -> None:
+        if not self.active:
+            self.close()  # nobody asked: the connection's framing can no longer be trusted
+            return
+        try:
+            self.parser.feed_data(data)
+        except self._errors:
+            self.broken = True
+        if not self.headers_done:
+            # httptools gathers a header whole before calling back: bound what arrives before the body.
+            self.head_bytes += len(data)
+            self.broken = self.broken or self.head_bytes > MAX_HEADER_BYTES
+        if self.broken:
+            self.close()
+        self._wake()
+
+    def eof_received(self) -> bool:
+        self.ended = True
+        self._wake()
+        return False  # the transport closes itself
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.ended = True
+        self._wake()
+
+    # --- httptools callbacks (after a complete answer, every callback only marks the extra bytes) ---
+
+    def on_message_begin(self) -> None:
+        self.extra = self.extra or self.complete
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        if self.complete:
+            return
+        self.header_bytes += len(name) + len(value) + 4
+        if self.header_bytes > MAX_HEADER_BYTES:  # whole headers that arrived in one read
+            self.broken = True
+            raise ValueError("headers too large")  # stops the parser: feed_data raises its callback error
+        self.headers.setdefault(name.decode("latin-1").lower(), value.decode("latin-1").strip())
+
+    def on_headers_complete(self) -> None:
+        if self.complete:
+            return
+        self.status = self.parser.get_status_code()
+        self.informational = 100 <= self.status <= 199
+        if not self.informational:
+            self.headers_done = True
+            if self.head_only:
+                self.complete = True  # a HEAD answer has no body, whatever its content-length says
+
+    def on_body(self, body: bytes) -> None:
+        if not self.complete:
+            self.body.append(body)
+
+    def on_message_complete(self) -> None:
+        if self.complete:
+            return
+        if self.informational:  # 100 Continue / 103 Early Hints: the answer follows on the same connection
+            self.headers, self.header_bytes, self.informational = {}, 0, False
+            return
+        self.complete = True
+        self.keep_alive = self.parser.should_keep_alive()  # llhttp answers this only inside the callback
+
+    # --- the exchange's side ------------------------------------------------------------------
+
+    def _wake(self) -> None:
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    async def wait(self) -> None:
+        """Until the next bytes, end or failure arrive."""
+        waiter = self._waiter = asyncio.get_running_loop().create_future()
+        try:
+            await waiter
+        finally:
+            self._waiter = None
+
+    def send(self, data: bytes, *, head_only: bool) -> None:
+        """Start one request: reset the answer state and write ``data`` in one piece."""
+        assert self.transport is not None
+        self._begin(head_only=head_only)
+        self.active = True
+        self.transport.write(data)
+
+    async def answer_headers(self) -> None:
+        """Until the answer's status and headers are in."""
+        while not self.headers_done:
+            if self.broken or self.ended:
+                raise _Broken
+            await self.wait()
+
+    def until_close(self) -> bool:
+        """The answer's body ends where the connection ends (no length and not chunked)."""
+        return "content-length" not in self.headers and "transfer-encoding" not in self.headers
+
+    async def chunks(self) -> AsyncIterator[bytes]:
+        """The answer's body as it arrives (still encoded)."""
+        while True:
+            if self.body:
+                data = b"".join(self.body) if len(self.body) > 1 else self.body[0]
+                self.body.clear()
+                yield data
+            elif self.complete:
+                return
+            elif self.broken:
+                raise _Broken
+            elif self.ended:
+                if self.until_close() and self.status not in (204, 304):
+                    self.complete = True  # llhttp is never told of the end: an until-close body ends here
+                    return
+                raise _Broken
+            else:
+                await self.wait()
+
+    def reusable(self, now: float, keepalive: float) -> bool:
+        """Whether this idle connection may carry the next request."""
+        transport = self.transport
+        return (
+            not self.ended
+            and transport is not None
+            and not transport.is_closing()
+            and now - self.idle_since < keepalive
+        )
+
+    def finished(self) -> bool:
+        """Whether the answer was read whole and the connection may carry another request."""
+        return self.complete and self.keep_alive and not (self.head_only or self.extra or self.ended)
+
+    def close(self) -> None:
+        """Close the connection now (its answer, if any, is abandoned)."""
+        self.ended = True
+        if self.transport is not None:
+            self.transport.close()
+
+
+def _decoder(encoding: str | None, limit: int) -> Callable[[bytes], bytes] | None:
+    """A bounded decoder for ``gzip``/``deflate`` bodies (None: the body is used as sent)."""
+    encoding = (encoding or "").strip().lower()
+    if encoding not in ("gzip", "x-gzip", "deflate"):
+        return None
+    state: dict[str, Any] = {"obj": zlib.decompressobj(16 + zlib.MAX_WBITS) if encoding != "deflate" else None}
+
+    def decode(data: bytes) -> bytes:
+        obj = state["obj"]
+        if obj is None:  # deflate is zlib-wrapped by the standard, raw by some servers
+            raw = not data or (data[0] & 0x0F) != 8
+            obj = state["obj"] = zlib.decompressobj(-zlib.MAX_WBITS if raw else zlib.MAX_WBITS)
+        try:
+            out: bytes = obj.decompress(data, limit + 1)  # one byte past the limit is enough to refuse
+        except zlib.error:
+            raise _Broken from None
+        return out
+
+    return decode
+
+
+async def _decoded(chunks: AsyncIterator[bytes], decode: Callable[[bytes], bytes] | None) -> AsyncIterator[bytes]:
+    async for chunk in chunks:
+        yield decode(chunk) if decode is not None else chunk
+
+
+def _origin(url: str) -> tuple[_Key, str, int]:
+    """Where ``url`` goes, its ``host`` header and where its request target starts."""
+    matched = _ORIGIN.match(url)
+    origin = matched.group(0) if matched is not None else url
+    found = _ORIGINS.get(origin)
+    if found is None:
+        parts = urlsplit(origin)
+        scheme = parts.scheme.lower()
+        host = parts.hostname
+        if scheme not in _DEFAULT_PORTS or not host or parts.username is not None:
+            raise ValueError("only http(s)://HOST[:PORT]/... URLs are sent")
+        port = parts.port or _DEFAULT_PORTS[scheme]
+        shown = f"[{host}]" if ":" in host else host
+        authority = shown if port == _DEFAULT_PORTS[scheme] else f"{shown}:{port}"
+        if len(_ORIGINS) >= _ORIGINS_KEPT:
+            _ORIGINS.clear()  # a bounded cache: upstream origins are few, a hostile caller's are not kept
+        found = _ORIGINS[origin] = ((scheme, host, port), authority)
+    return found[0], found[1], len(origin)
+
+
+def _request_bytes(
+    method: str, url: str, headers: Sequence[tuple[str, str]], content: bytes | None
+) -> tuple[_Key, bytes]:
+    """Where ``url`` goes and the request's bytes (raises ValueError for what cannot be sent as is)."""
+    key, authority, start = _origin(url)
+    target = url[start:].partition("#")[0] or "/"
+    if target[0] != "/":
+        target = "/" + target  # an origin followed directly by a query
+    lines = [f"{method} {target} HTTP/1.1", f"host: {authority}"]
+    named: set[str] = set()
+    for name, value in headers:
+        lowered = name.lower()
+        if lowered in _OWN:
+            continue
+        if _TOKEN.match(name) is None:
+            raise ValueError("a header name is not an HTTP token")
+        named.add(lowered)
+        lines.append(f"{name}: {value}")
+    if "user-agent" not in named:
+        lines.append(f"user-agent: {_USER_AGENT}")
+    if "accept-encoding" not in named:
+        lines.append("accept-encoding: gzip, deflate")
+    if content is not None or method in _BODY_METHODS:
+        lines.append(f"content-length: {len(content or b'')}")
+    text = "\r\n".join(lines)
+    # Only the separators may break a line: one more CR or LF, or any NUL, and nothing is sent.
+    breaks = len(lines) - 1
+    if text.count("\r") != breaks or text.count("\n") != breaks or "\x00" in text or " " in target or "\t" in target:
+        raise ValueError("a request line or header holds a line break, a NUL or a space")
+    return key, text.encode("latin-1") + b"\r\n\r\n" + (content or b"")
 
 
 class PooledUpstream:
-    """A pooled HTTP client for upstream calls (see the module docstring).
+    """A pooled HTTP/1.1 client for upstream calls (see the module docstring).
 
     Args:
         limit_per_host: The most connections open to one upstream host at once.
@@ -41,28 +316,42 @@ class PooledUpstream:
     def __init__(self, *, limit_per_host: int = 64, keepalive_seconds: float = 30.0) -> None:
         self._limit_per_host = limit_per_host
         self._keepalive = keepalive_seconds
-        self._session: aiohttp.ClientSession | None = None
-
-    def _open(self) -> aiohttp.ClientSession:
-        import aiohttp
-
-        connector = aiohttp.TCPConnector(
-            limit=0, limit_per_host=self._limit_per_host, keepalive_timeout=self._keepalive, ttl_dns_cache=300
-        )
-        self._session = aiohttp.ClientSession(
-            connector=connector,
-            timeout=aiohttp.ClientTimeout(total=None),
-            cookie_jar=aiohttp.DummyCookieJar(),
-            skip_auto_headers=("Content-Type",),
-            auto_decompress=True,
-        )
-        return self._session
+        self._idle: dict[_Key, list[_Connection]] = {}
+        self._slots: dict[_Key, asyncio.Semaphore] = {}
+        self._tls: ssl.SSLContext | None = None
 
     async def aclose(self) -> None:
-        """Close every pooled connection."""
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
+        """Close every pooled connection (a later call opens new ones)."""
+        idle, self._idle = self._idle, {}
+        for connections in idle.values():
+            for conn in connections:
+                conn.close()
+
+    def _context(self) -> ssl.SSLContext:
+        if self._tls is None:
+            self._tls = ssl.create_default_context()  # the trust store loads once, on the first HTTPS call
+        return self._tls
+
+    async def _checkout(self, key: _Key) -> _Connection:
+        idle = self._idle.get(key)
+        now = time.monotonic()
+        while idle:
+            conn = idle.pop()  # the most recently used: the warmest, the least likely closed by the upstream
+            if conn.reusable(now, self._keepalive):
+                return conn
+            conn.close()
+        scheme, host, port = key
+        tls = scheme == "https"
+        loop = asyncio.get_running_loop()
+        _, conn = await loop.create_connection(
+            _Connection, host, port, ssl=self._context() if tls else None, server_hostname=host if tls else None
+        )
+        return conn
+
+    def _checkin(self, key: _Key, conn: _Connection) -> None:
+        conn.active = False
+        conn.idle_since = time.monotonic()
+        self._idle.setdefault(key, []).append(conn)
 
     async def exchange(
         self,
@@ -74,26 +363,43 @@ class PooledUpstream:
         timeout_ms: int,
         max_bytes: int,
     ) -> Answer:
-        """Send one request and read its answer (see :func:`anvil.runtime.upstream.send_once`)."""
-        import aiohttp
-        from yarl import URL
+        """Send one request and read its answer (see :func:`anvil.runtime.upstream.send_once`).
 
-        session = self._session or self._open()
-        began = False
+        Raises:
+            ValueError: the URL or a header cannot be sent as is (nothing was sent).
+        """
+        key, data = _request_bytes(method, url, headers, content)
+        slots = self._slots.get(key)
+        if slots is None:
+            slots = self._slots[key] = asyncio.Semaphore(self._limit_per_host)
+        sent = began = False
+        conn: _Connection | None = None
+        reuse = False
         try:
-            with anyio.fail_after(timeout_ms / 1000):
-                async with session.request(
-                    method, URL(url, encoded=True), headers=list(headers), data=content, allow_redirects=False
-                ) as response:
-                    began = True
-                    return await read_answer(
-                        response.status, response.headers.get, response.content.iter_any(), max_bytes=max_bytes
-                    )
-        except aiohttp.ClientConnectorError as exc:
-            # No connection was made: the request never left, nothing can have committed.
-            dns = isinstance(exc, aiohttp.ClientConnectorDNSError) or names_dns_failure(str(exc))
-            return Answer(condition="dns_failure" if dns else "connection_reset")
-        except (TimeoutError, aiohttp.ServerTimeoutError):
-            return Answer(condition="timeout", after_response=began, maybe_received=True)
-        except (aiohttp.ClientError, OSError):
+            async with asyncio.timeout(timeout_ms / 1000):  # the client is asyncio's (transports) anyway
+                async with slots:
+                    try:
+                        conn = await self._checkout(key)
+                        conn.send(data, head_only=method == "HEAD")
+                        sent = True
+                        await conn.answer_headers()
+                        began = True
+                        lookup = conn.headers.get
+                        body = _decoded(conn.chunks(), _decoder(lookup("content-encoding"), max_bytes))
+                        answer = await read_answer(conn.status, lookup, body, max_bytes=max_bytes)
+                        reuse = conn.finished() and not answer.after_response
+                        return answer
+                    finally:
+                        if conn is not None:
+                            if reuse:
+                                self._checkin(key, conn)
+                            else:
+                                conn.close()
+        except TimeoutError:
+            return Answer(condition="timeout", after_response=began, maybe_received=sent)
+        except (_Broken, OSError) as exc:
+            if not sent:
+                # No connection was made (or its TLS handshake failed): the request never left.
+                dns = isinstance(exc, socket.gaierror) or names_dns_failure(str(exc))
+                return Answer(condition="dns_failure" if dns else "connection_reset")
             return Answer(condition="connection_reset", after_response=began, maybe_received=True)
