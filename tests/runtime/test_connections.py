@@ -18,11 +18,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import anyio
+import httpx
 import pytest
 from anyio.abc import SocketAttribute, SocketStream
 
 from anvil.runtime.connections import MAX_HEADER_BYTES, PooledUpstream
-from anvil.runtime.upstream import Answer
+from anvil.runtime.request import WireRequest
+from anvil.runtime.upstream import Answer, send_once
 
 pytestmark = pytest.mark.anyio
 
@@ -218,12 +220,15 @@ async def test_a_url_that_is_not_plain_http_or_https_is_refused(pooled: PooledUp
         await pooled.exchange("GET", url, [], None, timeout_ms=5000, max_bytes=64)
 
 
+@pytest.mark.parametrize("kind", ["pooled", "httpx"])
 async def test_a_head_answer_ends_with_its_headers_whatever_length_it_declares(
-    raw: RawServer, pooled: PooledUpstream
+    raw: RawServer, pooled: PooledUpstream, kind: str
 ) -> None:
-    raw.script = [b"HTTP/1.1 200 OK\r\ncontent-length: 50\r\n\r\n"]  # no body follows: a HEAD has none
-    answer = await pooled.exchange("HEAD", f"http://127.0.0.1:{raw.port}/h", [], None, timeout_ms=2000, max_bytes=64)
-    assert (answer.status, answer.body, answer.ok) == (200, b"", True)
+    raw.script = [b"HTTP/1.1 200 OK\r\ncontent-length: 5000\r\n\r\n"]  # no body follows: a HEAD has none
+    wire = WireRequest(method="HEAD", url=f"http://127.0.0.1:{raw.port}/h", path="/h", query=(), headers=())
+    async with httpx.AsyncClient() as plain:
+        answer = await send_once(pooled if kind == "pooled" else plain, wire, timeout_ms=2000, max_bytes=64)
+    assert (answer.status, answer.body, answer.ok, answer.oversized) == (200, b"", True, False)
 
 
 @pytest.mark.parametrize(

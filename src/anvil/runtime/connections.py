@@ -386,7 +386,7 @@ class PooledUpstream:
                         began = True
                         lookup = conn.headers.get
                         body = _decoded(conn.chunks(), _decoder(lookup("content-encoding"), max_bytes))
-                        answer = await read_answer(conn.status, lookup, body, max_bytes=max_bytes)
+                        answer = await read_answer(conn.status, lookup, body, max_bytes=max_bytes, head=conn.head_only)
                         reuse = conn.finished() and not answer.after_response
                         return answer
                     finally:

@@ -24,7 +24,7 @@ from anvil.air.inputs import InputBinding, SafetyKeys, input_bindings, safety_ke
 from anvil.air.model import AuthCarrier, Operation
 from anvil.runtime.credentials import Credential
 
-if TYPE_CHECKING:  # a served gateway sends with aiohttp; httpx loads only when a call is checked
+if TYPE_CHECKING:  # a served gateway sends with its own pooled client; httpx loads only when a call is checked
     import httpx
 
 __all__ = [
@@ -240,7 +240,7 @@ def check_target(url: str, base_url: str, path: str) -> None:
     Raises:
         BuildError: ``field="path"`` when the URL the client would send differs.
     """
-    import httpx  # its parser is the stricter of the two clients' (aiohttp sends the encoded URL as is)
+    import httpx  # its parser is the stricter of the two clients' (the served client sends the URL as is)
 
     base = _base_target(base_url)
     try:

@@ -91,16 +91,22 @@ def names_dns_failure(text: str) -> bool:
 
 
 async def read_answer(
-    status: int, header: Callable[[str], str | None], chunks: AsyncIterator[bytes], *, max_bytes: int
+    status: int,
+    header: Callable[[str], str | None],
+    chunks: AsyncIterator[bytes],
+    *,
+    max_bytes: int,
+    head: bool = False,
 ) -> Answer:
     """Read one upstream answer, whichever client received it: a redirect is never followed and a body
-    over ``max_bytes`` (declared or streamed) is refused; both count as failures after the response began."""
+    over ``max_bytes`` (declared or streamed) is refused; both count as failures after the response began.
+    The answer to a ``head`` request has no body, so the length it declares is not a size."""
     answer = Answer(status=status, request_id=header("x-request-id"), retry_after=header("retry-after"))
     if 300 <= status <= 399:
         answer.after_response = True
         return answer
     declared = header("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > max_bytes:
+    if not head and declared is not None and declared.isdigit() and int(declared) > max_bytes:
         answer.after_response = answer.oversized = True
         return answer
     parts: list[bytes] = []
@@ -144,7 +150,11 @@ async def send_once(
             began = True
             try:
                 return await read_answer(
-                    response.status_code, response.headers.get, response.aiter_bytes(), max_bytes=max_bytes
+                    response.status_code,
+                    response.headers.get,
+                    response.aiter_bytes(),
+                    max_bytes=max_bytes,
+                    head=wire.method == "HEAD",
                 )
             finally:
                 await response.aclose()
