@@ -12,6 +12,7 @@ import gzip
 import ipaddress
 import socket
 import ssl
+import struct
 import zlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
@@ -259,6 +260,25 @@ async def test_an_answer_without_a_length_ends_where_the_upstream_closes(
     assert (answer.status, answer.body, answer.ok) == (200, b'{"until": "close"}', True)
     again = await pooled.exchange("GET", f"http://127.0.0.1:{raw.port}/c", [], None, timeout_ms=5000, max_bytes=64)
     assert again.ok and raw.seen[0].peer_port != raw.seen[1].peer_port  # never reused after a close
+
+
+def _reset(stream: SocketStream) -> None:
+    """Make the stream's close a TCP reset (RST), not an orderly end (FIN)."""
+    stream.extra(SocketAttribute.raw_socket).setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+
+
+async def test_an_answer_without_a_length_cut_by_a_reset_is_uncertain_not_complete(
+    raw: RawServer, pooled: PooledUpstream
+) -> None:
+    async def answer_then_reset(stream: SocketStream) -> bool:
+        await stream.send(b'HTTP/1.1 200 OK\r\nconnection: close\r\n\r\n{"until": ')
+        await anyio.sleep(0.1)
+        _reset(stream)
+        return True
+
+    raw.script = [answer_then_reset]
+    answer = await pooled.exchange("POST", f"http://127.0.0.1:{raw.port}/c", [], b"{}", timeout_ms=5000, max_bytes=64)
+    assert (answer.condition, answer.after_response, answer.ok) == ("connection_reset", True, False)
 
 
 @pytest.mark.parametrize(

@@ -68,6 +68,7 @@ class _Connection(asyncio.Protocol):
         self.parser = httptools.HttpResponseParser(self)  # one per connection: llhttp parses answer after answer
         self.transport: asyncio.Transport | None = None
         self.ended = False  # the upstream closed its side, or the connection failed
+        self.eof = False  # the upstream ended its side in order (FIN), not by a reset
         self.active = False  # a request is out on it; bytes arriving otherwise are unsolicited
         self.idle_since = 0.0
         self._waiter: asyncio.Future[None] | None = None
@@ -109,7 +110,7 @@ class _Connection(asyncio.Protocol):
         self._wake()
 
     def eof_received(self) -> bool:
-        self.ended = True
+        self.ended = self.eof = True
         self._wake()
         return False  # the transport closes itself
 
@@ -199,8 +200,10 @@ class _Connection(asyncio.Protocol):
             elif self.broken:
                 raise _Broken
             elif self.ended:
-                if self.until_close() and self.status not in (204, 304):
-                    self.complete = True  # llhttp is never told of the end: an until-close body ends here
+                if self.until_close() and self.eof and self.status not in (204, 304):
+                    # llhttp is never told of the end: an until-close body ends at a clean end only (a reset
+                    # can cut it anywhere).
+                    self.complete = True
                     return
                 raise _Broken
             else:
