@@ -243,6 +243,19 @@ async def test_compressed_answers_are_decoded(
     assert (answer.status, answer.body) == (200, b'{"id": "zipped"}')
 
 
+@pytest.mark.parametrize(
+    ("encoding", "packed"),
+    [("gzip", gzip.compress(b'{"id": "zipped", "n": 1}')[:-8]), ("deflate", zlib.compress(b'{"id": "zipped"}')[:-6])],
+    ids=["gzip", "deflate"],
+)
+async def test_a_compressed_body_that_stops_short_is_a_failure_not_a_shorter_answer(
+    raw: RawServer, pooled: PooledUpstream, encoding: str, packed: bytes
+) -> None:
+    raw.script = [ok(packed, f"content-encoding: {encoding}")]  # whole by its length, cut inside the stream
+    answer = await pooled.exchange("POST", f"http://127.0.0.1:{raw.port}/z", [], b"{}", timeout_ms=5000, max_bytes=64)
+    assert (answer.condition, answer.after_response, answer.ok) == ("connection_reset", True, False)
+
+
 async def test_a_small_compressed_body_that_inflates_past_the_limit_is_refused(
     raw: RawServer, pooled: PooledUpstream
 ) -> None:

@@ -31,7 +31,7 @@ import socket
 import ssl
 import time
 import zlib
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Sequence
 from typing import Any, Final, cast
 from urllib.parse import urlsplit
 
@@ -230,30 +230,27 @@ class _Connection(asyncio.Protocol):
             self.transport.close()
 
 
-def _decoder(encoding: str | None, limit: int) -> Callable[[bytes], bytes] | None:
-    """A bounded decoder for ``gzip``/``deflate`` bodies (None: the body is used as sent)."""
+async def _decoded(chunks: AsyncIterator[bytes], encoding: str | None, limit: int) -> AsyncIterator[bytes]:
+    """The body as sent, or decoded from ``gzip``/``deflate`` (bounded: at most ``limit + 1`` bytes a chunk)."""
     encoding = (encoding or "").strip().lower()
     if encoding not in ("gzip", "x-gzip", "deflate"):
-        return None
-    state: dict[str, Any] = {"obj": zlib.decompressobj(16 + zlib.MAX_WBITS) if encoding != "deflate" else None}
-
-    def decode(data: bytes) -> bytes:
-        obj = state["obj"]
-        if obj is None:  # deflate is zlib-wrapped by the standard, raw by some servers
-            raw = not data or (data[0] & 0x0F) != 8
-            obj = state["obj"] = zlib.decompressobj(-zlib.MAX_WBITS if raw else zlib.MAX_WBITS)
+        async for chunk in chunks:
+            yield chunk
+        return
+    obj: Any = None
+    async for chunk in chunks:
+        if obj is None:
+            wbits = 16 + zlib.MAX_WBITS
+            if encoding == "deflate":  # deflate is zlib-wrapped by the standard, raw by some servers
+                wbits = -zlib.MAX_WBITS if not chunk or (chunk[0] & 0x0F) != 8 else zlib.MAX_WBITS
+            obj = zlib.decompressobj(wbits)
         try:
-            out: bytes = obj.decompress(data, limit + 1)  # one byte past the limit is enough to refuse
+            out: bytes = obj.decompress(chunk, limit + 1)  # one byte past the limit is enough to refuse
         except zlib.error:
             raise _Broken from None
-        return out
-
-    return decode
-
-
-async def _decoded(chunks: AsyncIterator[bytes], decode: Callable[[bytes], bytes] | None) -> AsyncIterator[bytes]:
-    async for chunk in chunks:
-        yield decode(chunk) if decode is not None else chunk
+        yield out
+    if obj is not None and not obj.eof:
+        raise _Broken  # the compressed stream stops short: what was decoded is not the whole body
 
 
 def _origin(url: str) -> tuple[_Key, str, int]:
@@ -388,7 +385,7 @@ class PooledUpstream:
                         await conn.answer_headers()
                         began = True
                         lookup = conn.headers.get
-                        body = _decoded(conn.chunks(), _decoder(lookup("content-encoding"), max_bytes))
+                        body = _decoded(conn.chunks(), lookup("content-encoding"), max_bytes)
                         answer = await read_answer(conn.status, lookup, body, max_bytes=max_bytes)
                         reuse = conn.finished() and not answer.after_response
                         return answer
