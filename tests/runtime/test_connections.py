@@ -329,6 +329,23 @@ async def test_headers_that_never_end_are_cut_off_at_the_bound_not_at_the_deadli
     assert anyio.current_time() - began < 6  # refused at the bound; the deadline would be 8 s
 
 
+async def test_a_trailer_that_never_ends_is_cut_off_at_the_header_bound_not_at_the_deadline(
+    raw: RawServer, pooled: PooledUpstream
+) -> None:
+    async def endless_trailer(stream: SocketStream) -> bool:
+        await stream.send(b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\nx-trailer: ")
+        for _ in range(64):
+            await stream.send(b"p" * 4096)  # one trailer value, 256 KiB and counting, never finished
+        await anyio.sleep(10)
+        return True
+
+    raw.script = [endless_trailer]
+    began = anyio.current_time()
+    answer = await pooled.exchange("GET", f"http://127.0.0.1:{raw.port}/t", [], None, timeout_ms=8000, max_bytes=64)
+    assert (answer.condition, answer.after_response, answer.maybe_received) == ("connection_reset", True, True)
+    assert anyio.current_time() - began < 6  # refused at the bound; the deadline would be 8 s
+
+
 async def test_bytes_nobody_asked_for_retire_the_connection(raw: RawServer, pooled: PooledUpstream) -> None:
     async def answer_then_talk(stream: SocketStream) -> None:
         await stream.send(ok(b"{}"))

@@ -80,6 +80,7 @@ class _Connection(asyncio.Protocol):
         self.headers: dict[str, str] = {}  # lower-cased name -> the first value
         self.head_bytes = 0  # bytes received before the headers were complete (informational answers too)
         self.header_bytes = 0  # the headers' own size, as parsed
+        self.since_body = 0  # bytes received since the headers or the last body part (chunk lines, trailers)
         self.headers_done = False
         self.informational = False
         self.complete = False
@@ -97,6 +98,7 @@ class _Connection(asyncio.Protocol):
         if not self.active:
             self.close()  # nobody asked: the connection's framing can no longer be trusted
             return
+        self.since_body += len(data)
         try:
             self.parser.feed_data(data)
         except self._errors:
@@ -105,6 +107,8 @@ class _Connection(asyncio.Protocol):
             # httptools gathers a header whole before calling back: bound what arrives before the body.
             self.head_bytes += len(data)
             self.broken = self.broken or self.head_bytes > MAX_HEADER_BYTES
+        elif self.since_body > MAX_HEADER_BYTES:
+            self.broken = True  # the same for a chunked body's trailers (and chunk lines): bound what is not body
         if self.broken:
             self.close()
         self._wake()
@@ -139,10 +143,12 @@ class _Connection(asyncio.Protocol):
         self.informational = 100 <= self.status <= 199
         if not self.informational:
             self.headers_done = True
+            self.since_body = 0
             if self.head_only:
                 self.complete = True  # a HEAD answer has no body, whatever its content-length says
 
     def on_body(self, body: bytes) -> None:
+        self.since_body = 0
         if not self.complete:
             self.body.append(body)
 
