@@ -8,6 +8,7 @@ in the middle of a body, a redirect, declared and streamed oversized bodies, kee
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gzip
 import ipaddress
 import socket
@@ -368,6 +369,33 @@ async def test_a_second_answer_in_the_same_bytes_is_not_taken_for_the_next_reque
     first = await pooled.exchange("GET", url, [], None, timeout_ms=5000, max_bytes=64)
     second = await pooled.exchange("GET", url, [], None, timeout_ms=5000, max_bytes=64)
     assert (first.body, second.body) == (b'{"first": 1}', b'{"next": 1}')
+
+
+async def test_a_connection_whose_request_is_still_being_written_is_not_reused(pooled: PooledUpstream) -> None:
+    peers: list[int] = []
+
+    async def answer_early(stream: SocketStream) -> None:
+        peers.append(stream.extra(SocketAttribute.remote_port))
+        buffer = b""
+        async with stream:
+            while b"\r\n\r\n" not in buffer:
+                buffer += await stream.receive()
+            await stream.send(ok(b'{"early": true}'))  # before the body is read, as an early 413 would be
+            await anyio.sleep(0.3)
+            with contextlib.suppress(anyio.EndOfStream, anyio.BrokenResourceError):
+                while True:
+                    await stream.receive()  # the body, then whatever follows it: never answered
+
+    listener = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=0)
+    url = f"http://127.0.0.1:{listener.extra(SocketAttribute.local_port)}/early"
+    async with listener, anyio.create_task_group() as group:
+        group.start_soon(listener.serve, answer_early)
+        body = b"x" * 32_000_000  # far more than the loopback socket buffers hold
+        early = await pooled.exchange("POST", url, [], body, timeout_ms=5000, max_bytes=64)
+        later = await pooled.exchange("GET", url, [], None, timeout_ms=3000, max_bytes=64)
+        group.cancel_scope.cancel()
+    assert early.body == b'{"early": true}' and later.ok
+    assert len(set(peers)) == 2  # the second request went out on a fresh connection
 
 
 async def test_an_idle_connection_the_upstream_closed_is_not_reused(raw: RawServer, pooled: PooledUpstream) -> None:

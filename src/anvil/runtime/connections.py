@@ -227,7 +227,11 @@ class _Connection(asyncio.Protocol):
 
     def finished(self) -> bool:
         """Whether the answer was read whole and the connection may carry another request."""
-        return self.complete and self.keep_alive and not (self.head_only or self.extra or self.ended)
+        # An answer can come before the request is written whole (an early 413, say): the next request
+        # would follow the rest of that body, on a connection the upstream may no longer read as framed.
+        # (asyncio's TLS transport counts only what it has not encrypted yet, so over TLS this sees less.)
+        written = self.transport is not None and self.transport.get_write_buffer_size() == 0
+        return written and self.complete and self.keep_alive and not (self.head_only or self.extra or self.ended)
 
     def close(self) -> None:
         """Close the connection now (its answer, if any, is abandoned)."""
