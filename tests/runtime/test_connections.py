@@ -423,6 +423,29 @@ async def test_an_idle_connection_past_its_keep_alive_is_not_reused(raw: RawServ
     assert raw.seen[0].peer_port != raw.seen[1].peer_port
 
 
+async def test_a_connection_in_use_when_the_pool_closes_is_closed_after_its_call_not_pooled(
+    raw: RawServer, pooled: PooledUpstream
+) -> None:
+    async def slow_answer(stream: SocketStream) -> None:
+        await anyio.sleep(0.3)
+        await stream.send(ok(b'{"slow": true}'))
+
+    raw.script = [slow_answer]
+    url = f"http://127.0.0.1:{raw.port}/a"
+    results: list[Answer] = []
+
+    async def call() -> None:
+        results.append(await pooled.exchange("GET", url, [], None, timeout_ms=5000, max_bytes=64))
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(call)
+        await anyio.sleep(0.1)
+        await pooled.aclose()  # while the call is out
+    assert results[0].body == b'{"slow": true}'
+    assert (await pooled.exchange("GET", url, [], None, timeout_ms=5000, max_bytes=64)).ok
+    assert raw.seen[0].peer_port != raw.seen[1].peer_port
+
+
 async def test_a_call_past_the_per_host_limit_waits_and_its_deadline_sends_nothing(raw: RawServer) -> None:
     client = PooledUpstream(limit_per_host=1)
     raw.script = ["hold"]

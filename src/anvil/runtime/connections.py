@@ -329,9 +329,11 @@ class PooledUpstream:
         self._idle: dict[_Key, list[_Connection]] = {}
         self._slots: dict[_Key, asyncio.Semaphore] = {}
         self._tls: ssl.SSLContext | None = None
+        self._generation = 0  # one more at each aclose: a connection out on a call then is not pooled after it
 
     async def aclose(self) -> None:
-        """Close every pooled connection (a later call opens new ones)."""
+        """Close every pooled connection (a later call opens new ones; one in use now closes when its call ends)."""
+        self._generation += 1
         idle, self._idle = self._idle, {}
         for connections in idle.values():
             for conn in connections:
@@ -383,6 +385,7 @@ class PooledUpstream:
         if slots is None:
             slots = self._slots[key] = asyncio.Semaphore(self._limit_per_host)
         sent = began = False
+        generation = self._generation
         conn: _Connection | None = None
         reuse = False
         try:
@@ -401,7 +404,7 @@ class PooledUpstream:
                         return answer
                     finally:
                         if conn is not None:
-                            if reuse:
+                            if reuse and generation == self._generation:
                                 self._checkin(key, conn)
                             else:
                                 conn.close()
