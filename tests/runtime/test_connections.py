@@ -162,6 +162,35 @@ async def test_a_refused_connection_provably_sent_nothing(pooled: PooledUpstream
     assert not answer.uncertain
 
 
+@pytest.mark.parametrize("anyio_backend", [pytest.param(("asyncio", {"use_uvloop": True}), id="uvloop")])
+async def test_a_connection_reset_before_the_request_was_written_provably_sent_nothing(
+    pooled: PooledUpstream,
+) -> None:
+    pytest.importorskip("uvloop")  # the loop anvil serve runs on: it reports a reset at accept before the write
+    with socket.socket() as listening:
+        listening.bind(("127.0.0.1", 0))
+        listening.listen(64)
+        listening.setblocking(False)
+        url = f"http://127.0.0.1:{listening.getsockname()[1]}/w"
+        loop = asyncio.get_running_loop()
+
+        async def reset_at_accept() -> None:
+            while True:
+                accepted, _ = await loop.sock_accept(listening)
+                accepted.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                accepted.close()  # a reset, as a load balancer with no backend sends
+
+        resetting = asyncio.create_task(reset_at_accept())
+        try:
+            answers = [await pooled.exchange("POST", url, [], b"{}", timeout_ms=5000, max_bytes=64) for _ in range(20)]
+        finally:
+            resetting.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await resetting
+    assert {answer.condition for answer in answers} == {"connection_reset"}
+    assert sum(not answer.uncertain for answer in answers) >= 10  # the rest saw the reset after their write
+
+
 async def test_a_deadline_passed_after_sending_may_have_reached_the_upstream(
     raw: RawServer, pooled: PooledUpstream
 ) -> None:

@@ -177,8 +177,14 @@ class _Connection(asyncio.Protocol):
             self._waiter = None
 
     def send(self, data: bytes, *, head_only: bool) -> None:
-        """Start one request: reset the answer state and write ``data`` in one piece."""
+        """Start one request: reset the answer state and write ``data`` in one piece.
+
+        Raises:
+            _Broken: the connection ended before it was written to (the request provably did not leave).
+        """
         assert self.transport is not None
+        if self.ended or self.transport.is_closing():  # under uvloop, a reset at accept is often seen by now
+            raise _Broken
         self._begin(head_only=head_only)
         self.active = True
         self.transport.write(data)
