@@ -8,10 +8,12 @@ in the middle of a body, a redirect, declared and streamed oversized bodies, kee
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gzip
 import ipaddress
 import socket
 import ssl
+import struct
 import zlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
@@ -87,6 +89,12 @@ def ok(body: bytes, *extra: str) -> bytes:
     return ("HTTP/1.1 200 OK\r\n" + "\r\n".join(headers) + "\r\n\r\n").encode() + body
 
 
+@pytest.fixture(params=["asyncio", pytest.param(("asyncio", {"use_uvloop": True}), id="uvloop")])
+def anyio_backend(request: pytest.FixtureRequest) -> object:
+    """Every test runs on plain asyncio and on uvloop (the loop ``anvil serve`` runs on)."""
+    return request.param
+
+
 @pytest.fixture
 async def raw() -> AsyncIterator[RawServer]:
     server = RawServer()
@@ -160,6 +168,35 @@ async def test_a_refused_connection_provably_sent_nothing(pooled: PooledUpstream
         answer = await pooled.exchange("POST", f"http://127.0.0.1:{port}/w", [], b"{}", timeout_ms=5000, max_bytes=64)
     assert answer.condition == "connection_reset"
     assert not answer.uncertain
+
+
+@pytest.mark.parametrize("anyio_backend", [pytest.param(("asyncio", {"use_uvloop": True}), id="uvloop")])
+async def test_a_connection_reset_before_the_request_was_written_provably_sent_nothing(
+    pooled: PooledUpstream,
+) -> None:
+    pytest.importorskip("uvloop")  # the loop anvil serve runs on: it reports a reset at accept before the write
+    with socket.socket() as listening:
+        listening.bind(("127.0.0.1", 0))
+        listening.listen(64)
+        listening.setblocking(False)
+        url = f"http://127.0.0.1:{listening.getsockname()[1]}/w"
+        loop = asyncio.get_running_loop()
+
+        async def reset_at_accept() -> None:
+            while True:
+                accepted, _ = await loop.sock_accept(listening)
+                accepted.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                accepted.close()  # a reset, as a load balancer with no backend sends
+
+        resetting = asyncio.create_task(reset_at_accept())
+        try:
+            answers = [await pooled.exchange("POST", url, [], b"{}", timeout_ms=5000, max_bytes=64) for _ in range(20)]
+        finally:
+            resetting.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await resetting
+    assert {answer.condition for answer in answers} == {"connection_reset"}
+    assert sum(not answer.uncertain for answer in answers) >= 10  # the rest saw the reset after their write
 
 
 async def test_a_deadline_passed_after_sending_may_have_reached_the_upstream(
@@ -247,6 +284,19 @@ async def test_compressed_answers_are_decoded(
     assert (answer.status, answer.body) == (200, b'{"id": "zipped"}')
 
 
+@pytest.mark.parametrize(
+    ("encoding", "packed"),
+    [("gzip", gzip.compress(b'{"id": "zipped", "n": 1}')[:-8]), ("deflate", zlib.compress(b'{"id": "zipped"}')[:-6])],
+    ids=["gzip", "deflate"],
+)
+async def test_a_compressed_body_that_stops_short_is_a_failure_not_a_shorter_answer(
+    raw: RawServer, pooled: PooledUpstream, encoding: str, packed: bytes
+) -> None:
+    raw.script = [ok(packed, f"content-encoding: {encoding}")]  # whole by its length, cut inside the stream
+    answer = await pooled.exchange("POST", f"http://127.0.0.1:{raw.port}/z", [], b"{}", timeout_ms=5000, max_bytes=64)
+    assert (answer.condition, answer.after_response, answer.ok) == ("connection_reset", True, False)
+
+
 async def test_a_small_compressed_body_that_inflates_past_the_limit_is_refused(
     raw: RawServer, pooled: PooledUpstream
 ) -> None:
@@ -264,6 +314,25 @@ async def test_an_answer_without_a_length_ends_where_the_upstream_closes(
     assert (answer.status, answer.body, answer.ok) == (200, b'{"until": "close"}', True)
     again = await pooled.exchange("GET", f"http://127.0.0.1:{raw.port}/c", [], None, timeout_ms=5000, max_bytes=64)
     assert again.ok and raw.seen[0].peer_port != raw.seen[1].peer_port  # never reused after a close
+
+
+def _reset(stream: SocketStream) -> None:
+    """Make the stream's close a TCP reset (RST), not an orderly end (FIN)."""
+    stream.extra(SocketAttribute.raw_socket).setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+
+
+async def test_an_answer_without_a_length_cut_by_a_reset_is_uncertain_not_complete(
+    raw: RawServer, pooled: PooledUpstream
+) -> None:
+    async def answer_then_reset(stream: SocketStream) -> bool:
+        await stream.send(b'HTTP/1.1 200 OK\r\nconnection: close\r\n\r\n{"until": ')
+        await anyio.sleep(0.1)
+        _reset(stream)
+        return True
+
+    raw.script = [answer_then_reset]
+    answer = await pooled.exchange("POST", f"http://127.0.0.1:{raw.port}/c", [], b"{}", timeout_ms=5000, max_bytes=64)
+    assert (answer.condition, answer.after_response, answer.ok) == ("connection_reset", True, False)
 
 
 @pytest.mark.parametrize(
@@ -301,6 +370,23 @@ async def test_headers_that_never_end_are_cut_off_at_the_bound_not_at_the_deadli
     assert anyio.current_time() - began < 6  # refused at the bound; the deadline would be 8 s
 
 
+async def test_a_trailer_that_never_ends_is_cut_off_at_the_header_bound_not_at_the_deadline(
+    raw: RawServer, pooled: PooledUpstream
+) -> None:
+    async def endless_trailer(stream: SocketStream) -> bool:
+        await stream.send(b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\nx-trailer: ")
+        for _ in range(64):
+            await stream.send(b"p" * 4096)  # one trailer value, 256 KiB and counting, never finished
+        await anyio.sleep(10)
+        return True
+
+    raw.script = [endless_trailer]
+    began = anyio.current_time()
+    answer = await pooled.exchange("GET", f"http://127.0.0.1:{raw.port}/t", [], None, timeout_ms=8000, max_bytes=64)
+    assert (answer.condition, answer.after_response, answer.maybe_received) == ("connection_reset", True, True)
+    assert anyio.current_time() - began < 6  # refused at the bound; the deadline would be 8 s
+
+
 async def test_bytes_nobody_asked_for_retire_the_connection(raw: RawServer, pooled: PooledUpstream) -> None:
     async def answer_then_talk(stream: SocketStream) -> None:
         await stream.send(ok(b"{}"))
@@ -325,6 +411,33 @@ async def test_a_second_answer_in_the_same_bytes_is_not_taken_for_the_next_reque
     assert (first.body, second.body) == (b'{"first": 1}', b'{"next": 1}')
 
 
+async def test_a_connection_whose_request_is_still_being_written_is_not_reused(pooled: PooledUpstream) -> None:
+    peers: list[int] = []
+
+    async def answer_early(stream: SocketStream) -> None:
+        peers.append(stream.extra(SocketAttribute.remote_port))
+        buffer = b""
+        async with stream:
+            while b"\r\n\r\n" not in buffer:
+                buffer += await stream.receive()
+            await stream.send(ok(b'{"early": true}'))  # before the body is read, as an early 413 would be
+            await anyio.sleep(0.3)
+            with contextlib.suppress(anyio.EndOfStream, anyio.BrokenResourceError):
+                while True:
+                    await stream.receive()  # the body, then whatever follows it: never answered
+
+    listener = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=0)
+    url = f"http://127.0.0.1:{listener.extra(SocketAttribute.local_port)}/early"
+    async with listener, anyio.create_task_group() as group:
+        group.start_soon(listener.serve, answer_early)
+        body = b"x" * 32_000_000  # far more than the loopback socket buffers hold
+        early = await pooled.exchange("POST", url, [], body, timeout_ms=5000, max_bytes=64)
+        later = await pooled.exchange("GET", url, [], None, timeout_ms=3000, max_bytes=64)
+        group.cancel_scope.cancel()
+    assert early.body == b'{"early": true}' and later.ok
+    assert len(set(peers)) == 2  # the second request went out on a fresh connection
+
+
 async def test_an_idle_connection_the_upstream_closed_is_not_reused(raw: RawServer, pooled: PooledUpstream) -> None:
     async def answer_then_close(stream: SocketStream) -> bool:
         await stream.send(ok(b"{}"))  # a keep-alive answer, then the server closes the idle connection
@@ -347,6 +460,29 @@ async def test_an_idle_connection_past_its_keep_alive_is_not_reused(raw: RawServ
             ).ok
     finally:
         await client.aclose()
+    assert raw.seen[0].peer_port != raw.seen[1].peer_port
+
+
+async def test_a_connection_in_use_when_the_pool_closes_is_closed_after_its_call_not_pooled(
+    raw: RawServer, pooled: PooledUpstream
+) -> None:
+    async def slow_answer(stream: SocketStream) -> None:
+        await anyio.sleep(0.3)
+        await stream.send(ok(b'{"slow": true}'))
+
+    raw.script = [slow_answer]
+    url = f"http://127.0.0.1:{raw.port}/a"
+    results: list[Answer] = []
+
+    async def call() -> None:
+        results.append(await pooled.exchange("GET", url, [], None, timeout_ms=5000, max_bytes=64))
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(call)
+        await anyio.sleep(0.1)
+        await pooled.aclose()  # while the call is out
+    assert results[0].body == b'{"slow": true}'
+    assert (await pooled.exchange("GET", url, [], None, timeout_ms=5000, max_bytes=64)).ok
     assert raw.seen[0].peer_port != raw.seen[1].peer_port
 
 
@@ -446,3 +582,14 @@ async def test_https_checks_the_certificate_and_a_refused_handshake_sent_nothing
         await trusting.aclose()
     assert (answer.status, answer.body) == (200, b'{"tls": true}')
     assert heads[0].startswith(b"GET /t HTTP/1.1\r\nhost: 127.0.0.1:") and not heads[0].startswith(b"POST")
+
+
+async def test_a_request_over_64_kib_never_shares_its_connection_with_the_next(
+    raw: RawServer, pooled: PooledUpstream
+) -> None:
+    url = f"http://127.0.0.1:{raw.port}/big"
+    assert (await pooled.exchange("POST", url, [], b"x" * (65 * 1024), timeout_ms=5000, max_bytes=64)).ok
+    assert (await pooled.exchange("POST", url, [], b"x" * 1024, timeout_ms=5000, max_bytes=64)).ok
+    assert (await pooled.exchange("POST", url, [], b"{}", timeout_ms=5000, max_bytes=64)).ok
+    first, second, third = (seen.peer_port for seen in raw.seen)
+    assert first != second and second == third  # TLS may still hold part of a large body: never followed

@@ -31,7 +31,7 @@ import socket
 import ssl
 import time
 import zlib
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Sequence
 from typing import Any, Final, cast
 from urllib.parse import urlsplit
 
@@ -50,6 +50,8 @@ _DEFAULT_PORTS: Final = {"http": 80, "https": 443}
 _USER_AGENT: Final = f"anvil/{__version__}"
 _ORIGINS: dict[str, tuple[_Key, str]] = {}
 _ORIGINS_KEPT: Final = 256
+#: The largest request after which its connection may carry another one (see _Connection.finished).
+_REUSE_BYTES: Final = 64 * 1024
 _ORIGIN: Final = re.compile(r"[^/?#]*//[^/?#]*")
 _TOKEN: Final = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+\Z")
 
@@ -68,8 +70,10 @@ class _Connection(asyncio.Protocol):
         self.parser = httptools.HttpResponseParser(self)  # one per connection: llhttp parses answer after answer
         self.transport: asyncio.Transport | None = None
         self.ended = False  # the upstream closed its side, or the connection failed
+        self.eof = False  # the upstream ended its side in order (FIN), not by a reset
         self.active = False  # a request is out on it; bytes arriving otherwise are unsolicited
         self.idle_since = 0.0
+        self.sent = 0  # the size of the request last written
         self._waiter: asyncio.Future[None] | None = None
         self._begin(head_only=False)
 
@@ -79,6 +83,7 @@ class _Connection(asyncio.Protocol):
         self.headers: dict[str, str] = {}  # lower-cased name -> the first value
         self.head_bytes = 0  # bytes received before the headers were complete (informational answers too)
         self.header_bytes = 0  # the headers' own size, as parsed
+        self.since_body = 0  # bytes received since the headers or the last body part (chunk lines, trailers)
         self.headers_done = False
         self.informational = False
         self.complete = False
@@ -96,6 +101,7 @@ class _Connection(asyncio.Protocol):
         if not self.active:
             self.close()  # nobody asked: the connection's framing can no longer be trusted
             return
+        self.since_body += len(data)
         try:
             self.parser.feed_data(data)
         except self._errors:
@@ -104,12 +110,14 @@ class _Connection(asyncio.Protocol):
             # httptools gathers a header whole before calling back: bound what arrives before the body.
             self.head_bytes += len(data)
             self.broken = self.broken or self.head_bytes > MAX_HEADER_BYTES
+        elif self.since_body > MAX_HEADER_BYTES:
+            self.broken = True  # the same for a chunked body's trailers (and chunk lines): bound what is not body
         if self.broken:
             self.close()
         self._wake()
 
     def eof_received(self) -> bool:
-        self.ended = True
+        self.ended = self.eof = True
         self._wake()
         return False  # the transport closes itself
 
@@ -138,10 +146,12 @@ class _Connection(asyncio.Protocol):
         self.informational = 100 <= self.status <= 199
         if not self.informational:
             self.headers_done = True
+            self.since_body = 0
             if self.head_only:
                 self.complete = True  # a HEAD answer has no body, whatever its content-length says
 
     def on_body(self, body: bytes) -> None:
+        self.since_body = 0
         if not self.complete:
             self.body.append(body)
 
@@ -170,10 +180,17 @@ class _Connection(asyncio.Protocol):
             self._waiter = None
 
     def send(self, data: bytes, *, head_only: bool) -> None:
-        """Start one request: reset the answer state and write ``data`` in one piece."""
+        """Start one request: reset the answer state and write ``data`` in one piece.
+
+        Raises:
+            _Broken: the connection ended before it was written to (the request provably did not leave).
+        """
         assert self.transport is not None
+        if self.ended or self.transport.is_closing():  # under uvloop, a reset at accept is often seen by now
+            raise _Broken
         self._begin(head_only=head_only)
         self.active = True
+        self.sent = len(data)
         self.transport.write(data)
 
     async def answer_headers(self) -> None:
@@ -199,8 +216,10 @@ class _Connection(asyncio.Protocol):
             elif self.broken:
                 raise _Broken
             elif self.ended:
-                if self.until_close() and self.status not in (204, 304):
-                    self.complete = True  # llhttp is never told of the end: an until-close body ends here
+                if self.until_close() and self.eof and self.status not in (204, 304):
+                    # llhttp is never told of the end: an until-close body ends at a clean end only (a reset
+                    # can cut it anywhere).
+                    self.complete = True
                     return
                 raise _Broken
             else:
@@ -218,7 +237,14 @@ class _Connection(asyncio.Protocol):
 
     def finished(self) -> bool:
         """Whether the answer was read whole and the connection may carry another request."""
-        return self.complete and self.keep_alive and not (self.head_only or self.extra or self.ended)
+        # An answer can come before the request is written whole (an early 413, say): the next request
+        # would follow the rest of that body, on a connection the upstream may no longer read as framed.
+        # (asyncio's TLS transport counts only what it has not encrypted yet, so over TLS this sees less.)
+        # So a request over _REUSE_BYTES is never followed on its connection: TLS may still hold part of it.
+        written = (
+            self.sent <= _REUSE_BYTES and self.transport is not None and self.transport.get_write_buffer_size() == 0
+        )
+        return written and self.complete and self.keep_alive and not (self.head_only or self.extra or self.ended)
 
     def close(self) -> None:
         """Close the connection now (its answer, if any, is abandoned)."""
@@ -227,30 +253,27 @@ class _Connection(asyncio.Protocol):
             self.transport.close()
 
 
-def _decoder(encoding: str | None, limit: int) -> Callable[[bytes], bytes] | None:
-    """A bounded decoder for ``gzip``/``deflate`` bodies (None: the body is used as sent)."""
+async def _decoded(chunks: AsyncIterator[bytes], encoding: str | None, limit: int) -> AsyncIterator[bytes]:
+    """The body as sent, or decoded from ``gzip``/``deflate`` (bounded: at most ``limit + 1`` bytes a chunk)."""
     encoding = (encoding or "").strip().lower()
     if encoding not in ("gzip", "x-gzip", "deflate"):
-        return None
-    state: dict[str, Any] = {"obj": zlib.decompressobj(16 + zlib.MAX_WBITS) if encoding != "deflate" else None}
-
-    def decode(data: bytes) -> bytes:
-        obj = state["obj"]
-        if obj is None:  # deflate is zlib-wrapped by the standard, raw by some servers
-            raw = not data or (data[0] & 0x0F) != 8
-            obj = state["obj"] = zlib.decompressobj(-zlib.MAX_WBITS if raw else zlib.MAX_WBITS)
+        async for chunk in chunks:
+            yield chunk
+        return
+    obj: Any = None
+    async for chunk in chunks:
+        if obj is None:
+            wbits = 16 + zlib.MAX_WBITS
+            if encoding == "deflate":  # deflate is zlib-wrapped by the standard, raw by some servers
+                wbits = -zlib.MAX_WBITS if not chunk or (chunk[0] & 0x0F) != 8 else zlib.MAX_WBITS
+            obj = zlib.decompressobj(wbits)
         try:
-            out: bytes = obj.decompress(data, limit + 1)  # one byte past the limit is enough to refuse
+            out: bytes = obj.decompress(chunk, limit + 1)  # one byte past the limit is enough to refuse
         except zlib.error:
             raise _Broken from None
-        return out
-
-    return decode
-
-
-async def _decoded(chunks: AsyncIterator[bytes], decode: Callable[[bytes], bytes] | None) -> AsyncIterator[bytes]:
-    async for chunk in chunks:
-        yield decode(chunk) if decode is not None else chunk
+        yield out
+    if obj is not None and not obj.eof:
+        raise _Broken  # the compressed stream stops short: what was decoded is not the whole body
 
 
 def _origin(url: str) -> tuple[_Key, str, int]:
@@ -319,9 +342,11 @@ class PooledUpstream:
         self._idle: dict[_Key, list[_Connection]] = {}
         self._slots: dict[_Key, asyncio.Semaphore] = {}
         self._tls: ssl.SSLContext | None = None
+        self._generation = 0  # one more at each aclose: a connection out on a call then is not pooled after it
 
     async def aclose(self) -> None:
-        """Close every pooled connection (a later call opens new ones)."""
+        """Close every pooled connection (a later call opens new ones; one in use now closes when its call ends)."""
+        self._generation += 1
         idle, self._idle = self._idle, {}
         for connections in idle.values():
             for conn in connections:
@@ -373,6 +398,7 @@ class PooledUpstream:
         if slots is None:
             slots = self._slots[key] = asyncio.Semaphore(self._limit_per_host)
         sent = began = False
+        generation = self._generation
         conn: _Connection | None = None
         reuse = False
         try:
@@ -385,13 +411,13 @@ class PooledUpstream:
                         await conn.answer_headers()
                         began = True
                         lookup = conn.headers.get
-                        body = _decoded(conn.chunks(), _decoder(lookup("content-encoding"), max_bytes))
+                        body = _decoded(conn.chunks(), lookup("content-encoding"), max_bytes)
                         answer = await read_answer(conn.status, lookup, body, max_bytes=max_bytes, head=conn.head_only)
                         reuse = conn.finished() and not answer.after_response
                         return answer
                     finally:
                         if conn is not None:
-                            if reuse:
+                            if reuse and generation == self._generation:
                                 self._checkin(key, conn)
                             else:
                                 conn.close()
