@@ -15,13 +15,16 @@ async pool; connecting, waiting for a pooled connection and every statement are 
 timeout, pool timeout, ``statement_timeout`` and ``lock_timeout``), so a stopped or stuck database
 fails each call closed within seconds instead of queueing it.
 
-The hot path: one round trip per reservation and per completion, on a connection this instance
-holds (taken from the pool once, so a sequential caller pays no pool checkout), with the statements
-prepared on it. A call that finds the held connection in use takes another from the pool; a
-connection that fails is handed back to the pool (which discards a broken one), and the statement is
-sent again on a fresh connection (at most :data:`_ATTEMPTS` tries) only when the connection it went
-out on is dead, never after an answer from the database (every primitive may be repeated: the
-policy in :mod:`anvil.ledger.base` reads a lost create's or update's own row back). A held
+The hot path: one round trip per reservation and per completion, on a connection this instance holds
+(taken from the pool once, so a sequential caller pays no pool checkout), with the statements prepared
+on it. The statements that return only a row count (``INSERT``, ``UPDATE``, ``DELETE``) go through libpq
+directly (:mod:`anvil.ledger.pgwire`, a fraction of psycopg's cursor CPU) under a client deadline a
+little past ``statement_timeout``; one cancelled or timed out mid-exchange has the server asked to stop
+it and its connection closed. Reads keep psycopg's cursor. A call that finds the held connection in use
+takes another from the pool; a connection that fails is handed back to the pool (which discards a broken
+one), and the statement is sent again on a fresh connection (at most :data:`_ATTEMPTS` tries) only when
+the connection it went out on is dead, never after an answer from the database (every primitive may be
+repeated: the policy in :mod:`anvil.ledger.base` reads a lost create's or update's own row back). A held
 connection is handed back every :data:`_HELD_FOR_S` seconds so the pool's lifetime rules still apply.
 
 Completions commit with ``synchronous_commit = off`` on their own pool's connections: the server
@@ -38,11 +41,12 @@ Errors never repeat the URI, the host or the SQL: driver faults become ``LedgerE
 
 from __future__ import annotations
 
+import asyncio
 import math
 import secrets
 import time
 from collections.abc import AsyncIterator, Iterator, Sequence
-from contextlib import asynccontextmanager, contextmanager
+from contextlib import asynccontextmanager, contextmanager, suppress
 from dataclasses import replace
 from typing import Any, ClassVar, Final
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
@@ -50,6 +54,7 @@ from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 import anyio
 
 from anvil.errors import ConfigError, LedgerError
+from anvil.ledger import pgwire
 from anvil.ledger.base import (
     ROW_FIELDS,
     TABLE_NAME,
@@ -73,6 +78,10 @@ _HELD_FOR_S: Final = 300.0
 #: Tries of one statement when the connection it was sent on turns out dead (a restarted server).
 _ATTEMPTS: Final = 3
 _PROBE_WAIT_S: Final = 1.0
+#: How much longer than the server's statement_timeout a hot statement waits before giving up its connection.
+_CLIENT_SLACK_S: Final = 2.0
+#: The longest a cancelled hot statement waits for the server to take its cancel request.
+_CANCEL_WAIT_S: Final = 1.0
 _COLUMNS: Final = ROW_FIELDS
 _URI_HINT: Final = "Use postgresql://USER@HOST:PORT/DBNAME, optionally ?namespace=NS."
 _HINT: Final = "Check that the database answers and `anvil ledger init` created the table."
@@ -184,6 +193,7 @@ class PostgresLedger(Ledger):
         self._sql_read = f"SELECT version, {cols} FROM {table} WHERE doc_id = %s"
         self._sql_update = f"UPDATE {table} SET version = %s, {sets} WHERE doc_id = %s AND version = %s"
         self._sql_delete = f"DELETE FROM {table} WHERE doc_id = %s AND version = %s"
+        self._numbered = {sql: pgwire.numbered(sql) for sql in (self._sql_create, self._sql_update, self._sql_delete)}
 
     @classmethod
     def from_uri(cls, uri: str, options: LedgerOptions) -> PostgresLedger:
@@ -277,10 +287,15 @@ class PostgresLedger(Ledger):
                 raise lost.error from None
 
     async def _once(self, sql: str, params: tuple[object, ...], *, final: bool, fetch: bool) -> Any:
+        wire = None if fetch else self._numbered.get(sql)
         conn, held = await self._take(final)
         try:
-            cursor = await conn.execute(sql, params, prepare=True)
-            result = await cursor.fetchone() if fetch else int(cursor.rowcount)
+            if wire is None:
+                cursor = await conn.execute(sql, params, prepare=True)
+                result = await cursor.fetchone() if fetch else int(cursor.rowcount)
+            else:  # a row count only: straight through libpq (pgwire), bounded by a client deadline too
+                async with asyncio.timeout(self._wait + _CLIENT_SLACK_S):
+                    result = await pgwire.execute(conn, wire, params)
         except BaseException as exc:
             if held:
                 self._held.pop(final, None)
@@ -288,6 +303,13 @@ class PostgresLedger(Ledger):
             # A connection that died while idle (or that the server ended): not the database's answer.
             error = exc if isinstance(exc, Exception) else None  # a cancellation is never a dead connection
             dead = error is not None and (conn.closed or conn.broken or _terminated(error))
+            if wire is not None and not dead and not conn.closed and not pgwire.idle(conn):
+                # Cancelled or past the deadline mid-exchange: ask the server to stop the statement (as
+                # psycopg does), then close the connection, which cannot carry another statement.
+                with anyio.CancelScope(shield=True):
+                    with suppress(Exception):
+                        await conn.cancel_safe(timeout=_CANCEL_WAIT_S)
+                    await conn.close()
             if dead and not conn.closed:
                 with anyio.CancelScope(shield=True):
                     await conn.close()  # psycopg may not have marked it broken: closed, the pool discards it
