@@ -30,6 +30,8 @@ __all__ = ["execute", "idle", "numbered"]
 _MARK: Final = re.compile(r"%s")
 #: The statements prepared on each connection (by name); forgotten with the connection.
 _PREPARED: weakref.WeakKeyDictionary[Any, set[bytes]] = weakref.WeakKeyDictionary()
+#: Each statement's name, derived from its text (a handful of statements per ledger table).
+_NAMES: dict[str, bytes] = {}
 
 
 def numbered(sql: str) -> str:
@@ -40,10 +42,10 @@ def numbered(sql: str) -> str:
 
 def _text(value: object) -> bytes | None:
     """A parameter in PostgreSQL's text format (the ledger stores text, integers and doubles)."""
+    if isinstance(value, str):  # most of a row: first
+        return value.encode("utf-8")
     if value is None:
         return None
-    if isinstance(value, str):
-        return value.encode("utf-8")
     if isinstance(value, bool):
         raise TypeError("the ledger stores no booleans")
     if isinstance(value, int):
@@ -113,7 +115,10 @@ async def execute(conn: Any, sql: str, params: Sequence[object]) -> int:
     from psycopg import errors
 
     pgconn = conn.pgconn
-    name = b"anvil_" + hashlib.sha1(sql.encode("utf-8"), usedforsecurity=False).hexdigest()[:16].encode("ascii")
+    name = _NAMES.get(sql)
+    if name is None:
+        digest = hashlib.sha1(sql.encode("utf-8"), usedforsecurity=False).hexdigest()[:16]
+        name = _NAMES[sql] = b"anvil_" + digest.encode("ascii")
     prepared = _PREPARED.setdefault(conn, set())
     values = [_text(value) for value in params]  # before anything is sent: a bad value changes nothing
     for _attempt in range(2):
