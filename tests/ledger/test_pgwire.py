@@ -137,3 +137,25 @@ async def test_a_write_past_the_ledgers_wait_fails_closed_as_unavailable() -> No
         assert (await ledger.reserve("k", "fp")).result == {"id": 1}
     finally:
         await ledger.close()
+
+
+async def test_a_text_value_with_a_nul_byte_is_refused_before_anything_is_sent(conn: Any) -> None:
+    import psycopg
+
+    insert = pgwire.numbered(f"INSERT INTO {conn.test_table} (id, n) VALUES (%s, %s)")
+    with pytest.raises(psycopg.DataError):  # libpq would send the text only up to the NUL
+        await pgwire.execute(conn, insert, ("fp\x00other", 1))
+    cursor = await conn.execute(f"SELECT count(*) FROM {conn.test_table}")
+    assert (await cursor.fetchone())[0] == 0 and pgwire.idle(conn)
+
+
+async def test_a_fingerprint_with_a_nul_byte_fails_closed_and_never_stores_a_truncated_binding() -> None:
+    ledger = open_ledger(postgres_uri(require("postgres"), f"t-{uuid.uuid4().hex[:12]}"))
+    try:
+        await ledger.initialize()
+        with pytest.raises(LedgerError) as refused:
+            await ledger.reserve("k", "fp\x00request-a")
+        assert refused.value.code == "ledger/unavailable" and not ledger.owns("k")
+        assert (await ledger.reserve("k", "fp")).outcome == "reserved"  # no row bound to a cut "fp"
+    finally:
+        await ledger.close()

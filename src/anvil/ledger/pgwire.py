@@ -43,6 +43,10 @@ def numbered(sql: str) -> str:
 def _text(value: object) -> bytes | None:
     """A parameter in PostgreSQL's text format (the ledger stores text, integers and doubles)."""
     if isinstance(value, str):  # most of a row: first
+        if "\x00" in value:  # libpq sends a text parameter only up to its first NUL: refused, as psycopg does
+            from psycopg import errors
+
+            raise errors.DataError("PostgreSQL text fields cannot contain NUL (0x00) bytes")
         return value.encode("utf-8")
     if value is None:
         return None
@@ -109,7 +113,8 @@ async def execute(conn: Any, sql: str, params: Sequence[object]) -> int:
     """Run ``sql`` (``$n`` placeholders, no rows returned) on psycopg connection ``conn``; its row count.
 
     Raises:
-        psycopg.Error: the server refused the statement (its SQLSTATE's class) or the connection failed.
+        psycopg.Error: the server refused the statement (its SQLSTATE's class), the connection failed, or
+            a text value holds a NUL byte (``DataError``, nothing sent).
         TypeError: a parameter the ledger never stores.
     """
     from psycopg import errors
