@@ -175,3 +175,43 @@ async def test_held_connections_the_server_drops_are_replaced_and_the_next_write
         assert (await ledger.reserve("k1", "fp")).result == {"id": 1}
     finally:
         await ledger.close()
+
+
+async def test_calls_in_flight_when_the_ledger_closes_end_with_their_own_answer() -> None:
+    import psycopg
+
+    base = require("postgres")
+    ledger = open_ledger(
+        postgres_uri(base, f"t-{uuid.uuid4().hex[:12]}"), options=LedgerOptions(lock_timeout_seconds=10.0)
+    )
+    assert isinstance(ledger, PostgresLedger)
+    failures: list[BaseException] = []
+
+    async def complete(key: str) -> None:
+        try:
+            await ledger.complete(key, {"key": key}, 201)
+        except BaseException as exc:
+            failures.append(exc)
+
+    try:
+        await ledger.initialize()
+        for key in ("a", "b"):
+            assert (await ledger.reserve(key, "fp")).outcome == "reserved"
+        started = time.monotonic()
+        async with await psycopg.AsyncConnection.connect(base) as blocker:
+            await blocker.execute(f"SELECT 1 FROM {ledger.table} FOR UPDATE")
+            async with anyio.create_task_group() as group:
+                group.start_soon(complete, "a")  # on the held completion connection
+                group.start_soon(complete, "b")  # on one from the completion pool
+                await anyio.sleep(0.5)
+                await ledger.close()  # while both wait for the row locks
+                assert (await ledger.reserve("c", "fp")).outcome == "reserved"  # new pools
+                await ledger.complete("c", {"key": "c"}, 201)
+                await blocker.rollback()
+        assert failures == []
+        assert time.monotonic() - started < 8  # well inside the 12 s client deadline: nothing waited it out
+        for key in ("a", "b", "c"):
+            assert (await ledger.reserve(key, "fp")).result == {"key": key}
+    finally:
+        await ledger.close()
+    assert ledger._pools == {} and ledger._held == {}

@@ -171,8 +171,8 @@ class PostgresLedger(Ledger):
         if not TABLE_NAME.match(self._table):
             raise ConfigError("config/invalid", "A ledger table name must be a lowercase identifier.")
         self._pools: dict[bool, Any] = {}  # final (completions) -> its pool
-        self._held: dict[bool, tuple[Any, float]] = {}  # final -> (held connection, when taken)
-        self._busy: set[bool] = set()  # which held connections a call is using now
+        self._held: dict[bool, tuple[Any, float, Any]] = {}  # final -> (held connection, when taken, its pool)
+        self._busy: set[Any] = set()  # the held connections a call is using now
         wait = self.options.lock_timeout_seconds
         self._wait = wait
         ms = int(wait * 1000)
@@ -246,32 +246,37 @@ class PostgresLedger(Ledger):
             async with pool.connection(timeout=self._wait if wait is None else wait) as conn:
                 yield conn
 
-    async def _give_back(self, final: bool, conn: Any) -> None:
-        """Return ``conn`` to its pool (which resets it, or discards it when broken), even when cancelled."""
+    @staticmethod
+    async def _give_back(pool: Any, conn: Any) -> None:
+        """Return ``conn`` to the pool it came from, even when cancelled: the pool resets it, discards it
+        when broken, and closes it when that pool was closed meanwhile (another pool refuses it)."""
         with anyio.CancelScope(shield=True):
-            pool = self._pools.get(final)
-            if pool is not None:
-                await pool.putconn(conn)
-            else:
-                await conn.close()
+            await pool.putconn(conn)
 
-    async def _take(self, final: bool) -> tuple[Any, bool]:
-        """A connection for one statement and whether it is the held one (else a pool checkout)."""
+    async def _take(self, final: bool) -> tuple[Any, Any, bool]:
+        """A connection for one statement, its pool, and whether it is the held one (else a pool checkout)."""
         held = self._held.get(final)
-        if held is not None and final not in self._busy:
-            conn, since = held
+        if held is not None and held[0] not in self._busy:
+            conn, since, pool = held
             if not conn.closed and time.monotonic() - since < _HELD_FOR_S:
-                self._busy.add(final)
-                return conn, True
+                self._busy.add(conn)
+                return conn, pool, True
             del self._held[final]
-            await self._give_back(final, conn)
+            await self._give_back(pool, conn)
         pool = await self._opened(final)
         conn = await pool.getconn(timeout=self._wait)
-        if final not in self._held and final not in self._busy:
-            self._held[final] = (conn, time.monotonic())
-            self._busy.add(final)
-            return conn, True
-        return conn, False
+        if final not in self._held:
+            self._held[final] = (conn, time.monotonic(), pool)
+            self._busy.add(conn)
+            return conn, pool, True
+        return conn, pool, False
+
+    def _let_go(self, final: bool, conn: Any) -> bool:
+        """Mark held ``conn`` free after a call; True when it is still the held one (:meth:`close` or a
+        failure may have let it go meanwhile: then it belongs back in its pool)."""
+        self._busy.discard(conn)
+        held = self._held.get(final)
+        return held is not None and held[0] is conn
 
     async def _run(self, sql: str, params: tuple[object, ...], *, final: bool = False, fetch: bool = False) -> Any:
         """One statement, one round trip, on the held connection when it is free (see the module docstring)."""
@@ -288,7 +293,7 @@ class PostgresLedger(Ledger):
 
     async def _once(self, sql: str, params: tuple[object, ...], *, final: bool, fetch: bool) -> Any:
         wire = None if fetch else self._numbered.get(sql)
-        conn, held = await self._take(final)
+        conn, pool, held = await self._take(final)
         try:
             if wire is None:
                 cursor = await conn.execute(sql, params, prepare=True)
@@ -297,9 +302,8 @@ class PostgresLedger(Ledger):
                 async with asyncio.timeout(self._wait + _CLIENT_SLACK_S):
                     result = await pgwire.execute(conn, wire, params)
         except BaseException as exc:
-            if held:
-                self._held.pop(final, None)
-                self._busy.discard(final)
+            if held and self._let_go(final, conn):
+                del self._held[final]
             # A connection that died while idle (or that the server ended): not the database's answer.
             error = exc if isinstance(exc, Exception) else None  # a cancellation is never a dead connection
             dead = error is not None and (conn.closed or conn.broken or _terminated(error))
@@ -313,14 +317,12 @@ class PostgresLedger(Ledger):
             if dead and not conn.closed:
                 with anyio.CancelScope(shield=True):
                     await conn.close()  # psycopg may not have marked it broken: closed, the pool discards it
-            await self._give_back(final, conn)  # a broken connection is discarded there
+            await self._give_back(pool, conn)  # a broken connection is discarded there
             if dead and error is not None:
                 raise _Lost(error) from exc
             raise
-        if held:
-            self._busy.discard(final)
-        else:
-            await self._give_back(final, conn)
+        if not held or not self._let_go(final, conn):
+            await self._give_back(pool, conn)
         return result
 
     async def setting(self, name: str, *, completion: bool = False) -> str:
@@ -339,12 +341,9 @@ class PostgresLedger(Ledger):
     async def close(self) -> None:
         """Hand back the held connections and close the pools (a later call opens new ones)."""
         held, self._held = self._held, {}
-        for final, (conn, _since) in held.items():
-            if final in self._busy:
-                await conn.close()  # a call still uses it: it is not the pool's to reset
-            else:
-                await self._give_back(final, conn)
-        self._busy.clear()
+        for conn, _since, pool in held.values():
+            if conn not in self._busy:  # one a call still uses goes back (to its closed pool) when the call ends
+                await self._give_back(pool, conn)
         pools, self._pools = self._pools, {}
         for pool in pools.values():
             await pool.close()
