@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import socket
 import time
 import uuid
+from contextlib import suppress
 from urllib.parse import quote
 
 import anyio
@@ -13,7 +15,7 @@ from psycopg.conninfo import conninfo_to_dict
 from services import postgres_uri, require
 
 from anvil.errors import ConfigError, LedgerError
-from anvil.ledger.base import LedgerOptions
+from anvil.ledger.base import LedgerOptions, document_id
 from anvil.ledger.postgres import PostgresLedger, postgres_location
 from anvil.ledger.registry import open_ledger
 
@@ -215,3 +217,67 @@ async def test_calls_in_flight_when_the_ledger_closes_end_with_their_own_answer(
     finally:
         await ledger.close()
     assert ledger._pools == {} and ledger._held == {}
+
+
+class _FreezingProxy:
+    """A loopback TCP proxy to the test database that can stop forwarding (a database that stops answering)."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.frozen = False
+        self.tasks: set[asyncio.Task[None]] = set()
+        self.writers: list[asyncio.StreamWriter] = []
+
+    async def _pipe(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        with suppress(OSError):
+            while data := await reader.read(65536):
+                while self.frozen:
+                    await asyncio.sleep(3600)
+                writer.write(data)
+                await writer.drain()
+
+    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.writers.append(writer)
+        if self.frozen:
+            return
+        up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.port)
+        self.writers.append(up_writer)
+        for pipe in (self._pipe(reader, up_writer), self._pipe(up_reader, writer)):
+            task = asyncio.ensure_future(pipe)
+            self.tasks.add(task)
+
+    def close(self) -> None:
+        for task in self.tasks:
+            task.cancel()
+        for writer in self.writers:
+            writer.close()
+
+
+async def test_a_database_that_stops_answering_fails_reads_and_writes_closed_within_the_client_deadline() -> None:
+    from urllib.parse import urlsplit, urlunsplit
+
+    base = urlsplit(require("postgres"))
+    assert base.port is not None
+    proxy = _FreezingProxy(base.port)
+    server = await asyncio.start_server(proxy.handle, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    netloc = f"{base.netloc.rsplit('@', 1)[0]}@127.0.0.1:{port}" if "@" in base.netloc else f"127.0.0.1:{port}"
+    uri = urlunsplit((base.scheme, netloc, base.path, base.query, ""))
+    ledger = open_ledger(
+        postgres_uri(uri, f"t-{uuid.uuid4().hex[:12]}"), options=LedgerOptions(lock_timeout_seconds=1.0)
+    )
+    try:
+        await ledger.initialize()
+        assert (await ledger.reserve("k", "fp")).outcome == "reserved"
+        proxy.frozen = True
+        for call in (lambda: ledger.inspect(ledger.reference(document_id("k"))), lambda: ledger.complete("k", 1)):
+            started = time.monotonic()
+            with anyio.move_on_after(30) as guard, pytest.raises(LedgerError) as refused:
+                await call()
+            assert not guard.cancelled_caught  # it did not hang
+            assert refused.value.code == "ledger/unavailable"
+            assert time.monotonic() - started < 12  # a read waits its deadline once, never forever
+    finally:
+        proxy.close()
+        server.close()
+        await ledger.close()

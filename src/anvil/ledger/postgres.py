@@ -18,14 +18,16 @@ fails each call closed within seconds instead of queueing it.
 The hot path: one round trip per reservation and per completion, on a connection this instance holds
 (taken from the pool once, so a sequential caller pays no pool checkout), with the statements prepared
 on it. The statements that return only a row count (``INSERT``, ``UPDATE``, ``DELETE``) go through libpq
-directly (:mod:`anvil.ledger.pgwire`, a fraction of psycopg's cursor CPU) under a client deadline a
-little past ``statement_timeout``; one cancelled or timed out mid-exchange has the server asked to stop
-it and its connection closed. Reads keep psycopg's cursor. A call that finds the held connection in use
-takes another from the pool; a connection that fails is handed back to the pool (which discards a broken
-one), and the statement is sent again on a fresh connection (at most :data:`_ATTEMPTS` tries) only when
-the connection it went out on is dead, never after an answer from the database (every primitive may be
-repeated: the policy in :mod:`anvil.ledger.base` reads a lost create's or update's own row back). A held
-connection is handed back every :data:`_HELD_FOR_S` seconds so the pool's lifetime rules still apply.
+directly (:mod:`anvil.ledger.pgwire`, a fraction of psycopg's cursor CPU); one cancelled or timed out
+mid-exchange has the server asked to stop it and its connection closed. Reads keep psycopg's cursor.
+Every statement, reads too, runs under a client deadline a little past ``statement_timeout``, so a
+database that stops answering fails the call closed instead of holding it forever. A call that finds the
+held connection in use takes another from the pool; a connection that fails is handed back to the pool
+(which discards a broken one), and the statement is sent again on a fresh connection (at most
+:data:`_ATTEMPTS` tries) only when the connection it went out on is dead, never after an answer from the
+database (every primitive may be repeated: the policy in :mod:`anvil.ledger.base` reads a lost create's
+or update's own row back). A held connection is handed back every :data:`_HELD_FOR_S` seconds so the
+pool's lifetime rules still apply.
 
 Completions commit with ``synchronous_commit = off`` on their own pool's connections: the server
 answers before the commit record is flushed, because a completion lost to a database crash only
@@ -41,7 +43,6 @@ Errors never repeat the URI, the host or the SQL: driver faults become ``LedgerE
 
 from __future__ import annotations
 
-import asyncio
 import math
 import secrets
 import time
@@ -295,18 +296,22 @@ class PostgresLedger(Ledger):
         wire = None if fetch else self._numbered.get(sql)
         conn, pool, held = await self._take(final)
         try:
-            if wire is None:
-                cursor = await conn.execute(sql, params, prepare=True)
-                result = await cursor.fetchone() if fetch else int(cursor.rowcount)
-            else:  # a row count only: straight through libpq (pgwire), bounded by a client deadline too
-                async with asyncio.timeout(self._wait + _CLIENT_SLACK_S):
+            # The client deadline bounds reads too: a database that stops answering never ends them
+            # (statement_timeout runs on the server). anyio's scope keeps cancelling, so psycopg's own
+            # cancel-and-wait after an interrupted read is cut short (it closes that connection).
+            with anyio.fail_after(self._wait + _CLIENT_SLACK_S):
+                if wire is None:
+                    cursor = await conn.execute(sql, params, prepare=True)
+                    result = await cursor.fetchone() if fetch else int(cursor.rowcount)
+                else:  # a row count only: straight through libpq (pgwire)
                     result = await pgwire.execute(conn, wire, params)
         except BaseException as exc:
             if held and self._let_go(final, conn):
                 del self._held[final]
             # A connection that died while idle (or that the server ended): not the database's answer.
             error = exc if isinstance(exc, Exception) else None  # a cancellation is never a dead connection
-            dead = error is not None and (conn.closed or conn.broken or _terminated(error))
+            late = isinstance(exc, TimeoutError)  # the deadline: no answer, so not one to send again either
+            dead = error is not None and not late and (conn.closed or conn.broken or _terminated(error))
             if wire is not None and not dead and not conn.closed and not pgwire.idle(conn):
                 # Cancelled or past the deadline mid-exchange: ask the server to stop the statement (as
                 # psycopg does), then close the connection, which cannot carry another statement.
