@@ -9,10 +9,16 @@ from __future__ import annotations
 
 import os
 import socket
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
+from anvil.ledger.base import LedgerOptions
+from anvil.ledger.postgres import PostgresLedger
+from anvil.ledger.registry import open_ledger
 from tests.conftest import missing
 
-__all__ = ["firestore_uri", "postgres_uri", "require", "service_address"]
+__all__ = ["firestore_uri", "postgres_ledger", "postgres_uri", "require", "service_address"]
 
 _ENV = {"postgres": "ANVIL_TEST_POSTGRES_URL", "firestore": "FIRESTORE_EMULATOR_HOST"}
 _HOW = 'start both with eval "$(bash .ci/services.sh start)" (README, Choosing a ledger backend)'
@@ -51,6 +57,19 @@ def require(name: str) -> str:
 def postgres_uri(base: str, namespace: str) -> str:
     """The ledger URI for a fresh namespace on the test database."""
     return f"{base}{'&' if '?' in base else '?'}namespace={namespace}"
+
+
+@asynccontextmanager
+async def postgres_ledger(base: str, *, lock_timeout_seconds: float | None = None) -> AsyncIterator[PostgresLedger]:
+    """A ledger on a fresh namespace of the database at ``base``, its table created, closed afterwards."""
+    options = None if lock_timeout_seconds is None else LedgerOptions(lock_timeout_seconds=lock_timeout_seconds)
+    ledger = open_ledger(postgres_uri(base, f"t-{uuid.uuid4().hex[:12]}"), options=options)
+    assert isinstance(ledger, PostgresLedger)
+    try:
+        await ledger.initialize()
+        yield ledger
+    finally:
+        await ledger.close()
 
 
 def firestore_uri(host: str, namespace: str) -> str:

@@ -9,13 +9,10 @@ from typing import Any
 
 import anyio
 import pytest
-from services import postgres_uri, require
+from services import postgres_ledger, require
 
 from anvil.errors import LedgerError
 from anvil.ledger import pgwire
-from anvil.ledger.base import LedgerOptions
-from anvil.ledger.postgres import PostgresLedger
-from anvil.ledger.registry import open_ledger
 
 pytestmark = pytest.mark.anyio
 
@@ -95,12 +92,7 @@ async def test_a_ledger_write_cancelled_while_it_waits_leaves_no_half_used_conne
     import psycopg
 
     base = require("postgres")
-    ledger = open_ledger(
-        postgres_uri(base, f"t-{uuid.uuid4().hex[:12]}"), options=LedgerOptions(lock_timeout_seconds=3.0)
-    )
-    assert isinstance(ledger, PostgresLedger)
-    try:
-        await ledger.initialize()
+    async with postgres_ledger(base, lock_timeout_seconds=3.0) as ledger:
         assert (await ledger.reserve("k", "fp")).outcome == "reserved"
         async with await psycopg.AsyncConnection.connect(base) as blocker:  # a transaction holding the row
             await blocker.execute(f"SELECT 1 FROM {ledger.table} FOR UPDATE")
@@ -112,20 +104,13 @@ async def test_a_ledger_write_cancelled_while_it_waits_leaves_no_half_used_conne
         await ledger.complete("k2", {"id": 2}, 201)
         assert (await ledger.reserve("k2", "fp")).result == {"id": 2}
         assert (await ledger.reserve("k", "fp")).outcome == "in_progress"  # the server cancelled the completion
-    finally:
-        await ledger.close()
 
 
 async def test_a_write_past_the_ledgers_wait_fails_closed_as_unavailable() -> None:
     import psycopg
 
     base = require("postgres")
-    ledger = open_ledger(
-        postgres_uri(base, f"t-{uuid.uuid4().hex[:12]}"), options=LedgerOptions(lock_timeout_seconds=1.0)
-    )
-    assert isinstance(ledger, PostgresLedger)
-    try:
-        await ledger.initialize()
+    async with postgres_ledger(base, lock_timeout_seconds=1.0) as ledger:
         assert (await ledger.reserve("k", "fp")).outcome == "reserved"
         async with await psycopg.AsyncConnection.connect(base) as blocker:
             await blocker.execute(f"SELECT 1 FROM {ledger.table} FOR UPDATE")
@@ -135,8 +120,6 @@ async def test_a_write_past_the_ledgers_wait_fails_closed_as_unavailable() -> No
         assert refused.value.code == "ledger/unavailable"
         await ledger.complete("k", {"id": 1}, 201)  # the connection it used is still good (or replaced)
         assert (await ledger.reserve("k", "fp")).result == {"id": 1}
-    finally:
-        await ledger.close()
 
 
 async def test_a_text_value_with_a_nul_byte_is_refused_before_anything_is_sent(conn: Any) -> None:
@@ -150,12 +133,8 @@ async def test_a_text_value_with_a_nul_byte_is_refused_before_anything_is_sent(c
 
 
 async def test_a_fingerprint_with_a_nul_byte_fails_closed_and_never_stores_a_truncated_binding() -> None:
-    ledger = open_ledger(postgres_uri(require("postgres"), f"t-{uuid.uuid4().hex[:12]}"))
-    try:
-        await ledger.initialize()
+    async with postgres_ledger(require("postgres")) as ledger:
         with pytest.raises(LedgerError) as refused:
             await ledger.reserve("k", "fp\x00request-a")
         assert refused.value.code == "ledger/unavailable" and not ledger.owns("k")
         assert (await ledger.reserve("k", "fp")).outcome == "reserved"  # no row bound to a cut "fp"
-    finally:
-        await ledger.close()

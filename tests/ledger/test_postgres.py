@@ -12,7 +12,7 @@ from urllib.parse import quote
 import anyio
 import pytest
 from psycopg.conninfo import conninfo_to_dict
-from services import postgres_uri, require
+from services import postgres_ledger, postgres_uri, require
 
 from anvil.errors import ConfigError, LedgerError
 from anvil.ledger.base import LedgerOptions, document_id
@@ -111,10 +111,7 @@ async def test_init_from_many_processes_at_once_is_idempotent() -> None:
 
 async def test_completions_commit_asynchronously_and_reservations_keep_a_durable_server_setting() -> None:
     base = require("postgres")
-    ledger = open_ledger(postgres_uri(base, f"t-{uuid.uuid4().hex[:12]}"))
-    assert isinstance(ledger, PostgresLedger)
-    try:
-        await ledger.initialize()
+    async with postgres_ledger(base) as ledger:
         assert (await ledger.reserve("k", "fp")).outcome == "reserved"
         await ledger.complete("k", {"id": 1}, 201)
         assert await ledger.setting("synchronous_commit", completion=True) == "off"
@@ -130,8 +127,6 @@ async def test_completions_commit_asynchronously_and_reservations_keep_a_durable
         with pytest.raises(ConfigError) as refused:
             await ledger.setting("work_mem")
         assert refused.value.code == "config/invalid"
-    finally:
-        await ledger.close()
 
 
 @pytest.mark.parametrize(("asked", "reservations"), [("off", "on"), ("remote_write", "remote_write")])
@@ -183,28 +178,23 @@ async def test_calls_in_flight_when_the_ledger_closes_end_with_their_own_answer(
     import psycopg
 
     base = require("postgres")
-    ledger = open_ledger(
-        postgres_uri(base, f"t-{uuid.uuid4().hex[:12]}"), options=LedgerOptions(lock_timeout_seconds=10.0)
-    )
-    assert isinstance(ledger, PostgresLedger)
     failures: list[BaseException] = []
 
-    async def complete(key: str) -> None:
+    async def complete(ledger: PostgresLedger, key: str) -> None:
         try:
             await ledger.complete(key, {"key": key}, 201)
         except BaseException as exc:
             failures.append(exc)
 
-    try:
-        await ledger.initialize()
+    async with postgres_ledger(base, lock_timeout_seconds=10.0) as ledger:
         for key in ("a", "b"):
             assert (await ledger.reserve(key, "fp")).outcome == "reserved"
         started = time.monotonic()
         async with await psycopg.AsyncConnection.connect(base) as blocker:
             await blocker.execute(f"SELECT 1 FROM {ledger.table} FOR UPDATE")
             async with anyio.create_task_group() as group:
-                group.start_soon(complete, "a")  # on the held completion connection
-                group.start_soon(complete, "b")  # on one from the completion pool
+                group.start_soon(complete, ledger, "a")  # on the held completion connection
+                group.start_soon(complete, ledger, "b")  # on one from the completion pool
                 await anyio.sleep(0.5)
                 await ledger.close()  # while both wait for the row locks
                 assert (await ledger.reserve("c", "fp")).outcome == "reserved"  # new pools
@@ -214,8 +204,6 @@ async def test_calls_in_flight_when_the_ledger_closes_end_with_their_own_answer(
         assert time.monotonic() - started < 8  # well inside the 12 s client deadline: nothing waited it out
         for key in ("a", "b", "c"):
             assert (await ledger.reserve(key, "fp")).result == {"key": key}
-    finally:
-        await ledger.close()
     assert ledger._pools == {} and ledger._held == {}
 
 
