@@ -215,7 +215,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import uvicorn
 
-    # An explicit IPPROTO_TCP, as anvil.serve.http.listen does: asyncio turns Nagle off (TCP_NODELAY) only
+    # An explicit IPPROTO_TCP, as anvil.serve.mcp.http.listen does: asyncio turns Nagle off (TCP_NODELAY) only
     # for sockets that say so, and with Nagle on every small answer waits ~40 ms for an ACK.
     family = socket.AF_INET6 if ":" in args.host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)

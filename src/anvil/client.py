@@ -39,7 +39,7 @@ import anyio
 from anvil._types import JSONObject, JSONValue
 from anvil.errors import ExecutionError
 from anvil.runtime.envelope import CODE_TABLE
-from anvil.serve.naming import FLEET_SEPARATOR
+from anvil.serve.auth.naming import FLEET_SEPARATOR
 
 __all__ = [
     "DEFAULT_TIMEOUT_S",
@@ -449,7 +449,7 @@ class AnvilClient:
             ToolError: the call would be refused (``validation_error``, ``confirmation_required``,
                 ``idempotency_required``, or ``unsupported_operation`` for a tool the gateway does not list).
         """
-        from anvil.serve.validation import ArgumentCheck, call_schema
+        from anvil.serve.mcp.validation import ArgumentCheck, call_schema
 
         name = await self.resolve_tool(tool)
         listed = (self._tools or {}).get(name)

@@ -22,8 +22,8 @@ from anvil.air.model import (
 from anvil.air.naming import derive_names
 from anvil.compiler import build
 from anvil.compiler.classify import classify_operation, confirmation_for, retry_policy_for
-from anvil.compiler.manifest import parse_manifest
-from anvil.compiler.manifest_model import Manifest
+from anvil.compiler.manifest.model import Manifest
+from anvil.compiler.manifest.parse import parse_manifest
 from anvil.compiler.overlay import (
     Assertion,
     ManifestApplication,

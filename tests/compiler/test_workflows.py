@@ -17,7 +17,7 @@ from anvil.air.model import (
     Service,
     SourceRef,
 )
-from anvil.compiler.manifest import Manifest, parse_manifest
+from anvil.compiler.manifest.parse import Manifest, parse_manifest
 from anvil.compiler.workflows import apply_capability_reviews, build_workflows, resolve_capability
 
 

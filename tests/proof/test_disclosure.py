@@ -13,9 +13,9 @@ import yaml
 from anvil.bundle.read import read_bundle
 from anvil.cli import main
 from anvil.cli.compile import compile_bundle
-from anvil.proof.certify import CERTIFICATION_FILE, certify
+from anvil.proof.certify.lane import CERTIFICATION_FILE, certify
 from anvil.proof.disclosure import served_tools, tokens_of
-from anvil.proof.simulate import SIMULATION_FILE, simulate
+from anvil.proof.simulate.lane import SIMULATION_FILE, simulate
 from tests.cli.fixtures.upstreams import REPO
 
 TOOL = "contract.certification-core.static.tool_surface_within_disclosure_budget"

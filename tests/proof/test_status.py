@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from anvil.cli import main
-from anvil.proof.certify import CERTIFICATION_FILE, certify
+from anvil.proof.certify.lane import CERTIFICATION_FILE, certify
 from anvil.proof.record import write_record
 from anvil.proof.records import LANES, RECORD_FILES, judge_record, judge_records
-from anvil.proof.simulate import SIMULATION_FILE, simulate
+from anvil.proof.simulate.lane import SIMULATION_FILE, simulate
 from anvil.proof.status import evidence_summary
 
 

@@ -21,7 +21,7 @@ from anvil.compiler import build
 from anvil.runtime.context import RuntimeContext
 from anvil.runtime.credentials import credential_profile, expected_env
 from anvil.serve.gateway import Gateway
-from anvil.serve.server import build_server
+from anvil.serve.mcp.server import build_server
 
 REPO = Path(__file__).resolve().parents[2]
 GITHUB = REPO / "examples" / "github-mini"

@@ -25,11 +25,11 @@ from anvil.ledger.base import Ledger
 from anvil.ledger.registry import open_ledger
 from anvil.runtime.audit import AuditSink, GatewayAuditSink, MemoryAuditSink, RecordSink
 from anvil.runtime.context import RuntimeContext
+from anvil.serve.auth.grants import parse_grants
+from anvil.serve.auth.principals import ANONYMOUS, STATIC_ISSUER, Attribution, Principal
 from anvil.serve.fleet import Composition, Fleet, FleetBundle, FleetError, discover_bundles
 from anvil.serve.gateway import Gateway
-from anvil.serve.grants import parse_grants
-from anvil.serve.principals import ANONYMOUS, STATIC_ISSUER, Attribution, Principal
-from anvil.serve.results import CallResult
+from anvil.serve.mcp.results import CallResult
 from tests.serve.support import OWNER_REPO, PAYMENTS, TOKEN, mock_module, token_variable
 
 pytestmark = pytest.mark.anyio

@@ -41,12 +41,12 @@ from anvil.errors import ConfigError
 from anvil.ledger.registry import open_ledger
 from anvil.runtime.audit import GatewayAuditSink, MemoryAuditSink
 from anvil.runtime.context import RuntimeContext
-from anvil.serve.auth_middleware import InboundSettings, build_authenticator
+from anvil.serve.auth.middleware import InboundSettings, build_authenticator
+from anvil.serve.auth.principals import hash_token, parse_principals
+from anvil.serve.auth.tokens import StaticTokenAuthenticator
 from anvil.serve.fleet import Fleet, FleetBundle, discover_bundles
-from anvil.serve.http import listen, serve_http
 from anvil.serve.listener import create_listener
-from anvil.serve.principals import hash_token, parse_principals
-from anvil.serve.tokens import StaticTokenAuthenticator
+from anvil.serve.mcp.http import listen, serve_http
 from tests.serve.support import GITHUB, OWNER_REPO, PAYMENTS, mock_module
 from tests.serve.test_fleet import COMMENT, Rig, payments_mock, read_grant
 
@@ -422,7 +422,9 @@ def test_fleet_settings_read_per_bundle_upstreams_and_prefer_namespaced_credenti
 
 def test_the_listener_stack_loads_no_http_client_jwt_or_yaml_library_until_one_is_needed() -> None:
     """Cold start: ``anvil serve --http`` with auth none imports neither httpx, PyJWT, PyYAML nor aiohttp."""
-    modules = "anvil.cli.serve, anvil.serve.listener, anvil.serve.hotpath, anvil.runtime.connections, anvil.bundle.read"
+    modules = (
+        "anvil.cli.serve, anvil.serve.listener, anvil.serve.mcp.hotpath, anvil.runtime.connections, anvil.bundle.read"
+    )
     code = (
         f"import sys, {modules}\n"
         "print(sorted(name for name in ('httpx', 'jwt', 'yaml', 'aiohttp') if name in sys.modules))"

@@ -10,10 +10,10 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from anvil.air.model import Document
 from anvil.runtime.audit import GatewayAuditSink, MemoryAuditSink
+from anvil.serve.auth.principals import hash_token, parse_principals
+from anvil.serve.auth.tokens import StaticTokenAuthenticator
 from anvil.serve.listener import create_listener
 from anvil.serve.metrics import FleetMetrics, ObservedAuditSink
-from anvil.serve.principals import hash_token, parse_principals
-from anvil.serve.tokens import StaticTokenAuthenticator
 from tests.serve.support import OWNER_REPO
 from tests.serve.test_fleet import COMMENT, Rig, principal, read_grant
 

@@ -14,11 +14,11 @@ from starlette.applications import Starlette
 from anvil._types import JSONValue
 from anvil.air.model import Document
 from anvil.runtime.envelope import CODE_TABLE, ErrorEnvelope
+from anvil.serve.auth.principals import hash_token, parse_principals
+from anvil.serve.auth.tokens import StaticTokenAuthenticator
 from anvil.serve.listener import create_listener
-from anvil.serve.principals import hash_token, parse_principals
+from anvil.serve.mcp.results import CallResult
 from anvil.serve.rest import MAX_BODY_DEPTH, MAX_EFFECT_HEADER, BodyError, call_route, effect_header, parse_body
-from anvil.serve.results import CallResult
-from anvil.serve.tokens import StaticTokenAuthenticator
 from tests.serve.support import OWNER_REPO
 from tests.serve.test_fleet import COMMENT, Rig, read_grant, write_grant
 

@@ -28,7 +28,7 @@ def run(args: argparse.Namespace) -> int:
     Raises:
         BundleError: ``bundle/invalid`` when the bundle cannot be read.
     """
-    from anvil.proof.certify import CERTIFICATION_FILE, certify
+    from anvil.proof.certify.lane import CERTIFICATION_FILE, certify
     from anvil.proof.record import write_record
     from anvil.proof.records import render_checks
 

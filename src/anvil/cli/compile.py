@@ -179,7 +179,7 @@ def _persisted_namespace(out: Path) -> str | None:
 
 
 def _manifest_namespace(manifest: Path | None) -> str | None:
-    from anvil.compiler.manifest import load_manifest
+    from anvil.compiler.manifest.parse import load_manifest
 
     if manifest is None:
         return None

@@ -50,8 +50,8 @@ def run(args: argparse.Namespace) -> int:
         BundleError: ``bundle/invalid`` when the bundle cannot be read.
         ConfigError: the live config is refused, or the mock or the gateway does not start.
     """
-    from anvil.proof.conformance import CONFORMANCE_FILE, conformance
-    from anvil.proof.conformance_live import LIVE_FILE, live_conformance
+    from anvil.proof.conformance.lane import CONFORMANCE_FILE, conformance
+    from anvil.proof.conformance.live import LIVE_FILE, live_conformance
     from anvil.proof.record import write_record
     from anvil.proof.records import render_checks
 

@@ -21,7 +21,7 @@ from anvil.runtime import gates
 from anvil.runtime.envelope import CODE_TABLE, ErrorEnvelope
 from anvil.runtime.gates import Refusal
 from anvil.runtime.request import BuildError, build_request, prepare
-from anvil.serve.validation import ArgumentCheck, call_schema
+from anvil.serve.mcp.validation import ArgumentCheck, call_schema
 
 __all__ = ["validate_arguments"]
 

@@ -47,7 +47,7 @@ def register(parser: argparse.ArgumentParser) -> None:
 def _checked_upstream(url: str | None, allow_remote: bool) -> str | None:
     if url is None:
         return None
-    from anvil.serve.http import is_loopback
+    from anvil.serve.mcp.http import is_loopback
 
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -84,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
     """
     import anyio
 
-    from anvil.proof.selftest import SelftestOptions, run_selftest, summary_line
+    from anvil.proof.selftest.lane import SelftestOptions, run_selftest, summary_line
 
     upstream = _checked_upstream(args.upstream, args.allow_remote_sandbox)
     if not args.seed.isdigit():

@@ -84,7 +84,7 @@ if TYPE_CHECKING:
     from anvil.ledger.base import Ledger, LedgerOptions
     from anvil.runtime.audit import AuditSink, RecordSink
     from anvil.runtime.upstream import UpstreamClient
-    from anvil.serve.auth_middleware import InboundSettings
+    from anvil.serve.auth.middleware import InboundSettings
     from anvil.serve.fleet import BundleSource, Fleet, FleetBundle
     from anvil.serve.metrics import FleetMetrics
 
@@ -284,7 +284,7 @@ def derived_key_window(environ: Mapping[str, str]) -> int | None:
 
 def base_url_variable(bundle_id: str) -> str:
     """``ANVIL_BASE_URL_<ID>``: the connector of ``bundle_id`` upper-cased, other runs as ``_``."""
-    from anvil.serve.naming import fold_bundle_id
+    from anvil.serve.auth.naming import fold_bundle_id
 
     return "ANVIL_BASE_URL_" + (_NON_ALNUM.sub("_", fold_bundle_id(bundle_id).upper()).strip("_") or "BUNDLE")
 
@@ -299,7 +299,7 @@ def bundle_settings(
         ConfigError: ``config/invalid`` when a bundle has no known base URL or a number is malformed.
     """
     from anvil.runtime.context import parse_allowed_hosts
-    from anvil.serve.naming import fold_bundle_id
+    from anvil.serve.auth.naming import fold_bundle_id
 
     fleet = len(bundles) > 1
     if fleet and base_url:
@@ -348,7 +348,7 @@ def _contested_credentials(environ: Mapping[str, str], bundles: Sequence[tuple[s
             it has no connector-namespaced twin: which bundle's secret it is cannot be known.
     """
     from anvil.runtime.credentials import credential_profile, expected_env
-    from anvil.serve.naming import fold_bundle_id
+    from anvil.serve.auth.naming import fold_bundle_id
 
     profile = environ.get("ANVIL_AUTH_PROFILE") or "default"
     readers: dict[str, dict[str, str]] = {}  # plain name -> {bundle id: its twin}
@@ -409,7 +409,7 @@ def inbound_from_env(environ: Mapping[str, str], mode: str | None) -> InboundSet
         UsageError: an unknown mode.
         ConfigError: a malformed leeway.
     """
-    from anvil.serve.auth_middleware import AUTH_MODES, InboundSettings
+    from anvil.serve.auth.middleware import AUTH_MODES, InboundSettings
 
     chosen = (mode if mode is not None else environ.get("ANVIL_INBOUND_AUTH_MODE", "")).strip() or "none"
     if chosen not in AUTH_MODES:
@@ -542,7 +542,7 @@ def _announce(fleet: Fleet, plan: _Plan, url: str | None) -> None:
         print(line, file=sys.stderr, flush=True)
     if url is None:
         return
-    from anvil.serve.http import server_stack
+    from anvil.serve.mcp.http import server_stack
 
     ids = ", ".join(bundle.id for bundle in fleet.bundles)
     count = len(fleet.bundles)
@@ -559,7 +559,7 @@ def _announce(fleet: Fleet, plan: _Plan, url: str | None) -> None:
 async def _serve(plan: _Plan) -> None:
     from anvil.ledger.registry import open_ledger
     from anvil.runtime.connections import PooledUpstream
-    from anvil.serve.auth_middleware import build_authenticator
+    from anvil.serve.auth.middleware import build_authenticator
     from anvil.serve.fleet import Fleet
     from anvil.serve.metrics import FleetMetrics, ObservedAuditSink
 
@@ -585,14 +585,14 @@ async def _serve(plan: _Plan) -> None:
         bundles = _fleet_bundles(plan.sources, plan.settings, upstream, ledger, audit)
         fleet = Fleet(bundles, include_unapproved=plan.include_unapproved, observer=metrics)
         if plan.bind is None:
-            from anvil.serve.server import build_server, run_stdio  # stdio is served by the SDK from the start
+            from anvil.serve.mcp.server import build_server, run_stdio  # stdio is served by the SDK from the start
 
             _announce(fleet, plan, None)  # stderr only: stdout carries nothing but the protocol
             await run_stdio(build_server(fleet))
             return
         authenticator = build_authenticator(plan.inbound, client=jwks_client)  # refusals come before the bind
-        from anvil.serve.http import serve_http
         from anvil.serve.listener import create_listener
+        from anvil.serve.mcp.http import serve_http
 
         bind = plan.bind
         app = create_listener(
@@ -674,7 +674,7 @@ async def warn_unless_ready(ledger: Ledger, stream: TextIO | None = None) -> boo
 
 
 def _listen(bind: HttpBind, *, reuse_port: bool = False) -> socket.socket:
-    from anvil.serve.http import listen
+    from anvil.serve.mcp.http import listen
 
     try:
         return listen(bind.host, bind.port, reuse_port=reuse_port)
@@ -693,7 +693,7 @@ def _check_transport(bind: HttpBind | None, inbound: InboundSettings, allow_remo
                 hint="Serve with --http [HOST:]PORT, or use --auth none over stdio.",
             )
         return
-    from anvil.serve.http import is_loopback
+    from anvil.serve.mcp.http import is_loopback
 
     if inbound.mode == "none" and not allow_remote and not is_loopback(bind.host):
         raise UsageError(

@@ -76,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
         BundleError: ``bundle/invalid`` when the bundle cannot be read.
     """
     from anvil.proof.record import write_record
-    from anvil.proof.simulate import SIMULATION_FILE, simulate
+    from anvil.proof.simulate.lane import SIMULATION_FILE, simulate
 
     seed = _seed(str(args.seed))
     directory = Path(args.bundle)

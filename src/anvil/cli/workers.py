@@ -85,7 +85,7 @@ def supervise(
     Raises:
         ConfigError: ``config/invalid`` when the port cannot be bound.
     """
-    from anvil.serve.http import listen
+    from anvil.serve.mcp.http import listen
 
     try:
         holder = listen(host, port, reuse_port=True, listening=False)

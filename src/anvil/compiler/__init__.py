@@ -43,7 +43,7 @@ def build(
     Returns:
         The :class:`CompileResult`.
     """
-    from anvil.compiler.manifest import load_manifest
+    from anvil.compiler.manifest.parse import load_manifest
     from anvil.load.files import DEFAULT_MAX_FILE_BYTES
     from anvil.load.spec import load_spec
 

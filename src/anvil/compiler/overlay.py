@@ -31,7 +31,7 @@ from anvil._types import JSONValue
 from anvil.air.canonical import canonical_json
 from anvil.air.enums import RISK_LEVELS
 from anvil.air.model import Operation
-from anvil.compiler.manifest_apply import (
+from anvil.compiler.manifest.apply import (
     SAFETY_PREDICATES,
     OperationIndex,
     apply_effect_contract,
@@ -40,9 +40,9 @@ from anvil.compiler.manifest_apply import (
     entry_assertions,
     heuristic_read,
 )
-from anvil.compiler.manifest_auth import apply_service_defaults
-from anvil.compiler.manifest_model import Location, Manifest
-from anvil.compiler.manifest_policy import (
+from anvil.compiler.manifest.auth import apply_service_defaults
+from anvil.compiler.manifest.model import Location, Manifest
+from anvil.compiler.manifest.policy import (
     KIND_RELIABILITY,
     ORIGIN_AUTHORITY,
     ORIGIN_RELIABILITY,

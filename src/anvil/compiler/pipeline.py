@@ -34,7 +34,7 @@ from anvil.errors import AnvilError
 from anvil.load.result import LoadResult
 
 if TYPE_CHECKING:
-    from anvil.compiler.manifest_model import Manifest
+    from anvil.compiler.manifest.model import Manifest
 
 __all__ = ["CompileResult", "compile_source", "derive_service_id"]
 

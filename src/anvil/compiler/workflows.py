@@ -18,8 +18,8 @@ from typing import cast
 from anvil.air.enums import OperationState
 from anvil.air.model import Capability, Claim, Document, Evidence, Operation, Workflow, WorkflowStep
 from anvil.air.naming import snake, title_case
-from anvil.compiler.manifest_apply import OperationIndex
-from anvil.compiler.manifest_model import Location, Manifest, WorkflowManifest
+from anvil.compiler.manifest.apply import OperationIndex
+from anvil.compiler.manifest.model import Location, Manifest, WorkflowManifest
 from anvil.diagnostics import Diagnostic, diagnostic
 
 __all__ = ["apply_capability_reviews", "build_workflows", "resolve_capability"]

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from anvil._types import JSONObject, JSONValue
 from anvil.air.model import Document, Operation
 from anvil.compiler.disclosure import ESTIMATOR, estimate_tokens
-from anvil.serve.listing import served_tool_definition
+from anvil.serve.mcp.listing import served_tool_definition
 
 __all__ = ["ESTIMATOR", "Figure", "served_tools", "tokens_of"]
 

@@ -33,7 +33,7 @@ from anvil.bundle.hash import bundle_hash
 from anvil.bundle.read import read_bundle
 from anvil.bundle.store import store_operation_ids
 from anvil.deploy.freshness import Freshness, check_freshness, inspect_store
-from anvil.proof.certify_bytes import agreement_of
+from anvil.proof.generated import agreement_of
 from anvil.proof.records import LANES, judge_records
 
 __all__ = ["StoreContractState", "evidence_summary", "store_contract_state"]

@@ -16,7 +16,7 @@ Rules:
   Hidden directories (``.git``, compile stages) and symbolic links are skipped; a bundle's own
   subdirectories are not searched.
 * **Names**: with two or more bundles every tool is prefixed ``fold(id) + "__" + tool``
-  (:func:`~anvil.serve.naming.fleet_tool_name`). With one bundle, tools keep their own names (the
+  (:func:`~anvil.serve.auth.naming.fleet_tool_name`). With one bundle, tools keep their own names (the
   listing is exactly the standalone server's) unless the caller carries a grant, whose composition
   is always prefixed. Prefixed tools gain ``_meta`` ``anvil/fleet_bundle_id`` (the raw id) and
   ``anvil/fleet_tool_name`` (the bundle's own name). Each bundle's :class:`~anvil.serve.gateway.Gateway`
@@ -28,11 +28,11 @@ Rules:
 * **Forwarding**: only ``idempotency_key`` and ``stage`` cross from the caller's ``_meta`` to a bundle.
 * **Grants** (original-gateway §1.6-§1.7): for a caller with a grant, each tool's decision is worked
   out once per composition. ``tools/list`` shows only allowed tools; a hidden tool stays callable and
-  answers the structured refusal (:func:`~anvil.serve.grants.refusal_envelope`, with a ``_meta.effect``
+  answers the structured refusal (:func:`~anvil.serve.auth.grants.refusal_envelope`, with a ``_meta.effect``
   failure report unless staged). The gate runs first, so a refusal comes before ``_meta`` checks,
   argument validation, credentials and any upstream byte, and writes one audit line with its
   ``decision`` and ``rule``. A staged call is judged on the draft operation it performs.
-* **Callers**: a verified principal's :meth:`~anvil.serve.principals.Principal.ledger_identity` is bound
+* **Callers**: a verified principal's :meth:`~anvil.serve.auth.principals.Principal.ledger_identity` is bound
   into the ledger fingerprint of every call it makes; its id, attribution, connector and the grant
   decision are bound for the audit line (:func:`anvil.runtime.audit.audit_scope`).
 * **Compositions**: one per caller (principal id, issuer, grant, attribution), kept in a bounded LRU
@@ -61,13 +61,13 @@ from anvil.air.tools import DRY_RUN_ARGUMENT
 from anvil.errors import BundleError, ConfigError
 from anvil.runtime.audit import AuditScope, audit_input, audit_scope, write_audit
 from anvil.runtime.context import RuntimeContext
+from anvil.serve.auth.grants import GrantDecision, GrantTarget, decide, refusal_envelope
+from anvil.serve.auth.naming import fleet_tool_name, fold_bundle_id
+from anvil.serve.auth.principals import ANONYMOUS, Principal
 from anvil.serve.controls import IDEMPOTENCY_KEY_META, STAGE_META
 from anvil.serve.gateway import Gateway, ServedTool
-from anvil.serve.grants import GrantDecision, GrantTarget, decide, refusal_envelope
-from anvil.serve.naming import fleet_tool_name, fold_bundle_id
-from anvil.serve.principals import ANONYMOUS, Principal
+from anvil.serve.mcp.results import CallResult
 from anvil.serve.report import call_report
-from anvil.serve.results import CallResult
 
 __all__ = [
     "MAX_COMPOSITIONS",
@@ -225,7 +225,7 @@ class _Entry:
 class Composition:
     """The fleet as one caller sees it: its tools (narrowed by its grant) and its call entry point.
 
-    Implements :class:`~anvil.serve.server.ToolProvider`; built by :meth:`Fleet.compose`.
+    Implements :class:`~anvil.serve.mcp.server.ToolProvider`; built by :meth:`Fleet.compose`.
     """
 
     __slots__ = ("__weakref__", "_entries", "_fleet", "_identity", "prefixed", "principal", "tools")

@@ -2,7 +2,7 @@
 
 :class:`Gateway` is transport-free. It is built once at start-up (tool table, listing, argument
 validators, effect plans) and then answers ``list_tools`` and ``call`` for the MCP server
-(:mod:`anvil.serve.server`) or any other front end (a REST route, a fleet composing several).
+(:mod:`anvil.serve.mcp.server`) or any other front end (a REST route, a fleet composing several).
 
 Handler order for a call (original-gateway §2.5.3, §2.5.5):
 
@@ -39,10 +39,10 @@ from anvil.runtime.envelope import ErrorEnvelope
 from anvil.runtime.executor import execute
 from anvil.runtime.outcome import Outcome
 from anvil.serve.controls import CallerControls, ControlError, KeyConflict, forward_key, read_controls
-from anvil.serve.listing import served_tool_definition
+from anvil.serve.mcp.listing import served_tool_definition
+from anvil.serve.mcp.results import CallResult, OutputCheck, conform
+from anvil.serve.mcp.validation import MAX_ARGUMENT_DEPTH, ArgumentCheck, call_schema, too_deep
 from anvil.serve.report import EffectPlan, call_report, lookup_found, staged_report
-from anvil.serve.results import CallResult, OutputCheck, conform
-from anvil.serve.validation import MAX_ARGUMENT_DEPTH, ArgumentCheck, call_schema, too_deep
 
 __all__ = ["Gateway", "ServedTool"]
 

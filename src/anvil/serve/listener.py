@@ -20,7 +20,7 @@ Library API::
     sock = listen("127.0.0.1", 0)
     await serve_http(app, sock=sock)                  # or httpx.ASGITransport(app) in tests
 
-With the default authenticator (:class:`~anvil.serve.tokens.NoAuth`) every caller is anonymous; the
+With the default authenticator (:class:`~anvil.serve.auth.tokens.NoAuth`) every caller is anonymous; the
 CLI refuses to bind such a listener off loopback.
 """
 
@@ -34,8 +34,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import BaseRoute, Route
 
-from anvil.serve.auth_middleware import AuthMiddleware, provider_of
-from anvil.serve.deferred import ServerSpec
+from anvil.serve.auth.middleware import AuthMiddleware, provider_of
+from anvil.serve.auth.tokens import Authenticator, NoAuth
 from anvil.serve.fleet import Fleet
 from anvil.serve.health import (
     BundleReadiness,
@@ -45,10 +45,10 @@ from anvil.serve.health import (
     health_body,
     readyz_route,
 )
-from anvil.serve.http import MAX_REQUEST_BYTES, create_app
+from anvil.serve.mcp.config import ServerSpec
+from anvil.serve.mcp.http import MAX_REQUEST_BYTES, create_app
 from anvil.serve.metrics import FleetMetrics, metrics_route
 from anvil.serve.rest import DEFAULT_BODY_LIMIT, call_route
-from anvil.serve.tokens import Authenticator, NoAuth
 
 __all__ = ["PROTECTED_RESOURCE_PATH", "create_listener", "default_readiness"]
 
@@ -109,7 +109,7 @@ def create_listener(
         max_request_bytes: The largest ``/mcp`` body in bytes.
         stateless: Serve ``/mcp`` without sessions.
         json_response: Answer ``/mcp`` POSTs with JSON rather than SSE.
-        hot_path: Answer ``tools/call`` and ``tools/list`` on the hot path (:mod:`anvil.serve.hotpath`);
+        hot_path: Answer ``tools/call`` and ``tools/list`` on the hot path (:mod:`anvil.serve.mcp.hotpath`);
             False leaves every ``/mcp`` request to the SDK.
     """
     if metrics is None:

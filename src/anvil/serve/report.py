@@ -36,7 +36,7 @@ from anvil.air.effects import effect_class_of
 from anvil.air.enums import EffectClass
 from anvil.air.model import Deadline, FollowUp, Operation, StepCall
 from anvil.air.paths import NOTHING, resolve_deadline, resolve_mapping, resolve_source
-from anvil.serve.listing import ToolOf
+from anvil.serve.mcp.listing import ToolOf
 
 __all__ = [
     "EffectPlan",

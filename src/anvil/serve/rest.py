@@ -49,8 +49,9 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from anvil._types import JSONObject, JSONValue
-from anvil.serve.provider import ToolProvider
-from anvil.serve.results import CallResult
+from anvil.serve.mcp.http import listener_error
+from anvil.serve.mcp.provider import ToolProvider
+from anvil.serve.mcp.results import CallResult
 
 __all__ = [
     "CALL_PATH",
@@ -62,7 +63,6 @@ __all__ = [
     "BodyError",
     "call_route",
     "effect_header",
-    "listener_error",
     "parse_body",
     "rest_status",
 ]
@@ -86,13 +86,6 @@ _INT_MAX: Final = 2**64 - 1
 _TOOL: Final = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
 _NO_STORE: Final = {"cache-control": "no-store"}
 _ANY_METHOD: Final = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
-
-
-def listener_error(status: int, code: str, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
-    """A listener refusal: ``{"error": {"code", "message"}}`` with ``cache-control: no-store``."""
-    return JSONResponse(
-        {"error": {"code": code, "message": message}}, status_code=status, headers=_NO_STORE | (headers or {})
-    )
 
 
 def effect_header(report: JSONObject) -> str:

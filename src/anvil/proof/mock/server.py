@@ -23,7 +23,7 @@ async def serve_mock(document: Document, *, port: int = 0, seed: int = 0, out: T
     Raises:
         OSError: the port cannot be bound.
     """
-    from anvil.serve.http import listen, serve_http
+    from anvil.serve.mcp.http import listen, serve_http
 
     api = MockApi(document, seed=seed)
     app = create_mock_app(api)

@@ -1,0 +1,276 @@
+"""``anvil conformance``: MCP, REST, the CLI and the skill agree, and so do their gates (original-core §8.3).
+
+Hermetic: it starts ``anvil mock`` on the bundle (loopback, ephemeral port) and a real ``anvil serve``
+process pointed at it, then, per approved operation, sends the same input through MCP, REST and
+``anvil run``, resetting the mock before each call so every surface meets the same state:
+
+* ``surface-agreement``: ids, commands and tool names agree on the live ``tools/list``, ``tools.json``,
+  the runtime manifest, the CLI catalog, the skill reference and AIR (a documented non-approved
+  operation is a leak);
+* ``skill-claim`` per operation: the reference's ``- Semantics:`` flags and ``- Undo:`` line equal the
+  AIR posture;
+* ``wire-agreement`` per operation: the three surfaces put the identical request on the wire (the
+  caller's key normalized), and it is the one AIR describes (method, path template, key carrier);
+* ``answer-agreement`` per operation: the three surfaces answer the same data, or the same error code;
+* ``gate-agreement`` per confirming operation: without confirmation every surface refuses with
+  ``confirmation_required`` and nothing reaches the wire.
+
+A failing check carries ``divergences[{path, between[2], left, right}]``. The record is
+``conformance.report.json``; apart from ``startedAt`` it is a pure function of the bundle.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Callable, Mapping
+from contextlib import AsyncExitStack
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Final
+
+import anyio
+import httpx
+
+from anvil._types import JSONObject
+from anvil.air.carrier import resolve_carrier
+from anvil.air.inputs import safety_keys
+from anvil.air.model import Document, Operation
+from anvil.bundle.example import example_input
+from anvil.bundle.hash import bundle_hash
+from anvil.bundle.read import read_bundle
+from anvil.client import AnvilClient
+from anvil.errors import ConfigError
+from anvil.proof.conformance.static import divergence, skill_claim_check, surface_agreement_check, surface_views
+from anvil.proof.conformance.surfaces import KEY_PLACEHOLDER, SURFACES, Answer, Driver, Upstream, wire_requests
+from anvil.proof.records import timestamp
+from anvil.proof.skill import read_reference
+from anvil.runtime.credentials import credential_profile, expected_env
+
+__all__ = ["CHECK_IDS", "CONFORMANCE_FILE", "child_environment", "conformance", "summarize"]
+
+CONFORMANCE_FILE: Final = "conformance.report.json"
+#: Every conformance check id (a public contract).
+CHECK_IDS: Final[tuple[str, ...]] = (
+    "surface-agreement",
+    "skill-claim",
+    "wire-agreement",
+    "answer-agreement",
+    "gate-agreement",
+)
+_TOKEN: Final = "conformance-token"
+_PARAM: Final = re.compile(r"\{[^/{}]+\}")
+_CALL_TIMEOUT_S: Final = 60.0
+#: Variables a child process needs to run Python at all; nothing else of the caller's leaks in.
+_PASSTHROUGH: Final = ("PATH", "HOME", "LANG", "LC_ALL", "SYSTEMROOT", "TMPDIR", "PYTHONPATH", "VIRTUAL_ENV")
+
+
+def child_environment(doc: Document, base: Mapping[str, str]) -> dict[str, str]:
+    """The hermetic environment of the mock, the gateway and ``anvil run``: dev mode, an in-memory
+    ledger, loopback only, and a placeholder credential for every variable the bundle names."""
+    env = {name: base[name] for name in _PASSTHROUGH if name in base}
+    env.update({"ANVIL_ENV": "dev", "ANVIL_LEDGER": "memory:", "ANVIL_ALLOWED_HOSTS": "127.0.0.1"})
+    for op in doc.operations:
+        if op.is_approved and op.auth.type != "none":
+            env.update(dict.fromkeys(expected_env(op.auth, credential_profile("default", op.auth)), _TOKEN))
+    return env
+
+
+def _template(op: Operation) -> re.Pattern[str] | None:
+    path = op.source_ref.path
+    if not path:
+        return None
+    parts = _PARAM.split(path)
+    return re.compile("^" + "[^/]+".join(re.escape(part) for part in parts) + "$")
+
+
+def _air_divergences(op: Operation, wire: list[JSONObject], surface: str) -> list[JSONObject]:
+    """Where ``surface``'s wire request is not the one AIR describes."""
+    if len(wire) != 1:
+        return [divergence("wire.requests", surface, "air", len(wire), 1)]
+    request = wire[0]
+    out = []
+    method = (op.source_ref.method or "").upper()
+    if request.get("method") != method:
+        out.append(divergence("wire.method", surface, "air", request.get("method"), method))
+    pattern = _template(op)
+    if pattern is not None and not pattern.match(str(request.get("path"))):
+        out.append(divergence("wire.path", surface, "air", request.get("path"), op.source_ref.path))
+    binding = resolve_carrier(op).binding
+    if binding is not None and binding.mechanism == "header":
+        headers = request.get("headers") or {}
+        found = next((v for k, v in headers.items() if k.lower() == binding.key.lower()), None)
+        if found != KEY_PLACEHOLDER:
+            out.append(divergence(f"wire.headers.{binding.key.lower()}", surface, "air", found, KEY_PLACEHOLDER))
+    return out
+
+
+def _compare(path: str, values: dict[str, Any]) -> list[JSONObject]:
+    first = SURFACES[0]
+    return [
+        divergence(path, first, surface, values[first], values[surface])
+        for surface in SURFACES[1:]
+        if values[surface] != values[first]
+    ]
+
+
+Observation = tuple[Answer, list[JSONObject]]
+#: How many ``anvil mock`` instances the CLI calls are spread over (each shard runs its calls in order).
+_CLI_SHARDS: Final = 1
+
+
+def _arguments(op: Operation) -> JSONObject:
+    keys = safety_keys(op)
+    return {k: v for k, v in example_input(op).items() if k not in (keys.idempotency, keys.confirm)}
+
+
+class _Lane:
+    """Calls made in order against one mock: each call starts from a reset mock and reads its own wire."""
+
+    def __init__(self, driver: Driver, upstream: Upstream, observed: dict[tuple[str, str, str], Observation]) -> None:
+        self.driver = driver
+        self.upstream = upstream
+        self.observed = observed
+
+    async def observe(self, surface: str, op: Operation, kind: str) -> None:
+        """Make the ``gate`` (no confirmation) or ``call`` observation of ``op`` on ``surface``."""
+        await self.upstream.reset()
+        key = f"conformance-{surface}-{kind}-{op.canonical_name}" if safety_keys(op).idempotency else None
+        confirm = safety_keys(op).confirm if kind == "call" and op.confirmation.required else None
+        try:
+            with anyio.fail_after(_CALL_TIMEOUT_S):
+                answer = await self.driver.call(
+                    surface, op, _arguments(op), key=key, confirm=confirm, upstream_url=self.upstream.url
+                )
+        except TimeoutError:
+            answer = Answer(ok=False, code=f"no answer within {_CALL_TIMEOUT_S:g} s")
+        self.observed[(op.id, surface, kind)] = (answer, wire_requests(await self.upstream.requests(), op, key))
+
+    async def run(self, surfaces: tuple[str, ...], ops: list[Operation]) -> None:
+        """Observe every op in ``ops`` on each of ``surfaces``: its gate (when it confirms), then its call."""
+        for op in ops:
+            for surface in surfaces:
+                if op.confirmation.required:
+                    await self.observe(surface, op, "gate")
+                await self.observe(surface, op, "call")
+
+
+def _gate_check(op: Operation, observed: dict[tuple[str, str, str], Observation]) -> JSONObject:
+    divergences: list[JSONObject] = []
+    for surface in SURFACES:
+        answer, wire = observed[(op.id, surface, "gate")]
+        if answer.ok or answer.code != "confirmation_required":
+            divergences.append(divergence("answer.code", surface, "air", answer.code, "confirmation_required"))
+        if wire:
+            divergences.append(divergence("wire.requests", surface, "air", len(wire), 0))
+    base: JSONObject = {"id": "gate-agreement", "operationId": op.id, "surfaces": list(SURFACES)}
+    if divergences:
+        return {
+            **base,
+            "status": "fail",
+            "detail": "a surface did not refuse before the wire",
+            "divergences": divergences,
+        }
+    return {**base, "status": "pass", "detail": "every surface refuses without confirmation, with zero wire requests"}
+
+
+def _agreement_checks(op: Operation, observed: dict[tuple[str, str, str], Observation]) -> list[JSONObject]:
+    answers = {surface: observed[(op.id, surface, "call")][0].to_json() for surface in SURFACES}
+    wires = {surface: observed[(op.id, surface, "call")][1] for surface in SURFACES}
+    air_divergences = [d for surface in SURFACES for d in _air_divergences(op, wires[surface], surface)]
+    wire_divergences = _compare("wire", wires) + air_divergences
+    answer_divergences = _compare("answer", answers)
+    first = wires[SURFACES[0]][0] if wires[SURFACES[0]] else {}
+    shown = f"{first.get('method')} {first.get('path')}" if first else "no request"
+    base: JSONObject = {"operationId": op.id, "surfaces": list(SURFACES)}
+    wire_check: JSONObject = {**base, "id": "wire-agreement"}
+    if wire_divergences:
+        wire_check.update(status="fail", detail="the surfaces' wire requests differ", divergences=wire_divergences)
+    else:
+        wire_check.update(status="pass", detail=f"{shown} — identical on every surface and matches the contract")
+    answer_check: JSONObject = {**base, "id": "answer-agreement"}
+    if answer_divergences:
+        answer_check.update(status="fail", detail="the surfaces answered differently", divergences=answer_divergences)
+    else:
+        reference = answers[SURFACES[0]]
+        what = "the same data" if reference["ok"] else f"the same error ({reference['code']})"
+        answer_check.update(status="pass", detail=f"every surface answered {what}")
+    return [wire_check, answer_check]
+
+
+async def _conformance(directory: Path, doc: Document, env: dict[str, str]) -> tuple[list[JSONObject], list[str]]:
+    from anvil.proof.processes import mock_process, url_process
+
+    reference = read_reference(directory)
+    approved = [op for op in doc.operations if op.is_approved]
+    observed: dict[tuple[str, str, str], Observation] = {}
+    async with AsyncExitStack() as stack:
+        # One mock behind the served gateway (MCP and REST), and the CLI's calls spread over more.
+        mocks = [await stack.enter_async_context(mock_process(directory, env=env)) for _ in range(1 + _CLI_SHARDS)]
+        command = [sys.executable, "-m", "anvil", "serve", str(directory), "--http", "127.0.0.1:0"]
+        served = await stack.enter_async_context(
+            url_process([*command, "--base-url", mocks[0].url], env=env, what="anvil serve")
+        )
+        http = await stack.enter_async_context(httpx.AsyncClient(timeout=_CALL_TIMEOUT_S))
+        mcp = await stack.enter_async_context(AnvilClient.http(served.url, timeout=_CALL_TIMEOUT_S))
+        live = await mcp.list_tools()
+        views = surface_views(directory, doc, live, reference)
+        checks = [surface_agreement_check(views, doc, reference)]
+        checks += [skill_claim_check(op, reference) for op in approved]
+        driver = Driver(bundle=directory, mcp=mcp, http=http, rest_url=served.url.removesuffix("/mcp"), env=env)
+        lanes = [_Lane(driver, Upstream(mock.url, http), observed) for mock in mocks]
+        async with anyio.create_task_group() as group:
+            group.start_soon(lanes[0].run, ("mcp", "rest"), approved)
+            for shard, lane in enumerate(lanes[1:]):
+                group.start_soon(lane.run, ("cli",), approved[shard::_CLI_SHARDS])
+    for op in approved:
+        checks += _agreement_checks(op, observed)
+        if op.confirmation.required:
+            checks.append(_gate_check(op, observed))
+    return checks, ["mcp", "rest", "cli", "skill"]
+
+
+def summarize(checks: list[JSONObject]) -> dict[str, int]:
+    """``{pass, fail, skipped}`` over ``checks``."""
+    return {status: sum(1 for check in checks if check["status"] == status) for status in ("pass", "fail", "skipped")}
+
+
+def conformance(
+    directory: Path, *, environ: Mapping[str, str], clock: Callable[[], datetime] | None = None
+) -> dict[str, Any]:
+    """Run the hermetic conformance lane on ``directory`` and return its record (not written).
+
+    Args:
+        directory: The bundle directory.
+        environ: The caller's environment; only what a child needs to run Python is passed on.
+        clock: The wall clock for ``startedAt`` (a test seam).
+
+    Raises:
+        BundleError: ``bundle/invalid`` when the bundle cannot be read.
+        ConfigError: ``config/invalid`` when the mock or the gateway does not start or stops answering.
+    """
+    doc = read_bundle(directory)
+    digest = bundle_hash(directory)
+    started = timestamp(clock)
+    env = child_environment(doc, environ)
+    try:
+        checks, surfaces = anyio.run(_conformance, directory, doc, env)
+    except httpx.HTTPError as exc:  # the mock stopped answering its control routes mid-run
+        raise ConfigError("config/invalid", f"anvil mock stopped answering: {type(exc).__name__}") from None
+    delegated = sum(1 for op in doc.operations if op.is_approved and op.auth.principal in ("delegated", "end_user"))
+    return {
+        "schemaVersion": 1,
+        "bundle": directory.name,
+        "startedAt": started,
+        "surfaces": surfaces,
+        "checks": checks,
+        "identity": {
+            "delegatedOperations": delegated,
+            "virtualWiring": False,
+            "proof": "none",
+            "liveIdpReadiness": "unverified",
+            "detail": "hermetic: placeholder credentials against anvil mock; identity needs `--live`",
+        },
+        "summary": summarize(checks),
+        "bundleHash": digest,
+    }

@@ -1,0 +1,411 @@
+"""The selftest's effect-contract proofs: every declared inverse, compensation, draft and lookup is
+carried out against the upstream and the state it leaves is read back (ADR-0030 §1-§7, beyond it).
+
+State is observed through MCP reads only: the contract's lookup when it can be resolved, else a read
+of the same resource (the list at the operation's own path, or the get of the item its answer names).
+
+* ``effect-inverse``: observe, call, call the reported undo (``undo.tool`` with ``undo.arguments``,
+  confirm added), observe again; pass only when the state equals what it was before. A failure names
+  the operation, the field that differed and both values.
+* ``effect-compensate``: call, call the reported compensation, then the resource must still be there
+  and show the trace the compensation declares (each literal argument it sets, e.g. ``state: closed``).
+* ``effect-draft``: stage (``_meta.stage``), then the draft must exist as a draft (the draft form's
+  literal arguments hold, e.g. ``draft: true``) and not as the real effect; promote must perform the
+  real effect (the promote call's literals hold); a second draft, discarded, must be gone.
+* ``effect-lookup``: after a real call, the reported lookup must answer ``found: true``; for an effect
+  that never happened (fresh request values, a fresh key) it must answer ``found: false``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Final
+
+from anvil._types import JSONObject, JSONValue
+from anvil.air.model import Operation
+from anvil.air.paths import Const, parse_source, resolve_mapping
+from anvil.client import CallResult
+from anvil.proof.mock.routes import Route, route_table
+from anvil.proof.mock.schema import SchemaSet
+from anvil.proof.selftest.checks import Driver
+from anvil.proof.selftest.support import ABSENT, Check, Difference, confirm_added, first_difference, show
+
+__all__ = ["effect_checks"]
+
+_ID_FIELDS: Final = ("id", "number", "uuid", "key", "name")
+
+
+@dataclass(frozen=True, slots=True)
+class _Read:
+    """One observing read: the operation and its arguments."""
+
+    op: Operation
+    arguments: JSONObject
+    listing: bool
+
+
+@dataclass(frozen=True, slots=True)
+class _Seen:
+    """What a read saw: ``present`` with data, ``absent`` (not found / an empty answer), or unknown."""
+
+    state: str
+    data: JSONValue = None
+
+    def shown(self) -> JSONValue:
+        return self.data if self.state == "present" else ABSENT
+
+
+def _code(result: CallResult) -> str | None:
+    error = (result.envelope or {}).get("error")
+    return error.get("code") if isinstance(error, dict) else None
+
+
+class _Effects:
+    def __init__(self, driver: Driver) -> None:
+        self.driver = driver
+        self.document = driver.document
+        self.routes = route_table(self.document, SchemaSet(self.document.schemas))
+        self.route_of = {route.op.id: route for route in self.routes}
+
+    # --- calls ------------------------------------------------------------------------------------
+
+    def served(self, op_id: str) -> Operation | None:
+        op = self.document.operation(op_id)
+        return op if op is not None and op.is_approved else None
+
+    async def follow_up(self, call: JSONValue) -> tuple[CallResult | None, str]:
+        """Call a reported follow-up ``{operation, tool, arguments}``, confirm added where it needs one."""
+        if not isinstance(call, dict) or not isinstance(call.get("tool"), str):
+            return None, "no follow-up was reported"
+        target = self.driver.tool_op(call["tool"])
+        arguments = confirm_added(target, call.get("arguments") or {})
+        key = self.driver.example.fresh_key("follow-up") if target is not None and _keyed(target) else None
+        result = await self.driver.client.call_result(call["tool"], arguments, idempotency_key=key)
+        return result, call["tool"]
+
+    async def observe(self, read: _Read | None) -> _Seen:
+        if read is None:
+            return _Seen("unknown")
+        result = await self.driver.client.call_result(read.op.mcp.tool_name, read.arguments)
+        if result.is_error:
+            return _Seen("absent") if _code(result) == "not_found" else _Seen("unknown", _code(result))
+        if result.data is None or (result.data == [] and not read.listing):
+            return _Seen("absent")
+        return _Seen("present", result.data)
+
+    # --- finding the read that observes an effect -------------------------------------------------
+
+    def _arguments_for(
+        self, read: Operation, request: Mapping[str, JSONValue], response: JSONValue
+    ) -> JSONObject | None:
+        route = self.route_of.get(read.id)
+        schema = read.input.schema or {}
+        required = set(schema.get("required") or ())
+        out: JSONObject = {}
+        last = route.params[-1] if route is not None and route.params else None
+        for name in schema.get("properties") or {}:
+            if last is not None and name == last and isinstance(response, dict):
+                value = _identity_value(name, response)
+                if value is not ABSENT:
+                    out[name] = value
+                    continue
+            if name in request and name not in ("confirm", "idempotency_key"):
+                out[name] = request[name]
+        if not required <= set(out):
+            return None
+        return out
+
+    def reads_for(self, op: Operation) -> list[Operation]:
+        """Approved reads of the same kind: the list at the same path first, then gets."""
+        route = self.route_of.get(op.id)
+        if route is None:
+            return []
+        same: list[Route] = [r for r in self.routes if r.kind == route.kind and r.op.is_read and r.op.is_approved]
+        lists = [r.op for r in same if r.role == "list" and r.template == route.template]
+        gets = [r.op for r in same if r.role == "get"]
+        return lists + gets
+
+    def lookup_read(
+        self, op: Operation, request: Mapping[str, JSONValue], response: JSONValue, key: str | None
+    ) -> _Read | None:
+        lookup = op.effect.lookup
+        if lookup is None:
+            return None
+        target = self.served(lookup.operation)
+        if target is None:
+            return None
+        resolved = resolve_mapping(lookup.arguments, request=dict(request), response=response, idempotency_key=key)
+        if resolved.arguments is None:
+            return None
+        return _Read(target, resolved.arguments, listing=False)
+
+    def item_read(self, op: Operation, request: Mapping[str, JSONValue], response: JSONValue) -> _Read | None:
+        """The get that reads the item ``response`` names, else the list it appears in."""
+        reads = self.reads_for(op)
+        for read in sorted(reads, key=lambda r: self.route_of[r.id].role != "get"):
+            arguments = self._arguments_for(read, request, response)
+            if arguments is not None:
+                return _Read(read, arguments, listing=self.route_of[read.id].role == "list")
+        return None
+
+    def collection_read(self, op: Operation, request: Mapping[str, JSONValue]) -> _Read | None:
+        """The list at the operation's own path (readable before the call), if one is served."""
+        for read in self.reads_for(op):
+            if self.route_of[read.id].role == "list":
+                arguments = self._arguments_for(read, request, None)
+                if arguments is not None:
+                    return _Read(read, arguments, listing=True)
+        return None
+
+    # --- the proofs -------------------------------------------------------------------------------
+
+    async def _call(self, op: Operation, *, stage: bool = False) -> tuple[JSONObject, str | None, CallResult]:
+        arguments, key = self.driver.arguments(op)
+        result, _sent = await self.driver.call(op, arguments, key=key, stage=stage)
+        return arguments, key, result
+
+    async def inverse(self, op: Operation) -> Check:
+        check_id = "effect-inverse"
+        arguments, key = self.driver.arguments(op)
+        before_read = self.lookup_read(op, arguments, None, key) or self.collection_read(op, arguments)
+        before = await self.observe(before_read)
+        result, _sent = await self.driver.call(op, arguments, key=key)
+        if result.is_error:
+            return _fail(check_id, op, f"the call failed ({_code(result)}), so there is nothing to undo")
+        effect = result.effect or {}
+        undo = effect.get("undo")
+        if not isinstance(undo, dict) or undo.get("kind") != "inverse":
+            return _fail(check_id, op, f"the report offers no inverse ({effect.get('undo_unavailable')})")
+        read = (
+            before_read
+            or self.lookup_read(op, arguments, result.data, key)
+            or self.item_read(op, arguments, result.data)
+        )
+        if read is None:
+            return _skip(check_id, op, "no approved read observes the resource this operation changes")
+        if before_read is None:
+            before = _Seen("absent")  # the item the call created did not exist before it
+        during = await self.observe(read)
+        if during.state == "unknown":
+            return _fail(check_id, op, f"{read.op.mcp.tool_name} could not read the state after the call")
+        if first_difference(before.shown(), during.shown()) is None:
+            return _skip(check_id, op, f"the call changed nothing {read.op.mcp.tool_name} can see")
+        undone, tool = await self.follow_up(undo)
+        if undone is None or undone.is_error:
+            code = _code(undone) if undone is not None else None
+            return _fail(check_id, op, f"the inverse {tool} failed ({code})")
+        after = await self.observe(read)
+        diff = first_difference(before.shown(), after.shown())
+        if diff is not None:
+            field, was, now = diff
+            difference = Difference(operation=op.id, field=field, before=was, after=now)
+            detail = (
+                f"{op.id}: after {tool} the state differs from before the call at {field}: "
+                f"before {show(was)}, after {show(now)}"
+            )
+            changed = first_difference(_item(during.shown(), result.data), _item(after.shown(), result.data))
+            if was is ABSENT and changed is not None:
+                detail += f"; the inverse changed {changed[0]} from {show(changed[1])} to {show(changed[2])} instead"
+            return Check(id=check_id, operation=op.id, status="fail", detail=detail, difference=difference)
+        detail = f"{read.op.mcp.tool_name} reads the same before the call and after the inverse {tool}"
+        return Check(id=check_id, operation=op.id, status="pass", detail=detail)
+
+    async def compensate(self, op: Operation) -> Check:
+        check_id = "effect-compensate"
+        declared = op.effect.compensate
+        arguments, key, result = await self._call(op)
+        if result.is_error:
+            return _fail(check_id, op, f"the call failed ({_code(result)}), so there is nothing to compensate")
+        effect = result.effect or {}
+        undo = effect.get("undo")
+        if not isinstance(undo, dict) or undo.get("kind") != "compensate":
+            return _fail(check_id, op, f"the report offers no compensation ({effect.get('undo_unavailable')})")
+        read = self.lookup_read(op, arguments, result.data, key) or self.item_read(op, arguments, result.data)
+        done, tool = await self.follow_up(undo)
+        if done is None or done.is_error:
+            return _fail(check_id, op, f"the compensation {tool} failed ({_code(done) if done else None})")
+        if read is None:
+            return _skip(check_id, op, f"{tool} ran, but no approved read observes the resource")
+        after = await self.observe(read)
+        if after.state != "present":
+            return _fail(
+                check_id, op, f"after {tool} the resource is gone ({after.state}); a compensation leaves a trace"
+            )
+        item = _item(after.data, result.data)
+        trace = _literals(declared.arguments if declared is not None else {})
+        for name, wanted in trace.items():
+            if not isinstance(item, dict) or name not in item:
+                continue
+            if item[name] != wanted:
+                difference = Difference(operation=op.id, field=name, before=wanted, after=item[name])
+                detail = (
+                    f"{op.id}: after {tool}, {name} is {show(item[name])}; the compensation declares {show(wanted)}"
+                )
+                return Check(id=check_id, operation=op.id, status="fail", detail=detail, difference=difference)
+        shown = ", ".join(f"{k} = {show(v)}" for k, v in trace.items() if isinstance(item, dict) and k in item)
+        detail = f"{tool} ran and {read.op.mcp.tool_name} shows the trace ({shown or 'the resource is still there'})"
+        return Check(id=check_id, operation=op.id, status="pass", detail=detail)
+
+    async def draft(self, op: Operation) -> Check:
+        check_id = "effect-draft"
+        declared = op.effect.draft
+        if declared is None:
+            return _skip(check_id, op, "no draft form is declared")
+        draft_op = self.served(declared.operation)
+        arguments, key, result = await self._call(op, stage=True)
+        staged = (result.effect or {}).get("staged")
+        if result.is_error or not isinstance(staged, dict):
+            return _fail(check_id, op, f"staging failed ({_code(result)})")
+        if staged.get("handle") is None:
+            return _fail(check_id, op, "staging reported no draft handle")
+        read = self.lookup_read(op, arguments, result.data, key)
+        if read is None and draft_op is not None:
+            read = self.item_read(draft_op, arguments, result.data)
+        if read is None:
+            return _skip(check_id, op, "staged, but no approved read observes the draft")
+        seen = await self.observe(read)
+        markers = _literals(declared.arguments)
+        wrong = _mismatch(seen, result.data, markers)
+        if seen.state != "present" or wrong is not None:
+            detail = f"after staging, {read.op.mcp.tool_name} sees {wrong or seen.state}; expected the draft"
+            return _fail(check_id, op, detail)
+        promoted, promote_tool = await self.follow_up(staged.get("promote"))
+        if promoted is None or promoted.is_error:
+            return _fail(check_id, op, f"promote {promote_tool} failed ({_code(promoted) if promoted else None})")
+        promote = declared.promote
+        seen = await self.observe(read)
+        wrong = _mismatch(seen, result.data, _literals(promote.arguments if promote else {}))
+        if seen.state != "present" or wrong is not None:
+            return _fail(check_id, op, f"after {promote_tool}, {read.op.mcp.tool_name} sees {wrong or seen.state}")
+        steps = f"staged {declared.operation} (handle {show(staged['handle'])}), promoted with {promote_tool}"
+        if declared.discard is None:
+            return Check(id=check_id, operation=op.id, status="pass", detail=steps + "; no discard is declared")
+        arguments, key, result = await self._call(op, stage=True)
+        staged = (result.effect or {}).get("staged")
+        if result.is_error or not isinstance(staged, dict):
+            return _fail(check_id, op, f"{steps}; staging a second draft failed ({_code(result)})")
+        read = self.lookup_read(op, arguments, result.data, key)
+        if read is None and draft_op is not None:
+            read = self.item_read(draft_op, arguments, result.data)
+        discarded, discard_tool = await self.follow_up(staged.get("discard"))
+        if discarded is None or discarded.is_error:
+            code = _code(discarded) if discarded else None
+            return _fail(check_id, op, f"{steps}; discard {discard_tool} failed ({code})")
+        seen = await self.observe(read)
+        if seen.state != "absent":
+            return _fail(check_id, op, f"{steps}; after {discard_tool} the draft is still there ({seen.state})")
+        detail = f"{steps}; a second draft discarded with {discard_tool} is gone"
+        return Check(id=check_id, operation=op.id, status="pass", detail=detail)
+
+    async def lookup(self, op: Operation) -> Check:
+        check_id = "effect-lookup"
+        declared = op.effect.lookup
+        if declared is None:
+            return _skip(check_id, op, "no lookup is declared")
+        _arguments, _key, result = await self._call(op)
+        if result.is_error:
+            return _fail(check_id, op, f"the call failed ({_code(result)}), so there is no effect to look up")
+        reported = (result.effect or {}).get("lookup")
+        if not isinstance(reported, dict):
+            return _fail(check_id, op, "the report carries no resolved lookup")
+        found = await self._found(reported)
+        if found is not True:
+            detail = f"{op.id}: {reported.get('tool')} did not find the effect it looks up (found: {show(found)})"
+            return _fail(check_id, op, detail)
+        never_request = self.driver.example.arguments(op)
+        never_key = self.driver.example.fresh_key("never")
+        resolved = resolve_mapping(declared.arguments, request=never_request, response=None, idempotency_key=never_key)
+        if resolved.arguments is None:
+            detail = (
+                f"found the effect with {reported.get('tool')}; a never-made call cannot be looked up without an answer"
+            )
+            return Check(id=check_id, operation=op.id, status="pass", detail=detail)
+        never = await self._found({"tool": reported.get("tool"), "arguments": resolved.arguments})
+        if never is not False:
+            detail = f"{reported.get('tool')} reports found: {show(never)} for an effect that never happened"
+            return _fail(check_id, op, detail)
+        detail = f"{reported.get('tool')} finds the effect by {declared.by} and reports found: false for one never made"
+        return Check(id=check_id, operation=op.id, status="pass", detail=detail)
+
+    async def _found(self, call: Mapping[str, JSONValue]) -> JSONValue:
+        tool = call.get("tool")
+        if not isinstance(tool, str):
+            return None
+        result = await self.driver.client.call_result(tool, dict(call.get("arguments") or {}))
+        report = (result.effect or {}).get("lookup")
+        return report.get("found") if isinstance(report, dict) else None
+
+
+def _keyed(op: Operation) -> bool:
+    from anvil.air.effects import forwards_idempotency_key
+    from anvil.air.inputs import idempotency_key_required
+
+    return forwards_idempotency_key(op) or idempotency_key_required(op)
+
+
+def _identity_value(param: str, response: Mapping[str, JSONValue]) -> JSONValue:
+    candidates = (
+        [param] + [f for f in response if param.endswith("_" + f)] + [f for f in response if f.startswith(param + "_")]
+    )
+    candidates += [f for f in _ID_FIELDS if f in response]
+    for name in candidates:
+        if name in response and response[name] is not None:
+            return response[name]
+    return ABSENT
+
+
+def _item(observed: JSONValue, answer: JSONValue) -> JSONValue:
+    """The observed item: the data itself, or the entry of a list with the answer's identity."""
+    if not isinstance(observed, list):
+        return observed
+    if isinstance(answer, dict):
+        for name in _ID_FIELDS:
+            if name in answer:
+                return next((x for x in observed if isinstance(x, dict) and x.get(name) == answer[name]), None)
+    return None
+
+
+def _literals(mapping: Mapping[str, object]) -> JSONObject:
+    """The arguments a mapping sets to a literal (``{const: v}``): the trace or marker it declares."""
+    out: JSONObject = {}
+    for name, source in mapping.items():
+        parsed = parse_source(source)
+        if isinstance(parsed, Const):
+            out[name] = parsed.value
+    return out
+
+
+def _mismatch(seen: _Seen, answer: JSONValue, literals: Mapping[str, JSONValue]) -> str | None:
+    item = _item(seen.data, answer) if seen.state == "present" else None
+    if not isinstance(item, dict):
+        return None
+    for name, wanted in literals.items():
+        if name in item and item[name] != wanted:
+            return f"{name} = {show(item[name])} (expected {show(wanted)})"
+    return None
+
+
+def _fail(check_id: str, op: Operation, detail: str) -> Check:
+    return Check(id=check_id, operation=op.id, status="fail", detail=detail)
+
+
+def _skip(check_id: str, op: Operation, detail: str) -> Check:
+    return Check(id=check_id, operation=op.id, status="skipped", detail=detail)
+
+
+async def effect_checks(driver: Driver) -> list[Check]:
+    """One proof per declared contract piece of every approved operation, in document order."""
+    effects = _Effects(driver)
+    checks: list[Check] = []
+    for op in driver.approved():
+        effect = op.effect
+        if effect.class_ == "reversible" and effect.inverse is not None:
+            checks.append(await effects.inverse(op))
+        if effect.class_ == "compensable" and effect.compensate is not None:
+            checks.append(await effects.compensate(op))
+        if effect.draft is not None:
+            checks.append(await effects.draft(op))
+        if effect.lookup is not None:
+            checks.append(await effects.lookup(op))
+    return checks

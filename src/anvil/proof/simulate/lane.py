@@ -1,0 +1,118 @@
+"""``anvil simulate``: the contract × dimension matrix and the mutation battery (original-core §8.4).
+
+Every approved operation is driven through the real gateway and executor (``Gateway.call`` ->
+``execute``) against :class:`~anvil.proof.simulate.upstream.SimulatedUpstream`, in process, seeded:
+
+* **auth** (``no-principal`` -> ``auth_required``, ``missing-scope`` -> ``permission_denied``,
+  ``authorized`` -> ok) for operations that need credentials;
+* **confirmation** (``without-confirm`` -> ``confirmation_required``, ``with-confirm`` -> ok);
+* **idempotency** for required-key operations (``without-key`` -> ``idempotency_required`` unless a
+  key is derived, ``with-key``, ``replay`` -> one upstream request for two calls);
+* **fault** (``none``, ``throttle`` -> ``rate_limited``, ``outage`` -> ``upstream_unavailable``,
+  ``conflict`` -> ``conflict``), each with the number of attempts the retry policy allows;
+* **pagination** for reads with AIR ``pagination`` (:mod:`anvil.proof.simulate.pages`):
+  ``first-page`` (a full page that continues), ``next-page`` (the continuation read from page 1 as
+  the contract says reaches the upstream as the value page 1 handed out, and page 2 is served) and
+  ``last-page`` (page 2 ends); the last two only when the contract locates the continuation;
+* **disclosure** (original-core §3.7 budgets, the compiler's ``chars/4`` estimator): ``tool-surface``
+  (the ``tools/list`` entry ``anvil serve`` publishes, at most 1200 tokens, basis ``contract``) and
+  ``response-page`` (the answer text an agent receives for seeded simulated data, a full first page
+  for a paged read, at most 8000 tokens, basis ``simulated-data``); each cell carries its ``figure``;
+* **effect** for operations that declare a contract (``report``: ``_meta.effect`` names the declared
+  class, undo kind and lookup; ``stage`` for a draft form).
+
+Expectations come from the compiled AIR (basis ``contract``; the response-page budget is judged on
+the simulator's seeded data, basis ``simulated-data``); the actual value from running it. The
+mutation battery (:mod:`anvil.proof.simulate.mutants`) weakens one control at a time and runs the
+same cells against the mutant with the original's expectations: a mutant is killed when its surface
+signature changes, and the cells that caught it are listed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Final
+
+import anyio
+
+from anvil._types import JSONObject
+from anvil.air.model import Document
+from anvil.bundle.hash import bundle_hash
+from anvil.bundle.read import read_bundle
+from anvil.proof.records import timestamp
+from anvil.proof.signature import signature_digest
+from anvil.proof.simulate.matrix import DIMENSIONS, Cell, Simulator
+from anvil.proof.simulate.mutants import run_battery
+
+__all__ = ["SIMULATION_FILE", "simulate"]
+
+SIMULATION_FILE: Final = "simulation.report.json"
+
+
+def _dimensions(cells: list[Cell]) -> list[JSONObject]:
+    out = []
+    for dimension in DIMENSIONS:
+        mine = [cell for cell in cells if cell.dimension == dimension]
+        out.append(
+            {
+                "dimension": dimension,
+                "operations": len({cell.operation_id for cell in mine}),
+                "cells": len(mine),
+                "passed": sum(1 for cell in mine if cell.ok),
+            }
+        )
+    return out
+
+
+async def _simulate(doc: Document, seed: int) -> tuple[list[Cell], list[JSONObject]]:
+    simulator = Simulator(doc, seed=seed)
+    cells = await simulator.matrix(doc)
+    mutants = await run_battery(doc, Simulator(doc, seed=seed))
+    return cells, mutants
+
+
+def simulate(directory: Path, *, seed: int = 1, clock: Callable[[], datetime] | None = None) -> dict[str, Any]:
+    """Simulate the bundle in ``directory`` and return its ``simulation.report.json`` record (not written).
+
+    Args:
+        directory: The bundle directory.
+        seed: The seed of the simulated upstream's data (the same seed gives the same record).
+        clock: The wall clock for ``simulatedAt`` (a test seam).
+
+    Raises:
+        BundleError: ``bundle/invalid`` when the bundle cannot be read.
+    """
+    doc = read_bundle(directory)
+    digest = bundle_hash(directory)
+    cells, mutants = anyio.run(_simulate, doc, seed)
+    passed = sum(1 for cell in cells if cell.ok)
+    applicable = [m for m in mutants if m["applicable"]]
+    killed = sum(1 for m in applicable if m["killed"])
+    ok = bool(cells) and passed == len(cells) and killed == len(applicable)
+    operations = len({cell.operation_id for cell in cells})
+    capability = doc.capabilities[0].id if len(doc.capabilities) == 1 else None
+    return {
+        "schemaVersion": 1,
+        "bundle": directory.name,
+        "bundleHash": digest,
+        "coverage": {
+            "schemaVersion": 1,
+            "capabilityId": capability,
+            "seed": seed,
+            "surfaceSignatureDigest": signature_digest(doc),
+            "cells": [cell.to_json() for cell in cells],
+            "dimensions": _dimensions(cells),
+            "summary": {"operations": operations, "cells": len(cells), "passed": passed, "failed": len(cells) - passed},
+        },
+        "mutation": {"mutants": mutants, "applicable": len(applicable), "killed": killed},
+        "summary": {
+            "coverageCells": len(cells),
+            "coveragePassed": passed,
+            "mutantsKilled": killed,
+            "mutantsApplicable": len(applicable),
+            "ok": ok,
+        },
+        "simulatedAt": timestamp(clock),
+    }

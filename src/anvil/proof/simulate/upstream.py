@@ -1,0 +1,227 @@
+"""The simulator's upstream: an in-process HTTP answerer that plays the API as its contract says.
+
+It is an :class:`httpx.MockTransport` handler, so the real executor builds and sends real requests
+and nothing leaves the process. It answers from the *reference* AIR (the bundle as compiled), not
+from the surface under test, so a mutant that understates what the API needs (a dropped scope) is
+refused here exactly as the real API would refuse it:
+
+* a request to no operation's path and method is 404;
+* an operation that needs auth answers 401 without ``Authorization`` and 403 when the bearer token
+  (``sim <scope> <scope>...``) lacks a scope the reference declares;
+* the injected fault (``throttle`` 429, ``outage`` 503, ``conflict`` 409) answers every attempt;
+* otherwise 200 (201 for a create) with data generated from the output schema by a seeded generator,
+  so the same seed gives the same answers;
+* a read with AIR ``pagination`` answers in two pages (:mod:`anvil.proof.simulate.pages`) and
+  records each page it served with the continuation the request carried (:attr:`pages`).
+
+Every request is counted per operation, which is how the matrix sees attempts and replays.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal
+
+import httpx
+
+from anvil._types import JSONValue
+from anvil.air.model import Document, Operation
+from anvil.proof.simulate.pages import PageServed, page_items, page_length, received_continuation, set_path
+
+__all__ = ["FAULT_STATUS", "Fault", "SimulatedUpstream", "scope_token", "simulated_value"]
+
+Fault = Literal["none", "throttle", "outage", "conflict"]
+#: The status each injected fault answers with.
+FAULT_STATUS: Final[dict[str, int]] = {"throttle": 429, "outage": 503, "conflict": 409}
+_PARAM: Final = re.compile(r"\{[^/{}]+\}")
+_MAX_DEPTH: Final = 6
+_TOKEN_PREFIX: Final = "sim"
+
+
+def scope_token(scopes: tuple[str, ...] | list[str]) -> str:
+    """The simulator's bearer token for a principal holding ``scopes`` (a space list)."""
+    return " ".join([_TOKEN_PREFIX, *sorted(scopes)]).replace(" ", "+") if scopes else _TOKEN_PREFIX
+
+
+def _granted(authorization: str | None) -> set[str] | None:
+    if not authorization:
+        return None
+    token = authorization.split(" ", 1)[-1]
+    parts = token.split("+")
+    return set(parts[1:]) if parts and parts[0] == _TOKEN_PREFIX else set()
+
+
+def _resolve(schema: JSONValue, defs: Mapping[str, Any]) -> JSONValue:
+    seen = 0
+    while isinstance(schema, dict) and isinstance(schema.get("$ref"), str) and seen < _MAX_DEPTH:
+        name = str(schema["$ref"]).rsplit("/", 1)[-1]
+        schema = defs.get(name, {})
+        seen += 1
+    return schema
+
+
+def simulated_value(schema: JSONValue, rng: random.Random, defs: Mapping[str, Any], depth: int = 0) -> JSONValue:
+    """A seeded value that fits ``schema`` (every declared property, one array item, enum values)."""
+    schema = _resolve(schema, defs)
+    if not isinstance(schema, dict) or depth > _MAX_DEPTH:
+        return f"sim-{rng.randrange(10_000)}"
+    for key in ("allOf", "oneOf", "anyOf"):
+        arms = schema.get(key)
+        if isinstance(arms, list) and arms:
+            if key != "allOf":
+                return simulated_value(arms[0], rng, defs, depth + 1)
+            merged: dict[str, Any] = {}
+            for arm in arms:
+                resolved = _resolve(arm, defs)
+                if isinstance(resolved, dict):
+                    merged.setdefault("properties", {}).update(resolved.get("properties") or {})
+            return simulated_value({"type": "object", **merged}, rng, defs, depth + 1)
+    enum = schema.get("enum")
+    if isinstance(enum, list) and enum:
+        return enum[rng.randrange(len(enum))]
+    declared = schema.get("type")
+    kind = next((k for k in declared if k != "null"), "string") if isinstance(declared, list) else declared
+    if kind is None and "properties" in schema:
+        kind = "object"
+    if kind == "integer":
+        return rng.randrange(1, 100_000)
+    if kind == "number":
+        return rng.randrange(1, 100_000) / 100
+    if kind == "boolean":
+        return bool(rng.randrange(2))
+    if kind == "array":
+        return [simulated_value(schema.get("items"), rng, defs, depth + 1)]
+    if kind == "object":
+        properties = schema.get("properties") or {}
+        return {name: simulated_value(sub, rng, defs, depth + 1) for name, sub in properties.items()}
+    return f"sim-{rng.randrange(10_000)}"
+
+
+def _walk_value(data: JSONValue, path: str) -> JSONValue:
+    for part in path.split("."):
+        data = data.get(part) if isinstance(data, dict) else None
+    return data
+
+
+@dataclass
+class SimulatedUpstream:
+    """The answerer. Set :attr:`fault` before a call; read :attr:`hits` after it.
+
+    Args:
+        reference: The AIR the API really implements (the compiled bundle, never a mutant).
+        seed: The generator seed; one seed, one sequence of answers.
+    """
+
+    reference: Document
+    seed: int = 1
+    fault: Fault = "none"
+    hits: Counter[str] = field(default_factory=Counter)
+    #: Operation id -> every page served, in order, with what it received and handed out.
+    pages: dict[str, list[PageServed]] = field(default_factory=dict)
+    _cursors: dict[tuple[str, str], int] = field(default_factory=dict)
+    _routes: list[tuple[str, re.Pattern[str], Operation]] = field(default_factory=list)
+    _rng: random.Random = field(default_factory=random.Random)
+
+    def __post_init__(self) -> None:
+        self._rng = random.Random(self.seed)
+        for op in self.reference.operations:
+            path, method = op.source_ref.path, op.source_ref.method
+            if path and method:
+                pattern = "^" + _PARAM.sub("[^/]+", re.escape(path).replace(r"\{", "{").replace(r"\}", "}")) + "$"
+                self._routes.append((method.upper(), re.compile(pattern), op))
+
+    def transport(self) -> httpx.MockTransport:
+        """An httpx transport answering every request with :meth:`answer`."""
+        return httpx.MockTransport(self.answer)
+
+    def _route(self, request: httpx.Request) -> Operation | None:
+        for method, pattern, op in self._routes:
+            if method == request.method and pattern.match(request.url.path):
+                return op
+        return None
+
+    def answer(self, request: httpx.Request) -> httpx.Response:
+        """Answer one request as the module docstring describes."""
+        op = self._route(request)
+        if op is None:
+            return httpx.Response(404, json={"message": "Not Found"})
+        self.hits[op.id] += 1
+        if op.auth.type != "none":
+            granted = _granted(request.headers.get("authorization"))
+            if granted is None:
+                return httpx.Response(401, json={"message": "Unauthenticated"})
+            if not set(op.auth.scopes) <= granted:
+                return httpx.Response(403, json={"message": "Missing scope"})
+        if self.fault != "none":
+            return httpx.Response(FAULT_STATUS[self.fault], json={"message": f"simulated {self.fault}"})
+        if op.output.schema is None:
+            return httpx.Response(204)
+        data = simulated_value(op.output.schema, self._rng, self.reference.schemas)
+        if op.pagination is not None and op.is_read:
+            return self._page(op, request, data)
+        return httpx.Response(201 if op.effect.action == "create" else 200, json=data)
+
+    def item_schema(self, op: Operation) -> dict[str, Any] | None:
+        """The resolved schema of one item of a paged read's answer (None: the contract does not locate items)."""
+        paging = op.pagination
+        defs = self.reference.schemas
+        schema = _resolve(op.output.schema, defs)
+        if paging is None or not isinstance(schema, dict):
+            return None
+        if paging.items_field:
+            properties = schema.get("properties")
+            schema = _resolve(properties.get(paging.items_field), defs) if isinstance(properties, dict) else None
+        if not isinstance(schema, dict) or not (schema.get("type") == "array" or "items" in schema):
+            return None
+        item = _resolve(schema.get("items"), defs)
+        return item if isinstance(item, dict) else {}
+
+    def _page_number(self, op: Operation, received: str | None) -> int | None:
+        paging = op.pagination
+        if received is None or paging is None or paging.style == "link":
+            return 1
+        if paging.style == "cursor":
+            return self._cursors.get((op.id, received))
+        if not received.isdigit() or len(received) > 9:
+            return None
+        number = int(received)
+        if paging.style == "page":
+            return number if number >= 1 else None
+        return number // page_length(paging) + 1
+
+    def _page(self, op: Operation, request: httpx.Request, data: JSONValue) -> httpx.Response:
+        paging = op.pagination
+        assert paging is not None  # only paged reads come here
+        received = received_continuation(request, paging.cursor_param)
+        page = self._page_number(op, received)
+        if page is None:
+            return httpx.Response(400, json={"message": f"unknown {paging.cursor_param}"})
+        length = page_length(paging)
+        count = page_items(paging, page)
+        item = self.item_schema(op)
+        items: list[JSONValue] = []
+        if item is not None:
+            items = [simulated_value(item, self._rng, self.reference.schemas) for _ in range(count)]
+            if paging.items_field:
+                set_path(data, paging.items_field, items)
+            else:
+                data = items
+        token: JSONValue = None
+        if paging.style == "cursor" and paging.next_field:
+            current = _walk_value(data, paging.next_field)
+            numeric = isinstance(current, int) and not isinstance(current, bool)
+            token = (2 if numeric else f"sim-cursor-{self._rng.randrange(10**9)}") if page == 1 else None
+            set_path(data, paging.next_field, token if token is not None else (None if numeric else ""))
+        elif paging.style == "cursor" and items and isinstance(items[-1], dict) and page == 1:
+            token = items[-1].get("id")
+        elif paging.style in ("page", "offset") and page == 1:
+            token = 2 if paging.style == "page" else length
+        handed_out = str(token) if token is not None and page == 1 else None
+        if handed_out is not None:
+            self._cursors[(op.id, handed_out)] = 2
+        self.pages.setdefault(op.id, []).append(PageServed(page, received, handed_out))
+        return httpx.Response(200, json=data)

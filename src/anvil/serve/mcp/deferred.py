@@ -1,0 +1,183 @@
+"""The official SDK behind the HTTP listener, loaded in a background thread after the socket listens.
+
+Importing the ``mcp`` SDK costs ~0.75 s (``import mcp.<anything>`` runs ``mcp/__init__.py``, which
+imports the client, the server and pydantic models for every protocol version). The hot path
+(:mod:`anvil.serve.mcp.hotpath`) answers ``initialize``, ``notifications/initialized``, ``tools/list`` and
+``tools/call`` without it, so the first request need not wait for it: :class:`DeferredSdk` is the
+``/mcp`` endpoint of everything else. Its :meth:`~DeferredSdk.running` context (the app's lifespan)
+imports the SDK in a worker thread, builds the low-level server
+(:func:`anvil.serve.mcp.server.build_server`) and :class:`~anvil.serve.mcp.sdkwire.SdkWire` there, runs the
+load hooks (the hot path compares its tables with the SDK's answers), then, on the event loop, builds
+the ``StreamableHTTPSessionManager`` and enters its ``run()``.
+
+A request that needs the SDK before it is ready waits for it, at most ``wait_seconds``; when the SDK
+could not be loaded (or not in time) the answer is HTTP 503 ``{"error": {"code": "mcp_unavailable"}}``
+(``retry-after: 1``), never a traceback; the failure is logged once on stderr. Nothing is printed on
+stdout.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any, Final
+
+import anyio
+from starlette.responses import JSONResponse
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from anvil.serve.mcp.config import Security, ServerSpec
+
+if TYPE_CHECKING:
+    from mcp.server.lowlevel import Server
+
+    from anvil.serve.mcp.sdkwire import SdkWire
+
+__all__ = ["DEFAULT_WAIT_SECONDS", "DeferredSdk", "LoadHook"]
+
+logger = logging.getLogger(__name__)
+
+#: How long a request that needs the SDK waits for it to load.
+DEFAULT_WAIT_SECONDS: Final = 30.0
+
+#: Run in the loader's thread with the SDK's answers; the callable it returns runs on the event loop.
+LoadHook = Callable[["SdkWire"], Callable[[], None] | None]
+
+
+class DeferredSdk:
+    """ASGI app: the SDK's stateless Streamable HTTP app, once loaded (module docstring).
+
+    Args:
+        server: What to serve: a :class:`ServerSpec` (the server is built after the import) or an
+            SDK server already built.
+        stateless: Serve without sessions.
+        json_response: Answer each POST with one JSON body instead of an SSE stream.
+        security: DNS-rebinding protection, if any.
+        max_request_bytes: The SDK manager's body limit.
+        wait_seconds: How long a request waits for the SDK to load.
+    """
+
+    def __init__(
+        self,
+        server: ServerSpec | Server[Any],
+        *,
+        stateless: bool,
+        json_response: bool,
+        security: Security | None,
+        max_request_bytes: int,
+        wait_seconds: float = DEFAULT_WAIT_SECONDS,
+    ) -> None:
+        self._source = server
+        self._stateless = stateless
+        self._json_response = json_response
+        self._security = security
+        self._max = max_request_bytes
+        self._wait = wait_seconds
+        self._hooks: list[LoadHook] = []
+        self._ready: anyio.Event | None = None
+        self._app: ASGIApp | None = None
+        #: True once loading failed (every request that needs the SDK is then refused with 503).
+        self.failed = False
+
+    def on_load(self, hook: LoadHook) -> None:
+        """Run ``hook`` when the SDK has loaded (before the first request is handed to it)."""
+        self._hooks.append(hook)
+
+    def _event(self) -> anyio.Event:
+        if self._ready is None:  # created on the loop (an anyio event needs one)
+            self._ready = anyio.Event()
+        return self._ready
+
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        """Load the SDK in the background and serve it until the context exits (the app's lifespan; once
+        per instance, as the SDK's session manager runs once)."""
+        ready = self._event()
+        stop = anyio.Event()
+        try:
+            async with anyio.create_task_group() as group:
+                group.start_soon(self._load, stop)
+                try:
+                    yield
+                finally:
+                    stop.set()
+                    if not ready.is_set():  # shutting down mid-load: do not wait for the import
+                        group.cancel_scope.cancel()
+        finally:
+            self._app = None  # the manager's run is over: nothing to hand requests to
+
+    async def _load(self, stop: anyio.Event) -> None:
+        ready = self._event()
+        try:
+            wire, applies = await anyio.to_thread.run_sync(self._import, abandon_on_cancel=True)
+            for apply in applies:
+                apply()
+            from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
+            from mcp.server.transport_security import TransportSecuritySettings
+
+            security = self._security
+            manager = StreamableHTTPSessionManager(
+                app=wire.server,
+                json_response=self._json_response,
+                stateless=self._stateless,
+                security_settings=None
+                if security is None
+                else TransportSecuritySettings(
+                    enable_dns_rebinding_protection=security.enable_dns_rebinding_protection,
+                    allowed_hosts=list(security.allowed_hosts),
+                    allowed_origins=list(security.allowed_origins),
+                ),
+                max_request_body_size=self._max,
+            )
+        except Exception as exc:  # the listener keeps serving what the hot path answers
+            logger.error(
+                "anvil: the MCP SDK could not be loaded (%s); /mcp requests it answers get 503", type(exc).__name__
+            )
+            self.failed = True
+            ready.set()
+            return
+        async with manager.run():
+            self._app = StreamableHTTPASGIApp(manager)
+            ready.set()
+            await stop.wait()
+
+    def _import(self) -> tuple[SdkWire, list[Callable[[], None]]]:
+        """In the worker thread: import the SDK, build the server and its answers, run the hooks."""
+        from anvil.serve.mcp.sdkwire import SdkWire
+        from anvil.serve.mcp.server import build_server
+
+        source = self._source
+        if isinstance(source, ServerSpec):
+            server = build_server(source.provider, select=source.select, instructions=source.instructions)
+        else:
+            server = source
+        wire = SdkWire(server)
+        applies = [hook(wire) for hook in self._hooks]
+        return wire, [apply for apply in applies if apply is not None]
+
+    async def loaded(self) -> bool:
+        """Wait (at most ``wait_seconds``) for the SDK; whether it is ready."""
+        if self._app is not None:
+            return True
+        if self.failed:
+            return False
+        with anyio.move_on_after(self._wait):
+            await self._event().wait()
+        return self._app is not None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Hand the request to the SDK, once it is ready; 503 ``mcp_unavailable`` when it cannot be."""
+        app = self._app
+        if app is None:
+            if not await self.loaded():
+                refusal = JSONResponse(
+                    {"error": {"code": "mcp_unavailable", "message": "The MCP server is not available; retry."}},
+                    status_code=503,
+                    headers={"cache-control": "no-store", "retry-after": "1"},
+                )
+                await refusal(scope, receive, send)
+                return
+            app = self._app
+            assert app is not None
+        await app(scope, receive, send)

@@ -1,0 +1,47 @@
+"""What an MCP front end serves: the :class:`ToolProvider` protocol, free of the MCP SDK.
+
+The REST route, the auth middleware, the HTTP listener and its hot path name providers through this
+module, so ``anvil serve --http`` can start answering before the official SDK is imported
+(:mod:`anvil.serve.mcp.deferred`); :mod:`anvil.serve.mcp.server` builds the SDK's server over the same protocol.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
+
+from anvil._types import JSONObject, JSONValue
+
+if TYPE_CHECKING:
+    from anvil.serve.mcp.results import CallResult
+
+__all__ = ["ToolProvider"]
+
+
+class ToolProvider(Protocol):
+    """What the MCP server serves: a fixed tool listing and a call entry point."""
+
+    @property
+    def server_name(self) -> str:
+        """The MCP server name."""
+
+    @property
+    def version(self) -> str:
+        """The MCP server version."""
+
+    @property
+    def tools(self) -> Sequence[JSONObject]:
+        """The ``tools/list`` entries, wire-shaped, in listing order."""
+
+    def input_schema(self, name: str) -> JSONObject | None:
+        """The published input schema of tool ``name``, or None when it is not served."""
+
+    async def call(
+        self,
+        name: str,
+        arguments: Mapping[str, JSONValue] | None,
+        meta: Mapping[str, Any] | None = None,
+        *,
+        identity: Mapping[str, JSONValue] | None = None,
+    ) -> CallResult | None:
+        """Answer one ``tools/call``; None when no tool ``name`` is served."""

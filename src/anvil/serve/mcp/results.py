@@ -1,0 +1,146 @@
+"""One tool call's answer, independent of the transport, and its MCP ``CallToolResult`` wire form.
+
+The MCP server sends :meth:`CallResult.to_wire`; a REST route can answer from the same value (data or
+envelope, status from the envelope code, the report as a header) without parsing text back.
+
+Wire shapes (original-core §5.6):
+
+* success: ``content`` = the data as 2-space-indented JSON text, ``structuredContent`` = the data when
+  it is an object, else ``{"result": data}``; when the tool publishes an ``outputSchema`` the schema
+  decides (an object response is the data, anything else is wrapped), and :func:`conform` checks the
+  value against it first, since a stock client refuses a result that does not validate;
+* dry run: ``content`` = the plan as JSON text, ``structuredContent`` = the plan;
+* error: ``content`` = the envelope as JSON text, ``isError``, and no ``structuredContent`` (original-core
+  §5.6 item 7): the TypeScript SDK's client (MCP Inspector's) validates ``structuredContent`` against the
+  ``outputSchema`` even on an error, so an envelope there would turn every refusal into a client-side
+  schema failure that hides the code.
+
+``_meta.effect`` carries the report when there is one.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from dataclasses import dataclass, replace
+from typing import Any, Literal
+
+from anvil._types import JSONObject, JSONValue
+from anvil.air.tools import OutputProjection
+from anvil.runtime.envelope import ErrorEnvelope
+from anvil.serve.mcp.validation import Check, Unsure, compile_fast
+
+__all__ = ["CallResult", "OutputCheck", "ResultKind", "conform"]
+
+ResultKind = Literal["success", "error", "dry_run"]
+
+
+def _text(value: JSONValue) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CallResult:
+    """What a tool call produced.
+
+    Attributes:
+        kind: ``success``, ``error`` or ``dry_run``.
+        data: the upstream's answer on success.
+        envelope: the error on ``error``.
+        plan: the request plan on ``dry_run``.
+        report: the ``_meta.effect`` report, or None (dry runs, refused ``_meta``, failed staged calls).
+        status: the upstream (or replayed) HTTP status on success.
+    """
+
+    kind: ResultKind
+    data: JSONValue = None
+    envelope: ErrorEnvelope | None = None
+    plan: JSONObject | None = None
+    report: JSONObject | None = None
+    status: int | None = None
+    structured: JSONObject | None = None
+
+    @property
+    def is_error(self) -> bool:
+        """True for an error result."""
+        return self.kind == "error"
+
+    def to_wire(self) -> JSONObject:
+        """The ``CallToolResult`` as a wire dict (``structuredContent``, ``isError``, ``_meta``)."""
+        if self.kind == "dry_run":
+            # The plan is structured too: a tool with an output schema lists the plan as one of its shapes.
+            return {"content": [{"type": "text", "text": _text(self.plan)}], "structuredContent": self.plan}
+        out: JSONObject
+        if self.envelope is not None:
+            body = self.envelope.to_json()
+            out = {"content": [{"type": "text", "text": _text(body)}], "isError": True}
+        else:
+            data = self.data
+            structured = self.structured
+            if structured is None:
+                structured = data if isinstance(data, dict) else {"result": data}
+            out = {"content": [{"type": "text", "text": _text(data)}], "structuredContent": structured}
+        if self.report is not None:
+            out["_meta"] = {"effect": self.report}
+        return out
+
+
+class OutputCheck:
+    """A tool's published output schema, compiled lazily, and how its answers are shaped."""
+
+    __slots__ = ("_compiled", "_fast", "_validator", "projection")
+
+    def __init__(self, projection: OutputProjection) -> None:
+        self.projection = projection
+        self._validator: Any = None
+        self._fast: Check | None = None
+        self._compiled = False
+
+    def shape(self, data: JSONValue) -> JSONValue:
+        """The ``structuredContent`` value for ``data`` (wrapped when the response is not an object)."""
+        return {"result": data} if self.projection.wrap else data
+
+    def valid(self, value: JSONValue) -> bool:
+        """True when ``value`` validates against the published schema (what a stock client checks)."""
+        if not self._compiled:
+            self._fast = compile_fast(self.projection.schema, strict_integer=False)
+            self._compiled = True
+        if self._fast is not None:
+            try:
+                return self._fast(value)  # the compiled check: what is_valid answers (serve/mcp/validation.py)
+            except (Unsure, RecursionError):
+                pass
+        if self._validator is None:
+            # jsonschema only when the compiled check cannot answer (imported then: it is slow to import).
+            from jsonschema import Draft202012Validator
+            from referencing import Registry
+
+            # An empty registry, as the official client uses: references resolve inside the schema only.
+            self._validator = Draft202012Validator(self.projection.schema, registry=Registry())
+        return bool(self._validator.is_valid(value))
+
+
+def conform(result: CallResult, check: OutputCheck | None, operation: str) -> CallResult:
+    """A success shaped by the tool's output schema, or ``schema_mismatch`` when the answer breaks it.
+
+    The mismatch keeps the effect report (a write that landed still says so) and the upstream status;
+    the data itself stays out of the envelope, since it did not match what the tool promised.
+    """
+    if result.kind != "success" or check is None:
+        return result
+    structured = check.shape(result.data)
+    if isinstance(structured, dict) and check.valid(structured):
+        return replace(result, structured=structured)
+    envelope = ErrorEnvelope(
+        code="schema_mismatch",
+        message=(
+            "The upstream answered, but its response does not match the tool's published output schema; "
+            "for a write, the effect report says what happened."
+        ),
+        retryable=False,
+        safe_to_retry=False,
+        operation=operation,
+        trace_id=f"trace_{uuid.uuid4()}",
+        upstream={"status": result.status} if result.status is not None else None,
+    )
+    return CallResult(kind="error", envelope=envelope, report=result.report, status=result.status)

@@ -1,0 +1,109 @@
+"""The MCP server: the official SDK's low-level ``Server`` over a tool provider, and the stdio transport.
+
+A :class:`~anvil.serve.mcp.provider.ToolProvider` (re-exported here) is anything that lists tools and
+answers calls with a :class:`~anvil.serve.mcp.results.CallResult`:
+a :class:`~anvil.serve.gateway.Gateway` (one bundle), or a fleet that composes several. The server
+adds nothing but protocol: the listing is built once, a call is handed to the provider as it came
+(name, arguments, ``_meta``), and an unknown tool is the JSON-RPC ``invalid params`` error.
+
+The low-level server does not validate arguments against input schemas (the provider does, and
+answers with envelopes). ``get_tool_input_schema`` is given so the SDK's 2026-era header checks read
+the schema from the table instead of running ``tools/list`` for every call.
+
+One server can serve several providers: ``select`` picks the provider for each request from the
+transport's request object (the Starlette ``Request`` over Streamable HTTP, None over stdio), which
+is how the fleet listener serves each caller its own composition (``anvil.serve.listener``). Each
+provider's listing is built once, on its first ``tools/list``, and kept while the provider lives.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+import mcp.types as types
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
+from mcp.shared.exceptions import MCPError
+
+from anvil.serve.mcp.config import ServerSpec
+from anvil.serve.mcp.provider import ToolProvider
+
+__all__ = ["ToolProvider", "build_server", "listing_result", "run_stdio", "served_by"]
+
+
+#: What each server built here serves: its default provider, selector and instructions (for the HTTP hot path).
+_SERVED: weakref.WeakKeyDictionary[Server[Any], ServerSpec] = weakref.WeakKeyDictionary()
+
+
+def listing_result(provider: ToolProvider) -> types.ListToolsResult:
+    """The ``tools/list`` result for ``provider``: its wire-shaped tools as the SDK's models."""
+    return types.ListToolsResult(tools=[types.Tool.model_validate(tool) for tool in provider.tools])
+
+
+def served_by(server: Server[Any]) -> ServerSpec | None:
+    """What ``server`` was built from by :func:`build_server`, or None for another server."""
+    return _SERVED.get(server)
+
+
+def build_server(
+    provider: ToolProvider,
+    *,
+    instructions: str | None = None,
+    select: Callable[[Any], ToolProvider | None] | None = None,
+) -> Server[Any]:
+    """An MCP low-level server serving ``provider``'s tools (name and version from the provider).
+
+    Args:
+        provider: The tools to serve (with ``select``: the server's name, version and input schemas).
+        instructions: Optional server instructions sent at initialization.
+        select: Picks the provider answering one request from its transport request object (None
+            over stdio); a None answer refuses the request (invalid request). Without it every
+            request is ``provider``'s.
+    """
+    listing = listing_result(provider)
+    listings: weakref.WeakKeyDictionary[Any, types.ListToolsResult] = weakref.WeakKeyDictionary()
+
+    def chosen(ctx: Any) -> ToolProvider:
+        if select is None:
+            return provider
+        found = select(ctx.request)
+        if found is None:
+            raise MCPError(code=types.INVALID_REQUEST, message="The request names no caller.")
+        return found
+
+    async def on_list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+        served = chosen(ctx)
+        if served is provider:
+            return listing
+        found = listings.get(served)
+        if found is None:
+            found = listings[served] = listing_result(served)
+        return found
+
+    async def on_call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        result = await chosen(ctx).call(params.name, params.arguments, params.meta)
+        if result is None:
+            raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name}")
+        return types.CallToolResult.model_validate(result.to_wire())
+
+    server: Server[Any] = Server(
+        provider.server_name,
+        version=provider.version,
+        instructions=instructions,
+        get_tool_input_schema=provider.input_schema,
+        on_list_tools=on_list_tools,
+        on_call_tool=on_call_tool,
+    )
+    _SERVED[server] = ServerSpec(provider, select, instructions)
+    return server
+
+
+async def run_stdio(server: Server[Any]) -> None:
+    """Serve ``server`` over stdin/stdout until the client closes stdin (one implicit session).
+
+    Nothing but protocol is written to stdout; diagnostics go to stderr.
+    """
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())

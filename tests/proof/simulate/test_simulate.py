@@ -1,0 +1,119 @@
+"""anvil simulate: the contract × dimension matrix and the mutation battery (original-core §8.4)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from anvil.bundle.hash import bundle_hash
+from anvil.cli import main
+from anvil.proof.simulate.lane import SIMULATION_FILE, simulate
+from anvil.proof.simulate.matrix import DIMENSIONS
+from anvil.proof.simulate.mutants import MUTANTS
+from tests.proof.conftest import edit_json
+
+
+def _cell(record: dict[str, Any], op_id: str, name: str) -> dict[str, Any]:
+    return next(
+        c
+        for c in record["coverage"]["cells"]
+        if c["operationId"] == op_id and f"{c['dimension']}/{c['variant']}" == name
+    )
+
+
+def _mutant(record: dict[str, Any], name: str) -> dict[str, Any]:
+    return next(m for m in record["mutation"]["mutants"] if m["name"] == name)
+
+
+def test_the_dimensions_and_mutants_are_the_public_registry() -> None:
+    assert DIMENSIONS == ("auth", "confirmation", "idempotency", "fault", "pagination", "disclosure", "effect")
+    assert [m.name for m in MUTANTS] == [
+        "remove_confirmation",
+        "enable_unsafe_retry",
+        "drop_oauth_scope",
+        "weaken_mutation_to_read",
+        "corrupt_output_schema",
+        "drop_idempotency_key",
+        "drop_undo",
+    ]
+
+
+@pytest.mark.parametrize("example", ["payments", "github"])
+def test_simulate_passes_every_cell_and_kills_every_applicable_mutant_on_both_examples(
+    example: str,
+    request: pytest.FixtureRequest,
+    copy_bundle: Callable[[Path], Path],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    bundle = copy_bundle(request.getfixturevalue(example))
+    assert main(["simulate", str(bundle)]) == 0
+    assert capsys.readouterr().out.strip().splitlines()[-1].startswith("PASSED — ")
+    record = json.loads((bundle / SIMULATION_FILE).read_text(encoding="utf-8"))
+    assert record["bundleHash"] == bundle_hash(bundle)
+    summary = record["summary"]
+    assert summary["ok"] is True
+    assert summary["coverageCells"] == summary["coveragePassed"] > 0
+    applicable = [m for m in record["mutation"]["mutants"] if m["applicable"]]
+    assert applicable and all(m["killed"] for m in applicable)
+    assert all(m["detectedBy"][0] == "surface-signature" for m in applicable)
+
+
+def test_payments_retries_a_keyed_refund_but_github_never_retries_an_unkeyed_issue(
+    payments: Path, github: Path
+) -> None:
+    pay, gh = simulate(payments), simulate(github)
+    assert _cell(pay, "payments.refunds.create", "fault/outage")["actual"] == "upstream_unavailable after 3 attempt(s)"
+    assert _cell(gh, "github.issues.create", "fault/outage")["actual"] == "upstream_unavailable after 1 attempt(s)"
+    assert _cell(pay, "payments.refunds.create", "idempotency/without-key")["actual"] == (
+        "idempotency_required after 0 attempt(s)"
+    )
+    assert _cell(pay, "payments.refunds.create", "idempotency/replay")["actual"] == (
+        "two answers from 1 upstream request(s)"
+    )
+    assert _cell(gh, "github.releases.create", "effect/stage")["actual"] == "staged github.releases.create"
+    assert _cell(gh, "github.comments.create", "effect/report")["actual"] == (
+        "class=reversible undo=inverse lookup=none"
+    )
+
+
+def test_each_weakened_control_is_caught_by_the_cell_that_watches_it(payments: Path, github: Path) -> None:
+    pay, gh = simulate(payments), simulate(github)
+    assert _mutant(pay, "enable_unsafe_retry")["applicable"] is False  # every payments write retries safely
+    assert "auth/authorized" in _mutant(pay, "drop_oauth_scope")["detectedBy"]
+    assert "idempotency/replay" in _mutant(pay, "drop_idempotency_key")["detectedBy"]
+    assert "confirmation/without-confirm" in _mutant(gh, "remove_confirmation")["detectedBy"]
+    assert "effect/report" in _mutant(gh, "drop_undo")["detectedBy"]
+    assert _mutant(gh, "corrupt_output_schema")["classification"] == "breaking"
+    assert _mutant(gh, "drop_oauth_scope")["applicable"] is False  # github-mini declares no scopes
+
+
+def test_the_record_is_deterministic_for_a_seed_apart_from_its_timestamp(github: Path) -> None:
+    first, second = simulate(github, seed=7), simulate(github, seed=7)
+    assert first.pop("simulatedAt") != "" and second.pop("simulatedAt") != ""
+    assert first == second
+    assert first["coverage"]["seed"] == 7
+
+
+def test_a_bundle_with_nothing_approved_fails_with_no_cells(
+    payments: Path, copy_bundle: Callable[[Path], Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    bundle = copy_bundle(payments)
+
+    def unapprove(air: dict[str, Any]) -> None:
+        for op in air["operations"]:
+            op["state"] = "review_required"
+
+    edit_json(bundle / "air.json", unapprove)
+    assert main(["simulate", str(bundle)]) == 1
+    assert capsys.readouterr().out.strip().splitlines()[-1].startswith("FAILED — no approved operation")
+    record = json.loads((bundle / SIMULATION_FILE).read_text(encoding="utf-8"))
+    assert record["summary"]["ok"] is False
+
+
+def test_a_malformed_seed_is_a_usage_error(payments: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["simulate", str(payments), "--seed", "x3"]) == 2
+    assert "error[cli/usage]" in capsys.readouterr().err

@@ -1,0 +1,102 @@
+"""structuredContent follows the published outputSchema, and an answer that breaks it is schema_mismatch."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Callable
+
+import anyio
+import jsonschema
+import pytest
+from referencing import Registry
+
+from anvil.air.model import Document, Output
+from anvil.runtime.envelope import ErrorEnvelope
+from anvil.serve.gateway import Gateway
+from anvil.serve.mcp.results import CallResult
+from tests.serve.support import OWNER_REPO, MockServer, connected, op_of
+
+COMMENT = {**OWNER_REPO, "issue_number": 2, "body": "Looks good"}
+
+pytestmark = pytest.mark.anyio
+
+
+def _with_output(doc: Document, op_id: str, schema: dict[str, object]) -> Document:
+    ops = tuple(
+        dataclasses.replace(op, output=Output(schema=schema)) if op.id == op_id else op for op in doc.operations
+    )
+    return dataclasses.replace(doc, operations=ops)
+
+
+async def test_the_official_client_validates_structured_content_against_every_output_schema(
+    github: Document, make_gateway: Callable[..., Gateway], mock: MockServer
+) -> None:
+    async with connected(make_gateway(github)) as client:
+        with anyio.fail_after(10):
+            tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+            created = await client.call_tool("github_create_comment", COMMENT)  # the client validates it
+            listed = await client.call_tool("github_list_comment", {**OWNER_REPO, "issue_number": 2})
+    schema = tools["github_create_comment"].output_schema
+    assert schema is not None and "#/components" not in json.dumps(schema)
+    assert created.is_error is False and listed.is_error is False
+    for name, result in (("github_create_comment", created), ("github_list_comment", listed)):
+        published = tools[name].output_schema
+        assert published is not None
+        jsonschema.Draft202012Validator(published, registry=Registry()).validate(result.structured_content)
+    # A list response is wrapped as {"result": [...]} and its schema says so.
+    assert listed.structured_content == {"result": json.loads(listed.content[0].text)}
+    assert tools["github_list_comment"].output_schema["anyOf"][0]["required"] == ["result"]  # type: ignore[index]
+    assert len(mock.requests) == 2
+
+
+async def test_an_answer_that_breaks_the_output_schema_is_schema_mismatch_with_its_effect_report(
+    github: Document, make_gateway: Callable[..., Gateway], mock: MockServer
+) -> None:
+    strict = {"type": "object", "required": ["never_sent"], "properties": {"never_sent": {"type": "string"}}}
+    doc = _with_output(github, "github.comments.create", strict)
+    async with connected(make_gateway(doc)) as client:
+        with anyio.fail_after(10):
+            result = await client.call_tool("github_create_comment", COMMENT)
+    assert result.is_error is True
+    body = json.loads(result.content[0].text)
+    assert body["error"]["code"] == "schema_mismatch"
+    assert result.meta is not None and result.meta["effect"]["class"] == "reversible"
+    assert len(mock.requests) == 1  # the write happened, and the report says so
+
+
+async def test_a_recursive_output_schema_is_self_contained_through_defs(
+    github: Document, make_gateway: Callable[..., Gateway]
+) -> None:
+    op = op_of(github, "github.comments.create")
+    schemas = {
+        **github.schemas,
+        "Node": {"type": "object", "properties": {"child": {"$ref": "#/components/schemas/Node"}}},
+    }
+    doc = dataclasses.replace(_with_output(github, op.id, {"$ref": "#/components/schemas/Node"}), schemas=schemas)
+    tool = make_gateway(doc).tool("github_create_comment")
+    assert tool is not None
+    schema = tool.definition["outputSchema"]
+    assert isinstance(schema, dict)
+    assert schema["$defs"]["Node"]["properties"]["child"] == {"$ref": "#/$defs/Node"}
+    jsonschema.Draft202012Validator.check_schema(schema)
+    jsonschema.Draft202012Validator(schema, registry=Registry()).validate({"child": {"child": {}}})
+
+
+def test_an_error_result_carries_its_envelope_as_text_and_no_structured_content() -> None:
+    # The TypeScript SDK's client (MCP Inspector's) validates structuredContent against the outputSchema
+    # even when isError is set, so an envelope there would hide the code behind a client-side failure.
+    envelope = ErrorEnvelope(
+        code="confirmation_required",
+        message="Confirm first.",
+        retryable=False,
+        safe_to_retry=False,
+        operation="payments.refunds.create",
+        trace_id="trace_1",
+        required_flags=("--confirm",),
+    )
+    wire = CallResult(kind="error", envelope=envelope, report={"class": "irreversible"}).to_wire()
+    assert "structuredContent" not in wire
+    assert wire["isError"] is True
+    assert json.loads(wire["content"][0]["text"]) == envelope.to_json()
+    assert wire["_meta"] == {"effect": {"class": "irreversible"}}
