@@ -190,6 +190,25 @@ def test_missing_inputs_exit_2_and_are_named_as_flags(payments: Path) -> None:
     assert "--amount, --currency" in error["message"]
 
 
+def test_an_argument_the_gateway_refuses_is_refused_in_direct_mode_before_the_wire(
+    payments: Path, mock: tuple[str, Any]
+) -> None:
+    url, state = mock
+    below_minimum = ("refunds", "create", "--payment-id", "pay_123", "--amount", "0", "--currency", "EUR")
+    ran = anvil_run(
+        payments, *below_minimum, "--confirm", "--idempotency-key", "k-min", "--base-url", url, env=_dev(payments)
+    )
+    assert (ran.code, ran.envelope()["code"]) == (2, "validation_error")
+    assert state.requests == []
+
+
+def test_an_argument_the_gateway_refuses_is_refused_before_an_mcp_target_is_reached(payments: Path) -> None:
+    below_minimum = ("refunds", "create", "--payment-id", "pay_123", "--amount", "0", "--currency", "EUR")
+    unreachable = "http://127.0.0.1:9/mcp"
+    ran = anvil_run(payments, *below_minimum, "--confirm", "--idempotency-key", "k-min", "--mcp", unreachable)
+    assert (ran.code, ran.envelope()["code"]) == (2, "validation_error")
+
+
 def test_a_dry_run_prints_the_plan_and_touches_nothing(payments: Path, mock: tuple[str, Any]) -> None:
     state = mock[1]
     ran = anvil_run(payments, *REFUND[:3], "pay_1", *REFUND[4:], "--confirm", "--idempotency-key", "ref-001",

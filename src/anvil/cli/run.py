@@ -327,12 +327,16 @@ class _Command:
 
     def _invoke(self) -> int:
         from anvil.air.enums import KEYED_MODES
+        from anvil.cli.run_validate import argument_refusal
 
         op = self.op
         arguments = self._arguments()
         key = self._text_flag("idempotency-key")
         if self.inv.bare("validate-input"):
             return self._validate(arguments, key)
+        refused = argument_refusal(op, arguments)
+        if refused is not None:
+            return self._fail(refused, None)
         target = parse_target(self.inv.flag("mcp") if "mcp" in self.inv.flags else self.environ.get("ANVIL_MCP_TARGET"))
         if target is None:
             raise Refused(

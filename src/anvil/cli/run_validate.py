@@ -21,9 +21,9 @@ from anvil.runtime import gates
 from anvil.runtime.envelope import CODE_TABLE, ErrorEnvelope
 from anvil.runtime.gates import Refusal
 from anvil.runtime.request import BuildError, build_request, prepare
-from anvil.serve.mcp.validation import ArgumentCheck, call_schema
+from anvil.serve.mcp.validation import MAX_ARGUMENT_DEPTH, ArgumentCheck, call_schema, too_deep
 
-__all__ = ["validate_arguments"]
+__all__ = ["argument_refusal", "validate_arguments"]
 
 #: Request building needs a base URL; nothing is ever sent to it.
 _NOWHERE = "https://validate-input.invalid"
@@ -41,6 +41,36 @@ def _envelope(op: Operation, refusal: Refusal) -> JSONObject:
         required_flags=refusal.required_flags,
         details=refusal.details,
     ).to_json()
+
+
+def _schema_check(op: Operation, arguments: Mapping[str, JSONValue]) -> None:
+    """The gateway's argument check (depth, then the tool's schema): what MCP and REST refuse."""
+    if too_deep(dict(arguments)):
+        raise Refusal(
+            "validation_error",
+            f"The arguments nest deeper than {MAX_ARGUMENT_DEPTH} levels.",
+            details={"field": "arguments", "max_depth": MAX_ARGUMENT_DEPTH},
+        )
+    keys = safety_keys(op)
+    relaxed = [key for key in (keys.idempotency, keys.confirm) if key is not None]
+    violation = ArgumentCheck(call_schema(published_input_schema(op), relaxed)).check(dict(arguments))
+    if violation is not None:
+        raise Refusal("validation_error", violation.message, details=violation.details)
+
+
+def argument_refusal(op: Operation, arguments: Mapping[str, JSONValue]) -> JSONObject | None:
+    """The envelope MCP and REST would refuse ``arguments`` with before the wire, or None.
+
+    ``anvil run`` checks every call with it, direct or through ``--mcp``, so the CLI never sends what
+    the gateway refuses. An unapproved operation is left to the executor's approval gate.
+    """
+    if not op.is_approved:
+        return None
+    try:
+        _schema_check(op, arguments)
+    except Refusal as refusal:
+        return _envelope(op, refusal)
+    return None
 
 
 def validate_arguments(
@@ -61,10 +91,7 @@ def validate_arguments(
     try:
         gates.check_operation(op)
         keys = safety_keys(op)
-        relaxed = [key for key in (keys.idempotency, keys.confirm) if key is not None]
-        violation = ArgumentCheck(call_schema(published_input_schema(op), relaxed)).check(dict(arguments))
-        if violation is not None:
-            raise Refusal("validation_error", violation.message, details=violation.details)
+        _schema_check(op, arguments)
         plan = prepare(op)
         checked = gates.check_required(plan, dict(arguments))
         _business, candidates = gates.split_key_inputs(plan, checked, idempotency_key)
