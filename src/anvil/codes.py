@@ -110,6 +110,7 @@ _ENTRIES: tuple[Code, ...] = (
     _d("manifest/unknown_operation", "error", "A manifest operation key names no operation."),
     _d("manifest/ambiguous_operation", "error", "A manifest operation key names several operations."),
     _d("manifest/unknown_capability", "error", "A manifest capability review names no discovered capability."),
+    _d("manifest/not_editable", "error", "anvil approve: a pattern names no entry, or an entry cannot be edited."),
     _d("manifest/secret_value", "error", "The manifest appears to contain a secret value."),
     # issue 9: a state-changing method approved as a read only by its name
     _d("manifest/heuristic_read_approved", "warning", "A POST/PUT/PATCH/DELETE read only by its name is approved."),

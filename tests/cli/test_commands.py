@@ -18,10 +18,13 @@ README = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding=
 
 def test_the_commands_are_the_pipeline_the_deploy_evidence_and_the_proof_lanes() -> None:
     assert sorted(COMMANDS) == [
+        "approve",
         "certify",
         "compile",
         "conformance",
         "deploy",
+        "init",
+        "inspect",
         "ledger",
         "mock",
         "run",

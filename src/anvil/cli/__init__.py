@@ -27,7 +27,10 @@ BROKEN_PIPE_EXIT = 141
 
 #: subcommand name -> (module, one-line help). The names are a public contract (see tests/cli).
 COMMANDS: dict[str, tuple[str, str]] = {
+    "init": ("anvil.cli.init", "Write a reviewable anvil.yaml listing every operation of a spec."),
+    "approve": ("anvil.cli.approve", "Approve manifest entries by key or glob, keeping comments."),
     "compile": ("anvil.cli.compile", "Compile an OpenAPI spec and anvil.yaml into a bundle."),
+    "inspect": ("anvil.cli.catalog", "List a bundle's operations with their state, effect and undo."),
     "serve": ("anvil.cli.serve", "Serve a compiled bundle as MCP tools (stdio or Streamable HTTP)."),
     "run": ("anvil.cli.run", "Call one operation of a compiled bundle (direct or through an MCP server)."),
     "deploy": ("anvil.cli.deploy", "Offline deployment evidence: `anvil deploy ledger` (durable idempotency)."),

@@ -1,0 +1,101 @@
+"""From a spec to a reviewed bundle: ``anvil init``, ``anvil approve``, ``anvil compile``, ``anvil inspect``."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+import yaml
+
+from anvil.cli import main
+
+REPO = Path(__file__).resolve().parents[2]
+PAYMENTS = REPO / "examples" / "payments" / "openapi.yaml"
+CORPUS = Path(os.environ.get("ANVIL_CORPUS", REPO.parent / "shared" / "corpus"))
+
+
+def _anvil(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_init_approve_compile_and_inspect_take_a_spec_to_a_bundle(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    manifest = tmp_path / "anvil.yaml"
+    code, out, _ = _anvil(capsys, "init", str(PAYMENTS), "--service", "payments", "--out", str(manifest))
+    assert code == 0 and "4 operations (0 approved)" in out
+    code, out, _ = _anvil(capsys, "approve", str(manifest), "payments.customers.*", "payments.payments.get")
+    assert code == 0
+    assert out.splitlines()[:2] == ["approved payments.customers.get", "approved payments.payments.get"]
+    bundle = tmp_path / "bundle"
+    code, _, err = _anvil(capsys, "compile", str(PAYMENTS), "--manifest", str(manifest), "--out", str(bundle))
+    assert code == 0, err
+    code, out, _ = _anvil(capsys, "inspect", str(bundle), "--json", "--state", "approved")
+    rows = json.loads(out)["operations"]
+    assert [row["operationId"] for row in rows] == ["payments.customers.get", "payments.payments.get"]
+    assert {row["class"] for row in rows} == {"read"}
+    code, out, _ = _anvil(capsys, "inspect", str(bundle), "--class", "irreversible")
+    assert code == 0
+    assert "payments.refunds.create" in out and "payments.customers.get" not in out
+
+
+def test_init_never_replaces_an_existing_manifest_without_force(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    manifest = tmp_path / "anvil.yaml"
+    manifest.write_text("# reviewed\n", encoding="utf-8")
+    code, _, err = _anvil(capsys, "init", str(PAYMENTS), "--service", "payments", "--out", str(manifest))
+    assert code == 2 and "error[cli/usage]" in err
+    assert manifest.read_text(encoding="utf-8") == "# reviewed\n"
+    code, _, _ = _anvil(capsys, "init", str(PAYMENTS), "--service", "payments", "--out", str(manifest), "--force")
+    assert code == 0 and "operations:" in manifest.read_text(encoding="utf-8")
+
+
+def test_init_of_an_unreadable_spec_writes_nothing_and_exits_1(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    manifest = tmp_path / "anvil.yaml"
+    code, _, err = _anvil(capsys, "init", str(tmp_path / "missing.yaml"), "--service", "x", "--out", str(manifest))
+    assert code == 1 and "source/" in err
+    assert not manifest.exists()
+
+
+def test_approve_of_a_pattern_naming_nothing_exits_2_and_changes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    manifest = tmp_path / "anvil.yaml"
+    _anvil(capsys, "init", str(PAYMENTS), "--service", "payments", "--out", str(manifest))
+    before = manifest.read_bytes()
+    code, _, err = _anvil(capsys, "approve", str(manifest), "payments.customers.get", "payments.nothing.*")
+    assert code == 2 and f"error[{'manifest/not_editable'}]" in err
+    assert manifest.read_bytes() == before
+
+
+def test_inspect_of_a_missing_bundle_is_a_coded_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = _anvil(capsys, "inspect", str(tmp_path / "nothing"))
+    assert code == 3 and "error[bundle/invalid]" in err
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize("spec", ["jira-platform.json", "pagerduty-rest.json", "plaid.yml"])
+def test_init_with_approve_all_lists_and_approves_every_operation_of_a_large_spec(
+    spec: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from anvil.compiler import build
+
+    path = CORPUS / spec
+    if not path.is_file():
+        if os.environ.get("ANVIL_TEST_REQUIRE_SERVICES") == "1":
+            pytest.fail(f"corpus spec {path} is missing")
+        pytest.skip(f"corpus spec {path} is missing")
+    manifest = tmp_path / "anvil.yaml"
+    code, _, err = _anvil(capsys, "init", str(path), "--service", "big", "--out", str(manifest), "--approve", "all")
+    assert code == 0, err
+    entries = yaml.safe_load(manifest.read_text(encoding="utf-8"))["operations"]
+    ids = {op.id for op in build(path, service_id="big").document.operations}
+    assert set(entries) == ids
+    assert {entry["state"] for entry in entries.values()} == {"approved"}
