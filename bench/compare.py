@@ -48,7 +48,7 @@ loop is bounded by its count and by ``--max-seconds``):
 * memory: server RSS (``/proc/PID/status``, summed over workers) after warm-up and after
   ``--rss-calls`` more calls over 8 sessions, and the growth.
 
-Ratios are this gateway's figure over FastMCP's; the targets come from issue 14.
+Ratios are this gateway's figure over FastMCP's; the targets come from shared/spec/performance.md.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Time the proof lanes on the github-mini example and print a table (issue 12: all lanes under 60 s).
+"""Time the proof lanes on the github-mini example and print a table (the budget: all lanes under 60 s).
 
 Usage: ``python bench/lanes.py [--runs N]`` (default 1 run per lane). The example is compiled once
 into a temporary directory; each lane then runs as its CLI would, in a fresh ``python -m anvil``

@@ -14,7 +14,8 @@ start; p50/p99 are per-pair latencies across every process.
 A second table runs the executor itself (``anvil.runtime.executor.execute``, env ``prod``) against the
 payments mock on loopback, sequentially: a read (``payments.customers.get``) and a keyed write
 (``payments.refunds.create`` with a fresh key per call, so each one reserves and completes a row), and
-prints keyed write / read at p50 per backend (issue 14's target: at most 1.2x on SQLite and PostgreSQL).
+prints keyed write / read at p50 per backend (target: at most 1.2x, shared/spec/performance.md; held on
+SQLite and PostgreSQL).
 Loopback only; every run uses a fresh table/collection.
 """
 

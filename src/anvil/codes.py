@@ -57,7 +57,7 @@ _ENTRIES: tuple[Code, ...] = (
     _d("source/ref_invalid", "error", "A $ref is not a string or not a well-formed reference."),
     _d("source/no_operations", "warning", "The spec declares no operations."),
     _d("schema_cycle_truncated", "warning", "A recursive anonymous schema was cut to a stub."),
-    # issue 9: bounded reads of spec and manifest files
+    # bounded reads of spec and manifest files: a hostile file never stalls the compiler or fills its memory
     _d("source/not_regular_file", "error", "A spec or $ref file is not a regular file (a FIFO, device, folder)."),
     _d("source/too_large", "error", "A spec or $ref file is larger than the per-file limit."),
     # --- compiler/: normalize -------------------------------------------------------------------
@@ -73,7 +73,7 @@ _ENTRIES: tuple[Code, ...] = (
     _d("auth/oauth_flow_unsupported", "warning", "An OAuth2 flow the runtime does not support."),
     _d("auth/scheme_missing", "warning", "A security requirement names an undeclared scheme."),
     _d("auth/scheme_unsupported", "warning", "A security scheme of an unsupported type."),
-    # issue 13: a relative OAuth2 tokenUrl with no absolute server URL to resolve it against
+    # a relative OAuth2 tokenUrl with no absolute server URL to resolve it against
     _d("auth/token_url_unresolved", "warning", "A relative OAuth2 tokenUrl that no server URL resolves."),
     # --- compiler/: service auth, naming, overlays, workflows ----------------------------------
     _d("auth/service_oauth2_ambiguous", "error", "Service auth type 'oauth2' is ambiguous."),
@@ -112,7 +112,7 @@ _ENTRIES: tuple[Code, ...] = (
     _d("manifest/unknown_capability", "error", "A manifest capability review names no discovered capability."),
     _d("manifest/not_editable", "error", "anvil approve: a pattern names no entry, or an entry cannot be edited."),
     _d("manifest/secret_value", "error", "The manifest appears to contain a secret value."),
-    # issue 9: a state-changing method approved as a read only by its name
+    # a state-changing method approved as a read only by its name
     _d("manifest/heuristic_read_approved", "warning", "A POST/PUT/PATCH/DELETE read only by its name is approved."),
     # --- compiler/: effect contracts (ADR-0030 §3) -----------------------------------------------
     _d("effect/class_on_read", "error", "A read declares a class other than read."),
@@ -151,9 +151,9 @@ _ENTRIES: tuple[Code, ...] = (
     _d("bundle/path_unsafe", "error", "A generated path is absolute, escapes the bundle or collides with another."),
     _d("bundle/backup_not_removed", "warning", "The new bundle is installed but the previous one was not deleted."),
     _d("cli/invalid_service_id", "error", "The --service value is not a valid service id."),
-    # issue 11: anvil compile --deployment-namespace
+    # anvil compile --deployment-namespace
     _d("cli/invalid_deployment_namespace", "error", "The --deployment-namespace value is not provider-safe."),
-    # issue 13: the Python client's own refusals (error.details.code)
+    # the Python client's own refusals (error.details.code)
     _x("client/unknown_tool", "The gateway serves no tool by that name (a JSON-RPC invalid-params answer)."),
     _x("client/jsonrpc_error", "The gateway answered the request with a JSON-RPC error."),
     _x("client/ambiguous_tool", "Several fleet-prefixed tools end in the requested tool name."),
@@ -182,10 +182,10 @@ _ENTRIES: tuple[Code, ...] = (
     _e("cli/unknown_operation", "anvil run: the words name no operation of the bundle (exit 1)."),
     _e("cli/usage", "A command-line argument is missing or malformed."),
     _e("internal_error", "An unexpected fault; reported without a traceback."),
-    # issue 12 (proof lanes): the live conformance config
+    # proof lanes: the live conformance config (original-core §8.3)
     _e("proof/live_config_invalid", "A conformance --live config is malformed or names no approved read."),
     _e("proof/live_mutation_refused", "A conformance --live config names a mutation; the live lane never writes."),
-    # --- deploy/: anvil deploy ledger refusals (exit 1, nothing on stdout; issue 11) ----------------
+    # --- deploy/: anvil deploy ledger refusals (exit 1, nothing on stdout) --------------------------
     _e("deploy/air_invalid", "The bundle's air.json does not load as AIR."),
     _e("deploy/bundle_not_found", "The bundle path does not exist (ENOENT)."),
     _e("deploy/bundle_symlink", "The bundle holds a symlink; a hash cannot bind a mutable link target."),
@@ -209,7 +209,7 @@ _ENTRIES: tuple[Code, ...] = (
     _e("ledger/not_owner", "This process does not own the reservation it tried to complete."),
     _e("ledger/result_too_large", "A replay result exceeds the 819,200-byte ceiling; the row stays in progress."),
     _e("ledger/unavailable", "The ledger backend failed or could not be reached."),
-    # issue 10: operator reconciliation (`anvil ledger inspect|resolve`)
+    # operator reconciliation (`anvil ledger inspect|resolve`)
     _e("ledger/reference_invalid", "A ledger reference is not <backend>/<table>/<64 hex>; the store was not touched."),
     _e("ledger/wrong_collection", "A ledger reference names another backend's or namespace's rows than --ledger."),
     _e("ledger/row_missing", "No ledger row has this reference; nothing was changed."),
@@ -225,13 +225,14 @@ _ENTRIES: tuple[Code, ...] = (
     _e("fleet/duplicate_bundle", "Two served bundles have the same fleet id; refused before binding."),
     _e("fleet/no_bundles", "No directory holding air.json was found under the given paths."),
     _e("fleet/tool_collision", "Two bundles produce the same prefixed tool name; refused before binding."),
-    # issue 9: a plain credential variable two fleet bundles would read
+    # a plain credential variable two fleet bundles would read
     _e("fleet/ambiguous_credential", "Two bundles would read one plain credential variable; refused before binding."),
     _e("ledger_unavailable", "/readyz: the durable ledger is required and missing, or its live read failed (503)."),
     _e("method_not_allowed", "The listener route does not answer this HTTP method (405)."),
     _e("request_too_large", "The request body is larger than the configured limit (413)."),
     _e("unsupported_media_type", "A POST body that is not application/json (415)."),
-    # issue 14: /mcp requests only the MCP SDK answers, when it could not be loaded (in time)
+    # /mcp requests only the MCP SDK answers, when it could not be loaded (in time); it loads in the background
+    # so cold start stays short (shared/spec/performance.md)
     _e("mcp_unavailable", "The MCP SDK, loaded in the background, failed or did not load in time (503)."),
     # --- serve/: grant refusals (error.details.code, original-gateway §1.7) ----------------------
     _x("policy/grant_confirmation_required", "A confirmation-gated operation under no entry with confirm: allow."),
@@ -243,7 +244,7 @@ _ENTRIES: tuple[Code, ...] = (
     _x("effect/idempotency_key_conflict", "_meta.idempotency_key differs from the key in the arguments."),
     _x("effect/invalid_meta", "_meta.idempotency_key is not a non-empty string, or _meta.stage not a boolean."),
     _x("effect/no_draft_form", "_meta.stage on an operation that declares no draft form."),
-    # --- proof/: `anvil mock` answer codes (body "code") and selftest refusals (issue 12 items 1, 3) ---
+    # --- proof/: `anvil mock` answer codes (body "code") and selftest refusals (original-core §8.2) ----
     _e("already_exists", "anvil mock: a create names an id an item of that kind already has (409)."),
     _e("idempotency_key_reused", "anvil mock: an idempotency key sent again with a different request (409)."),
     _e("injected_fault", "anvil mock: the answer of a fault injected through /__anvil/fault."),

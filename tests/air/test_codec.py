@@ -89,7 +89,7 @@ def test_unknown_fields_and_bad_enum_values_are_refused(payments_json: dict[str,
 
 
 def _as_the_original_writes_it(payments_json: dict[str, Any]) -> dict[str, Any]:
-    """payments AIR with the fields the original writes and we did not model before (issue 13 item 8)."""
+    """payments AIR with the fields the original writes and we did not model before."""
     import copy
 
     data = copy.deepcopy(payments_json)

@@ -223,7 +223,7 @@ def test_progress_shows_elapsed_time_only_when_enabled_and_clears_its_line() -> 
     assert quiet.getvalue() == ""
 
 
-# --- issue 11: the deployment namespace -----------------------------------------------------------------
+# --- the deployment namespace ---------------------------------------------------------------------------
 
 
 def _generation(out: Path) -> dict[str, object]:

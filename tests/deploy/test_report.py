@@ -48,7 +48,7 @@ def test_the_json_report_has_the_originals_keys_and_every_value_not_bound_to_bun
     assert (status, err) == (0, "")
     report = json.loads(out)
     golden = _golden("anvil-deploy-ledger.payments.json")
-    evidence = report.pop("evidence")  # ours, after the original's keys: the proof lanes' verdict (issue 12)
+    evidence = report.pop("evidence")  # ours, after the original's keys: the proof lanes' verdict (original-core §8)
     assert evidence["bundleHash"] == report["bundleHash"]
     assert evidence["storeContract"]["state"] == "fresh"
     assert evidence["writesEnabled"] == []  # no lane has run on this fresh compile

@@ -1,4 +1,4 @@
-"""Callers are never misled by a fleet (issue 13): prefixed names resolve, JSON-RPC errors are named as such,
+"""Callers are never misled by a fleet: prefixed names resolve, JSON-RPC errors are named as such,
 every tool states its effect class, and the official client validates structuredContent against outputSchema."""
 
 from __future__ import annotations

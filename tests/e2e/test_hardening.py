@@ -1,4 +1,4 @@
-"""The outside attack review (issue 9), one test per class of defect, through the real listener.
+"""The outside attack review, one test per class of defect, through the real listener.
 
 Every test serves the ``acme`` fixture bundle with the real fleet listener on a loopback socket and
 points it at :class:`~tests.serve.raw_upstream.RawUpstream`, which records each request target byte

@@ -1,4 +1,4 @@
-"""MCP Inspector (a stock TypeScript client) against a real ``anvil serve`` (issues 13 item 12, 14 item 1).
+"""MCP Inspector (a stock TypeScript client) against a real ``anvil serve``.
 
 Each test runs Inspector's CLI (``node ENTRY --cli URL --transport http ...``) as a child process against
 three real gateways over Streamable HTTP: the payments bundle alone, the github-mini bundle alone (auth

@@ -26,7 +26,7 @@ GITHUB = REPO / "examples" / "github-mini"
 PAYMENTS = REPO / "examples" / "payments"
 
 #: contractHash of payments compiled with its manifest, from before effect contracts existed, with the
-#: ``disclosureCost`` the original also measures (issue 13) left out. A change here means a manifest with
+#: ``disclosureCost`` the original also measures left out. A change here means a manifest with
 #: no ``effect:`` block no longer compiles to the same AIR.
 PAYMENTS_CONTRACT_HASH = "343337b0ab82d31245fd8c51c87cef4bfedd42667a0c9197ec72886eb46a8c93"
 #: The same AIR with its disclosure measurement (estimator ``chars/4``).

@@ -106,7 +106,7 @@ async def test_init_from_many_processes_at_once_is_idempotent() -> None:
             await ledger.close()
 
 
-# --- the keyed write's hot path (issue 14 item 4) --------------------------------------------------------
+# --- the keyed write's hot path (shared/spec/performance.md) ---------------------------------------------
 
 
 async def test_completions_commit_asynchronously_and_reservations_keep_a_durable_server_setting() -> None:

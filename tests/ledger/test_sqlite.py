@@ -105,7 +105,7 @@ def test_a_table_name_must_be_a_lowercase_identifier(tmp_path: Path) -> None:
     assert refused.value.code == "config/invalid"
 
 
-# --- files that move, vanish or lock (issue 10 item 3-4) ---------------------------------------------
+# --- files that move, vanish or lock -----------------------------------------------------------------
 
 
 async def test_the_ledger_file_is_created_readable_by_its_owner_only(tmp_path: Path) -> None:
@@ -290,7 +290,7 @@ async def test_commits_never_checkpoint_and_the_worker_keeps_the_wal_bounded(tmp
     await reopened.close()
 
 
-# --- where a synced write runs: the measured rule (issue 14 item 4) ------------------------------------
+# --- where a synced write runs: the measured rule (a slow disk never stalls the loop) ------------------
 
 
 class Stopwatch:

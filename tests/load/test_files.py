@@ -1,4 +1,4 @@
-"""Bounded input reads (issue 9): ``anvil compile`` never blocks on a FIFO, never reads a device or a
+"""Bounded input reads: ``anvil compile`` never blocks on a FIFO, never reads a device or a
 huge file into memory, and answers deep nesting with a diagnostic; each case is a coded error."""
 
 from __future__ import annotations

@@ -229,7 +229,7 @@ async def test_the_dry_run_plan_redacts_credential_headers_and_reports_the_postu
     assert "tok-never-shown" not in json.dumps(outcome.plan)
 
 
-# --- path confinement (issue 9): properties of the path-parameter encoding ----------------------------
+# --- path confinement: a path value never leaves its segment (properties of the encoding) -------------
 
 _TEMPLATE = "/orgs/{org}/members/{username}"
 _BASE = "https://api.example.com/api/v3"

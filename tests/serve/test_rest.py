@@ -260,7 +260,7 @@ async def test_rest_answers_reads_bad_arguments_unknown_tools_and_missing_bearer
     assert anonymous.headers["www-authenticate"].startswith('Bearer realm="mcp"')
 
 
-# --- the strict body parser (issue 9): properties over arbitrary input ---------------------------------
+# --- the strict body parser: properties over arbitrary input -------------------------------------------
 
 _scalars = (
     st.none() | st.booleans() | st.integers(-(2**63), 2**63 - 1) | st.floats(allow_nan=False, allow_infinity=False)

@@ -80,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
         from anvil.proof.status import evidence_summary
 
         report = plan.to_json()
-        # Beyond the original's report: what the proof lanes say about these exact bytes (issue 12).
+        # Beyond the original's report: what the proof lanes (original-core §8) say about these exact bytes.
         freshness = plan.inspection.freshness
         report["evidence"] = evidence_summary(freshness.directory, freshness=freshness)
         sys.stdout.write(json.dumps(report, indent=2, ensure_ascii=False) + "\n")

@@ -458,8 +458,8 @@ def _key_diagnostics(operations: Sequence[Operation], manifest: Manifest) -> lis
 
 
 def _heuristic_reads(operations: Sequence[Operation], resolution: Resolution) -> list[Diagnostic]:
-    """A warning for every approved operation that is a read only by the name heuristic (issue 9):
-    its HTTP method changes state and nobody stated ``side_effect: read``."""
+    """A warning for every approved operation that is a read only by the name heuristic: its HTTP
+    method changes state and nobody stated ``side_effect: read``, so it would run unledgered and retried."""
     found: list[Diagnostic] = []
     for op in operations:
         if not op.is_approved or not heuristic_read(op) or "effect.kind" in resolution.values.get(op.id, {}):

@@ -1,4 +1,4 @@
-"""``anvil mock``: a stateful mock upstream generated from a bundle's AIR (issue 12 item 1).
+"""``anvil mock``: a stateful mock upstream generated from a bundle's AIR, for the proof lanes (original-core §8).
 
 :class:`MockApi` answers an AIR document's operations from memory; :func:`create_mock_app` wraps it
 as a Starlette app; :func:`serve_mock` runs it on loopback. See :mod:`anvil.proof.mock.app` for the
