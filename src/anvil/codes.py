@@ -63,6 +63,7 @@ _ENTRIES: tuple[Code, ...] = (
     # --- compiler/: normalize -------------------------------------------------------------------
     _d("header_param_ignored", "info", "An Accept/Content-Type/Authorization header parameter is runtime-owned."),
     _d("operation_malformed", "warning", "An operation object is not a mapping and was skipped."),
+    _d("operation_not_compiled", "warning", "A spec operation (OPTIONS, TRACE, QUERY) is not compiled into a tool."),
     _d("auth/alternative_selected", "warning", "Several auth alternatives; the first was selected."),
     _d("auth/alternatives_unmodeled", "warning", "Auth alternatives that do not resolve to one principal."),
     _d("auth/api_key_carrier_missing", "warning", "An apiKey scheme without a usable carrier."),
@@ -109,6 +110,7 @@ _ENTRIES: tuple[Code, ...] = (
     _d("manifest/wrong_type", "error", "A manifest value has the wrong type or is not an allowed value."),
     _d("manifest/unknown_operation", "error", "A manifest operation key names no operation."),
     _d("manifest/ambiguous_operation", "error", "A manifest operation key names several operations."),
+    _d("manifest/operation_not_compiled", "warning", "A manifest entry names an operation that is not compiled."),
     _d("manifest/unknown_capability", "error", "A manifest capability review names no discovered capability."),
     _d("manifest/not_editable", "error", "anvil approve: a pattern names no entry, or an entry cannot be edited."),
     _d("manifest/secret_value", "error", "The manifest appears to contain a secret value."),

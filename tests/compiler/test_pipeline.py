@@ -139,3 +139,44 @@ def test_every_corpus_spec_compiles_with_unique_names_and_valid_input_schemas(co
         for op in ops[:15]:
             assert op.input.schema is not None
             jsonschema.Draft202012Validator.check_schema(op.input.schema)
+
+
+# --- operations that are not compiled into tools ---------------------------------------------------------
+
+_WITH_OPTIONS = {
+    "openapi": "3.0.3",
+    "info": {"title": "Files", "version": "1"},
+    "paths": {
+        "/files/content": {
+            "post": {"operationId": "postFilesContent", "responses": {"200": {"description": "ok"}}},
+            "options": {"operationId": "optionsFilesContent", "responses": {"200": {"description": "ok"}}},
+            "trace": {"responses": {"200": {"description": "ok"}}},
+        }
+    },
+}
+
+
+def test_every_operation_not_compiled_has_a_diagnostic_naming_its_method_and_why() -> None:
+    result = compile_source(loaded(_WITH_OPTIONS), None, service_id="files")
+    dropped = [d for d in result.diagnostics if d.code == "operation_not_compiled"]
+    assert [d.pointer for d in dropped] == ["/paths/~1files~1content/options", "/paths/~1files~1content/trace"]
+    assert "OPTIONS /files/content (optionsFilesContent)" in dropped[0].message
+    assert dropped[0].severity == "warning"
+    assert [op.source_ref.method for op in result.document.operations] == ["post"]
+
+
+def test_a_manifest_entry_naming_an_operation_not_compiled_is_a_warning_not_an_abort(tmp_path: Path) -> None:
+    spec = tmp_path / "files.json"
+    spec.write_text(json.dumps(_WITH_OPTIONS), encoding="utf-8")
+    manifest = tmp_path / "anvil.yaml"
+    manifest.write_text(
+        "service:\n  name: files\noperations:\n  optionsFilesContent:\n    state: approved\n"
+        "  postFilesContent:\n    state: approved\n",
+        encoding="utf-8",
+    )
+    result = build(spec, manifest=manifest)
+    codes = [d.code for d in result.diagnostics]
+    assert "manifest/unknown_operation" not in codes
+    (warning,) = [d for d in result.diagnostics if d.code == "manifest/operation_not_compiled"]
+    assert warning.severity == "warning" and "OPTIONS /files/content" in warning.message
+    assert [op.state for op in result.document.operations] == ["approved"]

@@ -29,16 +29,22 @@ from anvil.air.model import (
     RequestBody,
     SourceRef,
 )
-from anvil.air.naming import derive_names
+from anvil.air.naming import derive_names, snake
 from anvil.compiler.auth import resolve_auth, server_base_url
 from anvil.compiler.classify import archetype_for, classify_operation, confirmation_for, retry_policy_for
 from anvil.compiler.pagination import infer_pagination
 from anvil.compiler.schemas import SchemaMaterializer
 from anvil.diagnostics import Diagnostic, diagnostic
 
-__all__ = ["METHODS", "Normalized", "normalize_document", "pointer_of"]
+__all__ = ["METHODS", "UNCOMPILED_METHODS", "Dropped", "Normalized", "normalize_document", "pointer_of"]
 
 METHODS: Final = ("get", "put", "post", "delete", "patch", "head")
+#: Path-item methods that are not compiled into tools, and why (each gets ``operation_not_compiled``).
+UNCOMPILED_METHODS: Final[dict[str, str]] = {
+    "options": "an OPTIONS operation says what a resource allows (CORS preflight, discovery); no agent acts with it",
+    "trace": "a TRACE operation echoes the request back for diagnostics; no agent acts with it",
+    "query": "the QUERY method (OpenAPI 3.2) is not compiled yet",
+}
 _IGNORED_HEADERS: Final = frozenset({"accept", "content-type", "authorization"})
 _LOCATIONS: Final = frozenset({"path", "query", "header", "cookie", "body"})
 _SCALARS: Final = frozenset({"string", "integer", "number", "boolean"})
@@ -59,6 +65,24 @@ _ERROR_TABLE: Final[dict[int, ErrorCode]] = {
 
 
 @dataclass(frozen=True, slots=True)
+class Dropped:
+    """An operation of the spec that is not compiled into a tool: where it is, and why not."""
+
+    method: str
+    path: str
+    operation_id: str | None
+    reason: str
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The names a manifest entry may use for it: operationId (as written and snake_case), ``METHOD /path``."""
+        names = [f"{self.method.upper()} {self.path}", f"{self.method} {self.path}"]
+        if self.operation_id:
+            names += [self.operation_id, snake(self.operation_id)]
+        return tuple(dict.fromkeys(name for name in names if name))
+
+
+@dataclass(frozen=True, slots=True)
 class Normalized:
     """Normalized operations (discovery order) and diagnostics keyed by operation index (None: none).
 
@@ -71,6 +95,7 @@ class Normalized:
     diagnostics: tuple[tuple[int | None, Diagnostic], ...]
     composite: frozenset[int] = field(default_factory=frozenset)
     alternatives: frozenset[int] = field(default_factory=frozenset)
+    dropped: tuple[Dropped, ...] = ()
 
 
 def pointer_of(path: str, method: str | None = None) -> str:
@@ -378,6 +403,7 @@ def normalize_document(
     """
     builder = _Builder(document, service_id, kind, materializer or SchemaMaterializer(document))
     operations: list[Operation] = []
+    dropped: list[Dropped] = []
     paths = document.get("paths")
     if not isinstance(paths, dict):
         return Normalized((), ())
@@ -406,9 +432,18 @@ def normalize_document(
                 builder.alternatives.discard(index)
                 message = f"{method.upper()} {path} could not be compiled ({type(exc).__name__}); skipped."
                 builder.note(None, "operation_malformed", message, where)
+        for method, reason in UNCOMPILED_METHODS.items():
+            raw = item.get(method)
+            if isinstance(raw, dict):
+                op_id = raw.get("operationId") if isinstance(raw.get("operationId"), str) else None
+                dropped.append(Dropped(method=method, path=path, operation_id=op_id, reason=reason))
+                label = f"{method.upper()} {path}" + (f" ({op_id})" if op_id else "")
+                message = f"{label} is not compiled into a tool: {reason}."
+                builder.note(None, "operation_not_compiled", message, pointer_of(path, method))
     return Normalized(
         tuple(operations),
         tuple(builder.found),
         frozenset(builder.composite),
         frozenset(builder.alternatives),
+        tuple(dropped),
     )

@@ -57,6 +57,7 @@ from anvil.compiler.manifest.policy import (
     make_overlay,
     overlay_digest,
 )
+from anvil.compiler.normalize import Dropped
 from anvil.diagnostics import Diagnostic, diagnostic
 
 __all__ = [
@@ -423,14 +424,29 @@ def resolve_overlays(
 # --- the manifest -------------------------------------------------------------------------------------------
 
 
-def _key_diagnostics(operations: Sequence[Operation], manifest: Manifest) -> list[Diagnostic]:
+def _key_diagnostics(
+    operations: Sequence[Operation], manifest: Manifest, dropped: Sequence[Dropped] = ()
+) -> list[Diagnostic]:
     names = sorted({n for op in operations for n in (op.id, op.canonical_name, op.source_ref.operation_id) if n})
     index = OperationIndex(operations)
     found: list[Diagnostic] = []
     for entry in manifest.operations:
         matches = index.match(entry.key)
         where = entry.location
-        if not matches:
+        skipped = next((d for d in dropped if entry.key in d.names), None) if not matches else None
+        if skipped is not None:
+            found.append(
+                diagnostic(
+                    "manifest/operation_not_compiled",
+                    f"The manifest entry '{entry.key}' names {skipped.method.upper()} {skipped.path}, which is "
+                    f"not compiled into a tool ({skipped.reason}); the entry is ignored.",
+                    file=where.file,
+                    line=where.line,
+                    column=where.column,
+                    hint="Remove the entry, or leave it: nothing is served for that operation.",
+                )
+            )
+        elif not matches:
             close = difflib.get_close_matches(entry.key, names, n=1, cutoff=0.6)
             found.append(
                 diagnostic(
@@ -483,6 +499,7 @@ def apply_manifest(
     *,
     service_id: str,
     overlays: Sequence[PolicyOverlay] = (),
+    dropped: Sequence[Dropped] = (),
 ) -> ManifestApplication:
     """Apply the manifest's operation entries (and any other ``overlays``) to ``operations``.
 
@@ -491,7 +508,7 @@ def apply_manifest(
         resolution and auth coherence, the ids whose entry stated ``reversible``, and where each
         applied ``effect:`` block stands in the manifest.
     """
-    found = _key_diagnostics(operations, manifest)
+    found = _key_diagnostics(operations, manifest, dropped)
     all_overlays = (manifest_overlay(manifest), *overlays)
     resolution = resolve_overlays(operations, all_overlays, service_id=service_id)
     found.extend(resolution.diagnostics)

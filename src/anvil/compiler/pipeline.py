@@ -24,7 +24,7 @@ from anvil.air.naming import resolve_name_collisions, snake
 from anvil.compiler.capabilities import discover_capabilities
 from anvil.compiler.disclosure import measure_disclosure
 from anvil.compiler.effects import check_effects
-from anvil.compiler.normalize import normalize_document
+from anvil.compiler.normalize import Dropped, normalize_document
 from anvil.compiler.overlay import ManifestApplication, apply_manifest, apply_service_defaults
 from anvil.compiler.schemas import SchemaMaterializer
 from anvil.compiler.validate import block, critique_names, validate_operations
@@ -172,7 +172,7 @@ def compile_source(
     materializer = SchemaMaterializer(spec)
     normalized = normalize_document(spec, sid, kind=loaded.kind, materializer=materializer)
     ops, renames = resolve_name_collisions(normalized.operations)
-    ops, applied = _apply_manifest(run, ops, manifest, sid, normalized.alternatives)
+    ops, applied = _apply_manifest(run, ops, manifest, sid, normalized.alternatives, normalized.dropped)
     ops, repaired = _repair_again(ops, manifest is not None)
     ops = _reblock_composite(ops, normalized.composite)
     # Pagination is inferred for reads only; a manifest that makes an operation a mutation drops it.
@@ -213,6 +213,7 @@ def _apply_manifest(
     manifest: Manifest | None,
     sid: str,
     alternatives: frozenset[int],
+    dropped: tuple[Dropped, ...] = (),
 ) -> tuple[tuple[Operation, ...], list[Diagnostic]]:
     """Service auth defaults, then the manifest overlay (both owned by the manifest stage)."""
     found: list[Diagnostic] = []
@@ -228,7 +229,7 @@ def _apply_manifest(
     ops = run.guard("service auth defaults", ops, service_defaults)
 
     def overlay() -> tuple[Operation, ...]:
-        application = apply_manifest(ops, manifest, service_id=sid)
+        application = apply_manifest(ops, manifest, service_id=sid, dropped=dropped)
         run.application = application
         found.extend(application.diagnostics)
         return tuple(application.operations)
