@@ -94,6 +94,7 @@ _ENTRIES: tuple[Code, ...] = (
     _d("duplicate_tool_name", "error", "Two operations share a tool name."),
     _d("duplicate_cli_command", "error", "Two operations share a CLI command."),
     _d("duplicate_agent_input_name", "error", "Two wire inputs map to one public input; blocked."),
+    _d("input_renamed", "info", "A wire input is published under another name: its own collided with one."),
     _d("unsupported_idempotency_carrier", "error", "The declared idempotency key cannot be injected; blocked."),
     _d("unsupported_idempotency_carrier_schema", "error", "The key carrier's schema cannot hold a key; blocked."),
     _d("idempotency_auth_carrier_conflict", "error", "The key carrier is the credential carrier; blocked."),

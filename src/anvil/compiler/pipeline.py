@@ -24,6 +24,7 @@ from anvil.air.naming import resolve_name_collisions, snake
 from anvil.compiler.capabilities import discover_capabilities
 from anvil.compiler.disclosure import measure_disclosure
 from anvil.compiler.effects import check_effects
+from anvil.compiler.inputs import disambiguate_inputs
 from anvil.compiler.normalize import Dropped, normalize_document
 from anvil.compiler.overlay import ManifestApplication, apply_manifest, apply_service_defaults
 from anvil.compiler.schemas import SchemaMaterializer
@@ -175,6 +176,7 @@ def compile_source(
     ops, applied = _apply_manifest(run, ops, manifest, sid, normalized.alternatives, normalized.dropped)
     ops, repaired = _repair_again(ops, manifest is not None)
     ops = _reblock_composite(ops, normalized.composite)
+    ops, renamed_inputs = disambiguate_inputs(ops)
     # Pagination is inferred for reads only; a manifest that makes an operation a mutation drops it.
     ops = tuple(replace(op, pagination=None) if op.pagination and op.effect.kind != "read" else op for op in ops)
     for index, item in normalized.diagnostics:  # normalize findings carry the final id of their operation
@@ -182,6 +184,7 @@ def compile_source(
     run.found.extend(renames)
     run.found.extend(applied)
     run.found.extend(repaired)
+    run.found.extend(renamed_inputs)
     ops = _with_schemas(ops, run.found)
     document = Document(
         service=service,
