@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from anvil.cli.serve import derived_key_window, prepare_ledger, warn_unless_ready
+from anvil.cli.serve import prepare_ledger, warn_unless_ready
+from anvil.cli.serve_config import derived_key_window
 from anvil.errors import ConfigError
 from anvil.ledger.registry import open_ledger
 

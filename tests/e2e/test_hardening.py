@@ -347,7 +347,7 @@ async def test_every_malformed_body_is_a_coded_400_that_reaches_no_upstream(acme
 
 
 async def test_each_bundle_sends_its_own_token_only_to_its_own_upstream(acme: Document) -> None:
-    from anvil.cli.serve import bundle_settings
+    from anvil.cli.serve_config import bundle_settings
     from anvil.errors import ConfigError
 
     plain = token_variable(acme)

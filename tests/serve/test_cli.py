@@ -10,7 +10,7 @@ from anvil.air.model import Document
 from anvil.bundle.emit import emit_bundle
 from anvil.bundle.writer import install_bundle
 from anvil.cli import main
-from anvil.cli.serve import HttpBind, parse_bind, settings_from_env
+from anvil.cli.serve_config import HttpBind, parse_bind, settings_from_env
 from anvil.errors import ConfigError, UsageError
 
 

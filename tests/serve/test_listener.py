@@ -35,7 +35,7 @@ from anvil.bundle.emit import emit_bundle
 from anvil.bundle.read import read_bundle
 from anvil.bundle.writer import install_bundle
 from anvil.cli import main
-from anvil.cli.serve import base_url_variable, bundle_settings, credential_variables
+from anvil.cli.serve_config import base_url_variable, bundle_settings, credential_variables
 from anvil.compiler import build
 from anvil.errors import ConfigError
 from anvil.ledger.registry import open_ledger

@@ -478,7 +478,7 @@ class _Command:
                 )
             ) from None
         audit_path = env.get("ANVIL_AUDIT_FILE")
-        from anvil.cli.serve import derived_key_window
+        from anvil.cli.serve_config import derived_key_window
 
         window = derived_key_window(env)
         return RuntimeContext(

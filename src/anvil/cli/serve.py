@@ -25,37 +25,11 @@ workers; see :mod:`anvil.cli.workers`). Inbound auth needs HTTP: ``--stdio`` wit
 The HTTP listener runs on uvloop and httptools when they are installed (default dependencies on
 Linux); the start-up line on stderr names the event loop and HTTP parser in use.
 
-The environment, read here and nowhere else:
-
-* ``ANVIL_ENV`` - ``dev``, ``staging``, anything else is ``prod``;
-* the upstream of a bundle: ``--base-url`` (one bundle), else ``ANVIL_BASE_URL_<ID>`` (``<ID>`` = the
-  connector upper-cased, runs of other characters than ``A-Z0-9`` as ``_``: ``ANVIL_BASE_URL_TEAM_GITHUB``),
-  else ``ANVIL_BASE_URL`` (one bundle only), else the bundle's first AIR server URL;
-* ``ANVIL_ALLOWED_HOSTS`` - comma list for every bundle; ``ANVIL_ALLOWED_HOSTS_<ID>`` - one bundle's
-  own list, which wins; when neither is set, each bundle whose base URL the operator gave is pinned to
-  that URL's host. A request (and so a credential) only ever goes to its bundle's base URL origin;
-* ``ANVIL_LEDGER`` - the idempotency ledger URI shared by every bundle (``memory:``, ``sqlite:///PATH``,
-  ...); when unset, ``memory:`` in dev and none elsewhere (required-key writes are then refused and
-  ``/readyz`` answers 503 when some bundle needs the ledger);
-* ``ANVIL_LEDGER_RESULT_TTL_SECONDS`` (default 604800), ``ANVIL_LEDGER_BINDING_TTL_SECONDS`` (how long a
-  completed row keeps its fingerprint after its result expired; default 2592000),
-  ``ANVIL_LEDGER_LOCK_TIMEOUT_MS`` (each ledger call's bounded wait; default 5000),
-  ``ANVIL_UPSTREAM_TIMEOUT_MS``. Without ``namespace=`` in ``ANVIL_LEDGER`` the ledger table is derived
-  from the first bundle's deployment namespace; the schema is created at start-up when the store lets
-  us (``anvil ledger init`` does the same explicitly);
-* ``ANVIL_AUTH_PROFILE`` (default ``default``) - credentials are the ``ANVIL_<PROFILE>_*`` variables the
-  bundle names (:func:`credential_variables`); in a fleet of two or more bundles a variable namespaced by
-  the connector (``ANVIL_<PROFILE>_<CONNECTOR>_<SCHEME>_TOKEN``, i.e. profile ``<profile>_<connector>``)
-  wins over the plain one, so two bundles sharing a scheme name can hold different secrets. A plain
-  variable that two or more bundles would read is never used in a fleet: when it is set and one of
-  those bundles has no namespaced twin, serving is refused (``fleet/ambiguous_credential``);
-* ``ANVIL_DERIVED_KEY_WINDOW_SECONDS`` - how long a result stored under a derived (request-fingerprint)
-  key replays (default 300, 1 to 86400); explicit caller keys keep ``ANVIL_LEDGER_RESULT_TTL_SECONDS``;
-* ``ANVIL_AUDIT_FILE`` - one JSON line per executed call and per grant refusal (mode 0600; ``-``:
-  stderr), fields as :mod:`anvil.runtime.audit` lists; unset: no audit;
-* ``ANVIL_INBOUND_AUTH_MODE``; ``ANVIL_PRINCIPALS_FILE`` (static); ``ANVIL_INBOUND_ISSUER``,
-  ``ANVIL_INBOUND_AUDIENCE``, ``ANVIL_INBOUND_JWKS_URI``, ``ANVIL_INBOUND_LEEWAY_SECONDS`` (token modes);
-* ``ANVIL_REST_BODY_LIMIT``.
+The flags and the environment are checked and built into one :class:`~anvil.cli.serve_config.ServeConfig`
+(:mod:`anvil.cli.serve_config` lists every variable) before anything is bound or opened; this module
+passes it ``os.environ``, then opens the ledger (creating its schema when the store lets us; ``anvil
+ledger init`` does the same explicitly), the audit sink and the upstream pool, builds the fleet and
+serves it, or starts and watches the HTTP workers.
 
 Exit status: 0 after a clean shutdown (SIGINT/SIGTERM), 2 usage, 3 bundles or configuration that
 cannot be served.
@@ -66,78 +40,28 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import socket
 import sys
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TextIO
-from urllib.parse import urlsplit
 
-from anvil.errors import ConfigError, UsageError
+from anvil.cli.serve_config import HttpBind, ServeConfig, ServeSettings, config_from_env, ledger_options
+from anvil.errors import ConfigError
 
 if TYPE_CHECKING:
     import httpx
 
     from anvil.air.model import Document
-    from anvil.ledger.base import Ledger, LedgerOptions
+    from anvil.ledger.base import Ledger
     from anvil.runtime.audit import AuditSink, RecordSink
     from anvil.runtime.upstream import UpstreamClient
-    from anvil.serve.auth.middleware import InboundSettings
-    from anvil.serve.fleet import BundleSource, Fleet, FleetBundle
+    from anvil.serve.fleet import Fleet, FleetBundle
     from anvil.serve.metrics import FleetMetrics
 
-__all__ = [
-    "HttpBind",
-    "ServeSettings",
-    "allowed_hosts_variable",
-    "base_url_variable",
-    "bundle_settings",
-    "credential_variables",
-    "derived_key_window",
-    "inbound_from_env",
-    "ledger_options",
-    "ledger_scope_lines",
-    "parse_bind",
-    "prepare_ledger",
-    "register",
-    "rest_body_limit",
-    "run",
-    "settings_from_env",
-    "warn_unless_ready",
-]
+__all__ = ["ledger_scope_lines", "prepare_ledger", "register", "run", "warn_unless_ready"]
 
-_DEFAULT_HOST = "127.0.0.1"
-_MAX_REST_BODY: Final = 16 * 1024 * 1024
-_NON_ALNUM: Final = re.compile(r"[^A-Z0-9]+")
 _TOKEN_MODES: Final = frozenset({"jwt", "branchyard", "oidc"})
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class HttpBind:
-    """Where the HTTP transport listens."""
-
-    host: str
-    port: int
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ServeSettings:
-    """The runtime settings read from the environment and flags (everything but the HTTP client)."""
-
-    env: str
-    base_url: str
-    allowed_hosts: tuple[str, ...]
-    ledger_uri: str | None
-    ledger_ttl_seconds: int | None
-    ledger_binding_seconds: int | None = None
-    ledger_lock_timeout_ms: int | None = None
-    timeout_ms: int | None
-    derived_key_window_seconds: int | None = None
-    auth_profile: str
-    credentials: Mapping[str, str]
-    audit_file: str | None
 
 
 def register(parser: argparse.ArgumentParser) -> None:
@@ -181,271 +105,6 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--worker-count", type=int, help=argparse.SUPPRESS)
 
 
-def parse_bind(value: str) -> HttpBind:
-    """Parse ``--http``: ``PORT``, ``:PORT``, ``HOST:PORT`` or ``[IPv6]:PORT``.
-
-    Raises:
-        UsageError: ``cli/usage`` for anything else or a port outside 0-65535.
-    """
-    host, sep, port_text = value.rpartition(":")
-    if not sep:
-        host, port_text = "", value
-    host = host.strip("[]") or _DEFAULT_HOST
-    if not port_text.isdigit() or int(port_text) > 65535:
-        raise UsageError("cli/usage", f"--http expects [HOST:]PORT, got {value!r}", hint="For example --http 8080.")
-    return HttpBind(host=host, port=int(port_text))
-
-
-def _int_env(environ: Mapping[str, str], name: str) -> int | None:
-    raw = environ.get(name, "").strip()
-    if not raw:
-        return None
-    if not raw.isdigit():
-        raise ConfigError("config/invalid", f"{name} must be a whole number.", hint=f"Unset {name} or fix it.")
-    return int(raw)
-
-
-def _plain_http(url: str) -> bool:
-    """Whether ``url`` is an ``http(s)://HOST[:PORT]`` URL the upstream client can send to."""
-    try:
-        parts = urlsplit(url)
-        port_ok = parts.port is None or parts.port > 0  # reading the port checks its range
-    except ValueError:
-        return False
-    return parts.scheme.lower() in ("http", "https") and bool(parts.hostname) and parts.username is None and port_ok
-
-
-def settings_from_env(
-    environ: Mapping[str, str], *, base_url: str | None, default_base_url: str | None
-) -> ServeSettings:
-    """Read the runtime settings from ``environ`` (``os.environ`` in production) and the flags.
-
-    Args:
-        environ: The environment.
-        base_url: ``--base-url``, if given (wins over ``ANVIL_BASE_URL``).
-        default_base_url: The service's own first server URL, if any.
-
-    Raises:
-        ConfigError: ``config/invalid`` when no base URL is known or a number is malformed.
-    """
-    from anvil.runtime.context import normalize_env, parse_allowed_hosts
-
-    operator_url = base_url or environ.get("ANVIL_BASE_URL") or None
-    url = operator_url or default_base_url
-    if not url:
-        raise ConfigError(
-            "config/invalid", "No upstream base URL is known for this bundle.", hint="Set ANVIL_BASE_URL or --base-url."
-        )
-    if operator_url and not _plain_http(operator_url):
-        raise ConfigError(
-            "config/invalid",
-            "The upstream base URL must be http(s)://HOST[:PORT][/PATH], without user info.",
-            hint="Fix ANVIL_BASE_URL (or --base-url, ANVIL_BASE_URL_<ID>); credentials belong in their "
-            "ANVIL_* credential variables.",
-        )
-    allowed = parse_allowed_hosts(environ.get("ANVIL_ALLOWED_HOSTS"))
-    if not allowed and operator_url:
-        pinned = urlsplit(operator_url).hostname
-        allowed = (pinned.lower(),) if pinned else ()
-    return ServeSettings(
-        env=normalize_env(environ.get("ANVIL_ENV")),
-        base_url=url,
-        allowed_hosts=allowed,
-        ledger_uri=environ.get("ANVIL_LEDGER") or None,
-        ledger_ttl_seconds=_int_env(environ, "ANVIL_LEDGER_RESULT_TTL_SECONDS"),
-        ledger_binding_seconds=_int_env(environ, "ANVIL_LEDGER_BINDING_TTL_SECONDS"),
-        ledger_lock_timeout_ms=_int_env(environ, "ANVIL_LEDGER_LOCK_TIMEOUT_MS"),
-        timeout_ms=_int_env(environ, "ANVIL_UPSTREAM_TIMEOUT_MS"),
-        derived_key_window_seconds=derived_key_window(environ),
-        auth_profile=environ.get("ANVIL_AUTH_PROFILE") or "default",
-        credentials={name: value for name, value in environ.items() if name.startswith("ANVIL_")},
-        audit_file=environ.get("ANVIL_AUDIT_FILE") or None,
-    )
-
-
-_MAX_DERIVED_WINDOW: Final = 86_400
-
-
-def derived_key_window(environ: Mapping[str, str]) -> int | None:
-    """``ANVIL_DERIVED_KEY_WINDOW_SECONDS`` (1 to 86400), or None for the runtime default (300).
-
-    Raises:
-        ConfigError: ``config/invalid`` for anything but a whole number in range.
-    """
-    found = _int_env(environ, "ANVIL_DERIVED_KEY_WINDOW_SECONDS")
-    if found is not None and not 1 <= found <= _MAX_DERIVED_WINDOW:
-        raise ConfigError(
-            "config/invalid",
-            f"ANVIL_DERIVED_KEY_WINDOW_SECONDS must be from 1 to {_MAX_DERIVED_WINDOW} seconds.",
-            hint="Unset it for the default (300).",
-        )
-    return found
-
-
-def base_url_variable(bundle_id: str) -> str:
-    """``ANVIL_BASE_URL_<ID>``: the connector of ``bundle_id`` upper-cased, other runs as ``_``."""
-    from anvil.serve.auth.naming import fold_bundle_id
-
-    return "ANVIL_BASE_URL_" + (_NON_ALNUM.sub("_", fold_bundle_id(bundle_id).upper()).strip("_") or "BUNDLE")
-
-
-def bundle_settings(
-    environ: Mapping[str, str], bundles: Sequence[tuple[str, Document]], *, base_url: str | None
-) -> list[ServeSettings]:
-    """The settings of each bundle (``(id, document)`` pairs), as the module docstring describes.
-
-    Raises:
-        UsageError: ``--base-url`` with two or more bundles.
-        ConfigError: ``config/invalid`` when a bundle has no known base URL or a number is malformed.
-    """
-    from anvil.runtime.context import parse_allowed_hosts
-    from anvil.serve.auth.naming import fold_bundle_id
-
-    fleet = len(bundles) > 1
-    if fleet and base_url:
-        raise UsageError(
-            "cli/usage",
-            "--base-url applies to one bundle; a fleet reads ANVIL_BASE_URL_<ID> for each.",
-            hint=f"For example {base_url_variable(bundles[0][0])}=https://...",
-        )
-    shared = {name: value for name, value in environ.items() if not (fleet and name == "ANVIL_BASE_URL")}
-    contested = _contested_credentials(environ, bundles) if fleet else set()
-    out: list[ServeSettings] = []
-    for bundle_id, document in bundles:
-        servers = document.service.servers
-        operator = base_url or environ.get(base_url_variable(bundle_id)) or None
-        try:
-            found = settings_from_env(shared, base_url=operator, default_base_url=servers[0].url if servers else None)
-        except ConfigError as exc:
-            if "base URL" not in exc.message:
-                raise
-            raise ConfigError(
-                "config/invalid",
-                f"No upstream base URL is known for bundle '{bundle_id}'.",
-                hint=f"Set {base_url_variable(bundle_id)}" + ("." if fleet else ", ANVIL_BASE_URL or --base-url."),
-            ) from None
-        if fleet:
-            overlay = _namespaced(document, found.auth_profile, fold_bundle_id(bundle_id), environ)
-            own = {name: value for name, value in found.credentials.items() if name not in contested}
-            found = replace(found, credentials={**own, **overlay})
-        pinned = environ.get(allowed_hosts_variable(bundle_id))
-        if pinned:
-            found = replace(found, allowed_hosts=parse_allowed_hosts(pinned))
-        out.append(found)
-    return out
-
-
-def allowed_hosts_variable(bundle_id: str) -> str:
-    """``ANVIL_ALLOWED_HOSTS_<ID>``: one bundle's own host allowlist (wins over ``ANVIL_ALLOWED_HOSTS``)."""
-    return "ANVIL_ALLOWED_HOSTS_" + base_url_variable(bundle_id).removeprefix("ANVIL_BASE_URL_")
-
-
-def _contested_credentials(environ: Mapping[str, str], bundles: Sequence[tuple[str, Document]]) -> set[str]:
-    """The plain credential variables two or more fleet bundles would read (they never cross bundles).
-
-    Raises:
-        ConfigError: ``fleet/ambiguous_credential`` when such a variable is set and a bundle that reads
-            it has no connector-namespaced twin: which bundle's secret it is cannot be known.
-    """
-    from anvil.runtime.credentials import credential_profile, expected_env
-    from anvil.serve.auth.naming import fold_bundle_id
-
-    profile = environ.get("ANVIL_AUTH_PROFILE") or "default"
-    readers: dict[str, dict[str, str]] = {}  # plain name -> {bundle id: its twin}
-    for bundle_id, document in bundles:
-        connector = fold_bundle_id(bundle_id)
-        for op in document.operations:
-            if not op.is_approved or op.auth.type == "none":
-                continue
-            plain = expected_env(op.auth, credential_profile(profile, op.auth))
-            twins = expected_env(op.auth, credential_profile(f"{profile}_{connector}", op.auth))
-            for name, twin in zip(plain, twins, strict=True):
-                readers.setdefault(name, {}).setdefault(bundle_id, twin)
-    contested = {name for name, found in readers.items() if len(found) > 1}
-    for name in sorted(contested):
-        if not environ.get(name):
-            continue
-        lacking = [(bundle_id, twin) for bundle_id, twin in readers[name].items() if not environ.get(twin)]
-        if lacking:
-            ids = ", ".join(readers[name])
-            raise ConfigError(
-                "fleet/ambiguous_credential",
-                f"{name} is read by several bundles ({ids}), so it is not used in a fleet.",
-                hint="Set each bundle's own variable instead: " + ", ".join(twin for _, twin in lacking) + ".",
-            )
-    return contested
-
-
-def _namespaced(document: Document, profile: str, connector: str, environ: Mapping[str, str]) -> dict[str, str]:
-    """Plain credential variable -> the value of its connector-namespaced twin, where that twin is set."""
-    from anvil.runtime.credentials import credential_profile, expected_env
-
-    overlay: dict[str, str] = {}
-    for op in document.operations:
-        plain = expected_env(op.auth, credential_profile(profile, op.auth))
-        twins = expected_env(op.auth, credential_profile(f"{profile}_{connector}", op.auth))
-        for name, twin in zip(plain, twins, strict=True):
-            if environ.get(twin):
-                overlay[name] = environ[twin]
-    return overlay
-
-
-def credential_variables(document: Document, auth_profile: str) -> tuple[str, ...]:
-    """Every credential variable the approved operations of ``document`` read under ``auth_profile``
-    (a fleet member's profile is ``<profile>_<connector>``, e.g. ``default_github``)."""
-    from anvil.runtime.credentials import credential_profile, expected_env
-
-    names: list[str] = []
-    for op in document.operations:
-        if op.is_approved and op.auth.type != "none":
-            names.extend(n for n in expected_env(op.auth, credential_profile(auth_profile, op.auth)) if n not in names)
-    return tuple(names)
-
-
-def inbound_from_env(environ: Mapping[str, str], mode: str | None) -> InboundSettings:
-    """The inbound auth settings from ``--auth`` (``mode``) or ``ANVIL_INBOUND_AUTH_MODE`` and the rest.
-
-    Raises:
-        UsageError: an unknown mode.
-        ConfigError: a malformed leeway.
-    """
-    from anvil.serve.auth.middleware import AUTH_MODES, InboundSettings
-
-    chosen = (mode if mode is not None else environ.get("ANVIL_INBOUND_AUTH_MODE", "")).strip() or "none"
-    if chosen not in AUTH_MODES:
-        raise UsageError(
-            "cli/usage", f"unknown inbound auth mode {chosen!r}", hint=f"Use one of {', '.join(AUTH_MODES)}."
-        )
-    leeway = _int_env(environ, "ANVIL_INBOUND_LEEWAY_SECONDS")
-    principals = environ.get("ANVIL_PRINCIPALS_FILE") or None
-    return InboundSettings(
-        mode=chosen,  # type: ignore[arg-type]
-        principals_file=Path(principals) if principals else None,
-        issuer=environ.get("ANVIL_INBOUND_ISSUER") or None,
-        audience=environ.get("ANVIL_INBOUND_AUDIENCE") or None,
-        jwks_uri=environ.get("ANVIL_INBOUND_JWKS_URI") or None,
-        leeway_seconds=60 if leeway is None else leeway,
-    )
-
-
-def rest_body_limit(environ: Mapping[str, str], flag: str | None) -> int:
-    """``--rest-body-limit`` or ``ANVIL_REST_BODY_LIMIT`` (bytes, 1 to 16 MiB), default 65536.
-
-    Raises:
-        ConfigError: not a whole number in range.
-    """
-    from anvil.serve.rest import DEFAULT_BODY_LIMIT
-
-    raw = (flag if flag is not None else environ.get("ANVIL_REST_BODY_LIMIT", "")).strip()
-    if not raw:
-        return DEFAULT_BODY_LIMIT
-    if not raw.isdigit() or not 1 <= int(raw) <= _MAX_REST_BODY:
-        raise ConfigError(
-            "config/invalid", f"The REST body limit must be a whole number of bytes from 1 to {_MAX_REST_BODY}."
-        )
-    return int(raw)
-
-
 def _audit(settings: ServeSettings) -> AuditSink | RecordSink | None:
     from anvil.runtime.audit import FileAuditSink, GatewayAuditSink, StreamAuditSink
 
@@ -486,19 +145,6 @@ def _fleet_bundles(
     return bundles
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class _Plan:
-    sources: tuple[tuple[str, Document], ...]
-    settings: tuple[ServeSettings, ...]
-    inbound: InboundSettings
-    bind: HttpBind | None
-    body_limit: int
-    include_unapproved: bool
-    ledger_namespace: str | None = None
-    worker: tuple[int, int] | None = None
-    metrics_dir: str | None = None
-
-
 def ledger_scope_lines(fleet: Fleet) -> list[str]:
     """One line per bundle naming the ledger scope its keys live in, with a digest over every scope its
     approved operations use (one per credential profile): two gateways share idempotency keys for a
@@ -537,7 +183,7 @@ def ledger_scope_lines(fleet: Fleet) -> list[str]:
     return lines
 
 
-def _announce(fleet: Fleet, plan: _Plan, url: str | None) -> None:
+def _announce(fleet: Fleet, config: ServeConfig, url: str | None) -> None:
     for line in ledger_scope_lines(fleet):
         print(line, file=sys.stderr, flush=True)
     if url is None:
@@ -546,67 +192,66 @@ def _announce(fleet: Fleet, plan: _Plan, url: str | None) -> None:
 
     ids = ", ".join(bundle.id for bundle in fleet.bundles)
     count = len(fleet.bundles)
-    who = f"worker {plan.worker[0]}/{plan.worker[1]} " if plan.worker is not None else ""
+    who = f"worker {config.worker[0]}/{config.worker[1]} " if config.worker is not None else ""
     print(json.dumps({"url": url}), flush=True)
     print(
         f"anvil: {who}serving {count} bundle{'s' if count != 1 else ''} ({ids}) at {url}, "
-        f"inbound auth {plan.inbound.mode}, on {server_stack()}",
+        f"inbound auth {config.inbound.mode}, on {server_stack()}",
         file=sys.stderr,
         flush=True,
     )
 
 
-async def _serve(plan: _Plan) -> None:
+async def _serve(config: ServeConfig) -> None:
     from anvil.ledger.registry import open_ledger
     from anvil.runtime.connections import PooledUpstream
     from anvil.serve.auth.middleware import build_authenticator
     from anvil.serve.fleet import Fleet
     from anvil.serve.metrics import FleetMetrics, ObservedAuditSink
 
-    first = plan.settings[0]
+    first = config.settings[0]
     ledger: Ledger | None = None
-    uri = first.ledger_uri or ("memory:" if first.env == "dev" else None)
-    if uri is not None:
-        ledger = open_ledger(uri, options=ledger_options(first, plan.ledger_namespace))
+    if config.ledger_uri is not None:
+        ledger = open_ledger(config.ledger_uri, options=ledger_options(first, config.ledger_namespace))
         await prepare_ledger(ledger)
     lines = _audit(first)
     metrics: FleetMetrics | None = None
-    if plan.bind is not None:
-        metrics = FleetMetrics(multiprocess_dir=plan.metrics_dir)
+    if config.bind is not None:
+        metrics = FleetMetrics(multiprocess_dir=config.metrics_dir)
     audit = ObservedAuditSink(metrics, lines) if metrics is not None else lines
     sock: socket.socket | None = None
     upstream = PooledUpstream()  # one keep-alive pool per upstream host, shared by every bundle
     jwks_client: httpx.AsyncClient | None = None
     try:
-        if plan.inbound.mode in _TOKEN_MODES:  # only a token mode fetches anything else (an https: JWKS)
+        if config.inbound.mode in _TOKEN_MODES:  # only a token mode fetches anything else (an https: JWKS)
             import httpx
 
             jwks_client = httpx.AsyncClient(follow_redirects=False)
-        bundles = _fleet_bundles(plan.sources, plan.settings, upstream, ledger, audit)
-        fleet = Fleet(bundles, include_unapproved=plan.include_unapproved, observer=metrics)
-        if plan.bind is None:
+        bundles = _fleet_bundles(config.bundles, config.settings, upstream, ledger, audit)
+        fleet = Fleet(bundles, include_unapproved=config.include_unapproved, observer=metrics)
+        if config.bind is None:
             from anvil.serve.mcp.server import build_server, run_stdio  # stdio is served by the SDK from the start
 
-            _announce(fleet, plan, None)  # stderr only: stdout carries nothing but the protocol
+            _announce(fleet, config, None)  # stderr only: stdout carries nothing but the protocol
             await run_stdio(build_server(fleet))
             return
-        authenticator = build_authenticator(plan.inbound, client=jwks_client)  # refusals come before the bind
+        authenticator = build_authenticator(config.inbound, client=jwks_client)  # refusals come before the bind
         from anvil.serve.listener import create_listener
         from anvil.serve.mcp.http import serve_http
 
-        bind = plan.bind
+        bind = config.bind
         app = create_listener(
             fleet,
             authenticator=authenticator,
-            resource=plan.inbound.resource,
-            issuer=plan.inbound.issuer,
+            resource=config.inbound.resource,
+            issuer=config.inbound.issuer,
             host=bind.host,
             metrics=metrics,
-            rest_body_limit=plan.body_limit,
+            rest_body_limit=config.body_limit,
         )
-        sock = _listen(bind, reuse_port=plan.worker is not None)
+        sock = _listen(bind, reuse_port=config.worker is not None)
         shown = f"[{bind.host}]" if ":" in bind.host else bind.host
-        _announce(fleet, plan, f"http://{shown}:{sock.getsockname()[1]}/mcp")
+        _announce(fleet, config, f"http://{shown}:{sock.getsockname()[1]}/mcp")
         await serve_http(app, sock=sock, handle_signals=True)
     finally:
         await upstream.aclose()
@@ -619,24 +264,6 @@ async def _serve(plan: _Plan) -> None:
         close = getattr(lines, "close", None)
         if callable(close):
             close()
-
-
-def ledger_options(settings: ServeSettings, namespace: str | None) -> LedgerOptions:
-    """The ledger options from the settings (unset values keep the defaults).
-
-    Raises:
-        ConfigError: a value out of range (``config/invalid``).
-    """
-    from anvil.ledger.base import LedgerOptions
-
-    chosen: dict[str, Any] = {"namespace": namespace}
-    if settings.ledger_ttl_seconds:
-        chosen["result_ttl_seconds"] = settings.ledger_ttl_seconds
-    if settings.ledger_binding_seconds:
-        chosen["binding_ttl_seconds"] = settings.ledger_binding_seconds
-    if settings.ledger_lock_timeout_ms:
-        chosen["lock_timeout_seconds"] = settings.ledger_lock_timeout_ms / 1000
-    return LedgerOptions(**chosen)
 
 
 async def prepare_ledger(ledger: Ledger, stream: TextIO | None = None) -> bool:
@@ -684,69 +311,20 @@ def _listen(bind: HttpBind, *, reuse_port: bool = False) -> socket.socket:
         ) from exc
 
 
-def _check_transport(bind: HttpBind | None, inbound: InboundSettings, allow_remote: bool) -> None:
-    if bind is None:
-        if inbound.mode != "none":
-            raise UsageError(
-                "cli/usage",
-                f"inbound auth mode {inbound.mode!r} needs the HTTP listener",
-                hint="Serve with --http [HOST:]PORT, or use --auth none over stdio.",
-            )
-        return
-    from anvil.serve.mcp.http import is_loopback
-
-    if inbound.mode == "none" and not allow_remote and not is_loopback(bind.host):
-        raise UsageError(
-            "cli/usage",
-            f"refusing to serve on non-loopback host {bind.host!r} without inbound authentication",
-            hint="Bind 127.0.0.1, set --auth static|jwt, or pass --allow-remote behind an authenticating proxy.",
-        )
-
-
-def _ledger_namespace(path: Path, document: Document) -> str | None:
-    """The deployment namespace of a bundle (original-ledger §4.8): the ledger table is derived from it."""
-    from anvil.bundle.read import read_generation
-    from anvil.bundle.store import deployment_namespace
-    from anvil.errors import BundleError
-
-    try:
-        return deployment_namespace(document, read_generation(path))
-    except BundleError:
-        return None
-
-
-def _read(sources: Sequence[BundleSource]) -> tuple[tuple[str, Document], ...]:
-    from anvil.bundle.read import read_bundle
-
-    return tuple((source.id, read_bundle(source.path)) for source in sources)
-
-
 def run(args: argparse.Namespace) -> int:
     """Serve until the client disconnects (stdio) or the process is signalled (HTTP).
 
     Raises:
-        UsageError: a malformed ``--http``, an unknown auth mode, a remote bind with auth none and no
-            ``--allow-remote``, inbound auth over stdio, ``--base-url`` with several bundles, or
-            ``--include-unapproved`` outside dev.
+        UsageError: flags that cannot be served together (see :func:`~anvil.cli.serve_config.config_from_env`).
         BundleError: a bundle cannot be read.
-        ConfigError: the environment cannot be used, or the bundles cannot be served together
-            (``fleet/*``).
+        ConfigError: the environment cannot be used, the bundles cannot be served together (``fleet/*``),
+            or the port cannot be bound.
     """
     import anyio
 
-    from anvil.serve.fleet import discover_bundles
-
-    bind = parse_bind(args.http) if args.http else None
-    inbound = inbound_from_env(os.environ, args.auth)
-    _check_transport(bind, inbound, args.allow_remote)
-    body_limit = rest_body_limit(os.environ, args.rest_body_limit)
-    found = discover_bundles([Path(path) for path in args.bundles])
-    sources = _read(found)
-    settings = bundle_settings(os.environ, sources, base_url=args.base_url)
-    if args.include_unapproved and settings[0].env != "dev":
-        raise UsageError("cli/usage", "--include-unapproved is allowed only with ANVIL_ENV=dev")
-    worker = _check_workers(args, bind, settings[0])
-    if bind is not None and args.workers > 1 and worker is None:
+    config = config_from_env(os.environ, args)
+    bind = config.bind
+    if bind is not None and config.supervises:
         from anvil.cli.workers import supervise
 
         shown = f"[{bind.host}]" if ":" in bind.host else bind.host
@@ -754,22 +332,11 @@ def run(args: argparse.Namespace) -> int:
             _worker_argv(args),
             host=bind.host,
             port=bind.port,
-            count=args.workers,
+            count=config.workers,
             environ=os.environ,
             shown_url=f"http://{shown}:{{port}}/mcp",
         )
-    plan = _Plan(
-        sources=sources,
-        settings=tuple(settings),
-        inbound=inbound,
-        bind=bind,
-        body_limit=body_limit,
-        include_unapproved=args.include_unapproved,
-        ledger_namespace=_ledger_namespace(found[0].path, sources[0][1]),
-        worker=worker,
-        metrics_dir=_metrics_dir(worker),
-    )
-    anyio.run(_serve, plan, **_backend_options())
+    anyio.run(_serve, config, **_backend_options())
     return 0
 
 
@@ -780,38 +347,6 @@ def _backend_options() -> dict[str, Any]:
     if importlib.util.find_spec("uvloop") is None:
         return {}
     return {"backend": "asyncio", "backend_options": {"use_uvloop": True}}
-
-
-def _metrics_dir(worker: tuple[int, int] | None) -> str | None:
-    from anvil.cli.workers import METRICS_DIR_VARIABLE
-
-    return (os.environ.get(METRICS_DIR_VARIABLE) or None) if worker is not None else None
-
-
-def _check_workers(args: argparse.Namespace, bind: HttpBind | None, first: ServeSettings) -> tuple[int, int] | None:
-    """Refuse a worker count that cannot be served; the ``(index, count)`` of a worker process, else None.
-
-    Raises:
-        UsageError: ``--workers`` outside 1-64, over stdio, or with a per-process (``memory:``) ledger.
-    """
-    from anvil.cli.workers import MAX_WORKERS
-
-    if not 1 <= args.workers <= MAX_WORKERS:
-        raise UsageError("cli/usage", f"--workers must be from 1 to {MAX_WORKERS}")
-    if args.worker_index is not None:
-        return (args.worker_index, args.worker_count or args.workers)
-    if args.workers == 1:
-        return None
-    if bind is None:
-        raise UsageError("cli/usage", "--workers needs the HTTP listener", hint="Serve with --http [HOST:]PORT.")
-    uri = first.ledger_uri or ("memory:" if first.env == "dev" else None)
-    if uri is not None and uri.startswith("memory:"):
-        raise UsageError(
-            "cli/usage",
-            "--workers needs a ledger the workers share; memory: lives in one process",
-            hint="Set ANVIL_LEDGER=sqlite:///PATH (or PostgreSQL, Firestore).",
-        )
-    return None
 
 
 def _worker_argv(args: argparse.Namespace) -> list[str]:

@@ -1,0 +1,149 @@
+"""`anvil serve` configuration: the flags and an environment mapping, checked and built into one ServeConfig."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import pytest
+
+from anvil.cli.serve import register
+from anvil.cli.serve_config import HttpBind, ServeConfig, config_from_env, ledger_options
+from anvil.cli.workers import METRICS_DIR_VARIABLE
+from anvil.errors import ConfigError, UsageError
+from anvil.serve.rest import DEFAULT_BODY_LIMIT
+
+
+def _args(*argv: str) -> argparse.Namespace:
+    """The ``anvil serve`` arguments, parsed by the command's own parser."""
+    parser = argparse.ArgumentParser()
+    register(parser)
+    return parser.parse_args(list(argv))
+
+
+def _config(environ: dict[str, str], *argv: str) -> ServeConfig:
+    return config_from_env(environ, _args(*argv))
+
+
+def test_with_nothing_set_one_bundle_is_served_over_stdio_in_prod_against_its_own_server_without_a_ledger(
+    payments: Path,
+) -> None:
+    config = _config({}, str(payments))
+    assert [bundle_id for bundle_id, _ in config.bundles] == ["payments"]
+    assert (config.bind, config.inbound.mode, config.body_limit) == (None, "none", DEFAULT_BODY_LIMIT)
+    assert (config.include_unapproved, config.workers, config.worker, config.supervises) == (False, 1, None, False)
+    assert (config.ledger_uri, config.ledger_namespace, config.metrics_dir) == (None, "payments", None)
+    [settings] = config.settings
+    assert (settings.env, settings.base_url, settings.allowed_hosts) == (
+        "prod",
+        "https://payments.internal.example.com",
+        (),
+    )
+    assert (settings.timeout_ms, settings.derived_key_window_seconds, settings.auth_profile) == (None, None, "default")
+    assert (settings.audit_file, dict(settings.credentials)) == (None, {})
+
+
+def test_the_environment_is_read_only_from_the_mapping_given(payments: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANVIL_ENV", "dev")
+    monkeypatch.setenv("ANVIL_BASE_URL", "http://127.0.0.1:9")
+    config = _config({"ANVIL_ENV": "staging"}, str(payments))
+    assert (config.settings[0].env, config.settings[0].base_url) == ("staging", "https://payments.internal.example.com")
+
+
+def test_a_bad_upstream_timeout_is_a_config_invalid_error_naming_the_variable(payments: Path) -> None:
+    with pytest.raises(ConfigError) as refused:
+        _config({"ANVIL_UPSTREAM_TIMEOUT_MS": "soon"}, str(payments))
+    assert refused.value.code == "config/invalid" and "ANVIL_UPSTREAM_TIMEOUT_MS" in refused.value.message
+
+
+def test_a_bundles_own_base_url_wins_over_the_shared_one_and_pins_its_host(payments: Path) -> None:
+    environ = {"ANVIL_BASE_URL": "http://shared.example", "ANVIL_BASE_URL_PAYMENTS": "http://127.0.0.1:9/v1"}
+    [settings] = _config(environ, str(payments)).settings
+    assert (settings.base_url, settings.allowed_hosts) == ("http://127.0.0.1:9/v1", ("127.0.0.1",))
+
+
+def test_a_fleet_keeps_its_bundles_in_order_each_with_its_own_upstream_and_host_list(
+    github: Path, payments: Path
+) -> None:
+    environ = {
+        "ANVIL_BASE_URL_GITHUB": "http://127.0.0.1:1",
+        "ANVIL_ALLOWED_HOSTS": "shared.example",
+        "ANVIL_ALLOWED_HOSTS_PAYMENTS": "pay.example",
+    }
+    config = _config(environ, str(github), str(payments))
+    assert [bundle_id for bundle_id, _ in config.bundles] == ["github", "payments"]
+    assert [(s.base_url, s.allowed_hosts) for s in config.settings] == [
+        ("http://127.0.0.1:1", ("shared.example",)),
+        ("https://payments.internal.example.com", ("pay.example",)),
+    ]
+    assert config.ledger_namespace == "github"  # the ledger table follows the first bundle
+
+
+def test_flags_win_over_their_environment_variables(payments: Path) -> None:
+    environ = {"ANVIL_INBOUND_AUTH_MODE": "static", "ANVIL_REST_BODY_LIMIT": "1000"}
+    config = _config(environ, str(payments), "--auth", "none", "--rest-body-limit", "2000", "--http", "8080")
+    assert (config.inbound.mode, config.body_limit, config.bind) == (
+        "none",
+        2000,
+        HttpBind(host="127.0.0.1", port=8080),
+    )
+    assert _config(environ, str(payments), "--http", "0").body_limit == 1000
+
+
+def test_dev_without_a_ledger_uses_memory_which_several_workers_cannot_share(payments: Path) -> None:
+    assert _config({"ANVIL_ENV": "dev"}, str(payments)).ledger_uri == "memory:"
+    with pytest.raises(UsageError) as refused:
+        _config({"ANVIL_ENV": "dev"}, str(payments), "--http", "0", "--workers", "2")
+    assert refused.value.code == "cli/usage" and "memory:" in refused.value.message
+
+
+def test_workers_over_a_shared_ledger_make_this_process_their_supervisor(payments: Path) -> None:
+    environ = {"ANVIL_LEDGER": "sqlite:///tmp/ledger.db", METRICS_DIR_VARIABLE: "/tmp/metrics"}
+    parent = _config(environ, str(payments), "--http", "0", "--workers", "2")
+    assert (parent.supervises, parent.workers, parent.worker, parent.metrics_dir) == (True, 2, None, None)
+    worker = _config(environ, str(payments), "--http", "0", "--worker-index", "1", "--worker-count", "2")
+    assert (worker.supervises, worker.worker, worker.metrics_dir) == (False, (1, 2), "/tmp/metrics")
+    assert worker.ledger_uri == "sqlite:///tmp/ledger.db"
+
+
+@pytest.mark.parametrize(
+    ("environ", "argv", "error", "code"),
+    [
+        ({}, ["--auth", "static"], UsageError, "cli/usage"),  # inbound auth needs the HTTP listener
+        ({}, ["--auth", "kerberos", "--http", "0"], UsageError, "cli/usage"),
+        ({}, ["--http", "0.0.0.0:0"], UsageError, "cli/usage"),  # remote, unauthenticated, no --allow-remote
+        ({}, ["--include-unapproved"], UsageError, "cli/usage"),  # prod
+        ({}, ["--workers", "2"], UsageError, "cli/usage"),  # workers need HTTP
+        ({}, ["--workers", "0", "--http", "0"], UsageError, "cli/usage"),
+        ({"ANVIL_REST_BODY_LIMIT": "0"}, [], ConfigError, "config/invalid"),
+        ({"ANVIL_INBOUND_LEEWAY_SECONDS": "a minute"}, [], ConfigError, "config/invalid"),
+        ({"ANVIL_DERIVED_KEY_WINDOW_SECONDS": "86401"}, [], ConfigError, "config/invalid"),
+        ({"ANVIL_BASE_URL": "https://user:pw@api.example"}, [], ConfigError, "config/invalid"),
+    ],
+)
+def test_flags_and_variables_that_cannot_be_served_are_refused_with_their_code(
+    payments: Path, environ: dict[str, str], argv: list[str], error: type[Exception], code: str
+) -> None:
+    with pytest.raises(error) as refused:
+        _config(environ, str(payments), *argv)
+    assert getattr(refused.value, "code", None) == code and "pw" not in str(refused.value)
+
+
+def test_a_base_url_flag_is_refused_for_a_fleet(github: Path, payments: Path) -> None:
+    with pytest.raises(UsageError) as refused:
+        _config({}, str(github), str(payments), "--base-url", "http://127.0.0.1:1")
+    assert refused.value.code == "cli/usage" and "ANVIL_BASE_URL_GITHUB" in (refused.value.hint or "")
+
+
+def test_the_ledger_options_carry_the_configured_lifetimes_lock_wait_and_namespace(payments: Path) -> None:
+    environ = {
+        "ANVIL_LEDGER_RESULT_TTL_SECONDS": "60",
+        "ANVIL_LEDGER_BINDING_TTL_SECONDS": "120",
+        "ANVIL_LEDGER_LOCK_TIMEOUT_MS": "250",
+    }
+    config = _config(environ, str(payments))
+    options = ledger_options(config.settings[0], config.ledger_namespace)
+    assert (options.namespace, options.result_ttl_seconds, options.binding_ttl_seconds) == ("payments", 60, 120)
+    assert options.lock_timeout_seconds == 0.25
+    defaults = ledger_options(_config({}, str(payments)).settings[0], None)
+    assert (defaults.result_ttl_seconds, defaults.lock_timeout_seconds) == (604_800, 5.0)
