@@ -111,6 +111,7 @@ _ENTRIES: tuple[Code, ...] = (
     _d("manifest/wrong_type", "error", "A manifest value has the wrong type or is not an allowed value."),
     _d("manifest/unknown_operation", "error", "A manifest operation key names no operation."),
     _d("manifest/ambiguous_operation", "error", "A manifest operation key names several operations."),
+    _d("manifest/unknown_input", "error", "A manifest inputs: key names no input of the operation, or several."),
     _d("manifest/operation_not_compiled", "warning", "A manifest entry names an operation that is not compiled."),
     _d("manifest/unknown_capability", "error", "A manifest capability review names no discovered capability."),
     _d("manifest/not_editable", "error", "anvil approve: a pattern names no entry, or an entry cannot be edited."),

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from anvil.air.inputs import input_bindings
-from anvil.compiler import compile_source
+from anvil.compiler import build, compile_source
 from anvil.compiler.inputs import spelled_key
 from anvil.load.result import LoadResult
 from anvil.runtime.request import build_request, prepare
@@ -79,3 +80,42 @@ def test_comparison_operators_are_spelled_out() -> None:
         "date_ne",
         "tags_list",
     ]
+
+
+# --- the manifest's inputs: key ---------------------------------------------------------------------------
+
+
+def _build(tmp_path: Any, inputs_yaml: str) -> Any:
+    spec = tmp_path / "calls.json"
+    spec.write_text(json.dumps(_SPEC), encoding="utf-8")
+    manifest = tmp_path / "anvil.yaml"
+    manifest.write_text(
+        f"service:\n  name: calls\noperations:\n  updateCall:\n    state: approved\n    inputs:\n{inputs_yaml}",
+        encoding="utf-8",
+    )
+    return build(spec, manifest=manifest)
+
+
+def test_a_manifest_names_an_input_and_the_compiler_keeps_that_name(tmp_path: Any) -> None:
+    result = _build(tmp_path, '      "StartTime<": start_time_before\n      "body:id": call_id\n')
+    (op,) = result.document.operations
+    names = {(b.location, b.wire_name): b.property for b in input_bindings(op)}
+    assert names[("query", "StartTime<")] == "start_time_before"
+    assert names[("body_field", "id")] == "call_id"
+    assert names[("path", "id")] == "id"
+    assert names[("query", "StartTime>")] == "start_time_gt"
+    assert op.is_approved
+
+
+def test_a_manifest_input_name_that_matches_nothing_or_two_inputs_is_an_input_error(tmp_path: Any) -> None:
+    result = _build(tmp_path, "      StartTimes: start\n      id: the_id\n")
+    unknown = [d for d in result.diagnostics if d.code == "manifest/unknown_input"]
+    assert len(unknown) == 2 and {d.severity for d in unknown} == {"error"}
+    assert "several inputs" in unknown[1].message
+
+
+def test_two_inputs_the_manifest_gives_one_name_stay_blocked(tmp_path: Any) -> None:
+    result = _build(tmp_path, '      "path:id": same\n      "body:id": same\n')
+    assert "duplicate_agent_input_name" in [d.code for d in result.diagnostics]
+    (op,) = result.document.operations
+    assert op.state == "blocked"

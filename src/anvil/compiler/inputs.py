@@ -6,8 +6,9 @@ are all ``start_time``; a path parameter and a body field share ``id``. Such an 
 blocked (``duplicate_agent_input_name``). The rule, applied to every group of inputs that share a key
 and that no manifest renamed:
 
-1. The input that keeps the key is the first by location (path, query, header, cookie, body field),
-   then by its order in the spec.
+1. The input that keeps the key is one the manifest named (``inputs:``), else the first by location
+   (path, query, header, cookie, body field), then by its order in the spec. Names the manifest
+   chose are never changed here (two inputs it gave one name stay blocked).
 2. Each other input is named from its wire name with comparison operators spelled out (``<`` ->
    ``_lt``, ``<=`` -> ``_lte``, ``>`` -> ``_gt``, ``>=`` -> ``_gte``, ``!=`` -> ``_ne``, ``[]`` ->
    ``_list``), when that gives a key still free;
@@ -44,16 +45,17 @@ def spelled_key(wire_name: str) -> str:
     return prop_key(text)
 
 
-def _inputs(op: Operation) -> list[tuple[str, int, str, str]]:
-    """(location, index, wire name, public key) of every param and projected body field."""
-    found: list[tuple[str, int, str, str]] = [
-        (str(param.in_), index, param.name, prop_key(param.agent_name or param.name))
+def _inputs(op: Operation) -> list[tuple[str, int, str, str, bool]]:
+    """(location, index, wire name, public key, named by the manifest) of every param and body field."""
+    found: list[tuple[str, int, str, str, bool]] = [
+        (str(param.in_), index, param.name, prop_key(param.agent_name or param.name), param.agent_name is not None)
         for index, param in enumerate(op.input.params)
     ]
     body = op.input.body
     if body is not None and body.projection == "fields":
         for index, item in enumerate(body.fields):
-            found.append(("field", index, item.name, prop_key(item.agent_name or item.name)))
+            named = item.agent_name is not None
+            found.append(("field", index, item.name, prop_key(item.agent_name or item.name), named))
     return found
 
 
@@ -74,7 +76,7 @@ def _rename(op: Operation, renames: dict[tuple[str, int], str]) -> Operation:
 
 def _one(op: Operation) -> tuple[Operation, list[Diagnostic]]:
     inputs = _inputs(op)
-    groups: dict[str, list[tuple[str, int, str, str]]] = defaultdict(list)
+    groups: dict[str, list[tuple[str, int, str, str, bool]]] = defaultdict(list)
     for item in inputs:
         groups[item[3]].append(item)
     if all(len(group) == 1 for group in groups.values()):
@@ -85,8 +87,12 @@ def _one(op: Operation) -> tuple[Operation, list[Diagnostic]]:
     for key, group in groups.items():
         if len(group) == 1:
             continue
-        ordered = sorted(group, key=lambda item: (_LOCATION_ORDER.get(item[0], 4), item[0] == "field", item[1]))
-        for location, index, wire, _key in ordered[1:]:
+        ordered = sorted(
+            group, key=lambda item: (not item[4], _LOCATION_ORDER.get(item[0], 4), item[0] == "field", item[1])
+        )
+        for location, index, wire, _key, named in ordered[1:]:
+            if named:
+                continue  # the manifest chose it: a clash between two chosen names stays blocked
             where = "body" if location == "field" else location
             candidates = [spelled_key(wire), f"{key}_{where}"]
             name = next((c for c in candidates if c not in taken), None)

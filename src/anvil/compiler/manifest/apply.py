@@ -43,6 +43,7 @@ from anvil.compiler.manifest.auth import (
     provider_json,
     with_claim,
 )
+from anvil.compiler.manifest.inputs import rename_inputs
 from anvil.compiler.manifest.model import Location, OperationManifest
 from anvil.compiler.manifest.parse import normalize_retry_condition
 from anvil.diagnostics import Diagnostic
@@ -121,6 +122,8 @@ def entry_assertions(entry: OperationManifest) -> list[tuple[str, JSONValue, Loc
     if entry.name is not None:
         put("name.resource", entry.name.resource)
         put("name.verb", entry.name.verb)
+    if entry.inputs:
+        put("inputs", dict(entry.inputs))
     if entry.auth is not None:
         for field_name, predicate in _AUTH_PREDICATES.items():
             put(predicate, getattr(entry.auth, field_name))
@@ -397,6 +400,9 @@ def apply_values(
     resource, verb = values.get("name.resource"), values.get("name.verb")
     if resource or verb:
         op = _rehome(op, resource, verb, service_id)
+    renamed: list[Diagnostic] = []
+    if isinstance(values.get("inputs"), dict):
+        op, renamed = rename_inputs(op, cast(dict[str, str], values["inputs"]))
     fields = AuthFields(
         type=values.get("auth.type"),
         credential_profile=values.get("auth.credentialProfile"),
@@ -419,7 +425,7 @@ def apply_values(
     if values.get("state") is not None:
         op = replace(op, state=values["state"])
     op, found = block_incoherent_auth(op)
-    return with_claim(op, enriched_claim(op.id)), found
+    return with_claim(op, enriched_claim(op.id)), [*renamed, *found]
 
 
 # --- the effect contract --------------------------------------------------------------------------------

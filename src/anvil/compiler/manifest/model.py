@@ -279,6 +279,8 @@ class OperationManifest:
     retries: RetriesManifest | None = None
     state: str | None = None
     effect: EffectManifest | None = None
+    #: ``inputs:``: wire input (``StartTime<``, or ``body:id`` to pick a location) -> its public name
+    inputs: Mapping[str, str] | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -199,6 +199,9 @@ _OPERATION = obj(
         ),
         "state": one_of(STATES),
         "effect": _EFFECT,
+        "inputs": mapping(
+            text(pattern=r"^[a-z][a-z0-9_]{0,63}$", describe="a public input name (lowercase snake_case)")
+        ),
     },
     refuse=_UNSUPPORTED_OPERATION_KEYS,
 )
@@ -390,6 +393,7 @@ class _Builder:
             display_name=entry.get("display_name"),
             description=entry.get("description"),
             name=NameManifest(**entry["name"]) if "name" in entry else None,
+            inputs=dict(entry["inputs"]) if entry.get("inputs") else None,
             auth=_auth(entry["auth"]) if "auth" in entry else None,
             idempotency=IdempotencyManifest(**entry["idempotency"]) if "idempotency" in entry else None,
             confirmation=ConfirmationManifest(**entry["confirmation"]) if "confirmation" in entry else None,
