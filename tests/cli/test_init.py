@@ -99,3 +99,33 @@ def test_init_with_approve_all_lists_and_approves_every_operation_of_a_large_spe
     ids = {op.id for op in build(path, service_id="big").document.operations}
     assert set(entries) == ids
     assert {entry["state"] for entry in entries.values()} == {"approved"}
+
+
+def test_propose_effects_writes_reviewable_effect_blocks_that_compile(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec = REPO / "examples" / "github-mini" / "openapi.yaml"
+    manifest = tmp_path / "anvil.yaml"
+    code, out, _ = _anvil(
+        capsys,
+        "init",
+        str(spec),
+        "--service",
+        "github",
+        "--out",
+        str(manifest),
+        "--approve",
+        "all",
+        "--propose-effects",
+    )
+    assert code == 0 and "Proposed 2 effect contracts for 3 creates" in out
+    text = manifest.read_text(encoding="utf-8")
+    assert text.count("# proposed by anvil init: review before approving") == 2
+    assert "# no effect proposed:" in text
+    bundle = tmp_path / "bundle"
+    code, _, err = _anvil(capsys, "compile", str(spec), "--manifest", str(manifest), "--out", str(bundle))
+    assert code == 0, err
+    code, out, _ = _anvil(capsys, "inspect", str(bundle), "--json")
+    undo = {row["operationId"]: row["undo"] for row in json.loads(out)["operations"]}
+    assert undo["github.comments.create"] == "inverse"
+    assert undo["github.releases.create"] == "inverse"

@@ -1,9 +1,12 @@
-"""``anvil init SPEC --service ID --out MANIFEST [--spec-root DIR] [--approve none|reads|all] [--force]``.
+"""``anvil init SPEC --service ID --out MANIFEST [--spec-root DIR] [--approve none|reads|all] [--propose-effects]``.
 
 Writes a first, reviewable ``anvil.yaml`` for a spec: every operation keyed by its AIR id, the
 classifier's posture as comments, ``state: approved`` only as ``--approve`` says (default: none), so a
 reviewer starts from what the compiler already knows instead of a blank file
-(:func:`anvil.compiler.manifest.draft.draft_manifest`).
+(:func:`anvil.compiler.manifest.draft.draft_manifest`). With ``--propose-effects`` each create whose
+item can be deleted (or cancelled) gets a proposed ``effect:`` block marked for review
+(:mod:`anvil.compiler.manifest.proposals`); a proposal the compiler's ``effect/*`` checks refuse is
+left out with a comment saying why. ``--force`` replaces an existing file.
 
 Exit status: 0 written; 1 the spec could not be read (its diagnostics on stderr, nothing written);
 2 usage (a bad service id, an existing ``--out`` without ``--force``).
@@ -14,9 +17,15 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from anvil.errors import UsageError
+
+if TYPE_CHECKING:
+    from anvil.air.model import Document
+    from anvil.compiler.manifest.proposals import Proposal
 
 __all__ = ["register", "run"]
 
@@ -35,7 +44,41 @@ def register(parser: argparse.ArgumentParser) -> None:
         default="none",
         help="which entries start approved: none (default), the reads, or all (review them anyway)",
     )
+    parser.add_argument(
+        "--propose-effects",
+        action="store_true",
+        help="propose an effect: block (inverse or compensation, lookup) for each create whose item can be deleted",
+    )
     parser.add_argument("--force", action="store_true", help="replace an existing --out file")
+
+
+def _checked_proposals(document: Document, args: argparse.Namespace) -> dict[str, Proposal]:
+    """Proposals the compiler's effect checks accept; a refused one keeps the refusal as its reason."""
+    from anvil.cli.compile import max_file_bytes
+    from anvil.compiler import build
+    from anvil.compiler.manifest.draft import draft_manifest
+    from anvil.compiler.manifest.proposals import Proposal, propose_effects
+
+    proposals = propose_effects(document)
+    with tempfile.TemporaryDirectory(prefix="anvil-init-") as folder:
+        trial = Path(folder) / "anvil.yaml"
+        trial.write_text(draft_manifest(document, approve="all", proposals=proposals), encoding="utf-8")
+        checked = build(
+            Path(args.spec),
+            manifest=trial,
+            service_id=args.service,
+            source_uri=args.spec,
+            spec_root=Path(args.spec_root) if args.spec_root else None,
+            max_file_bytes=max_file_bytes(os.environ),
+        )
+    refused: dict[str, list[str]] = {}
+    for found in checked.diagnostics:
+        if found.code.startswith("effect/") and found.severity == "error" and found.operation in proposals:
+            refused.setdefault(found.operation, []).append(f"{found.code}: {found.message}")
+    return {
+        op_id: Proposal(op_id, reasons=tuple(refused[op_id])) if op_id in refused else proposal
+        for op_id, proposal in proposals.items()
+    }
 
 
 def run(args: argparse.Namespace) -> int:
@@ -72,10 +115,16 @@ def run(args: argparse.Namespace) -> int:
         print(render_diagnostics(result.diagnostics, colour=False), file=sys.stderr)
         print(f"Not written: {args.spec} could not be compiled; {args.out} is unchanged.", file=sys.stderr)
         return 1
-    text = draft_manifest(result.document, approve=args.approve, spec_label=args.spec)
+    proposals = None
+    if args.propose_effects:
+        proposals = _checked_proposals(result.document, args)
+    text = draft_manifest(result.document, approve=args.approve, spec_label=args.spec, proposals=proposals)
     write_text_atomically(out, text)
     ops = result.document.operations
     approved = sum(1 for line in text.splitlines() if line.strip() == "state: approved")
+    if proposals is not None:
+        made = sum(1 for proposal in proposals.values() if proposal.effect is not None)
+        print(f"Proposed {made} effect contracts for {len(proposals)} creates (each marked for review).")
     print(
         f"Wrote {args.out}: {len(ops)} operations ({approved} approved) of service '{args.service}'. "
         f"Review it, approve with `anvil approve {args.out} ID...`, then "

@@ -11,12 +11,18 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Final, Literal
 
-from anvil.air.model import Document, Operation
+import yaml
 
-__all__ = ["APPROVE_CHOICES", "PENDING_STATE", "ApproveChoice", "draft_manifest", "yaml_key"]
+from anvil.air.model import Document, Operation
+from anvil.compiler.manifest.proposals import Proposal
+
+__all__ = ["APPROVE_CHOICES", "PENDING_STATE", "PROPOSED_MARK", "ApproveChoice", "draft_manifest", "yaml_key"]
+
+#: The comment line above every effect block ``--propose-effects`` wrote.
+PROPOSED_MARK: Final = "# proposed by anvil init: review before approving"
 
 ApproveChoice = Literal["none", "reads", "all"]
 APPROVE_CHOICES: Final[tuple[str, ...]] = ("none", "reads", "all")
@@ -72,13 +78,30 @@ def _state(op: Operation, approve: ApproveChoice) -> str:
     return PENDING_STATE
 
 
-def draft_manifest(document: Document, *, approve: ApproveChoice = "none", spec_label: str = "") -> str:
+def _proposal_lines(proposal: Proposal | None) -> list[str]:
+    if proposal is None:
+        return []
+    if proposal.effect is None:
+        return [f"    # no effect proposed: {_one_line('; '.join(proposal.reasons), 200)}"]
+    block = yaml.safe_dump({"effect": dict(proposal.effect)}, sort_keys=False, default_flow_style=False, width=1000)
+    return [f"    {PROPOSED_MARK}", *(f"    {line}" for line in block.splitlines())]
+
+
+def draft_manifest(
+    document: Document,
+    *,
+    approve: ApproveChoice = "none",
+    spec_label: str = "",
+    proposals: Mapping[str, Proposal] | None = None,
+) -> str:
     """The text of a first ``anvil.yaml`` for ``document`` (deterministic: the same input, the same text).
 
     Args:
         document: the AIR compiled from the spec without a manifest.
         approve: which entries start ``approved``: none, the reads, or all.
         spec_label: how the spec is named in the header comment (a path as the user gave it).
+        proposals: proposed effect contracts by AIR id (``--propose-effects``), written under their
+            entries behind :data:`PROPOSED_MARK`, or as a comment saying why none was proposed.
 
     Returns:
         YAML text ending in a newline; every operation keyed by its AIR id.
@@ -103,5 +126,6 @@ def draft_manifest(document: Document, *, approve: ApproveChoice = "none", spec_
         body.extend(f"  # {line}" for line in _posture(op))
         body.append(f"  {yaml_key(op.id)}:")
         body.append(f"    state: {_state(op, approve)}")
+        body.extend(_proposal_lines((proposals or {}).get(op.id)))
         body.append("")
     return "\n".join(header + body).rstrip("\n") + "\n"

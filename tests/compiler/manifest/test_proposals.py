@@ -1,0 +1,81 @@
+"""``anvil init --propose-effects``: a create paired with the delete that undoes it, arguments mapped."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from anvil.compiler import build, compile_source
+from anvil.compiler.manifest.draft import PROPOSED_MARK, draft_manifest
+from anvil.compiler.manifest.proposals import propose_effects
+from anvil.load.result import LoadResult
+
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
+
+
+def _ok(description: str = "ok", schema: Any = None) -> dict[str, Any]:
+    answer: dict[str, Any] = {"description": description}
+    if schema is not None:
+        answer["content"] = {"application/json": {"schema": schema}}
+    return {"200": answer}
+
+
+def test_a_github_comment_is_undone_by_deleting_it_with_the_new_comments_id() -> None:
+    doc = build(EXAMPLES / "github-mini" / "openapi.yaml", service_id="github").document
+    proposal = propose_effects(doc)["github.comments.create"]
+    assert proposal.effect == {
+        "class": "reversible",
+        "inverse": {
+            "operation": "github.comments.delete",
+            "arguments": {"owner": "request.owner", "repo": "request.repo", "comment_id": "response.id"},
+        },
+    }
+
+
+def test_a_wrapped_answer_and_a_read_on_the_item_give_an_inverse_and_a_lookup() -> None:
+    team = {"type": "object", "properties": {"team": {"$ref": "#/components/schemas/Team"}}}
+    spec = {
+        "openapi": "3.0.3",
+        "info": {"title": "Teams", "version": "1"},
+        "paths": {
+            "/teams": {"post": {"operationId": "createTeam", "responses": _ok(schema=team)}},
+            "/teams/{team_id}": {
+                "parameters": [{"name": "team_id", "in": "path", "required": True, "schema": {"type": "string"}}],
+                "get": {"operationId": "getTeam", "responses": _ok(schema=team)},
+                "delete": {"operationId": "deleteTeam", "responses": _ok()},
+            },
+        },
+        "components": {"schemas": {"Team": {"type": "object", "properties": {"id": {"type": "string"}}}}},
+    }
+    doc = compile_source(LoadResult(document=spec, version="3.0.3"), None, service_id="teams").document
+    effect = propose_effects(doc)["teams.teams.create"].effect
+    assert effect is not None
+    assert effect["inverse"] == {"operation": "teams.teams.delete", "arguments": {"team_id": "response.team.id"}}
+    assert effect["lookup"] == {
+        "operation": "teams.teams.get",
+        "by": "id",
+        "arguments": {"team_id": "response.team.id"},
+    }
+
+
+def test_a_create_with_nothing_that_undoes_it_gets_a_reason_not_a_proposal() -> None:
+    doc = build(EXAMPLES / "payments" / "openapi.yaml", service_id="payments").document
+    proposals = propose_effects(doc)
+    assert proposals and all(p.effect is None and p.reasons for p in proposals.values())
+
+
+def test_the_drafted_proposal_is_marked_for_review_and_compiles_without_effect_errors(tmp_path: Path) -> None:
+    spec = EXAMPLES / "github-mini" / "openapi.yaml"
+    doc = build(spec, service_id="github").document
+    text = draft_manifest(doc, approve="all", proposals=propose_effects(doc))
+    assert text.count(PROPOSED_MARK) >= 1
+    entry = yaml.safe_load(text)["operations"]["github.comments.create"]
+    assert entry["effect"]["class"] == "reversible"
+    manifest = tmp_path / "anvil.yaml"
+    manifest.write_text(text, encoding="utf-8")
+    result = build(spec, manifest=manifest, service_id="github")
+    assert [d for d in result.diagnostics if d.code.startswith("effect/") and d.severity == "error"] == []
+    created = result.document.operation("github.comments.create")
+    assert created is not None and created.effect.inverse is not None
