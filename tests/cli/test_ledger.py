@@ -144,3 +144,73 @@ def test_inspect_of_a_missing_row_exits_4(uri: str, capsys: pytest.CaptureFixtur
     assert main(["ledger", "init", uri]) == 0
     reference = "sqlite/anvil_idempotency_df384ae97c77ad30/" + "b" * 64
     assert main(["ledger", "inspect", reference, "--ledger", uri]) == 4
+
+
+# --- the gateway's own URI: the table is the one the gateway uses ----------------------------------
+
+
+def _gateway_reserve(uri: str, namespace: str = "payments") -> str:
+    """Reserve a key as `anvil serve` does: the URI as given, the namespace from the bundle it serves."""
+
+    async def reserve() -> str:
+        ledger = open_ledger(uri, options=LedgerOptions(namespace=namespace))
+        await ledger.initialize()
+        found = await ledger.reserve("order-7", "f" * 64)
+        await ledger.close()
+        assert found.reference is not None
+        return found.reference
+
+    return anyio.run(reserve)
+
+
+def test_inspect_and_resolve_with_the_gateways_own_uri_use_the_table_the_reference_names(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    uri = f"sqlite:///{tmp_path}/ledger.db"  # exactly ANVIL_LEDGER: no namespace, the bundle gives it
+    reference = _gateway_reserve(uri)
+    assert reference.startswith("sqlite/anvil_idempotency_df384ae97c77ad30/")
+    assert main(["ledger", "inspect", reference, "--ledger", uri, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["status"] == "in_progress"
+    assert main(["ledger", "resolve", reference, "--ledger", uri, "--fingerprint", "f" * 64, "--not-committed"]) == 0
+    assert _outcome(f"{uri}?namespace=payments", "order-7")[0] == "reserved"  # freed in the gateway's table
+
+
+def test_bundle_gives_init_inspect_and_resolve_the_namespace_the_gateway_derives_its_table_from(
+    payments: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    uri = f"sqlite:///{tmp_path}/ledger.db"
+    assert main(["ledger", "init", uri, "--bundle", str(payments)]) == 0
+    out = capsys.readouterr().out
+    assert (
+        "created a new ledger: sqlite host" in out and "ledger ready: sqlite/anvil_idempotency_df384ae97c77ad30" in out
+    )
+    assert main(["ledger", "init", uri, "--bundle", str(payments.parent)]) == 0  # a fleet folder, as serve takes it
+    assert "created" not in capsys.readouterr().out
+    reference = _gateway_reserve(uri)
+    assert main(["ledger", "inspect", reference, "--ledger", uri, "--bundle", str(payments)]) == 0
+    argv = ["ledger", "resolve", reference, "--ledger", uri, "--bundle", str(payments), "--fingerprint", "f" * 64]
+    assert main([*argv, "--not-committed"]) == 0
+
+
+def test_init_with_no_namespace_from_the_uri_or_a_bundle_is_refused_and_says_the_fix(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["ledger", "init", f"sqlite:///{tmp_path}/ledger.db"]) == 2
+    err = capsys.readouterr().err
+    assert "error[cli/usage]" in err and "--bundle DIR" in err and "?namespace=NS" in err
+    assert not (tmp_path / "ledger.db").exists()
+
+
+def test_a_reference_to_another_table_than_the_bundles_is_refused_with_a_hint_that_says_the_fix(
+    payments: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    uri = f"sqlite:///{tmp_path}/never.db"
+    orders = "sqlite/anvil_idempotency_1c168adb00d208e4/" + "a" * 64  # the `orders` namespace
+    assert main(["ledger", "inspect", orders, "--ledger", uri, "--bundle", str(payments)]) == 3
+    err = capsys.readouterr().err
+    assert "error[ledger/wrong_collection]" in err and "anvil_idempotency_df384ae97c77ad30" in err
+    assert "hint:" in err and "--bundle DIR" in err and "ANVIL_LEDGER" in err
+    for foreign in ("sqlite/users/" + "a" * 64, "postgresql/anvil_idempotency/" + "a" * 64):
+        assert main(["ledger", "inspect", foreign, "--ledger", uri]) == 3  # never a table no namespace derives
+        assert "error[ledger/wrong_collection]" in capsys.readouterr().err
+    assert not (tmp_path / "never.db").exists()

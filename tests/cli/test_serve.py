@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import io
+import os
+import socket
 from pathlib import Path
 
 import pytest
@@ -26,14 +28,22 @@ async def test_an_unreachable_ledger_is_reported_on_stderr_at_start_up(tmp_path:
 
 
 @pytest.mark.anyio
-async def test_a_reachable_ledger_starts_quietly_once_start_up_created_its_schema(tmp_path: Path) -> None:
-    ledger = open_ledger(f"sqlite:///{tmp_path}/ledger.db")
-    stream = io.StringIO()
-    try:
-        assert await prepare_ledger(ledger, stream) is True
-    finally:
-        await ledger.close()
-    assert stream.getvalue() == "" and (tmp_path / "ledger.db").is_file()
+async def test_start_up_says_when_it_creates_a_new_ledger_file_and_is_quiet_once_it_exists(tmp_path: Path) -> None:
+    streams = []
+    for _start in range(2):
+        ledger = open_ledger(f"sqlite:///{tmp_path}/ledger.db?namespace=payments")
+        stream = io.StringIO()
+        try:
+            assert await prepare_ledger(ledger, stream) is True
+        finally:
+            await ledger.close()
+        streams.append(stream.getvalue())
+    file = os.path.realpath(tmp_path / "ledger.db")
+    assert streams[0] == (
+        f"anvil: created a new ledger: sqlite host {socket.gethostname()}, file {file}, "
+        "table anvil_idempotency_df384ae97c77ad30 (namespace payments)\n"
+    )
+    assert streams[1] == "" and (tmp_path / "ledger.db").is_file()
 
 
 def test_the_derived_key_window_is_read_from_the_environment_and_bounded() -> None:

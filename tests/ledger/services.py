@@ -10,15 +10,25 @@ from __future__ import annotations
 import os
 import socket
 import uuid
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass
+from urllib.parse import urlsplit, urlunsplit
 
 from anvil.ledger.base import LedgerOptions
 from anvil.ledger.postgres import PostgresLedger
 from anvil.ledger.registry import open_ledger
 from tests.conftest import missing
 
-__all__ = ["firestore_uri", "postgres_ledger", "postgres_uri", "require", "service_address"]
+__all__ = [
+    "SearchPathTraps",
+    "firestore_uri",
+    "postgres_ledger",
+    "postgres_uri",
+    "require",
+    "search_path_traps",
+    "service_address",
+]
 
 _ENV = {"postgres": "ANVIL_TEST_POSTGRES_URL", "firestore": "FIRESTORE_EMULATOR_HOST"}
 _HOW = 'start both with eval "$(bash .ci/services.sh start)" (README, Choosing a ledger backend)'
@@ -76,3 +86,45 @@ def firestore_uri(host: str, namespace: str) -> str:
     """The ledger URI for a fresh namespace on the emulator (project ``demo-anvil``, default database)."""
     del host  # the client finds the emulator through FIRESTORE_EMULATOR_HOST itself
     return f"firestore://demo-anvil/(default)/{namespace}"
+
+
+@dataclass(frozen=True)
+class SearchPathTraps:
+    """The two ways an unqualified table name reaches another table on one database: a login role owning
+    a schema of its own name (first on the default ``search_path``), and a schema an ``options=-c
+    search_path=`` parameter points at; ``spare`` is one more empty schema."""
+
+    role: str
+    schema: str
+    spare: str
+
+    def as_role(self, uri: str) -> str:
+        """``uri`` logging in as the role (the test server trusts loopback logins)."""
+        parts = urlsplit(uri)
+        return urlunsplit(parts._replace(netloc=f"{self.role}@{parts.netloc.rsplit('@', 1)[-1]}"))
+
+    def with_search_path(self, uri: str) -> str:
+        """``uri`` with ``options=-c search_path=`` the trap schema."""
+        return f"{uri}{'&' if '?' in uri else '?'}options=-c%20search_path%3D{self.schema}"
+
+
+@contextmanager
+def search_path_traps(base: str) -> Iterator[SearchPathTraps]:
+    """Create the role (allowed to read and write every table, owning its own schema) and the schemas on
+    the database at ``base``; drop them afterwards."""
+    import psycopg
+
+    tag = uuid.uuid4().hex[:10]
+    traps = SearchPathTraps(role=f"anvil_role_{tag}", schema=f"anvil_path_{tag}", spare=f"anvil_spare_{tag}")
+    with psycopg.connect(base, autocommit=True) as admin:
+        admin.execute(f"CREATE ROLE {traps.role} LOGIN")
+        admin.execute(f"GRANT pg_read_all_data, pg_write_all_data TO {traps.role}")
+        admin.execute(f"CREATE SCHEMA {traps.role} AUTHORIZATION {traps.role}")
+        admin.execute(f"CREATE SCHEMA {traps.schema}")
+        try:
+            yield traps
+        finally:
+            for schema in (traps.role, traps.schema, traps.spare):
+                admin.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+            admin.execute(f"DROP OWNED BY {traps.role}")
+            admin.execute(f"DROP ROLE {traps.role}")

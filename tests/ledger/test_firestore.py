@@ -17,6 +17,20 @@ def test_a_firestore_uri_opens_a_durable_cluster_ledger_in_the_namespace_hashed_
     assert other.table != ledger.table
 
 
+def test_the_location_is_the_project_the_database_and_the_namespace_collection() -> None:
+    ledger = open_ledger("firestore://my-project/payments-ledger/payments")
+    assert ledger.location == {
+        "backend": "firestore",
+        "project": "my-project",
+        "database": "payments-ledger",
+        "table": "anvil_idempotency_df384ae97c77ad30",
+    }
+    assert ledger.namespace == "payments" and ledger.describe().endswith("(namespace payments)")
+    assert open_ledger("firestore://my-project//payments-ledger/payments/").location == ledger.location
+    for other in ("firestore://other/payments-ledger/payments", "firestore://my-project/(default)/payments"):
+        assert open_ledger(other).location != ledger.location
+
+
 def test_the_grammar_tolerates_empty_segments_an_empty_query_and_the_default_database() -> None:
     assert firestore_location("firestore://acme-prod-1/(default)/payments") == ("acme-prod-1", "(default)", "payments")
     assert firestore_location("firestore://p1//db-one//ns.v1~x/?") == ("p1", "db-one", "ns.v1~x")

@@ -12,11 +12,11 @@ from urllib.parse import quote
 import anyio
 import pytest
 from psycopg.conninfo import conninfo_to_dict
-from services import postgres_ledger, postgres_uri, require
+from services import postgres_ledger, postgres_uri, require, search_path_traps
 
 from anvil.errors import ConfigError, LedgerError
-from anvil.ledger.base import LedgerOptions, document_id
-from anvil.ledger.postgres import PostgresLedger, postgres_location
+from anvil.ledger.base import Ledger, LedgerOptions, document_id
+from anvil.ledger.postgres import PostgresLedger, postgres_location, postgres_target
 from anvil.ledger.registry import open_ledger
 
 pytestmark = pytest.mark.anyio
@@ -48,6 +48,16 @@ def test_the_uri_keeps_libpq_parameters_and_takes_the_namespace_for_the_table() 
         "postgresql://app:s3cret@db/ledger?namespace=a&namespace=b",
         "postgresql://app:s3cret@db/ledger?namespace=",
         "postgresql://app:s3cret@db/ledger?namespace=bad/ns",
+        "postgresql://app:s3cret@db/ledger?schema=",
+        "postgresql://app:s3cret@db/ledger?schema=a&schema=b",
+        "postgresql://app:s3cret@db/ledger?schema=Ledger",
+        "postgresql://app:s3cret@db/ledger?schema=led-ger",
+        "postgresql://app:s3cret@db/ledger?schema=pg_temp",
+        "postgresql://app:s3cret@db/ledger?schema=pg_catalog",
+        "postgresql://app:s3cret@db/ledger?schema=information_schema",
+        "postgresql://app:s3cret@db/ledger?schema=" + "a" * 64,
+        "postgresql://app:s3cret@db",
+        "postgresql://app:s3cret@db/",
     ],
 )
 def test_a_malformed_uri_is_a_boot_error_that_never_echoes_the_password(uri: str) -> None:
@@ -55,6 +65,69 @@ def test_a_malformed_uri_is_a_boot_error_that_never_echoes_the_password(uri: str
         open_ledger(uri)
     assert refused.value.code == "config/invalid"
     assert "s3cret" not in f"{refused.value} {refused.value.hint}"
+
+
+def test_the_schema_is_a_uri_option_that_defaults_to_public_and_never_reaches_libpq() -> None:
+    target = postgres_target("postgresql://app@db/ledger?schema=ledger_1&sslmode=require&namespace=payments")
+    assert (target.conninfo, target.namespace, target.schema) == (
+        "postgresql://app@db/ledger?sslmode=require",
+        "payments",
+        "ledger_1",
+    )
+    assert postgres_target("postgresql://app@db/ledger").schema == "public"
+    ledger = open_ledger("postgresql://app@db/ledger?schema=_ledger&namespace=payments")
+    assert isinstance(ledger, PostgresLedger) and ledger.schema == "_ledger"
+    assert ledger.location["schema"] == "_ledger" and ledger.location["table"] == "anvil_idempotency_df384ae97c77ad30"
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "same"),
+    [
+        ("postgresql://app@LOCALHOST/ledger", "postgresql://auditor:s3cret@127.0.0.1:5432/ledger", True),
+        ("postgresql://app@[0:0::1]:6000/ledger", "postgresql://app@[::1]:6000/ledger?sslmode=disable", True),
+        ("postgresql://app@db/ledger", "postgresql://app@db/ledger?options=-c%20search_path%3Dapp", True),
+        ("postgresql://app@db/x?dbname=ledger", "postgresql://app@other/ledger?host=db", True),
+        ("postgresql://app@db/ledger", "postgresql://app@db/ledger?schema=app", False),
+        ("postgresql://app@db/ledger", "postgresql://app@db/other", False),
+        ("postgresql://app@db/ledger", "postgresql://app@db:5433/ledger", False),
+        ("postgresql://app@db/ledger", "postgresql://app@db2/ledger", False),
+        ("postgresql://app@db/ledger", "postgresql://app@db/ledger?namespace=payments", False),
+    ],
+)
+def test_two_uris_give_one_location_exactly_when_their_statements_reach_one_table(
+    first: str, second: str, same: bool
+) -> None:
+    one, two = open_ledger(first), open_ledger(second)
+    assert (one.location == two.location) is same
+    assert set(one.location) == {"backend", "host", "port", "database", "schema", "table"}
+    assert "s3cret" not in f"{one.location} {two.location}" and "auditor" not in str(two.location)  # no login
+
+
+async def test_two_roles_and_a_search_path_option_reach_one_table_so_a_16_way_race_reserves_once() -> None:
+    base = postgres_uri(require("postgres"), f"t-{uuid.uuid4().hex[:12]}")
+    with search_path_traps(require("postgres")) as traps:
+        first = open_ledger(base)
+        assert await first.initialize() is True  # as the database owner, in public
+        ledgers = [first, open_ledger(traps.as_role(base)), open_ledger(traps.with_search_path(base))]
+        elsewhere = open_ledger(f"{base}&schema={traps.spare}")
+        outcomes: list[str] = []
+        try:
+            assert [await ledger.initialize() for ledger in ledgers[1:]] == [False, False]
+            assert await elsewhere.initialize() is True  # a schema of its own: created, and a table in it
+            assert ledgers[0].location == ledgers[1].location == ledgers[2].location != elsewhere.location
+
+            async def reserve(index: int) -> None:
+                found = await ledgers[index % 3].reserve("split-key", "f" * 64)
+                outcomes.append(found.outcome)
+
+            async with anyio.create_task_group() as group:
+                for index in range(16):
+                    group.start_soon(reserve, index)
+            assert sorted(outcomes) == ["in_progress"] * 15 + ["reserved"]
+            assert (await elsewhere.reserve("split-key", "f" * 64)).outcome == "reserved"  # another table
+        finally:
+            for ledger in [*ledgers, elsewhere]:
+                await ledger.close()
 
 
 async def test_an_unreachable_database_fails_calls_closed_and_readiness_in_time() -> None:
@@ -96,11 +169,17 @@ async def test_a_missing_table_is_reported_by_readiness_and_only_init_creates_it
 async def test_init_from_many_processes_at_once_is_idempotent() -> None:
     uri = postgres_uri(require("postgres"), f"t-{uuid.uuid4().hex[:12]}")
     ledgers = [open_ledger(uri) for _ in range(6)]
+    created: list[bool] = []
     try:
+
+        async def initialize(ledger: Ledger) -> None:
+            created.append(await ledger.initialize())
+
         async with anyio.create_task_group() as group:
             for ledger in ledgers:
-                group.start_soon(ledger.initialize)
+                group.start_soon(initialize, ledger)
         assert all([(await ledger.check_readiness()).ready for ledger in ledgers])
+        assert sorted(created) == [False] * 5 + [True]  # exactly one of them says it created the table
     finally:
         for ledger in ledgers:
             await ledger.close()

@@ -90,3 +90,17 @@ def test_the_result_ttl_is_bounded(ttl: int) -> None:
         LedgerOptions(result_ttl_seconds=ttl)
     assert refused.value.code == "config/invalid"
     assert LedgerOptions(result_ttl_seconds=60).result_ttl_seconds == 60
+
+
+def test_two_memory_ledgers_never_share_a_location() -> None:
+    one, two = open_ledger("memory:"), open_ledger("memory:")
+    assert one.location != two.location and one.location["backend"] == "memory"
+
+
+@pytest.mark.parametrize("table", ["users", "anvil_idempotency_1C168ADB00D208E4", "anvil_idempotency_1c16", "pg_class"])
+def test_a_table_option_names_only_a_table_a_namespace_derives(table: str, tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as refused:
+        LedgerOptions(table=table)
+    assert refused.value.code == "config/invalid"
+    named = open_ledger(f"sqlite:///{tmp_path}/l.db", options=LedgerOptions(table="anvil_idempotency_1c168adb00d208e4"))
+    assert named.table == "anvil_idempotency_1c168adb00d208e4" and named.namespace is None

@@ -32,7 +32,7 @@ from typing import Any
 import anyio
 import httpx
 import pytest
-from services import firestore_uri, postgres_uri, require
+from services import firestore_uri, postgres_uri, require, search_path_traps
 
 from anvil.cli.compile import compile_bundle
 from tests.e2e.support import EXAMPLES, REPO, GatewayProcess, ThreadedMock, load_mock, token_variable
@@ -389,3 +389,92 @@ async def test_a_store_that_stops_answering_fails_keyed_writes_closed_while_read
             holder.execute("ROLLBACK")
             holder.close()
         gateway.stop()
+
+
+# --- where rows live: one table per database, schema and namespace, whoever connects -----------------
+
+
+def _digest(gateway: GatewayProcess) -> str:
+    [line] = [line for line in gateway.stderr().splitlines() if line.startswith("anvil: ledger scope payments:")]
+    return line.rsplit(" digest ", 1)[1]
+
+
+async def test_gateways_on_one_postgres_database_as_another_role_or_under_a_search_path_run_a_key_once(
+    bundle: Path, upstream: tuple[CountingUpstream, str], tmp_path: Path
+) -> None:
+    counting, url = upstream
+    base = require("postgres")
+    uri = postgres_uri(base, f"p-{uuid.uuid4().hex[:12]}")
+    with search_path_traps(base) as traps:
+        uris = [uri, traps.as_role(uri), traps.with_search_path(uri), f"{uri}&schema={traps.spare}"]
+        envs = [_gateway_env(Backend("postgresql", each, {}), bundle, url) for each in uris]
+        gateways = [_start(bundle, envs[0], tmp_path / "owner.log")]  # creates the table, in public
+        try:
+            gateways.extend(_start(bundle, envs[index], tmp_path / f"gateway-{index}.log") for index in (1, 2, 3))
+            statuses: list[int] = []
+            async with httpx.AsyncClient(timeout=30) as http:
+
+                async def call(index: int) -> None:
+                    statuses.append((await _refund(http, gateways[index % 3].base, "split-key")).status_code)
+
+                with anyio.fail_after(60):
+                    async with anyio.create_task_group() as group:
+                        for index in range(16):
+                            group.start_soon(call, index)
+                assert counting.refunds == 1 and sorted(set(statuses)) == [200, 409], statuses
+                elsewhere = await _refund(http, gateways[3].base, "split-key")  # another schema: other rows
+                assert elsewhere.status_code == 200 and counting.refunds == 2
+        finally:
+            for gateway in gateways:
+                gateway.stop()
+        digests = [_digest(gateway) for gateway in gateways]
+        assert digests[0] == digests[1] == digests[2] != digests[3]
+        assert "anvil: created a new ledger: postgresql" in gateways[0].stderr()
+        assert "created a new ledger" not in gateways[1].stderr() + gateways[2].stderr()
+        assert f"schema {traps.spare}, table" in gateways[3].stderr() and "created a new ledger" in gateways[3].stderr()
+
+
+@pytest.mark.parametrize("name", ["sqlite", "postgresql"])
+async def test_the_ledger_tool_with_the_gateways_own_uri_prepares_and_inspects_the_gateways_table(
+    name: str, bundle: Path, upstream: tuple[CountingUpstream, str], tmp_path: Path
+) -> None:
+    counting, url = upstream
+    schema = f"anvil_tool_{uuid.uuid4().hex[:10]}"
+    if name == "sqlite":  # exactly what the gateway is given: no namespace, its bundle has one
+        uri, typo = f"sqlite:///{tmp_path}/ledger.db", f"sqlite:///{tmp_path}/ledgr.db"
+    else:
+        base = require("postgres")
+        uri, typo = f"{base}?schema={schema}", f"{base}?schema={schema}_x"
+    env = _gateway_env(Backend(name, uri, {}), bundle, url)
+    try:
+        init = _anvil("ledger", "init", uri, "--bundle", str(bundle), env=env)
+        assert init.returncode == 0 and "created a new ledger" in init.stdout, init.stdout + init.stderr
+        gateway = _start(bundle, env, tmp_path / "gateway.log")
+        counting.release.clear()  # the upstream applies the refund and holds its answer
+        try:
+            async with httpx.AsyncClient(timeout=30) as http, anyio.create_task_group() as group:
+                group.start_soon(_refund, http, gateway.base, "tool-key")
+                with anyio.fail_after(20):
+                    while not counting.arrived.is_set():
+                        await anyio.sleep(0.01)
+                held = await _refund(http, gateway.base, "tool-key")
+                reference = held.json()["error"]["details"]["ledger_reference"]
+                for extra in ([], ["--bundle", str(bundle)]):
+                    shown = _anvil("ledger", "inspect", reference, "--ledger", uri, "--json", *extra, env=env)
+                    assert shown.returncode == 0, shown.stderr
+                    assert json.loads(shown.stdout)["status"] == "in_progress"
+                counting.release.set()
+        finally:
+            counting.release.set()
+            gateway.stop()
+        assert "created a new ledger" not in gateway.stderr()  # init prepared the table the gateway uses
+        mistyped = _start(bundle, _gateway_env(Backend(name, typo, {}), bundle, url), tmp_path / "typo.log")
+        mistyped.stop()
+        assert f"anvil: created a new ledger: {name} " in mistyped.stderr()
+    finally:
+        if name == "postgresql":
+            import psycopg
+
+            with psycopg.connect(require("postgres"), autocommit=True) as admin:
+                for each in (schema, f"{schema}_x"):
+                    admin.execute(f"DROP SCHEMA IF EXISTS {each} CASCADE")

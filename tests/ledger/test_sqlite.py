@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import socket
 import sqlite3
 import stat
 import time
@@ -225,6 +227,31 @@ def test_a_sqlite_uri_may_name_the_namespace_its_table_is_derived_from(tmp_path:
         with pytest.raises(ConfigError) as refused:
             SqliteLedger.from_uri(f"sqlite:///{tmp_path}/l.db{bad}", LedgerOptions())
         assert refused.value.code == "config/invalid"
+
+
+async def test_the_location_is_the_host_and_the_resolved_file_so_a_link_to_the_file_shares_its_rows(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "link.db").symlink_to(tmp_path / "l.db")
+    real = SqliteLedger.from_uri(f"sqlite:///{tmp_path}/l.db?namespace=payments", LedgerOptions())
+    linked = SqliteLedger.from_uri(f"sqlite:///{tmp_path}/link.db?namespace=payments", LedgerOptions())
+    other = SqliteLedger.from_uri(f"sqlite:///{tmp_path}/l.db?namespace=orders", LedgerOptions())
+    try:
+        assert [await real.initialize(), await real.initialize(), await linked.initialize()] == [True, False, False]
+        assert await other.initialize() is True  # a new table in an existing file is new too
+        assert real.location == linked.location != other.location
+        assert real.location == {
+            "backend": "sqlite",
+            "host": socket.gethostname(),
+            "file": os.path.realpath(tmp_path / "l.db"),
+            "table": "anvil_idempotency_df384ae97c77ad30",
+        }
+        assert (await real.reserve("k", "fp")).outcome == "reserved"
+        assert (await linked.reserve("k", "fp")).outcome == "in_progress"
+        assert (await other.reserve("k", "fp")).outcome == "reserved"
+    finally:
+        for ledger in (real, linked, other):
+            await ledger.close()
 
 
 async def test_the_synchronous_normal_opt_in_commits_reservations_without_a_sync_and_is_parsed_strictly(

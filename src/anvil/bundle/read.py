@@ -8,9 +8,10 @@ from pathlib import Path
 from anvil.air.codec import load_document
 from anvil.air.model import Document
 from anvil.bundle.generation import Generation, parse_generation
+from anvil.bundle.store import deployment_namespace
 from anvil.errors import AirError, BundleError
 
-__all__ = ["read_bundle", "read_generation"]
+__all__ = ["ledger_namespace", "read_bundle", "read_generation"]
 
 _HINT = "Point at a directory written by `anvil compile`, or recompile it."
 
@@ -52,3 +53,13 @@ def read_generation(directory: Path) -> Generation:
     except OSError as exc:
         raise BundleError("bundle/invalid", f"{directory} has no readable generation.json", hint=_HINT) from exc
     return parse_generation(data)
+
+
+def ledger_namespace(directory: Path, document: Document) -> str | None:
+    """The deployment namespace a gateway serving the bundle at ``directory`` derives its ledger table
+    from (original-ledger §4.8), or None (the default table) when its generation inputs are unusable.
+    ``anvil serve`` and ``anvil ledger --bundle`` both take it from here, so they use one table."""
+    try:
+        return deployment_namespace(document, read_generation(directory))
+    except BundleError:
+        return None

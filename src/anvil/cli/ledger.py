@@ -15,8 +15,12 @@ The operator's reviewed tools for the durable idempotency ledger, on every backe
   Elapsed time is never accepted as proof. Each resolution appends one audit line to
   ``ANVIL_AUDIT_FILE`` (mode 0600) when set, else to stderr.
 
-``--ledger URI`` defaults to ``ANVIL_LEDGER``. A reference of the wrong shape, backend or namespace is
-refused before the store is touched. Exit status: 0 done, 2 usage, 3 refused (a coded error; nothing
+``--ledger URI`` defaults to ``ANVIL_LEDGER``: the gateway's own URI works as it is. The table is the one
+the gateway uses: the namespace the URI names, else the one of ``--bundle DIR`` (the bundle or fleet
+folder ``anvil serve`` was given, read as it reads it); with neither, ``inspect`` and ``resolve`` use the
+table the reference names (only one a namespace derives) and ``init`` refuses, since it could only
+guess. A reference of the wrong shape, backend or namespace is refused before the store is touched,
+with a hint saying which flag fixes it. Exit status: 0 done, 2 usage, 3 refused (a coded error; nothing
 changed), 4 ``inspect`` found no row.
 """
 
@@ -44,16 +48,20 @@ _NOT_FOUND_EXIT: Final = 4
 def register(parser: argparse.ArgumentParser) -> None:
     """Add the ``ledger`` subcommands to its subparser."""
     actions = parser.add_subparsers(dest="ledger_action", metavar="ACTION", parser_class=type(parser))
+    bundle_help = "the bundle (or fleet folder) the gateway serves: its namespace picks the table"
     init = actions.add_parser("init", help="create the ledger's schema if absent (idempotent)")
     init.add_argument("uri", metavar="URI", nargs="?", help="the ledger URI (default ANVIL_LEDGER)")
+    init.add_argument("--bundle", metavar="DIR", help=bundle_help)
     inspect = actions.add_parser("inspect", help="show the row a ledger reference names")
     inspect.add_argument("reference", metavar="REFERENCE", help="<backend>/<table>/<64 hex>, from ledger_reference")
     inspect.add_argument("--ledger", metavar="URI", help="the ledger URI (default ANVIL_LEDGER)")
+    inspect.add_argument("--bundle", metavar="DIR", help=bundle_help)
     inspect.add_argument("--show-result", action="store_true", help="also print the stored result")
     inspect.add_argument("--json", action="store_true", help="print one JSON object")
     resolve = actions.add_parser("resolve", help="reconcile a quarantined reservation")
     resolve.add_argument("reference", metavar="REFERENCE", help="<backend>/<table>/<64 hex>, from ledger_reference")
     resolve.add_argument("--ledger", metavar="URI", help="the ledger URI (default ANVIL_LEDGER)")
+    resolve.add_argument("--bundle", metavar="DIR", help=bundle_help)
     resolve.add_argument("--fingerprint", metavar="HEX", help="the row's fingerprint, as inspect shows it")
     outcome = resolve.add_mutually_exclusive_group()
     outcome.add_argument("--not-committed", action="store_true", help="the upstream proved it did not apply it")
@@ -72,10 +80,45 @@ def _uri(flag: str | None) -> str:
     return uri
 
 
-def _open(uri: str) -> Ledger:
+def _bundle_namespace(folder: str) -> str | None:
+    """The namespace ``anvil serve FOLDER`` derives its table from: the first bundle's, as serve takes it.
+
+    Raises:
+        BundleError: not a bundle or a folder of bundles.
+    """
+    from anvil.bundle.read import ledger_namespace, read_bundle
+    from anvil.serve.fleet import discover_bundles
+
+    first = discover_bundles([Path(folder)])[0]
+    return ledger_namespace(first.path, read_bundle(first.path))
+
+
+def _open(uri: str, *, bundle: str | None, reference: str | None = None) -> Ledger:
+    """The ledger ``uri`` names, on the table the gateway uses (see the module docstring).
+
+    Raises:
+        UsageError: ``init`` without a namespace from the URI or ``--bundle``.
+        ConfigError: a malformed URI.
+        BundleError: ``--bundle`` names no bundle.
+    """
+    from anvil.ledger.base import LEDGER_TABLE, LedgerOptions
     from anvil.ledger.registry import open_ledger
 
-    return open_ledger(uri)
+    if bundle is not None:
+        return open_ledger(uri, options=LedgerOptions(namespace=_bundle_namespace(bundle)))
+    ledger = open_ledger(uri)
+    if ledger.namespace is not None or not ledger.durable:
+        return ledger  # the URI names the namespace, as it does for the gateway (or no store to pick)
+    if reference is None:
+        raise UsageError(
+            "cli/usage",
+            "Which table? The URI names no namespace, and the gateway derives its table from its bundle's.",
+            hint="Pass --bundle DIR (the bundle `anvil serve` serves), or add ?namespace=NS to the URI.",
+        )
+    parts = reference.split("/")
+    if len(parts) == 3 and LEDGER_TABLE.match(parts[1]) and parts[1] != ledger.table:
+        return open_ledger(uri, options=LedgerOptions(table=parts[1]))  # the row's own table
+    return ledger  # anything else is refused by the reference check, before the store is touched
 
 
 def _iso(seconds: float | None) -> str | None:
@@ -136,13 +179,14 @@ def _audit(line: dict[str, Any]) -> None:
         sink.close()
 
 
-async def _init(uri: str) -> int:
-    ledger = _open(uri)
+async def _init(ledger: Ledger) -> int:
     try:
-        await ledger.initialize()
+        created = await ledger.initialize()
         ready = await ledger.check_readiness()
     finally:
         await ledger.close()
+    if created:
+        print(f"created a new ledger: {ledger.describe()}")
     print(
         f"ledger ready: {ledger.scheme}/{ledger.table}"
         if ready.ready
@@ -152,7 +196,7 @@ async def _init(uri: str) -> int:
 
 
 async def _inspect(args: argparse.Namespace) -> int:
-    ledger = _open(_uri(args.ledger))
+    ledger = _open(_uri(args.ledger), bundle=args.bundle, reference=args.reference)
     try:
         row = await ledger.inspect(args.reference)
     finally:
@@ -178,7 +222,7 @@ def _check_resolve(args: argparse.Namespace) -> None:
 async def _resolve(args: argparse.Namespace) -> int:
     _check_resolve(args)
     result = _result(args.result_file) if args.committed else None
-    ledger = _open(_uri(args.ledger))
+    ledger = _open(_uri(args.ledger), bundle=args.bundle, reference=args.reference)
     ledger.document_of(args.reference)  # refuse a foreign or malformed reference before connecting
     try:
         before = await ledger.resolve(
@@ -215,15 +259,16 @@ def run(args: argparse.Namespace) -> int:
     """Run ``anvil ledger ACTION``.
 
     Raises:
-        UsageError: no action, no ledger URI, or flags that do not fit together.
+        UsageError: no action, no ledger URI, ``init`` without a namespace, or flags that do not fit together.
         LedgerError: a refused reference or row, or an unreachable store (nothing changed).
         ConfigError: a malformed ledger URI.
+        BundleError: ``--bundle`` names no bundle.
     """
     import anyio
 
     action = getattr(args, "ledger_action", None)
     if action == "init":
-        return anyio.run(_init, _uri(args.uri))
+        return anyio.run(_init, _open(_uri(args.uri), bundle=args.bundle))
     if action == "inspect":
         return anyio.run(_inspect, args)
     if action == "resolve":

@@ -146,41 +146,11 @@ def _fleet_bundles(
 
 
 def ledger_scope_lines(fleet: Fleet) -> list[str]:
-    """One line per bundle naming the ledger scope its keys live in, with a digest over every scope its
-    approved operations use (one per credential profile): two gateways share idempotency keys for a
-    bundle exactly when they print the same digest for it."""
-    from anvil.air.canonical import hash_canonical
-    from anvil.runtime.credentials import credential_profile
-    from anvil.runtime.keys import ledger_scope
+    """One line per bundle naming the ledger scope its keys live in, where its rows live, and a digest
+    over both: two gateways share idempotency keys for a bundle exactly when they print the same digest."""
+    from anvil.runtime.sharing import ledger_scope_line
 
-    lines = []
-    for bundle in fleet.bundles:
-        context = bundle.context
-        scopes: dict[str, Any] = {}
-        for op in bundle.document.operations:
-            if op.is_approved:
-                scope = ledger_scope(
-                    service_id=bundle.document.service.id,
-                    environment=context.env,
-                    base_url=context.base_url,
-                    auth_profile=context.auth_profile,
-                    credential_profile=credential_profile(context.auth_profile, op.auth),
-                )
-                scopes[hash_canonical(scope)] = scope
-        shown = next(iter(scopes.values()), None) or ledger_scope(
-            service_id=bundle.document.service.id,
-            environment=context.env,
-            base_url=context.base_url,
-            auth_profile=context.auth_profile,
-            credential_profile=context.auth_profile,
-        )
-        lines.append(
-            f"anvil: ledger scope {bundle.id}: service {shown['serviceId']}, env {shown['environment']}, "
-            f"upstream {shown['upstream']}, auth profile {shown['authProfile']}, "
-            f"{len(scopes)} credential profile{'s' if len(scopes) != 1 else ''}, "
-            f"digest sha256:{hash_canonical(sorted(scopes))}"
-        )
-    return lines
+    return [ledger_scope_line(bundle.id, bundle.document, bundle.context) for bundle in fleet.bundles]
 
 
 def _announce(fleet: Fleet, config: ServeConfig, url: str | None) -> None:
@@ -267,7 +237,8 @@ async def _serve(config: ServeConfig) -> None:
 
 
 async def prepare_ledger(ledger: Ledger, stream: TextIO | None = None) -> bool:
-    """Create the ledger's schema if the store lets us (idempotent), then probe it once.
+    """Create the ledger's schema if the store lets us (idempotent; said on ``stream`` when something
+    was created), then probe it once.
 
     A role that may not create tables is not an error here: readiness reports what is missing.
 
@@ -277,7 +248,8 @@ async def prepare_ledger(ledger: Ledger, stream: TextIO | None = None) -> bool:
     from anvil.errors import LedgerError
 
     try:
-        await ledger.initialize()
+        if await ledger.initialize():  # a new, empty ledger where one was expected is often a typo: say so
+            print(f"anvil: created a new ledger: {ledger.describe()}", file=stream or sys.stderr, flush=True)
     except LedgerError:
         pass  # readiness below tells the operator, without the backend's text
     return await warn_unless_ready(ledger, stream)

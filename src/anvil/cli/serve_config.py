@@ -486,14 +486,9 @@ def _check_transport(bind: HttpBind | None, inbound: InboundSettings, allow_remo
 
 def _ledger_namespace(path: Path, document: Document) -> str | None:
     """The deployment namespace of a bundle (original-ledger §4.8): the ledger table is derived from it."""
-    from anvil.bundle.read import read_generation
-    from anvil.bundle.store import deployment_namespace
-    from anvil.errors import BundleError
+    from anvil.bundle.read import ledger_namespace
 
-    try:
-        return deployment_namespace(document, read_generation(path))
-    except BundleError:
-        return None
+    return ledger_namespace(path, document)
 
 
 def _read(sources: Sequence[BundleSource]) -> tuple[tuple[str, Document], ...]:

@@ -31,22 +31,35 @@ import hashlib
 import json
 import math
 import re
-import time
-import uuid
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import ClassVar, Final, Literal
 
 import anyio
 
 from anvil._types import JSONValue
-from anvil.air.deployment import COLLECTION_PREFIX, NAMESPACE_PATTERN, collection_group
-from anvil.errors import ConfigError, LedgerError
+from anvil.errors import LedgerError
+from anvil.ledger.model import (
+    DEFAULT_BINDING_TTL_SECONDS,
+    DEFAULT_LOCK_TIMEOUT_SECONDS,
+    DEFAULT_RESULT_TTL_SECONDS,
+    LEDGER_TABLE,
+    MAX_TTL_SECONDS,
+    ROW_FIELDS,
+    TABLE_NAME,
+    LedgerOptions,
+    LedgerRow,
+    is_whole,
+    namespace_table,
+    options_table,
+    row_from_values,
+    row_values,
+)
 
 __all__ = [
     "DEFAULT_BINDING_TTL_SECONDS",
     "DEFAULT_LOCK_TIMEOUT_SECONDS",
     "DEFAULT_RESULT_TTL_SECONDS",
+    "LEDGER_TABLE",
     "MAX_RESULT_BYTES",
     "READINESS_CODES",
     "READINESS_TIMEOUT_SECONDS",
@@ -62,6 +75,7 @@ __all__ = [
     "Sharing",
     "document_id",
     "namespace_table",
+    "options_table",
     "row_from_values",
     "row_values",
     "safe_reference",
@@ -69,19 +83,10 @@ __all__ = [
 
 #: The serialized replay-result ceiling (one Firestore document must hold the row; seed 001 §5).
 MAX_RESULT_BYTES: Final = 819_200
-#: Completed-result retention when none is configured: seven days.
-DEFAULT_RESULT_TTL_SECONDS: Final = 604_800
-#: How long a completed row keeps what binds its key (fingerprint, no result): thirty days.
-DEFAULT_BINDING_TTL_SECONDS: Final = 2_592_000
-#: How long one ledger call may wait for a lock, a connection or an answer before failing closed.
-DEFAULT_LOCK_TIMEOUT_SECONDS: Final = 5.0
 #: The bound on one readiness probe (``/readyz`` must answer within 2 s even when the store hangs).
 READINESS_TIMEOUT_SECONDS: Final = 1.5
 #: The closed set of readiness codes a probe returns.
 READINESS_CODES: Final = ("ok", "unavailable", "permission_denied", "database_not_found", "invalid_response")
-_MIN_TTL_SECONDS: Final = 60
-_MAX_TTL_SECONDS: Final = 31_536_000
-_MAX_BINDING_SECONDS: Final = 10 * 31_536_000
 _TIME_TOLERANCE_S: Final = 0.0015  # stores keep milliseconds or microseconds: compare instants, not floats
 _CYCLES: Final = 3  # create/read cycles before a contended key is reported in progress
 _REFERENCE: Final = re.compile(r"^[a-z][a-z0-9]*/[a-z0-9_]+/[0-9a-f]{64}$")
@@ -91,163 +96,6 @@ _VISIBLE: Final = re.compile(r"^[\x21-\x7e]{1,200}$")
 ReserveOutcome = Literal["reserved", "replay", "in_progress", "conflict"]
 #: How far a backend's state is shared: one process, every process on one host, or every host.
 Sharing = Literal["process", "host", "cluster"]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class LedgerOptions:
-    """Settings every backend receives from :func:`anvil.ledger.registry.open_ledger`.
-
-    ``result_ttl_seconds`` is how long a completed result replays (60 s to 365 days);
-    ``binding_ttl_seconds`` how long a completed row keeps its fingerprint after that, so reuse of
-    the key by another principal or for another request still conflicts (60 s to 10 years; never
-    shorter than the result's own retention); ``lock_timeout_seconds`` bounds each ledger call's
-    wait for a lock, a connection or an answer (0.1 to 60 s); ``namespace`` is the deployment
-    namespace the table/collection is derived from when the URI does not name one; ``clock``
-    returns wall-clock seconds since the epoch (injected so expiry can be tested without waiting);
-    ``reservation_ids`` makes the unguessable ownership token of each reservation (a test seam).
-    """
-
-    result_ttl_seconds: int = DEFAULT_RESULT_TTL_SECONDS
-    binding_ttl_seconds: int = DEFAULT_BINDING_TTL_SECONDS
-    lock_timeout_seconds: float = DEFAULT_LOCK_TIMEOUT_SECONDS
-    namespace: str | None = None
-    clock: Callable[[], float] = time.time
-    reservation_ids: Callable[[], str] = lambda: uuid.uuid4().hex
-
-    def __post_init__(self) -> None:
-        ttl = self.result_ttl_seconds
-        if not _whole(ttl, _MIN_TTL_SECONDS, _MAX_TTL_SECONDS):
-            raise ConfigError(
-                "config/invalid",
-                f"The ledger result TTL must be an integer from {_MIN_TTL_SECONDS} to {_MAX_TTL_SECONDS} seconds.",
-                hint="Set ANVIL_LEDGER_RESULT_TTL_SECONDS to a whole number of seconds.",
-            )
-        if not _whole(self.binding_ttl_seconds, _MIN_TTL_SECONDS, _MAX_BINDING_SECONDS):
-            raise ConfigError(
-                "config/invalid",
-                f"The ledger binding TTL must be an integer from {_MIN_TTL_SECONDS} to {_MAX_BINDING_SECONDS} seconds.",
-                hint="Set ANVIL_LEDGER_BINDING_TTL_SECONDS to a whole number of seconds.",
-            )
-        wait = self.lock_timeout_seconds
-        if isinstance(wait, bool) or not isinstance(wait, int | float) or not 0.1 <= wait <= 60:
-            raise ConfigError(
-                "config/invalid",
-                "The ledger lock timeout must be from 0.1 to 60 seconds.",
-                hint="Set ANVIL_LEDGER_LOCK_TIMEOUT_MS to a whole number of milliseconds from 100 to 60000.",
-            )
-        if self.namespace is not None and not NAMESPACE_PATTERN.match(self.namespace):
-            raise ConfigError("config/invalid", "A ledger namespace must be 1-128 characters of A-Z a-z 0-9 _ . ~ -.")
-
-
-def _whole(value: object, low: int, high: int) -> bool:
-    return not isinstance(value, bool) and isinstance(value, int) and low <= value <= high
-
-
-#: A table name the SQL backends accept: a lowercase identifier PostgreSQL does not truncate.
-TABLE_NAME: Final = re.compile(r"^[a-z][a-z0-9_]{0,62}$")
-
-
-def namespace_table(namespace: str | None) -> str:
-    """The table/collection rows live in: :func:`~anvil.air.deployment.collection_group` of the
-    namespace, or ``anvil_idempotency`` when none is known (one deployment per database).
-
-    Raises:
-        ConfigError: the namespace is malformed (``config/invalid``).
-    """
-    if namespace is None:
-        return COLLECTION_PREFIX.rstrip("_")
-    if not NAMESPACE_PATTERN.match(namespace):
-        raise ConfigError("config/invalid", "A ledger namespace must be 1-128 characters of A-Z a-z 0-9 _ . ~ -.")
-    return collection_group(namespace)
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class LedgerRow:
-    """One ledger record (original-ledger §1.3). Never holds the caller key, identity or credentials.
-
-    ``version`` is the backend's opaque concurrency token for the row as read (Firestore's update
-    time, a database row version); a fresh token is issued on every write, so a stale holder can
-    never match a row that was deleted and created again. Times are epoch seconds.
-    """
-
-    status: Literal["in_progress", "completed"]
-    fingerprint: str
-    version: str = ""
-    reservation_id: str | None = None
-    started_at: float | None = None
-    operation_id: str | None = None
-    trace_id: str | None = None
-    result_json: str | None = None
-    response_status: int | None = None
-    expires_at: float | None = None
-    retain_until: float | None = None
-
-
-#: The stored fields of a row besides its version, in the one order every backend reads and writes them.
-ROW_FIELDS: Final = (
-    "status",
-    "fingerprint",
-    "reservation_id",
-    "started_at",
-    "operation_id",
-    "trace_id",
-    "result_json",
-    "response_status",
-    "expires_at",
-    "retain_until",
-)
-
-
-def row_values(row: LedgerRow) -> tuple[object, ...]:
-    """``row``'s stored fields in :data:`ROW_FIELDS` order (spelled out: this runs on every write)."""
-    return (
-        row.status,
-        row.fingerprint,
-        row.reservation_id,
-        row.started_at,
-        row.operation_id,
-        row.trace_id,
-        row.result_json,
-        row.response_status,
-        row.expires_at,
-        row.retain_until,
-    )
-
-
-def _text(value: object) -> str | None:
-    return None if value is None else str(value)
-
-
-def _seconds(value: object) -> float | None:
-    return None if value is None else float(str(value))
-
-
-def row_from_values(version: object, values: Sequence[object]) -> LedgerRow:
-    """A row read back as ``version`` plus its fields in :data:`ROW_FIELDS` order (database column types
-    differ per backend, so every value is converted to the row's own type).
-
-    Raises:
-        LedgerError: ``ledger/corrupt_row`` for an unknown status or a field that does not convert.
-    """
-    status, fingerprint, reservation_id, started_at, operation_id, trace_id, result, code, expires, keep = values
-    if status not in ("in_progress", "completed"):
-        raise LedgerError("ledger/corrupt_row", "A ledger row has an unknown status.")
-    try:
-        return LedgerRow(
-            status=status,
-            fingerprint=str(fingerprint),
-            version=str(version),
-            reservation_id=_text(reservation_id),
-            started_at=_seconds(started_at),
-            operation_id=_text(operation_id),
-            trace_id=_text(trace_id),
-            result_json=_text(result),
-            response_status=None if code is None else int(str(code)),
-            expires_at=_seconds(expires),
-            retain_until=_seconds(keep),
-        )
-    except ValueError as exc:
-        raise LedgerError("ledger/corrupt_row", "A ledger row holds a field of the wrong type.") from exc
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -353,6 +201,31 @@ class Ledger(abc.ABC):
         """The sanitized locator of a row: ``<scheme>/<table>/<document id>``."""
         return f"{self.scheme}/{self.table}/{document}"
 
+    @property
+    def namespace(self) -> str | None:
+        """The deployment namespace the table derives from; None for the default table or a named one."""
+        return self.options.namespace if self.options.table is None else None
+
+    @property
+    def location(self) -> dict[str, str]:
+        """Where rows live, as two gateways compare it: they share rows exactly when their locations are
+        equal. The backend, the store's identity (:meth:`_store_identity`) and the table; never a secret."""
+        return {"backend": self.scheme, **self._store_identity(), "table": self.table}
+
+    def describe(self) -> str:
+        """:attr:`location` (and the namespace) as one line for an operator: which store and table."""
+        where = dict(self.location)
+        backend = where.pop("backend")
+        namespace = self.namespace
+        shown = ", ".join(f"{name} {value}" for name, value in where.items())
+        return f"{backend} {shown}" + (f" (namespace {namespace})" if namespace is not None else "")
+
+    def _store_identity(self) -> dict[str, str]:
+        """What tells this backend's stores apart (a host and file, a server, database and schema, a
+        project); nothing by default. A backend that shares rows across processes should say, or two
+        gateways on different stores print one digest."""
+        return {}
+
     # --- policy -----------------------------------------------------------------------------------
 
     async def reserve(self, ledger_key: str, fingerprint: str, context: ReserveContext | None = None) -> Reservation:
@@ -444,7 +317,7 @@ class Ledger(abc.ABC):
         if isinstance(status, bool) or not isinstance(status, int) or not 200 <= status <= 299:
             raise LedgerError("ledger/corrupt_row", "A completion status must be an integer from 200 to 299.")
         seconds = self.options.result_ttl_seconds if ttl is None else ttl
-        if not _whole(seconds, 1, _MAX_TTL_SECONDS):
+        if not is_whole(seconds, 1, MAX_TTL_SECONDS):
             raise LedgerError("ledger/corrupt_row", "A result TTL must be a whole number of seconds.")
         serialized = _serialize(result)
         if len(serialized.encode("utf-8")) > MAX_RESULT_BYTES:
@@ -546,12 +419,17 @@ class Ledger(abc.ABC):
 
     # --- operator reconciliation (``anvil ledger init|inspect|resolve``) ---------------------------
 
-    async def initialize(self) -> None:  # noqa: B027 - stores without a schema need nothing
+    async def initialize(self) -> bool:
         """Create the store's schema (table, file) if absent: explicit and idempotent, never run by a probe.
+
+        Returns:
+            True when this call created something (a file, a schema or a table), so a caller can say so:
+            a new, empty ledger where one was expected is usually a mistyped path or namespace.
 
         Raises:
             LedgerError: the store cannot be reached or the role may not create it (``ledger/unavailable``).
         """
+        return False
 
     def document_of(self, reference: str) -> str:
         """The document id of a sanitized ``reference`` to a row of *this* ledger.
@@ -569,11 +447,19 @@ class Ledger(abc.ABC):
                 "ledger/reference_invalid",
                 "A ledger reference is <backend>/<table>/<64 hex>, as error details.ledger_reference shows it.",
             )
-        if parts[0] != self.scheme or parts[1] != self.table:
+        if parts[0] != self.scheme:
             raise LedgerError(
                 "ledger/wrong_collection",
-                "The reference names a row of another backend or namespace than this ledger's.",
-                hint=f"This ledger keeps its rows under {self.scheme}/{self.table}/; check --ledger.",
+                f"The reference names a row of a {parts[0]} ledger; this one is {self.scheme}.",
+                hint="Pass the exact ANVIL_LEDGER of the gateway that returned the reference.",
+            )
+        if parts[1] != self.table:
+            raise LedgerError(
+                "ledger/wrong_collection",
+                f"The reference names a row of table {parts[1]}; this ledger keeps its rows in {self.table}.",
+                hint="Pass the exact ANVIL_LEDGER of the gateway that returned the reference and --bundle DIR "
+                "(the bundle it serves), so the namespace is the gateway's; or name no namespace at all and "
+                "the reference's own table is used.",
             )
         return parts[2]
 

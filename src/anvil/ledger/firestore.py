@@ -133,6 +133,7 @@ class FirestoreLedger(Ledger):
         super().__init__(options)
         self._project = project
         self._database = database
+        self._namespace = namespace
         self._table = namespace_table(namespace)
         self._timeout = self.options.lock_timeout_seconds
         self._client: Any = None
@@ -151,6 +152,15 @@ class FirestoreLedger(Ledger):
     def table(self) -> str:
         """The collection group rows live in."""
         return self._table
+
+    @property
+    def namespace(self) -> str:
+        """The namespace the URI names (the collection group derives from it, never from the options)."""
+        return self._namespace
+
+    def _store_identity(self) -> dict[str, str]:
+        """The project and the database: every instance with access to them shares the collection group."""
+        return {"project": self._project, "database": self._database}
 
     # --- the client -------------------------------------------------------------------------------
 

@@ -9,6 +9,8 @@ the only one configured.
 from __future__ import annotations
 
 import itertools
+import os
+import secrets
 import threading
 from dataclasses import replace
 from typing import ClassVar
@@ -33,6 +35,7 @@ class MemoryLedger(Ledger):
         self._rows: dict[str, LedgerRow] = {}
         self._lock = threading.Lock()
         self._versions = itertools.count(1)
+        self._instance = secrets.token_hex(8)  # rows are this object's: no two instances share one
 
     @classmethod
     def from_uri(cls, uri: str, options: LedgerOptions) -> MemoryLedger:
@@ -51,6 +54,15 @@ class MemoryLedger(Ledger):
     def table(self) -> str:
         """Rows are reported under one fixed table name."""
         return _TABLE
+
+    @property
+    def namespace(self) -> str | None:
+        """None: one fixed table, whatever namespace the gateway passes."""
+        return None
+
+    def _store_identity(self) -> dict[str, str]:
+        """This process and this instance: rows are shared with nothing else."""
+        return {"process": str(os.getpid()), "instance": self._instance}
 
     def _next(self) -> str:
         return str(next(self._versions))

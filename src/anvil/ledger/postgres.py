@@ -1,10 +1,15 @@
 """``postgresql:``: the shared durable ledger on PostgreSQL or AlloyDB (psycopg 3, async pool).
 
 URI: a libpq connection URI, ``postgresql://USER[:PASSWORD]@HOST[:PORT]/DBNAME[?PARAMS]`` (``postgres://``
-too), where ``namespace=NS`` (the deployment namespace) is ours and every other parameter goes to libpq
-unchanged (``sslmode``, ``options``, ...). Rows live in one table per namespace,
+too), where ``namespace=NS`` (the deployment namespace) and ``schema=NAME`` are ours and every other
+parameter goes to libpq unchanged (``sslmode``, ``options``, ...). Rows live in one table per namespace,
 ``anvil_idempotency_<16 hex>`` (:func:`~anvil.air.deployment.collection_group`), so two deployments
-sharing one database never share rows.
+sharing one database never share rows, in the schema the URI names (``public`` unless ``schema=``
+says otherwise). Every statement names that schema: an unqualified name would follow each session's
+``search_path``, so two gateways on one database (a role owning a schema of its own name, or
+``?options=-c search_path=...``) would write to two tables and run one key twice. Which rows a
+gateway shares is therefore decided by the server (host, port), the database, the schema and the
+table, which is what :attr:`PostgresLedger.location` reports.
 
 The schema is created only by :meth:`PostgresLedger.initialize` (``anvil ledger init URI``, and ``anvil
 serve`` at start-up when the role may create tables); a missing table is reported by readiness
@@ -43,12 +48,14 @@ Errors never repeat the URI, the host or the SQL: driver faults become ``LedgerE
 
 from __future__ import annotations
 
+import ipaddress
 import math
+import re
 import secrets
 import time
 from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager, suppress
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar, Final
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
@@ -63,12 +70,15 @@ from anvil.ledger.base import (
     LedgerOptions,
     LedgerRow,
     Sharing,
-    namespace_table,
+    options_table,
     row_from_values,
     row_values,
 )
 
-__all__ = ["PostgresLedger", "postgres_location"]
+__all__ = ["DEFAULT_SCHEMA", "PostgresLedger", "PostgresTarget", "postgres_location", "postgres_target"]
+
+#: The schema rows live in when the URI names none.
+DEFAULT_SCHEMA: Final = "public"
 
 _SCHEMES: Final = ("postgresql", "postgres")
 _POOL_MAX: Final = 8
@@ -84,16 +94,61 @@ _CLIENT_SLACK_S: Final = 2.0
 #: The longest a cancelled hot statement waits for the server to take its cancel request.
 _CANCEL_WAIT_S: Final = 1.0
 _COLUMNS: Final = ROW_FIELDS
-_URI_HINT: Final = "Use postgresql://USER@HOST:PORT/DBNAME, optionally ?namespace=NS."
+_URI_HINT: Final = "Use postgresql://USER@HOST:PORT/DBNAME, optionally ?namespace=NS and ?schema=NAME."
 _HINT: Final = "Check that the database answers and `anvil ledger init` created the table."
+#: A schema the ledger may live in: a lowercase identifier (the same whoever connects, quoted or not).
+_SCHEMA: Final = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
+_DEFAULT_PORT: Final = "5432"
+#: The one loopback name that is the same host by definition (RFC 6761 §6.3), whatever a resolver says.
+_LOOPBACK_NAMES: Final = frozenset({"localhost", "localhost."})
+
+
+@dataclass(frozen=True, slots=True)
+class PostgresTarget:
+    """What a ``postgresql:`` URI names: the libpq conninfo (our parameters removed), the namespace
+    (None when the URI names none) and the schema."""
+
+    conninfo: str
+    namespace: str | None
+    schema: str
+
+
+def _one(params: list[tuple[str, str]], name: str) -> str | None:
+    found = [value for key, value in params if key == name]
+    if len(found) > 1 or (found and not found[0]):
+        raise ConfigError("config/invalid", f"ANVIL_LEDGER may name one {name}.", hint=_URI_HINT)
+    return found[0] if found else None
+
+
+def _schema(value: str | None) -> str:
+    schema = DEFAULT_SCHEMA if value is None else value
+    if not _SCHEMA.match(schema) or schema.startswith("pg_") or schema == "information_schema":
+        # pg_temp would be a schema per session, the catalogs are the server's: never a shared ledger
+        raise ConfigError(
+            "config/invalid",
+            "The PostgreSQL ledger's schema must be a lowercase identifier, not pg_* or information_schema.",
+            hint=_URI_HINT,
+        )
+    return schema
 
 
 def postgres_location(uri: str) -> tuple[str, str | None]:
-    """The libpq conninfo (without ``namespace``) and the namespace of a ``postgresql:`` URI.
+    """The libpq conninfo (without our parameters) and the namespace of a ``postgresql:`` URI.
 
     Raises:
-        ConfigError: not a ``postgresql://`` or ``postgres://`` URI with a host, or a repeated or
-            empty namespace (``config/invalid``; the message never repeats the URI).
+        ConfigError: see :func:`postgres_target`.
+    """
+    target = postgres_target(uri)
+    return target.conninfo, target.namespace
+
+
+def postgres_target(uri: str) -> PostgresTarget:
+    """The conninfo, namespace and schema of a ``postgresql:`` URI.
+
+    Raises:
+        ConfigError: not a ``postgresql://`` or ``postgres://`` URI with a host, a repeated or empty
+            namespace or schema, or a schema that is not a lowercase identifier or is ``pg_*`` or
+            ``information_schema`` (``config/invalid``; the message never repeats the URI).
     """
     try:
         parts = urlsplit(uri)
@@ -105,13 +160,52 @@ def postgres_location(uri: str) -> tuple[str, str | None]:
             "config/invalid", "ANVIL_LEDGER for PostgreSQL must be postgresql://HOST/DBNAME.", hint=_URI_HINT
         )
     params = parse_qsl(parts.query, keep_blank_values=True)
-    namespaces = [value for name, value in params if name == "namespace"]
-    if len(namespaces) > 1 or (namespaces and not namespaces[0]):
-        raise ConfigError("config/invalid", "ANVIL_LEDGER may name one namespace.", hint=_URI_HINT)
-    rest = [(name, value) for name, value in params if name != "namespace"]
+    namespace = _one(params, "namespace")
+    schema = _schema(_one(params, "schema"))
+    rest = [(name, value) for name, value in params if name not in ("namespace", "schema")]
     query = urlencode(rest, quote_via=quote)  # percent-encoded spaces: libpq reads a '+' as a '+'
     conninfo = urlunsplit(("postgresql", parts.netloc, parts.path, query, ""))
-    return conninfo, namespaces[0] if namespaces else None
+    return PostgresTarget(conninfo, namespace, schema)
+
+
+def _host(host: str) -> str:
+    """One spelling of a server address: lower case, IP literals canonical, ``localhost`` as 127.0.0.1
+    (a socket directory stays as it is)."""
+    if host.startswith("/") or host.startswith("@"):
+        return host
+    host = host.lower()
+    if host in _LOOPBACK_NAMES:
+        return "127.0.0.1"
+    try:
+        return str(ipaddress.ip_address(host))
+    except ValueError:
+        return host.rstrip(".") or host
+
+
+def _server(conninfo: str) -> dict[str, str]:
+    """The server and database a conninfo reaches, as libpq reads it (a query ``host=`` or ``dbname=``
+    wins over the URI's own), in one spelling.
+
+    Raises:
+        ConfigError: the URI names no database (``config/invalid``): libpq would pick one from the
+            login role, so two roles would quietly use two databases.
+    """
+    from psycopg import ProgrammingError
+    from psycopg.conninfo import conninfo_to_dict
+
+    try:
+        found = conninfo_to_dict(conninfo)
+    except ProgrammingError:
+        raise ConfigError("config/invalid", "ANVIL_LEDGER PostgreSQL URI is invalid.", hint=_URI_HINT) from None
+    database = str(found.get("dbname") or "")
+    if not database:
+        raise ConfigError("config/invalid", "ANVIL_LEDGER for PostgreSQL must name the database.", hint=_URI_HINT)
+    hosts = str(found.get("hostaddr") or found.get("host") or "")
+    return {
+        "host": ",".join(_host(host) for host in hosts.split(",")),
+        "port": str(found.get("port") or _DEFAULT_PORT),
+        "database": database,
+    }
 
 
 @contextmanager
@@ -160,17 +254,21 @@ class PostgresLedger(Ledger):
     durable: ClassVar[bool] = True
     sharing: ClassVar[Sharing] = "cluster"
 
-    def __init__(self, conninfo: str, options: LedgerOptions | None = None) -> None:
-        """Prepare a ledger over ``conninfo`` (the pool opens on first use).
+    def __init__(self, conninfo: str, options: LedgerOptions | None = None, *, schema: str = DEFAULT_SCHEMA) -> None:
+        """Prepare a ledger over ``conninfo`` in ``schema`` (the pool opens on first use).
 
         Raises:
-            ConfigError: the namespace is malformed (``config/invalid``).
+            ConfigError: the namespace or schema is malformed, or the conninfo names no database
+                (``config/invalid``).
         """
         super().__init__(options)
         self._conninfo = conninfo
-        self._table = namespace_table(self.options.namespace)
+        self._schema = _schema(schema)
+        self._server = _server(conninfo)
+        self._table = options_table(self.options)
         if not TABLE_NAME.match(self._table):
             raise ConfigError("config/invalid", "A ledger table name must be a lowercase identifier.")
+        self._qualified = f'"{self._schema}"."{self._table}"'  # both lowercase identifiers: quoting changes nothing
         self._pools: dict[bool, Any] = {}  # final (completions) -> its pool
         self._held: dict[bool, tuple[Any, float, Any]] = {}  # final -> (held connection, when taken, its pool)
         self._busy: set[Any] = set()  # the held connections a call is using now
@@ -187,7 +285,7 @@ class PostgresLedger(Ledger):
         cols = ", ".join(_COLUMNS)
         marks = ", ".join(["%s"] * len(_COLUMNS))
         sets = ", ".join(f"{name} = %s" for name in _COLUMNS)
-        table = self._table
+        table = self._qualified
         self._sql_create = (
             f"INSERT INTO {table} (doc_id, version, {cols}) VALUES (%s, %s, {marks}) ON CONFLICT (doc_id) DO NOTHING"
         )
@@ -203,15 +301,24 @@ class PostgresLedger(Ledger):
         Raises:
             ConfigError: the URI is malformed (``config/invalid``).
         """
-        conninfo, namespace = postgres_location(uri)
-        if namespace is not None:
-            options = replace(options, namespace=namespace)
-        return cls(conninfo, options)
+        target = postgres_target(uri)
+        if target.namespace is not None:
+            options = replace(options, namespace=target.namespace)
+        return cls(target.conninfo, options, schema=target.schema)
 
     @property
     def table(self) -> str:
-        """The table rows live in."""
+        """The table rows live in (in :attr:`schema`)."""
         return self._table
+
+    @property
+    def schema(self) -> str:
+        """The schema every statement names."""
+        return self._schema
+
+    def _store_identity(self) -> dict[str, str]:
+        """The server (host and port as the URI spells them, in one spelling), the database and the schema."""
+        return {**self._server, "schema": self._schema}
 
     # --- connections ------------------------------------------------------------------------------
 
@@ -355,15 +462,19 @@ class PostgresLedger(Ledger):
 
     # --- schema -----------------------------------------------------------------------------------
 
-    async def initialize(self) -> None:
-        """``CREATE TABLE IF NOT EXISTS`` the namespace's table; idempotent.
+    async def initialize(self) -> bool:
+        """Create the namespace's table in the schema (and a missing schema other than ``public``)
+        unless it exists; idempotent.
+
+        Returns:
+            True when this call created the table (a creator that loses a race to another learns so).
 
         Raises:
-            LedgerError: the database cannot be reached or the role may not create tables
+            LedgerError: the database cannot be reached or the role may not create the table or schema
                 (``ledger/unavailable``).
         """
         sql = (
-            f"CREATE TABLE IF NOT EXISTS {self._table} ("
+            f"CREATE TABLE {self._qualified} ("
             "doc_id text PRIMARY KEY, version text NOT NULL, status text NOT NULL, fingerprint text NOT NULL, "
             "reservation_id text, started_at double precision, operation_id text, trace_id text, "
             "result_json text, response_status integer, expires_at double precision, "
@@ -372,10 +483,18 @@ class PostgresLedger(Ledger):
         from psycopg import errors
 
         async with self._connection() as conn:
+            found = await (await conn.execute("SELECT to_regclass(%s)", (self._qualified,))).fetchone()
+            if found is not None and found[0] is not None:
+                return False  # no CREATE at all: an existing table takes no lock and logs no error
             try:
-                await conn.execute(sql)
+                try:
+                    await conn.execute(sql)
+                except errors.InvalidSchemaName:
+                    await conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{self._schema}"')
+                    await conn.execute(sql)
             except (errors.UniqueViolation, errors.DuplicateTable, errors.DuplicateObject):
-                pass  # another process created it at the same moment (IF NOT EXISTS is not atomic in the catalog)
+                return False  # another process created it at the same moment
+        return True
 
     # --- primitives -------------------------------------------------------------------------------
 
@@ -411,8 +530,8 @@ class PostgresLedger(Ledger):
         try:
             pool = await self._opened()
             async with pool.connection(timeout=_PROBE_WAIT_S) as conn:
-                await conn.execute(f"SELECT status FROM {self._table} LIMIT 1")
-        except (errors.UndefinedTable, errors.InvalidCatalogName):
+                await conn.execute(f"SELECT status FROM {self._qualified} LIMIT 1")
+        except (errors.UndefinedTable, errors.InvalidCatalogName, errors.InvalidSchemaName):
             return "database_not_found"
         except (errors.InsufficientPrivilege, errors.InvalidAuthorizationSpecification):
             return "permission_denied"

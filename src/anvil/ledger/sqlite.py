@@ -65,6 +65,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import socket
 import sqlite3
 import threading
 import time
@@ -84,7 +85,7 @@ from anvil.ledger.base import (
     LedgerOptions,
     LedgerRow,
     Sharing,
-    namespace_table,
+    options_table,
     row_from_values,
     row_values,
 )
@@ -215,7 +216,7 @@ class SqliteLedger(Ledger):
                 level (``config/invalid``).
         """
         super().__init__(options)
-        chosen = table if table is not None else namespace_table(self.options.namespace)
+        chosen = table if table is not None else options_table(self.options)
         if not TABLE_NAME.match(chosen):
             raise ConfigError("config/invalid", "A ledger table name must be a lowercase identifier.")
         if reservation_sync not in _SYNC_LEVELS.values():
@@ -229,6 +230,7 @@ class SqliteLedger(Ledger):
         self._identity: tuple[int, int] | None = None  # (device, inode) of the file first opened
         self._busy_ms: dict[sqlite3.Connection, int] = {}  # each connection's busy_timeout as last set
         self._writes = 0  # since the last checkpoint
+        self._made = False  # whether the last open created the file or the table (initialize reports it)
         self._sync_budget = max(0.0, float(inline_sync_budget_s))
         self._timer = timer
         self._inline_from = 0.0  # timer value before which synced writes stay on the worker (the rule)
@@ -262,6 +264,10 @@ class SqliteLedger(Ledger):
         """The table rows live in."""
         return self._table
 
+    def _store_identity(self) -> dict[str, str]:
+        """The machine and the file, links resolved: processes on one host share one file's rows."""
+        return {"host": socket.gethostname(), "file": os.path.realpath(self._path)}
+
     # --- connection -------------------------------------------------------------------------------
 
     def _stat(self) -> tuple[int, int]:
@@ -278,7 +284,11 @@ class SqliteLedger(Ledger):
 
     def _open(self, *, create: bool, level: str) -> sqlite3.Connection:
         if create and not os.path.exists(self._path):
-            os.close(os.open(self._path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+            try:
+                os.close(os.open(self._path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+                self._made = True
+            except FileExistsError:
+                pass  # another process created it a moment ago
         target = f"file:{quote(self._path)}?mode=rw"
         conn = sqlite3.connect(target, uri=True, isolation_level=None, check_same_thread=False, timeout=0.0)
         try:
@@ -287,17 +297,34 @@ class SqliteLedger(Ledger):
             conn.execute(f"PRAGMA synchronous = {level}")
             conn.execute("PRAGMA wal_autocheckpoint = 0")  # checkpoints run on the worker thread
             if create:
+                self._create_table(conn)
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _create_table(self, conn: sqlite3.Connection) -> None:
+        """Create the table unless it exists (checked again under the write lock, so exactly one creator
+        learns it made it; an existing table takes no lock)."""
+        known = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?"
+        if conn.execute(known, (self._table,)).fetchone() is not None:
+            return
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            if conn.execute(known, (self._table,)).fetchone() is None:
                 conn.execute(
-                    f"CREATE TABLE IF NOT EXISTS {self._table} ("
+                    f"CREATE TABLE {self._table} ("
                     "doc_id TEXT PRIMARY KEY NOT NULL, version TEXT NOT NULL, status TEXT NOT NULL, "
                     "fingerprint TEXT NOT NULL, reservation_id TEXT, started_at REAL, operation_id TEXT, "
                     "trace_id TEXT, result_json TEXT, response_status INTEGER, expires_at REAL, "
                     "retain_until REAL) WITHOUT ROWID"
                 )
+                self._made = True
+            conn.execute("COMMIT")
         except BaseException:
-            conn.close()
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
             raise
-        return conn
 
     def _connection(self, *, create: bool, final: bool) -> sqlite3.Connection:
         if self._identity is not None:
@@ -499,19 +526,24 @@ class SqliteLedger(Ledger):
 
     # --- schema -----------------------------------------------------------------------------------
 
-    def _create(self) -> None:
+    def _create(self) -> bool:
+        self._made = False
         with _mapped(), closing(self._open(create=True, level=self._reserve_sync)):
             pass
+        return self._made
 
-    async def initialize(self) -> None:
+    async def initialize(self) -> bool:
         """Create the file (mode 0600) and the table if absent; idempotent. (The first write of an
         instance that never opened the file does the same; a readiness probe never does.)
+
+        Returns:
+            True when this call created the file or the table.
 
         Raises:
             LedgerError: the file cannot be created or written (``ledger/unavailable``).
         """
         try:
-            await anyio.to_thread.run_sync(self._create)
+            return await anyio.to_thread.run_sync(self._create)
         except OSError as exc:
             raise LedgerError("ledger/unavailable", "The SQLite ledger file cannot be created.") from exc
 
