@@ -129,3 +129,39 @@ def test_propose_effects_writes_reviewable_effect_blocks_that_compile(
     undo = {row["operationId"]: row["undo"] for row in json.loads(out)["operations"]}
     assert undo["github.comments.create"] == "inverse"
     assert undo["github.releases.create"] == "inverse"
+
+
+def _byo_block() -> str:
+    import re
+
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```sh\n(# \[byo-api-tested\]\n.*?)```", readme, flags=re.S)
+    assert len(blocks) == 1, "the README carries exactly one [byo-api-tested] block"
+    return blocks[0]
+
+
+def test_the_readmes_bring_your_own_api_walk_through_runs_as_written(tmp_path: Path) -> None:
+    import shutil
+    import subprocess
+    import sys
+
+    bash = shutil.which("bash")
+    assert bash is not None
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    env["TMPDIR"] = str(tmp_path)
+    done = subprocess.run(
+        [bash, "-c", "set -euo pipefail\n" + _byo_block()],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Proposed 2 effect contracts" in done.stdout
+    assert "approved github.comments.create" in done.stdout
+    catalog = [line for line in done.stdout.splitlines() if line.startswith("github.comments.create ")]
+    assert len(catalog) == 1 and "inverse" in catalog[0]
+    assert "github.comments.create" in done.stdout.split("anvil status:", 1)[1]
+    assert list(tmp_path.iterdir()) == []
