@@ -10,7 +10,8 @@
 # ~/.cache/anvil-ci), run by .ci/firestore-launch-strict.js on a free loopback port. Both are for tests only
 # (fsync off, in-memory emulator). MCP Inspector (npm's @modelcontextprotocol/inspector, the current line and
 # the v1 line) is installed there too; ANVIL_TEST_MCP_INSPECTOR and ANVIL_TEST_MCP_INSPECTOR_V1 name their CLI
-# entry points (run as `node ENTRY --cli URL ...`). State lives in ANVIL_CI_STATE (default
+# entry points (run as `node ENTRY --cli URL ...`). So is the official MCP conformance suite with the Node.js 22
+# it needs (npm's `node` package ships the binary): ANVIL_TEST_MCP_CONFORMANCE and ANVIL_TEST_NODE22. State lives in ANVIL_CI_STATE (default
 # /tmp/anvil-ci-services.env).
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
@@ -19,6 +20,8 @@ STATE="${ANVIL_CI_STATE:-/tmp/anvil-ci-services.env}"
 EMULATOR_VERSION="0.3.15"
 INSPECTOR_VERSION="2.12.0"
 INSPECTOR_V1_VERSION="1.0.3"
+CONFORMANCE_VERSION="0.1.16"
+NODE22_VERSION="22"
 
 free_port() {
   python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
@@ -91,12 +94,31 @@ start_inspector() {
   } >>"$STATE"
 }
 
+start_conformance() {  # the official MCP conformance suite, and the Node.js 22+ it needs (npm's node package)
+  local node="$CACHE/node$NODE22_VERSION" suite="$CACHE/conformance-$CONFORMANCE_VERSION"
+  mkdir -p "$node" "$suite"
+  if [ ! -x "$node/node_modules/.bin/node" ]; then
+    (cd "$node" && { [ -f package.json ] || npm init -y >/dev/null; } \
+      && npm install --no-audit --no-fund --silent "node@$NODE22_VERSION" >&2)
+  fi
+  if [ ! -f "$suite/node_modules/@modelcontextprotocol/conformance/dist/index.js" ]; then
+    (cd "$suite" && { [ -f package.json ] || npm init -y >/dev/null; } \
+      && npm install --no-audit --no-fund --silent "@modelcontextprotocol/conformance@$CONFORMANCE_VERSION" >&2)
+  fi
+  {
+    echo "ANVIL_TEST_NODE22=$node/node_modules/.bin/node"
+    echo "ANVIL_TEST_MCP_CONFORMANCE=$suite/node_modules/@modelcontextprotocol/conformance/dist/index.js"
+  } >>"$STATE"
+}
+
 start() {
   : >"$STATE"
   start_postgres
   start_firestore
   start_inspector
-  grep -E '^(ANVIL_TEST_POSTGRES_URL|FIRESTORE_EMULATOR_HOST|ANVIL_TEST_MCP_INSPECTOR(_V1)?)=' "$STATE" | sed 's/^/export /'
+  start_conformance
+  grep -E '^(ANVIL_TEST_POSTGRES_URL|FIRESTORE_EMULATOR_HOST|ANVIL_TEST_MCP_INSPECTOR(_V1)?|ANVIL_TEST_NODE22|ANVIL_TEST_MCP_CONFORMANCE)=' \
+    "$STATE" | sed 's/^/export /'
 }
 
 stop() {

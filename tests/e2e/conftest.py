@@ -36,6 +36,8 @@ WRITE_GRANTS = (
 )
 #: How many free ports the session tries before giving up on starting the gateway.
 PORT_ATTEMPTS = 3
+#: The examples, each also served alone (``single_gateways``).
+SERVICES = ("payments", "github")
 #: Reads on github only.
 READ_GRANTS = ({"connector": "github", "operations": ["*"], "mode": "read"},)
 
@@ -194,3 +196,35 @@ def fleet(
         audit_path=audit,
         audit_offset=audit.stat().st_size if audit.exists() else 0,
     )
+
+
+@pytest.fixture(scope="session")
+def single_gateways(
+    e2e_dir: Path,
+    bundles: dict[str, Path],
+    github_mock: tuple[ThreadedMock, Any],
+    payments_mock: tuple[ThreadedMock, Any],
+) -> Iterator[dict[str, GatewayProcess]]:
+    """``anvil serve BUNDLE --http 127.0.0.1:0 --auth none`` for each example, on the shared mocks."""
+    folder = e2e_dir / "single"
+    folder.mkdir(exist_ok=True)
+    mocks = {"github": github_mock[0], "payments": payments_mock[0]}
+    env = {key: value for key, value in os.environ.items() if not key.startswith("ANVIL_")}
+    env.update(
+        {
+            "ANVIL_ENV": "dev",
+            "ANVIL_ALLOWED_HOSTS": "127.0.0.1",
+            "ANVIL_LEDGER": f"sqlite:///{folder / 'ledger.db'}",
+            "ANVIL_AUDIT_FILE": str(folder / "audit.jsonl"),
+        }
+    )
+    env.update({token_variable(bundle): UPSTREAM_TOKEN for bundle in bundles.values()})
+    started: dict[str, GatewayProcess] = {}
+    try:
+        for service in SERVICES:
+            args = [str(bundles[service]), "--http", "127.0.0.1:0", "--auth", "none", "--base-url", mocks[service].url]
+            started[service] = GatewayProcess(args, env=env, log=folder / f"{service}.log").start()
+        yield started
+    finally:
+        for process in started.values():
+            process.stop()

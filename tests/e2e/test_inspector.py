@@ -20,7 +20,7 @@ import os
 import shutil
 import subprocess
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,8 +29,8 @@ import pytest
 
 from anvil.bundle.read import read_bundle
 from tests.conftest import missing
-from tests.e2e.conftest import UPSTREAM_TOKEN, WRITE_GRANTS, Fleet
-from tests.e2e.support import OWNER_REPO, GatewayProcess, ThreadedMock, token_variable
+from tests.e2e.conftest import SERVICES, WRITE_GRANTS, Fleet
+from tests.e2e.support import OWNER_REPO, GatewayProcess
 
 #: Every Inspector run is bounded (node start-up, connect, one request).
 RUN_TIMEOUT_S = 60.0
@@ -38,7 +38,6 @@ RUN_TIMEOUT_S = 60.0
 EXIT_OK, EXIT_ERROR, EXIT_TOOL_ERROR = 0, 1, 5
 #: The JSON-RPC code the gateway answers an unknown tool with.
 INVALID_PARAMS = -32602
-SERVICES = ("payments", "github")
 
 
 @dataclass(frozen=True)
@@ -141,38 +140,6 @@ def inspector(request: pytest.FixtureRequest) -> Inspector:
 def either_inspector(request: pytest.FixtureRequest) -> Inspector:
     """Each Inspector line in its default era (for what the protocol era cannot change: tool errors)."""
     return _mode(request)
-
-
-@pytest.fixture(scope="session")
-def single_gateways(
-    e2e_dir: Path,
-    bundles: dict[str, Path],
-    github_mock: tuple[ThreadedMock, Any],
-    payments_mock: tuple[ThreadedMock, Any],
-) -> Iterator[dict[str, GatewayProcess]]:
-    """``anvil serve BUNDLE --http 127.0.0.1:0 --auth none`` for each example, on the shared mocks."""
-    folder = e2e_dir / "single"
-    folder.mkdir(exist_ok=True)
-    mocks = {"github": github_mock[0], "payments": payments_mock[0]}
-    env = {key: value for key, value in os.environ.items() if not key.startswith("ANVIL_")}
-    env.update(
-        {
-            "ANVIL_ENV": "dev",
-            "ANVIL_ALLOWED_HOSTS": "127.0.0.1",
-            "ANVIL_LEDGER": f"sqlite:///{folder / 'ledger.db'}",
-            "ANVIL_AUDIT_FILE": str(folder / "audit.jsonl"),
-        }
-    )
-    env.update({token_variable(bundle): UPSTREAM_TOKEN for bundle in bundles.values()})
-    started: dict[str, GatewayProcess] = {}
-    try:
-        for service in SERVICES:
-            args = [str(bundles[service]), "--http", "127.0.0.1:0", "--auth", "none", "--base-url", mocks[service].url]
-            started[service] = GatewayProcess(args, env=env, log=folder / f"{service}.log").start()
-        yield started
-    finally:
-        for process in started.values():
-            process.stop()
 
 
 def _expected(bundles: dict[str, Path], services: Sequence[str], fleet: bool) -> dict[str, bool]:
