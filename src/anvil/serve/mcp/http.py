@@ -44,6 +44,7 @@ __all__ = [
     "is_loopback",
     "listen",
     "listener_error",
+    "mcp_sdk",
     "serve_http",
     "server_stack",
 ]
@@ -144,7 +145,7 @@ def create_app(
         async with sdk.running():
             yield
 
-    return Starlette(
+    app = Starlette(
         routes=[
             Route(MCP_PATH, endpoint=endpoint),
             Route("/healthz", healthz, methods=["GET"]),
@@ -154,6 +155,16 @@ def create_app(
         exception_handlers={404: not_found},
         lifespan=lifespan,
     )
+    app.state.mcp_sdk = sdk
+    return app
+
+
+def mcp_sdk(app: Starlette) -> DeferredSdk:
+    """The :class:`~anvil.serve.mcp.deferred.DeferredSdk` behind ``/mcp`` of an app from :func:`create_app`
+    (its state tells readiness; its load hooks run when the SDK loads)."""
+    found = app.state.mcp_sdk
+    assert isinstance(found, DeferredSdk)
+    return found
 
 
 def _served(server: ServerSpec | Server[Any]) -> ServerSpec | None:
