@@ -290,6 +290,23 @@ async def _in_thread(function: Callable[..., Any], *args: Any) -> Any:
     return await anyio.to_thread.run_sync(function, *args)
 
 
+def _answer_of(sock: socket.socket) -> bytes:
+    """One whole answer (head and ``content-length`` body) read from ``sock``."""
+    sock.settimeout(10)
+    received = b""
+    while b"\r\n\r\n" not in received or len(received.partition(b"\r\n\r\n")[2]) < _length(received):
+        chunk = sock.recv(4096)
+        if not chunk:
+            break
+        received += chunk
+    return received
+
+
+def _length(answer: bytes) -> int:
+    head = answer.partition(b"\r\n\r\n")[0].lower()
+    return next((int(line.split(b":")[1]) for line in head.split(b"\r\n") if line.startswith(b"content-length:")), 0)
+
+
 def _post(port: int) -> int:
     with httpx.Client(timeout=10) as client:
         return client.post(f"http://127.0.0.1:{port}/echo", content=b"hi").status_code
@@ -311,8 +328,7 @@ async def test_at_the_connection_limit_the_longest_idle_connection_makes_room_an
                 assert await _in_thread(_post, port) == 200  # the idle one made room
                 idle_closed, _ = await _in_thread(lambda: wait_closed(idle, within=5))
                 busy.sendall(b"world")
-                busy.settimeout(10)
-                answer = await _in_thread(busy.recv, 4096)
+                answer = await _in_thread(_answer_of, busy)
             group.cancel_scope.cancel()
     sock.close()
     assert idle_closed
