@@ -11,8 +11,8 @@ import pytest
 from anvil.cli import main
 from anvil.cli.listen import connection_limits, inherited_listener, limit_argv, register_listener_flags
 from anvil.errors import ConfigError
-from anvil.serve.mcp.limits import DEFAULT_LIMITS, ConnectionLimits
 from anvil.serve.mcp.http import listen
+from anvil.serve.mcp.limits import DEFAULT_LIMITS, ConnectionLimits
 
 
 def _args(*argv: str) -> argparse.Namespace:

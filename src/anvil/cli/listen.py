@@ -6,8 +6,8 @@
 | ``--keep-alive SECONDS`` | ``ANVIL_KEEP_ALIVE_SECONDS`` | 5 | 0.1 to 3600 |
 | ``--max-connections N`` | ``ANVIL_MAX_CONNECTIONS`` | 4096 | 1 to 1000000 |
 
-A flag wins over its variable. What each bounds is in :mod:`anvil.serve.mcp.limits`; the connections at once
-are also capped by the open-file limit less a reserve.
+A flag wins over its variable. What each bounds is in :mod:`anvil.serve.mcp.limits`; the connections
+at once are also capped by the open-file limit less a reserve.
 """
 
 from __future__ import annotations

@@ -31,6 +31,8 @@ from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp
 
 from anvil._types import JSONValue
+from anvil.serve.mcp.config import Security, ServerSpec
+from anvil.serve.mcp.deferred import DeferredSdk
 from anvil.serve.mcp.limits import (
     DEFAULT_LIMITS,
     ConnectionLimits,
@@ -39,8 +41,6 @@ from anvil.serve.mcp.limits import (
     guarded_protocol,
     raise_open_file_limit,
 )
-from anvil.serve.mcp.config import Security, ServerSpec
-from anvil.serve.mcp.deferred import DeferredSdk
 
 if TYPE_CHECKING:
     from mcp.server.lowlevel import Server

@@ -33,8 +33,8 @@ from starlette.routing import Route
 from anvil.air.model import Document
 from anvil.bundle.emit import emit_bundle
 from anvil.bundle.writer import install_bundle
-from anvil.serve.mcp.limits import FD_RESERVE, ConnectionLimits, ConnectionTable, connection_cap
 from anvil.serve.mcp.http import listen, serve_http
+from anvil.serve.mcp.limits import FD_RESERVE, ConnectionLimits, ConnectionTable, connection_cap
 from tests.serve.support import OWNER_REPO, TOKEN, MockServer, token_variable
 
 #: The probe of the outside review: this many idle or slow-header sockets at once.
