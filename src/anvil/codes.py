@@ -237,7 +237,10 @@ _ENTRIES: tuple[Code, ...] = (
     _e("unsupported_media_type", "A POST body that is not application/json (415)."),
     # /mcp requests only the MCP SDK answers, when it could not be loaded (in time); it loads in the background
     # so cold start stays short (shared/spec/performance.md)
-    _e("mcp_unavailable", "The MCP SDK, loaded in the background, failed or did not load in time (503)."),
+    _e(
+        "mcp_unavailable",
+        "The MCP SDK, loaded in the background, failed or did not load in time (503); /readyz too while it failed.",
+    ),
     # --- serve/: grant refusals (error.details.code, original-gateway §1.7) ----------------------
     _x("policy/grant_confirmation_required", "A confirmation-gated operation under no entry with confirm: allow."),
     _x("policy/grant_denied", "The caller's grant names no entry allowing this operation on this connector."),

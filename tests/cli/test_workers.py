@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import select
 import signal
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -47,10 +49,8 @@ def _total(metrics: str, name: str) -> float:
     return sum(float(line.rsplit(" ", 1)[1]) for line in metrics.splitlines() if line.startswith(name + "{"))
 
 
-def test_two_workers_serve_one_port_share_the_ledger_and_report_one_metrics_sum(
-    payments: Path, mock: tuple[str, Any], tmp_path: Path
-) -> None:
-    upstream, state = mock
+def _supervisor(payments: Path, upstream: str, tmp_path: Path, *flags: str) -> tuple[subprocess.Popen[str], str]:
+    """``anvil serve PAYMENTS --http 127.0.0.1:0 --workers 2 FLAGS`` on a SQLite ledger; the process and its URL."""
     env = {
         **{key: value for key, value in os.environ.items() if not key.startswith("ANVIL_")},
         "ANVIL_ENV": "prod",
@@ -60,12 +60,22 @@ def test_two_workers_serve_one_port_share_the_ledger_and_report_one_metrics_sum(
         **_token_env(payments),
     }
     command = [sys.executable, "-m", "anvil", "serve", str(payments), "--http", "127.0.0.1:0", "--workers", "2"]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True)
+    process = subprocess.Popen([*command, *flags], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True)
+    assert process.stdout is not None
+    ready, _, _ = select.select([process.stdout], [], [], 90)
+    if not ready:
+        process.kill()
+        process.communicate(timeout=30)
+        raise AssertionError("the supervisor did not announce its URL")
+    return process, json.loads(process.stdout.readline())["url"]
+
+
+def test_two_workers_serve_one_port_share_the_ledger_and_report_one_metrics_sum(
+    payments: Path, mock: tuple[str, Any], tmp_path: Path
+) -> None:
+    upstream, state = mock
+    process, url = _supervisor(payments, upstream, tmp_path)
     try:
-        assert process.stdout is not None
-        ready, _, _ = select.select([process.stdout], [], [], 90)
-        assert ready, "the supervisor did not announce its URL"
-        url = json.loads(process.stdout.readline())["url"]
         for _ in range(CALLS):
             read = _call(url, "payments_get_customer", {"customer_id": "cus_123"})
             assert read.get("isError", False) is False
@@ -96,3 +106,27 @@ def test_workers_need_http_and_a_shared_ledger(
     assert "cli/usage" in capsys.readouterr().err
     assert main(["serve", str(payments), "--http", "127.0.0.1:0", "--workers", "0"]) == 2
     assert "cli/usage" in capsys.readouterr().err
+
+
+def test_a_foreign_process_cannot_bind_the_workers_port_with_so_reuseport_and_flags_reach_the_workers(
+    payments: Path, mock: tuple[str, Any], tmp_path: Path
+) -> None:
+    process, url = _supervisor(payments, mock[0], tmp_path, "--header-timeout", "1")
+    port = int(url.rsplit(":", 1)[1].split("/")[0])
+    try:
+        foreign = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        foreign.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        foreign.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        with foreign, pytest.raises(OSError) as refused:
+            foreign.bind(("127.0.0.1", port))  # with SO_REUSEPORT on every worker socket this joined the port
+        reads = [_call(url, "payments_get_customer", {"customer_id": "cus_123"}) for _ in range(6)]
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as idle:
+            idle.settimeout(8)
+            closed = idle.recv(1) == b""  # the worker that accepted it had the one-second header timeout
+    finally:
+        process.send_signal(signal.SIGTERM)
+        _, errors = process.communicate(timeout=60)
+    assert refused.value.errno == errno.EADDRINUSE
+    assert all(read.get("isError", False) is False for read in reads)
+    assert closed
+    assert process.returncode == 0, errors

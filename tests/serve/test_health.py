@@ -12,7 +12,7 @@ import pytest
 
 from anvil.air.model import Document
 from anvil.ledger.registry import open_ledger
-from anvil.serve.health import ReadinessProbe, artifact_hash, durable_required, health_body
+from anvil.serve.health import BundleReadiness, ReadinessProbe, artifact_hash, durable_required, health_body
 from anvil.serve.listener import create_listener, default_readiness
 from tests.serve.test_fleet import Rig
 
@@ -182,3 +182,18 @@ async def test_readyz_answers_503_within_two_seconds_while_another_process_holds
         await ledger.close()
         await rig.aclose()
     assert answer.status_code == 503 and elapsed < 2.5
+
+
+async def test_a_requirement_a_listener_adds_makes_the_probe_not_ready_with_its_code_after_the_ledgers() -> None:
+    serving = {"sdk": False}
+    bundles = [BundleReadiness("a", "a", False), BundleReadiness("b", "b", True)]
+    probe_ = ReadinessProbe(None, required=False, bundles=bundles)
+    probe_.require("mcp_unavailable", lambda: serving["sdk"])
+    unserved = (await probe_.reason(), await probe_.ready(), [b["ready"] for b in await probe_.detail()])
+    serving["sdk"] = True
+    served = (await probe_.reason(), await probe_.ready(), [b["ready"] for b in await probe_.detail()])
+    both = ReadinessProbe(None, required=True)
+    both.require("mcp_unavailable", lambda: False)
+    assert unserved == ("mcp_unavailable", False, [False, False])  # the SDK serves every bundle
+    assert served == (None, True, [True, False])
+    assert await both.reason() == "ledger_unavailable"  # the ledger's code comes first

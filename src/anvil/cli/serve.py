@@ -17,9 +17,11 @@ none|static|jwt|branchyard|oidc`` (default ``ANVIL_INBOUND_AUTH_MODE``, else ``n
 (one bundle only), ``--rest-body-limit BYTES`` (default ``ANVIL_REST_BODY_LIMIT``, else 65536),
 ``--allow-remote`` (bind a non-loopback host with auth ``none``, for a listener behind an
 authenticating proxy; without it such a bind is refused), ``--include-unapproved`` (``ANVIL_ENV=dev``
-only), ``--workers N`` (N HTTP worker processes on one port with ``SO_REUSEPORT``, each with its own
-upstream pool, all sharing the ledger, which therefore cannot be ``memory:``; ``/metrics`` sums the
-workers; see :mod:`anvil.cli.workers`). Inbound auth needs HTTP: ``--stdio`` with a mode other than
+only), ``--workers N`` (N HTTP worker processes sharing one listening socket the supervisor bound,
+each with its own upstream pool, all sharing the ledger, which therefore cannot be ``memory:``;
+``/metrics`` sums the workers; see :mod:`anvil.cli.workers`), ``--header-timeout SECONDS``,
+``--keep-alive SECONDS`` and ``--max-connections N`` (the listener's connection limits, see
+:mod:`anvil.cli.listen`). Inbound auth needs HTTP: ``--stdio`` with a mode other than
 ``none`` is refused.
 
 The HTTP listener runs on uvloop and httptools when they are installed (default dependencies on
@@ -46,6 +48,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TextIO
 
+from anvil.cli.listen import inherited_listener, limit_argv, register_listener_flags
 from anvil.cli.serve_config import HttpBind, ServeConfig, ServeSettings, config_from_env, ledger_options
 from anvil.errors import ConfigError
 
@@ -99,10 +102,11 @@ def register(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         type=int,
         default=1,
-        help="HTTP worker processes on one port (SO_REUSEPORT), sharing the ledger (default 1)",
+        help="HTTP worker processes sharing one listening socket and the ledger (default 1)",
     )
     parser.add_argument("--worker-index", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--worker-count", type=int, help=argparse.SUPPRESS)
+    register_listener_flags(parser)
 
 
 def _audit(settings: ServeSettings) -> AuditSink | RecordSink | None:
@@ -219,10 +223,10 @@ async def _serve(config: ServeConfig) -> None:
             metrics=metrics,
             rest_body_limit=config.body_limit,
         )
-        sock = _listen(bind, reuse_port=config.worker is not None)
+        sock = inherited_listener(config.listen_fd) if config.listen_fd is not None else _listen(bind)
         shown = f"[{bind.host}]" if ":" in bind.host else bind.host
         _announce(fleet, config, f"http://{shown}:{sock.getsockname()[1]}/mcp")
-        await serve_http(app, sock=sock, handle_signals=True)
+        await serve_http(app, sock=sock, handle_signals=True, limits=config.limits)
     finally:
         await upstream.aclose()
         if jwks_client is not None:
@@ -272,11 +276,11 @@ async def warn_unless_ready(ledger: Ledger, stream: TextIO | None = None) -> boo
     return readiness.ready
 
 
-def _listen(bind: HttpBind, *, reuse_port: bool = False) -> socket.socket:
+def _listen(bind: HttpBind) -> socket.socket:
     from anvil.serve.mcp.http import listen
 
     try:
-        return listen(bind.host, bind.port, reuse_port=reuse_port)
+        return listen(bind.host, bind.port)
     except OSError as exc:
         raise ConfigError(
             "config/invalid", f"Cannot listen on {bind.host}:{bind.port}: {exc.strerror or exc}."
@@ -335,4 +339,4 @@ def _worker_argv(args: argparse.Namespace) -> list[str]:
         argv.append("--allow-remote")
     if args.include_unapproved:
         argv.append("--include-unapproved")
-    return argv
+    return argv + limit_argv(args)

@@ -32,6 +32,8 @@ built (and tested) from any mapping. The environment it reads:
 * ``ANVIL_INBOUND_AUTH_MODE``; ``ANVIL_PRINCIPALS_FILE`` (static); ``ANVIL_INBOUND_ISSUER``,
   ``ANVIL_INBOUND_AUDIENCE``, ``ANVIL_INBOUND_JWKS_URI``, ``ANVIL_INBOUND_LEEWAY_SECONDS`` (token modes);
 * ``ANVIL_REST_BODY_LIMIT``;
+* ``ANVIL_HEADER_TIMEOUT_SECONDS``, ``ANVIL_KEEP_ALIVE_SECONDS``, ``ANVIL_MAX_CONNECTIONS`` - the
+  listener's connection limits (:mod:`anvil.cli.listen`; a flag wins);
 * in a worker process, the folder its supervisor shares metrics through
   (:data:`anvil.cli.workers.METRICS_DIR_VARIABLE`).
 """
@@ -45,7 +47,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import urlsplit
 
+from anvil.cli.listen import connection_limits
 from anvil.errors import ConfigError, UsageError
+from anvil.serve.mcp.limits import DEFAULT_LIMITS, ConnectionLimits
 
 if TYPE_CHECKING:
     import argparse
@@ -125,6 +129,10 @@ class ServeConfig:
     """The first bundle's deployment namespace: the ledger table is derived from it."""
     metrics_dir: str | None = None
     """The folder a worker shares its metrics through, else None."""
+    limits: ConnectionLimits = DEFAULT_LIMITS
+    """The HTTP listener's inbound connection limits."""
+    listen_fd: int | None = None
+    """In a worker, the listening socket its supervisor handed down (``--listen-fd``), else None."""
 
     @property
     def ledger_uri(self) -> str | None:
@@ -175,6 +183,8 @@ def config_from_env(environ: Mapping[str, str], args: argparse.Namespace) -> Ser
         worker=worker,
         ledger_namespace=_ledger_namespace(found[0].path, bundles[0][1]),
         metrics_dir=_metrics_dir(environ, worker),
+        limits=connection_limits(environ, args),
+        listen_fd=getattr(args, "listen_fd", None),
     )
 
 

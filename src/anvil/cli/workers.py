@@ -1,11 +1,13 @@
 """``anvil serve --workers N``: N worker processes serving one HTTP port, under one supervisor.
 
-The supervisor binds the port with ``SO_REUSEPORT`` without listening (so port 0 is resolved once and
-the port stays reserved), then starts N ``anvil serve`` worker processes with the same bundles, flags
-and environment, each listening on that port with ``SO_REUSEPORT`` (the kernel spreads connections
-over them). Every worker opens the ledger itself (so the ledger must be one they can share: SQLite,
-PostgreSQL or Firestore, not ``memory:``) and has its own upstream connection pool and caches.
-``/metrics`` sums every worker's series (the workers share a metrics folder, see
+The supervisor binds and listens on the port once (so port 0 is resolved once), without
+``SO_REUSEPORT``, then starts N ``anvil serve`` worker processes with the same bundles, flags and
+environment, each inheriting that one listening socket (``--listen-fd``) and accepting from it. No
+socket on the port has ``SO_REUSEPORT`` set, so no other process can bind the port and take a share
+of its connections, as it could join a group of ``SO_REUSEPORT`` sockets of the same user. Every
+worker opens the ledger itself (so the ledger must be one they can share: SQLite, PostgreSQL or
+Firestore, not ``memory:``) and has its own upstream connection pool and caches. ``/metrics`` sums
+every worker's series (the workers share a metrics folder, see
 :class:`~anvil.serve.metrics.FleetMetrics`).
 
 Once every worker listens, the supervisor prints ``{"url": ...}`` on stdout. SIGINT/SIGTERM stop the
@@ -37,6 +39,8 @@ MAX_WORKERS: Final = 64
 METRICS_DIR_VARIABLE: Final = "PROMETHEUS_MULTIPROC_DIR"
 _START_SECONDS: Final = 60.0
 _STOP_SECONDS: Final = 15.0
+#: The shared socket's accept queue (the kernel caps it at ``net.core.somaxconn``).
+_BACKLOG: Final = 2048
 
 
 def _stop(workers: Sequence[subprocess.Popen[bytes]]) -> None:
@@ -88,7 +92,7 @@ def supervise(
     from anvil.serve.mcp.http import listen
 
     try:
-        holder = listen(host, port, reuse_port=True, listening=False)
+        holder = listen(host, port, backlog=_BACKLOG)
     except OSError as exc:
         raise ConfigError("config/invalid", f"Cannot listen on {host}:{port}: {exc.strerror or exc}.") from exc
     bound = holder.getsockname()[1]
@@ -117,8 +121,10 @@ def supervise(
                     str(index + 1),
                     "--worker-count",
                     str(count),
+                    "--listen-fd",
+                    str(holder.fileno()),
                 ]
-                workers.append(subprocess.Popen(command, stdout=subprocess.PIPE, env=env))
+                workers.append(subprocess.Popen(command, stdout=subprocess.PIPE, env=env, pass_fds=(holder.fileno(),)))
             deadline = time.monotonic() + _START_SECONDS
             for worker in workers:
                 line = _first_line(worker, deadline)

@@ -6,7 +6,8 @@ never pay for the MCP SDK):
 * :mod:`anvil.serve.mcp` - the MCP wire, the bottom room: the hot path (:mod:`~anvil.serve.mcp.hotpath`)
   and its tables copied from the SDK (:mod:`~anvil.serve.mcp.bootstrap`), the SDK loaded in the
   background (:mod:`~anvil.serve.mcp.deferred`, :mod:`~anvil.serve.mcp.server`,
-  :mod:`~anvil.serve.mcp.sdkwire`), the Starlette app (:mod:`~anvil.serve.mcp.http`), the
+  :mod:`~anvil.serve.mcp.sdkwire`), the Starlette app (:mod:`~anvil.serve.mcp.http`) and its inbound
+  connection limits (:mod:`~anvil.serve.mcp.limits`), the
   ``tools/list`` projection (:mod:`~anvil.serve.mcp.listing`), a call's answer and its wire form
   (:mod:`~anvil.serve.mcp.results`), argument validators (:mod:`~anvil.serve.mcp.validation`) and the
   :class:`~anvil.serve.mcp.provider.ToolProvider` protocol;

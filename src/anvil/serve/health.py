@@ -18,7 +18,10 @@ the ledger can carry the served writes:
   it answers.
 
 Otherwise 503 ``{"ready": false, "service": ..., "code": "ledger_unavailable"}``: the fixed code, never
-the backend's reason. ``service`` is the AIR service id for one bundle, else the list of every
+the backend's reason. A listener also requires what it adds with :meth:`ReadinessProbe.require`: the
+fleet listener requires the MCP SDK behind ``/mcp`` (:mod:`anvil.serve.mcp.deferred`), so while a
+failed load leaves requests it answers unserved, ``/readyz`` is 503 with ``"code": "mcp_unavailable"``
+(the ledger's code comes first when both fail). ``service`` is the AIR service id for one bundle, else the list of every
 bundle's; a fleet's body adds ``bundles``: per bundle ``{"id", "service", "ready",
 "durable_ledger_required"}`` (a bundle that needs no durable ledger is ready without one; a durable
 ledger that fails makes every bundle unready, since they share it). Probe answers are cached briefly
@@ -135,24 +138,40 @@ class ReadinessProbe:
         self._lock = anyio.Lock()
         self._answer: bool | None = None
         self._until = float("-inf")
+        self._conditions: list[tuple[str, Callable[[], bool]]] = []
+
+    def require(self, code: str, check: Callable[[], bool]) -> None:
+        """Also require ``check()`` (cheap, never raising): while it is False, not ready with ``code``."""
+        self._conditions.append((code, check))
+
+    async def reason(self) -> str | None:
+        """None when ready, else the code ``/readyz`` reports (the ledger's first); never raises."""
+        if not await self._ledger_ready():
+            return NOT_READY_CODE
+        return next((code for code, check in self._conditions if not check()), None)
 
     async def ready(self) -> bool:
         """True when ready; never raises (a failing probe is not ready)."""
+        return await self.reason() is None
+
+    async def _ledger_ready(self) -> bool:
         ledger = self.ledger
         if ledger is None or not ledger.durable:
             return not self.required
         return await self._durable_ready(ledger)
 
     async def detail(self) -> list[JSONObject]:
-        """Per bundle of a fleet: ``{"id", "service", "ready", "durable_ledger_required"}``."""
+        """Per bundle of a fleet: ``{"id", "service", "ready", "durable_ledger_required"}`` (a requirement
+        added with :meth:`require` holds for every bundle)."""
         ledger = self.ledger
         durable = ledger is not None and ledger.durable
         shared = await self._durable_ready(ledger) if ledger is not None and durable else False
+        required = all(check() for _, check in self._conditions)
         return [
             {
                 "id": bundle.id,
                 "service": bundle.service,
-                "ready": shared if durable else not bundle.durable_ledger_required,
+                "ready": required and (shared if durable else not bundle.durable_ledger_required),
                 "durable_ledger_required": bundle.durable_ledger_required,
             }
             for bundle in self.bundles
@@ -176,13 +195,15 @@ class ReadinessProbe:
 
 
 def readyz_route(probe: ReadinessProbe, service: str | list[str]) -> Route:
-    """``/readyz``: 200 ``{ready: true, service}`` or 503 ``{ready: false, service, code: "ledger_unavailable"}``."""
+    """``/readyz``: 200 ``{ready: true, service}`` or 503 ``{ready: false, service, code}`` (the failing
+    requirement's code: ``ledger_unavailable``, or one added with :meth:`ReadinessProbe.require`)."""
 
     async def endpoint(request: Request) -> JSONResponse:
-        ready = await probe.ready()
+        reason = await probe.reason()
+        ready = reason is None
         body: JSONObject = {"ready": ready, "service": service}
-        if not ready:
-            body["code"] = NOT_READY_CODE
+        if reason is not None:
+            body["code"] = reason
         if probe.bundles:
             body["bundles"] = list(await probe.detail())
         return JSONResponse(body, status_code=200 if ready else 503, headers=_NO_STORE)

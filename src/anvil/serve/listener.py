@@ -8,7 +8,7 @@ Routes:
 | ``POST /call/<tool>`` | bearer | the REST route (:mod:`anvil.serve.rest`) |
 | ``GET /metrics`` | none | Prometheus text (:mod:`anvil.serve.metrics`) |
 | ``GET /healthz`` | none | liveness and the artifact hash (:func:`anvil.serve.health.health_body`) |
-| ``/readyz`` | none | ledger readiness (:mod:`anvil.serve.health`) |
+| ``/readyz`` | none | the ledger's and the MCP SDK's readiness (:mod:`anvil.serve.health`) |
 | ``GET /.well-known/oauth-protected-resource`` | none | ``{resource, authorization_servers}`` in a token mode |
 | anything else | none | 404 ``{"error": {"code": "not_found", ...}}`` |
 
@@ -46,13 +46,15 @@ from anvil.serve.health import (
     readyz_route,
 )
 from anvil.serve.mcp.config import ServerSpec
-from anvil.serve.mcp.http import MAX_REQUEST_BYTES, create_app
+from anvil.serve.mcp.http import MAX_REQUEST_BYTES, create_app, mcp_sdk
 from anvil.serve.metrics import FleetMetrics, metrics_route
 from anvil.serve.rest import DEFAULT_BODY_LIMIT, call_route
 
 __all__ = ["PROTECTED_RESOURCE_PATH", "create_listener", "default_readiness"]
 
 PROTECTED_RESOURCE_PATH: Final = "/.well-known/oauth-protected-resource"
+#: The ``/readyz`` code while the MCP SDK behind ``/mcp`` cannot serve (its load failed).
+MCP_UNAVAILABLE: Final = "mcp_unavailable"
 
 
 def default_readiness(fleet: Fleet, *, cache_seconds: float = 1.0) -> ReadinessProbe:
@@ -126,7 +128,7 @@ def create_listener(
         routes.append(_protected_resource(resource, issuer))
     auth = authenticator if authenticator is not None else NoAuth()
     middleware = [Middleware(AuthMiddleware, authenticator=auth, compose=fleet.compose, resource=resource)]
-    return create_app(
+    app = create_app(
         ServerSpec(fleet, select=provider_of),
         service=fleet.server_name,
         routes=routes,
@@ -138,3 +140,6 @@ def create_listener(
         middleware=middleware,
         hot_path=hot_path,
     )
+    sdk = mcp_sdk(app)
+    probe.require(MCP_UNAVAILABLE, lambda: sdk.available)  # /mcp requests only the SDK answers
+    return app

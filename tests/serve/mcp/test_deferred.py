@@ -8,11 +8,13 @@ it cannot be had. Tables that answer otherwise than the loaded SDK are replaced 
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import subprocess
 import sys
 import textwrap
+import threading
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import replace
@@ -37,8 +39,9 @@ from anvil.serve.mcp.bootstrap import BOOTSTRAP, WireTables
 from anvil.serve.mcp.config import ServerSpec
 from anvil.serve.mcp.deferred import DeferredSdk
 from anvil.serve.mcp.hotpath import HotPath
-from anvil.serve.mcp.http import MAX_REQUEST_BYTES, create_app
+from anvil.serve.mcp.http import MAX_REQUEST_BYTES, create_app, mcp_sdk
 from anvil.serve.mcp.results import CallResult
+from anvil.serve.mcp.sdkwire import SdkWire
 from anvil.serve.mcp.server import build_server
 from tests.serve.mcp.test_hotpath import JSON_HEADERS, FixedProvider, call, comparable, hot_path_of, rpc, serving
 from tests.serve.support import OWNER_REPO, REPO, TOKEN, MockServer, token_variable
@@ -277,3 +280,91 @@ async def test_a_request_after_the_lifespan_ended_gets_a_coded_refusal(github: D
             after = await client.post("/mcp", content=rpc("ping"), headers=JSON_HEADERS)
     assert during.json() == {"jsonrpc": "2.0", "id": 1, "result": {}}
     assert _refused(after)  # the SDK's run is over: a coded refusal, not its "not initialized" error
+
+
+class OutOfDescriptorsOnce:
+    """A load hook: the first load fails as a process out of file descriptors does (``EMFILE``); a later
+    one succeeds once ``recover`` is set (so the test sees the failed state for as long as it looks)."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.recover = threading.Event()
+
+    def __call__(self, wire: SdkWire) -> None:
+        self.calls += 1
+        if self.calls == 1:
+            raise OSError(errno.EMFILE, "Too many open files")
+        self.recover.wait(30)
+
+
+async def _until(client: httpx.AsyncClient, url: str, status: int) -> httpx.Response:
+    while (answer := await client.get(url)).status_code != status:
+        await anyio.sleep(0.05)
+    return answer
+
+
+async def test_a_failed_sdk_load_is_retried_and_readyz_says_not_ready_until_the_sdk_serves(
+    github: Document, mock: MockServer
+) -> None:
+    async with httpx.AsyncClient() as upstream:
+        context = RuntimeContext(
+            service_id="github",
+            base_url=mock.url,
+            client=upstream,
+            env="dev",
+            credentials={token_variable(github): TOKEN},
+            ledger=open_ledger("memory:"),
+        )
+        app = create_listener(Fleet([FleetBundle(id="github", document=github, context=context)]))
+        sdk = mcp_sdk(app)
+        flaky = OutOfDescriptorsOnce()
+        sdk.on_load(flaky)
+        try:
+            async with serving(app) as (url,), httpx.AsyncClient() as client:
+                readyz = url.removesuffix("/mcp") + "/readyz"
+                with anyio.fail_after(30):
+                    unready = await _until(client, readyz, 503)
+                ping = await client.post(url, content=rpc("ping"), headers=JSON_HEADERS)
+                hot = await client.post(url, content=call("github_list_pull", OWNER_REPO), headers=JSON_HEADERS)
+                flaky.recover.set()
+                with anyio.fail_after(30):
+                    ready = await _until(client, readyz, 200)
+                recovered = await client.post(url, content=rpc("ping"), headers=JSON_HEADERS)
+        finally:
+            flaky.recover.set()
+    assert unready.json() == {"ready": False, "service": "github", "code": "mcp_unavailable"}
+    assert _refused(ping)  # the SDK's request, while it cannot be had
+    assert hot.status_code == 200 and hot.json()["result"]["isError"] is False  # the hot path kept serving
+    assert ready.json() == {"ready": True, "service": "github"}
+    assert recovered.json() == {"jsonrpc": "2.0", "id": 1, "result": {}}
+    assert (sdk.attempts, sdk.failed, flaky.calls) == (2, False, 2)
+
+
+async def test_an_sdk_load_that_keeps_failing_gives_up_after_its_bounded_retries(
+    github: Document, make_gateway: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    sdk = DeferredSdk(
+        build_server(make_gateway(github)),
+        stateless=True,
+        json_response=True,
+        security=None,
+        max_request_bytes=MAX_REQUEST_BYTES,
+        retry_delays=(0.01, 0.02),
+    )
+
+    def broken(wire: SdkWire) -> None:
+        raise OSError(errno.EMFILE, "Too many open files")
+
+    sdk.on_load(broken)
+    with anyio.fail_after(30), caplog.at_level(logging.WARNING, logger="anvil.serve.mcp.deferred"):
+        async with sdk.running():
+            while sdk.attempts < 3 or not sdk.failed:
+                await anyio.sleep(0.01)
+            await anyio.sleep(0.3)  # no fourth attempt comes
+            async with httpx.AsyncClient(transport=httpx.ASGITransport(app=sdk), base_url="http://x") as client:
+                answer = await client.post("/mcp", content=rpc("ping"), headers=JSON_HEADERS)
+    assert (sdk.attempts, sdk.failed, sdk.available) == (3, True, False)
+    assert _refused(answer)
+    logged = [record for record in caplog.records if record.name == "anvil.serve.mcp.deferred"]
+    assert [record.levelno for record in logged] == [logging.ERROR, logging.WARNING, logging.ERROR]
+    assert "after 3 attempts" in logged[-1].getMessage() and all(record.exc_info is None for record in logged)

@@ -12,14 +12,18 @@ the ``StreamableHTTPSessionManager`` and enters its ``run()``.
 
 A request that needs the SDK before it is ready waits for it, at most ``wait_seconds``; when the SDK
 could not be loaded (or not in time) the answer is HTTP 503 ``{"error": {"code": "mcp_unavailable"}}``
-(``retry-after: 1``), never a traceback; the failure is logged once on stderr. Nothing is printed on
-stdout.
+(``retry-after: 1``), never a traceback. A failed load is tried again after each of ``retry_delays``
+(0.5 s doubling to 30 s, about four minutes in all: a transient fault such as running out of file
+descriptors at start-up must not leave the listener without the SDK for good); meanwhile such
+requests are refused at once and :attr:`DeferredSdk.available` is False, which ``/readyz`` reports. The
+first failure is logged on stderr (error), each retry's failure as a warning, and giving up as an
+error; a load that succeeds after failing says so. Nothing is printed on stdout.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, Final
 
@@ -31,15 +35,18 @@ from anvil.serve.mcp.config import Security, ServerSpec
 
 if TYPE_CHECKING:
     from mcp.server.lowlevel import Server
+    from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
     from anvil.serve.mcp.sdkwire import SdkWire
 
-__all__ = ["DEFAULT_WAIT_SECONDS", "DeferredSdk", "LoadHook"]
+__all__ = ["DEFAULT_RETRY_DELAYS", "DEFAULT_WAIT_SECONDS", "DeferredSdk", "LoadHook"]
 
 logger = logging.getLogger(__name__)
 
 #: How long a request that needs the SDK waits for it to load.
 DEFAULT_WAIT_SECONDS: Final = 30.0
+#: Seconds before each new attempt after a failed load (then the loader gives up).
+DEFAULT_RETRY_DELAYS: Final = (0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 30.0, 30.0, 30.0, 30.0, 30.0, 30.0, 30.0)
 
 #: Run in the loader's thread with the SDK's answers; the callable it returns runs on the event loop.
 LoadHook = Callable[["SdkWire"], Callable[[], None] | None]
@@ -56,6 +63,7 @@ class DeferredSdk:
         security: DNS-rebinding protection, if any.
         max_request_bytes: The SDK manager's body limit.
         wait_seconds: How long a request waits for the SDK to load.
+        retry_delays: Seconds before each new attempt after a failed load; empty: one attempt.
     """
 
     def __init__(
@@ -67,6 +75,7 @@ class DeferredSdk:
         security: Security | None,
         max_request_bytes: int,
         wait_seconds: float = DEFAULT_WAIT_SECONDS,
+        retry_delays: Sequence[float] = DEFAULT_RETRY_DELAYS,
     ) -> None:
         self._source = server
         self._stateless = stateless
@@ -74,11 +83,20 @@ class DeferredSdk:
         self._security = security
         self._max = max_request_bytes
         self._wait = wait_seconds
+        self._retry_delays = tuple(retry_delays)
         self._hooks: list[LoadHook] = []
         self._ready: anyio.Event | None = None
         self._app: ASGIApp | None = None
-        #: True once loading failed (every request that needs the SDK is then refused with 503).
+        #: True while the last load failed (every request that needs the SDK is then refused with 503).
         self.failed = False
+        #: Load attempts made so far.
+        self.attempts = 0
+
+    @property
+    def available(self) -> bool:
+        """False while requests the SDK answers cannot be served because its load failed (retrying or
+        given up); True while it loads for the first time, since they wait for it then."""
+        return not self.failed
 
     def on_load(self, hook: LoadHook) -> None:
         """Run ``hook`` when the SDK has loaded (before the first request is handed to it)."""
@@ -93,7 +111,7 @@ class DeferredSdk:
     async def running(self) -> AsyncIterator[None]:
         """Load the SDK in the background and serve it until the context exits (the app's lifespan; once
         per instance, as the SDK's session manager runs once)."""
-        ready = self._event()
+        self._event()  # on the loop, before a request waits for it
         stop = anyio.Event()
         try:
             async with anyio.create_task_group() as group:
@@ -102,45 +120,79 @@ class DeferredSdk:
                     yield
                 finally:
                     stop.set()
-                    if not ready.is_set():  # shutting down mid-load: do not wait for the import
+                    if self._app is None:  # shutting down mid-load or between retries: do not wait
                         group.cancel_scope.cancel()
         finally:
             self._app = None  # the manager's run is over: nothing to hand requests to
 
     async def _load(self, stop: anyio.Event) -> None:
         ready = self._event()
-        try:
-            wire, applies = await anyio.to_thread.run_sync(self._import, abandon_on_cancel=True)
-            for apply in applies:
-                apply()
-            from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
-            from mcp.server.transport_security import TransportSecuritySettings
+        delays = self._retry_delays
+        while True:
+            self.attempts += 1
+            try:
+                manager = await self._attempt()
+                break
+            except Exception as exc:  # the listener keeps serving what the hot path answers
+                self.failed = True
+                ready.set()  # waiting requests are refused now, not at the end of their wait
+                delay = delays[self.attempts - 1] if self.attempts <= len(delays) else None
+                self._log_failure(type(exc).__name__, delay)
+            if delay is None:
+                return
+            with anyio.move_on_after(delay):
+                await stop.wait()
+            if stop.is_set():
+                return
+        from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
 
-            security = self._security
-            manager = StreamableHTTPSessionManager(
-                app=wire.server,
-                json_response=self._json_response,
-                stateless=self._stateless,
-                security_settings=None
-                if security is None
-                else TransportSecuritySettings(
-                    enable_dns_rebinding_protection=security.enable_dns_rebinding_protection,
-                    allowed_hosts=list(security.allowed_hosts),
-                    allowed_origins=list(security.allowed_origins),
-                ),
-                max_request_body_size=self._max,
-            )
-        except Exception as exc:  # the listener keeps serving what the hot path answers
-            logger.error(
-                "anvil: the MCP SDK could not be loaded (%s); /mcp requests it answers get 503", type(exc).__name__
-            )
-            self.failed = True
-            ready.set()
-            return
         async with manager.run():
             self._app = StreamableHTTPASGIApp(manager)
+            if self.failed:
+                logger.warning("anvil: the MCP SDK loaded on attempt %d; /mcp is served in full", self.attempts)
+            self.failed = False
             ready.set()
             await stop.wait()
+
+    def _log_failure(self, reason: str, retry_in: float | None) -> None:
+        if retry_in is None:
+            logger.error(
+                "anvil: the MCP SDK could not be loaded (%s) after %d attempts; /mcp requests it answers get "
+                "503 and /readyz answers 503 until the process restarts",
+                reason,
+                self.attempts,
+            )
+        elif self.attempts == 1:
+            logger.error(
+                "anvil: the MCP SDK could not be loaded (%s); /mcp requests it answers get 503 meanwhile; "
+                "retrying in %gs",
+                reason,
+                retry_in,
+            )
+        else:
+            logger.warning("anvil: the MCP SDK could not be loaded (%s); retrying in %gs", reason, retry_in)
+
+    async def _attempt(self) -> StreamableHTTPSessionManager:
+        wire, applies = await anyio.to_thread.run_sync(self._import, abandon_on_cancel=True)
+        for apply in applies:
+            apply()
+        from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+        from mcp.server.transport_security import TransportSecuritySettings
+
+        security = self._security
+        return StreamableHTTPSessionManager(
+            app=wire.server,
+            json_response=self._json_response,
+            stateless=self._stateless,
+            security_settings=None
+            if security is None
+            else TransportSecuritySettings(
+                enable_dns_rebinding_protection=security.enable_dns_rebinding_protection,
+                allowed_hosts=list(security.allowed_hosts),
+                allowed_origins=list(security.allowed_origins),
+            ),
+            max_request_body_size=self._max,
+        )
 
     def _import(self) -> tuple[SdkWire, list[Callable[[], None]]]:
         """In the worker thread: import the SDK, build the server and its answers, run the hooks."""

@@ -33,6 +33,14 @@ from starlette.types import ASGIApp
 from anvil._types import JSONValue
 from anvil.serve.mcp.config import Security, ServerSpec
 from anvil.serve.mcp.deferred import DeferredSdk
+from anvil.serve.mcp.limits import (
+    DEFAULT_LIMITS,
+    ConnectionLimits,
+    ConnectionTable,
+    connection_cap,
+    guarded_protocol,
+    raise_open_file_limit,
+)
 
 if TYPE_CHECKING:
     from mcp.server.lowlevel import Server
@@ -44,6 +52,7 @@ __all__ = [
     "is_loopback",
     "listen",
     "listener_error",
+    "mcp_sdk",
     "serve_http",
     "server_stack",
 ]
@@ -144,7 +153,7 @@ def create_app(
         async with sdk.running():
             yield
 
-    return Starlette(
+    app = Starlette(
         routes=[
             Route(MCP_PATH, endpoint=endpoint),
             Route("/healthz", healthz, methods=["GET"]),
@@ -154,6 +163,16 @@ def create_app(
         exception_handlers={404: not_found},
         lifespan=lifespan,
     )
+    app.state.mcp_sdk = sdk
+    return app
+
+
+def mcp_sdk(app: Starlette) -> DeferredSdk:
+    """The :class:`~anvil.serve.mcp.deferred.DeferredSdk` behind ``/mcp`` of an app from :func:`create_app`
+    (its state tells readiness; its load hooks run when the SDK loads)."""
+    found = app.state.mcp_sdk
+    assert isinstance(found, DeferredSdk)
+    return found
 
 
 def _served(server: ServerSpec | Server[Any]) -> ServerSpec | None:
@@ -164,35 +183,28 @@ def _served(server: ServerSpec | Server[Any]) -> ServerSpec | None:
     return served_by(server)
 
 
-def listen(
-    host: str, port: int, *, backlog: int = 128, reuse_port: bool = False, listening: bool = True
-) -> socket.socket:
+def listen(host: str, port: int, *, backlog: int = 128) -> socket.socket:
     """A bound, listening TCP socket for :func:`serve_http` (port 0 picks a free one).
 
     The socket is created with an explicit ``IPPROTO_TCP``: asyncio turns Nagle off (``TCP_NODELAY``)
     only for sockets that say so, and with Nagle on every small response waits ~40 ms for an ACK.
+    ``SO_REUSEPORT`` is never set: another process could then bind the same port and take a share of
+    its connections (``--workers`` hands one socket to every worker instead).
 
     Args:
         host: The bind host.
         port: The bind port (0: any free one).
         backlog: The listen backlog.
-        reuse_port: Set ``SO_REUSEPORT``, so several worker processes listen on one port and the
-            kernel spreads connections over them.
-        listening: False binds without listening (a supervisor holding the port for its workers:
-            the kernel hands connections only to listening sockets).
 
     Raises:
-        OSError: the address cannot be bound (or ``SO_REUSEPORT`` is not available).
+        OSError: the address cannot be bound.
     """
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        if reuse_port:
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
         sock.bind((host, port))
-        if listening:
-            sock.listen(backlog)
+        sock.listen(backlog)
     except OSError:
         sock.close()
         raise
@@ -223,11 +235,15 @@ async def serve_http(
     sock: socket.socket | None = None,
     log_level: str = "warning",
     handle_signals: bool = False,
+    limits: ConnectionLimits = DEFAULT_LIMITS,
 ) -> None:
     """Serve ``app`` with uvicorn until cancelled, or until SIGINT/SIGTERM when ``handle_signals``.
 
     A signal shuts the server down gracefully (in-flight requests finish, the lifespan closes) and
-    this returns normally, so a process that serves this way exits 0 on SIGTERM.
+    this returns normally, so a process that serves this way exits 0 on SIGTERM. Inbound connections
+    are held to ``limits`` (:mod:`anvil.serve.mcp.limits`: request-head time and size, idle keep-alive,
+    connections at once); the process's soft open-file limit is raised to its hard limit first, since
+    a listener needs descriptors.
 
     Args:
         app: The app from :func:`create_app`.
@@ -236,9 +252,11 @@ async def serve_http(
         sock: An already bound, listening socket from :func:`listen` (lets a caller learn the port first).
         log_level: uvicorn's log level (its logs go to stderr).
         handle_signals: Stop on SIGINT/SIGTERM (main thread only).
+        limits: The inbound connection limits.
     """
     import anyio
     import uvicorn
+    from uvicorn.protocols.http.auto import AutoHTTPProtocol
 
     class _Server(uvicorn.Server):
         @contextmanager
@@ -248,7 +266,19 @@ async def serve_http(
 
     # No access log: every call already has its audit line and metrics, and a log line per request
     # would be formatted on the hot path.
-    config = uvicorn.Config(app, host=host, port=port, log_level=log_level, lifespan="on", ws="none", access_log=False)
+    table = ConnectionTable(connection_cap(limits, raise_open_file_limit()))
+    config = uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        log_level=log_level,
+        lifespan="on",
+        ws="none",
+        access_log=False,
+        http=guarded_protocol(AutoHTTPProtocol, limits, table),
+        timeout_keep_alive=limits.keep_alive_seconds,  # type: ignore[arg-type]  # a float works (call_later)
+        h11_max_incomplete_event_size=limits.max_head_bytes,
+    )
     server = _Server(config)
 
     async def stop_on_signal() -> None:
