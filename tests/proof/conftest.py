@@ -23,6 +23,17 @@ def github(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return compile_example("github-mini", "github", tmp_path_factory.mktemp("proof") / "github")
 
 
+@pytest.fixture(scope="session")
+def evidenced(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The payments bundle with every lane run on it (all four records fresh); copy before tampering."""
+    from anvil.cli import main
+
+    bundle = compile_example("payments", "payments", tmp_path_factory.mktemp("evidenced") / "payments")
+    for lane in ("certify", "selftest", "conformance", "simulate"):
+        assert main([lane, str(bundle)]) == 0, lane
+    return bundle
+
+
 @pytest.fixture
 def copy_bundle(tmp_path: Path) -> Callable[[Path], Path]:
     """Copy a compiled bundle so a test can tamper with it without touching the shared one."""

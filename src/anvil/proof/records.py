@@ -5,9 +5,13 @@ bundle hash skips those files (:data:`anvil.bundle.hash.DERIVED_RECORD_FILES`), 
 does not change the hash it binds to, and any other byte that changes makes every record stale.
 
 :func:`judge_record` reads one record and answers one of ``fresh`` (passed, same hash), ``stale``
-(another hash), ``failed`` (same hash, did not pass), ``missing`` or ``corrupt`` (unreadable, not a
-JSON object, or no 64-hex ``bundleHash``), with a reason an operator can act on. Records are
-written by :func:`anvil.proof.record.write_record`.
+(another hash), ``failed`` (same hash, did not pass), ``missing`` or ``corrupt``, with a reason an
+operator can act on. The verdict is recomputed from the record's own evidence (its checks, cells and
+mutants) with the lane's pass rule; the record's verdict fields (``status``, ``passed``, the
+``summary`` counts) are only compared with that recount. A record is ``corrupt`` when it is
+unreadable, not a JSON object, carries no 64-hex ``bundleHash``, or says anything its evidence does
+not: a failing record edited to say it passed is corrupt, never fresh. Records are written by
+:func:`anvil.proof.record.write_record`.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final, Literal
 
+from anvil.air.canonical import hash_canonical
 from anvil.bundle.hash import bundle_hash
 
 __all__ = [
@@ -71,18 +76,126 @@ class RecordVerdict:
         }
 
 
-def _passed(lane: str, record: Mapping[str, Any]) -> bool:
-    """The pass rule of each lane (original-core §8), read back from its own record."""
-    if lane == "certify":
-        return record.get("status") == "passed"
-    if lane == "simulate":
-        summary = record.get("summary")
-        return isinstance(summary, dict) and summary.get("ok") is True
-    summary = record.get("summary")
-    if not isinstance(summary, dict):
-        return False
-    passes, fails = summary.get("pass"), summary.get("fail")
-    return isinstance(passes, int) and isinstance(fails, int) and fails == 0 and passes >= 1
+class _Inconsistent(Exception):
+    """The record says something its own evidence does not (the message says what)."""
+
+
+def _counted(record: Mapping[str, Any], statuses: tuple[str, ...]) -> tuple[list[Mapping[str, Any]], dict[str, int]]:
+    """The record's checks and their count per status; every check needs a string id and a known status."""
+    checks = record.get("checks")
+    if not isinstance(checks, list):
+        raise _Inconsistent("it lists no checks")
+    for check in checks:
+        if not isinstance(check, dict) or not isinstance(check.get("id"), str):
+            raise _Inconsistent("a check has no id")
+        if check.get("status") not in statuses:
+            raise _Inconsistent(f"check {check['id']} has the unknown status {check.get('status')!r}")
+    return checks, {status: sum(1 for check in checks if check["status"] == status) for status in statuses}
+
+
+def _agrees(said: Any, counted: Mapping[str, Any], where: str) -> None:
+    """``said`` must be an object holding exactly the recounted values (``True`` is not ``1``)."""
+    same = isinstance(said, dict) and set(said) == set(counted)
+    if same:
+        same = all(type(said[key]) is type(value) and said[key] == value for key, value in counted.items())
+    if not same:
+        shown = ", ".join(f"{key} {value}" for key, value in counted.items())
+        raise _Inconsistent(f"its {where} disagrees with its evidence, which counts {shown}")
+
+
+def _certify(record: Mapping[str, Any]) -> bool:
+    from anvil.proof.certify.checks import CHECKS
+
+    checks, counts = _counted(record, ("passed", "failed"))
+    expected = [check.id for check in CHECKS]
+    if [check["id"] for check in checks] != expected:
+        raise _Inconsistent("its checks are not the certification checks, in order")
+    passed = counts["failed"] == 0
+    status = "passed" if passed else "failed"
+    if record.get("status") != status:
+        raise _Inconsistent(f"its status says {record.get('status')!r} but its checks say {status!r}")
+    assurance = record.get("assurance")
+    attestation = assurance.get("attestation") if isinstance(assurance, dict) else None
+    if not isinstance(assurance, dict) or not isinstance(attestation, dict):
+        raise _Inconsistent("it carries no assurance attestation")
+    if assurance.get("engineStatus") != ("static_passed" if passed else "failed"):
+        raise _Inconsistent(f"its engineStatus {assurance.get('engineStatus')!r} disagrees with its checks")
+    # The digest the lane wrote over its own verdict, recomputed: an edited check detail shows here.
+    content = {"bundleHash": record.get("bundleHash"), "status": status, "checks": checks, **attestation}
+    if assurance.get("recordDigest") != hash_canonical(content):
+        raise _Inconsistent("its recordDigest is not the digest of its content")
+    return passed
+
+
+def _selftest(record: Mapping[str, Any]) -> bool:
+    _, counts = _counted(record, ("pass", "fail", "skipped"))
+    _agrees(record.get("summary"), counts, "summary")
+    passed = counts["fail"] == 0 and counts["pass"] >= 1
+    if record.get("passed") is not passed:
+        raise _Inconsistent(f"it says passed {record.get('passed')!r} but its checks say {passed}")
+    return passed
+
+
+def _conformance(record: Mapping[str, Any]) -> bool:
+    _, counts = _counted(record, ("pass", "fail", "skipped"))
+    _agrees(record.get("summary"), counts, "summary")
+    return counts["fail"] == 0 and counts["pass"] >= 1
+
+
+def _simulate(record: Mapping[str, Any]) -> bool:
+    coverage, mutation = record.get("coverage"), record.get("mutation")
+    if not isinstance(coverage, dict) or not isinstance(mutation, dict):
+        raise _Inconsistent("it carries no coverage or mutation section")
+    cells, mutants = coverage.get("cells"), mutation.get("mutants")
+    if not isinstance(cells, list) or not all(isinstance(c, dict) and isinstance(c.get("ok"), bool) for c in cells):
+        raise _Inconsistent("a coverage cell has no boolean ok")
+    if not isinstance(mutants, list) or not all(
+        isinstance(m, dict) and isinstance(m.get("applicable"), bool) and isinstance(m.get("killed"), bool)
+        for m in mutants
+    ):
+        raise _Inconsistent("a mutant has no boolean applicable or killed")
+    passed = sum(1 for cell in cells if cell["ok"])
+    applicable = [mutant for mutant in mutants if mutant["applicable"]]
+    killed = sum(1 for mutant in applicable if mutant["killed"])
+    operations = len({cell.get("operationId") for cell in cells})
+    counted = {"operations": operations, "cells": len(cells), "passed": passed, "failed": len(cells) - passed}
+    _agrees(coverage.get("summary"), counted, "coverage summary")
+    dimensions = coverage.get("dimensions")
+    if not isinstance(dimensions, list) or not all(isinstance(d, dict) for d in dimensions):
+        raise _Inconsistent("it carries no coverage dimensions")
+    for dimension in dimensions:
+        mine = [cell for cell in cells if cell.get("dimension") == dimension.get("dimension")]
+        said = {key: dimension.get(key) for key in ("operations", "cells", "passed")}
+        recount = {
+            "operations": len({cell.get("operationId") for cell in mine}),
+            "cells": len(mine),
+            "passed": sum(1 for cell in mine if cell["ok"]),
+        }
+        _agrees(said, recount, f"{dimension.get('dimension')} dimension")
+    _agrees(
+        {key: mutation.get(key) for key in ("applicable", "killed")},
+        {"applicable": len(applicable), "killed": killed},
+        "mutation count",
+    )
+    ok = bool(cells) and passed == len(cells) and killed == len(applicable)
+    summary = {
+        "coverageCells": len(cells),
+        "coveragePassed": passed,
+        "mutantsKilled": killed,
+        "mutantsApplicable": len(applicable),
+        "ok": ok,
+    }
+    _agrees(record.get("summary"), summary, "summary")
+    return ok
+
+
+#: lane -> its pass rule (original-core §8), recomputed from the record's evidence.
+_RULES: Final[dict[str, Callable[[Mapping[str, Any]], bool]]] = {
+    "certify": _certify,
+    "selftest": _selftest,
+    "conformance": _conformance,
+    "simulate": _simulate,
+}
 
 
 def _stamp(record: Mapping[str, Any]) -> str | None:
@@ -119,11 +232,16 @@ def judge_record(directory: Path, lane: str, *, current_hash: str | None = None)
     recorded = record.get("bundleHash") if isinstance(record, dict) else None
     if not isinstance(record, dict) or not isinstance(recorded, str) or not _HEX64.match(recorded):
         return RecordVerdict(lane=lane, file=name, state="corrupt", reason=f"{name} carries no bundleHash")
+    try:
+        passed = _RULES[lane](record)
+    except _Inconsistent as exc:
+        reason = f"{name} is inconsistent: {exc}; rerun `anvil {lane}`"
+        return RecordVerdict(lane=lane, file=name, state="corrupt", reason=reason, recorded_hash=recorded)
     at = _stamp(record)
     if recorded != now:
         reason = f"{lane} evidence is stale: recorded for {recorded[:12]}… but the bundle now hashes to {now[:12]}…"
         return RecordVerdict(lane=lane, file=name, state="stale", reason=reason, recorded_hash=recorded, recorded_at=at)
-    if not _passed(lane, record):
+    if not passed:
         reason = f"{lane} ran on this bundle and did not pass"
         return RecordVerdict(
             lane=lane, file=name, state="failed", reason=reason, recorded_hash=recorded, recorded_at=at
