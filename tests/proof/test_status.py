@@ -39,9 +39,10 @@ def test_a_fresh_compile_has_no_evidence_and_enables_no_write(payments: Path) ->
         "durableStoreRequired": True,
         "detail": "deploy ledger can bind this bundle",
     }
-    assert summary["writesEnabled"] == []
+    assert summary["writesEnabled"] == [] and summary["writesReadyForReview"] == []
     refund = next(w for w in summary["writes"] if w["operationId"] == "payments.refunds.create")
-    assert refund["keyRequired"] is True and refund["durableStoreRequired"] is True
+    assert refund["state"] == "blocked"
+    assert refund["idempotency"]["explicitKeyRequired"] is True and refund["durableStoreRequired"] is True
     assert "certify evidence is missing" in refund["blockers"]
     assert summary["nextAction"].startswith("run `anvil certify ")
 
@@ -102,11 +103,11 @@ def test_a_write_without_an_idempotency_carrier_stays_blocked_even_with_fresh_ev
     write_record(bundle, SIMULATION_FILE, simulate(bundle))
     writes = {w["operationId"]: w for w in evidence_summary(bundle)["writes"]}
     issue = writes["github.issues.create"]
-    assert issue["idempotency"] == "none"
+    assert issue["idempotency"]["mode"] == "none"
     assert any(blocker.startswith("it has no idempotency carrier") for blocker in issue["blockers"])
     comment = writes["github.comments.create"]
     assert comment["carrier"] == "header Idempotency-Key"
-    assert comment["keyRecommended"] is True
+    assert comment["idempotency"]["explicitKeyRecommended"] is True
     assert not any(b.startswith("it has no idempotency carrier") for b in comment["blockers"])
 
 
@@ -130,22 +131,42 @@ def test_status_of_a_directory_that_is_not_a_bundle_is_a_coded_error(
     assert "error[bundle/invalid]" in capsys.readouterr().err
 
 
-def test_four_fresh_lanes_enable_the_payments_writes_until_one_byte_changes(
-    payments: Path, copy_bundle: Callable[[Path], Path], capsys: pytest.CaptureFixture[str]
+def test_four_fresh_lanes_leave_the_payments_writes_ready_for_review_not_enabled_until_one_byte_changes(
+    evidenced: Path, copy_bundle: Callable[[Path], Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    bundle = copy_bundle(payments)
-    for lane in ("certify", "selftest", "conformance", "simulate"):
-        assert main([lane, str(bundle)]) == 0, lane
-    capsys.readouterr()
+    bundle = copy_bundle(evidenced)
     summary = evidence_summary(bundle)
     assert {lane: v["state"] for lane, v in summary["lanes"].items()} == dict.fromkeys(LANES, "fresh")
-    assert summary["writesEnabled"] == ["payments.refunds.create", "payments.capture.create"]
+    assert summary["writesReadyForReview"] == ["payments.refunds.create", "payments.capture.create"]
+    assert summary["writesEnabled"] == []  # /readyz and the operator's review remain: nothing is enabled offline
     refund = summary["writes"][0]
-    assert refund["blockers"] == []
+    assert (refund["state"], refund["blockers"]) == ("ready_for_review", [])
     assert refund["remaining"][0].startswith("/readyz answers HTTP 200")
-    assert summary["nextAction"].startswith("deploy, then require /readyz HTTP 200")
+    assert refund["remaining"][1].startswith("an operator has reviewed that the upstream honours the key")
+    assert summary["nextAction"].startswith("deploy, then require /readyz HTTP 200 and an operator's review")
+    assert main(["status", str(bundle)]) == 0
+    text = capsys.readouterr().out
+    assert "payments.refunds.create: READY FOR REVIEW — enable it only once /readyz answers HTTP 200" in text
+    assert "ENABLED" not in text
     skill = bundle / "skill" / "SKILL.md"
     skill.write_bytes(skill.read_bytes() + b"\n")
     stale = evidence_summary(bundle)
     assert {lane: v["state"] for lane, v in stale["lanes"].items()} == dict.fromkeys(LANES, "stale")
-    assert stale["writesEnabled"] == []
+    assert stale["writesReadyForReview"] == [] and stale["writesEnabled"] == []
+
+
+@pytest.mark.parametrize("bundle_name", ["payments", "github"])
+def test_status_and_deploy_ledger_print_the_same_key_posture_for_every_write(
+    request: pytest.FixtureRequest, bundle_name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bundle: Path = request.getfixturevalue(bundle_name)
+    assert main(["deploy", "ledger", str(bundle), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert main(["status", str(bundle), "--json"]) == 0
+    status = json.loads(capsys.readouterr().out)
+    ledger = {row["id"]: (row["idempotency"], row["managedStoreRequired"]) for row in report["writes"]}
+    for summary in (status, report["evidence"]):
+        assert {w["operationId"]: (w["idempotency"], w["durableStoreRequired"]) for w in summary["writes"]} == ledger
+    refund = ledger.get("payments.refunds.create")
+    if refund is not None:  # required with a client key: required and recommended, as original-ledger §1.15 says
+        assert (refund[0]["explicitKeyRequired"], refund[0]["explicitKeyRecommended"]) == (True, True)

@@ -33,6 +33,7 @@ __all__ = [
     "idempotency_key_required",
     "idempotency_key_schema",
     "input_bindings",
+    "key_posture",
     "safety_keys",
 ]
 
@@ -186,6 +187,24 @@ def idempotency_key_required(op: Operation) -> bool:
     """True when the caller must supply the key (mode required, derivation not request_fingerprint)."""
     idem = op.idempotency
     return idem.mode == "required" and idem.key_derivation != "request_fingerprint"
+
+
+def key_posture(op: Operation) -> JSONObject:
+    """The operation's idempotency posture (original-ledger §1.15), one answer for every report.
+
+    ``anvil deploy ledger`` prints it as each write's ``idempotency`` and ``anvil status`` as each
+    write's ``idempotency``, so the two never disagree on whether a caller must (``explicitKeyRequired``)
+    or should (``explicitKeyRecommended``) send a key.
+    """
+    idem = op.idempotency
+    return {
+        "mode": idem.mode,
+        "mechanism": idem.mechanism,
+        "key": idem.key,
+        "keyDerivation": idem.key_derivation,
+        "explicitKeyRequired": idempotency_key_required(op),
+        "explicitKeyRecommended": idem.mode in ("required", "key_supported"),
+    }
 
 
 def idempotency_key_schema(op: Operation, carrier: CarrierBinding | None = None) -> JSONObject:

@@ -39,7 +39,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "certify": ("anvil.cli.certify", "Re-judge a bundle statically; writes certification.json."),
     "simulate": ("anvil.cli.simulate", "Run the contract matrix and mutation battery on a bundle."),
     "conformance": ("anvil.cli.conformance", "Check that MCP, REST, the CLI and the skill agree on a bundle."),
-    "status": ("anvil.cli.status", "Show evidence freshness and which writes may be enabled."),
+    "status": ("anvil.cli.status", "Show evidence freshness and what still gates each write."),
     "ledger": ("anvil.cli.ledger", "Create, inspect and reconcile the durable idempotency ledger."),
 }
 

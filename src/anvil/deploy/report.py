@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from anvil.air.inputs import idempotency_key_required
+from anvil.air.inputs import key_posture
 from anvil.air.model import Document, Operation
 from anvil.bundle.container import runtime_artifact_hash
 from anvil.deploy.digest import LedgerInput, ledger_input_digest
@@ -48,18 +48,10 @@ def write_rows(doc: Document, store_ids: list[str]) -> list[dict[str, Any]]:
 
 
 def _row(op: Operation, managed: bool) -> dict[str, Any]:
-    idem = op.idempotency
     return {
         "id": op.id,
         "command": op.cli.command,
-        "idempotency": {
-            "mode": idem.mode,
-            "mechanism": idem.mechanism,
-            "key": idem.key,
-            "keyDerivation": idem.key_derivation,
-            "explicitKeyRequired": idempotency_key_required(op),
-            "explicitKeyRecommended": idem.mode in ("required", "key_supported"),
-        },
+        "idempotency": key_posture(op),
         "retries": op.retries.mode,
         "managedStoreRequired": managed,
     }

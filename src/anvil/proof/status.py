@@ -1,4 +1,4 @@
-"""``anvil status``: what the evidence on disk says about a bundle, and which writes may be enabled.
+"""``anvil status``: what the evidence on disk says about a bundle, and what still gates each write.
 
 Seed 001 §3: before enabling a write, require fresh certify, selftest, conformance and simulation
 evidence for the same bundle digest; a fresh store contract; ``/readyz`` HTTP 200; and an
@@ -10,13 +10,19 @@ which can be known offline (it never opens a socket) and lists the rest as ``rem
   in particular, equals a fresh projection of the bundle's AIR and generator inputs;
 * ``deployLedger``: whether ``anvil deploy ledger`` has what it needs (fresh bytes and contract);
 * ``liveReadiness``: always ``unverified`` (only the deployed runtime's ``/readyz`` can prove it);
-* ``writes``: per approved mutation, its idempotency posture, whether it needs the durable store,
-  the ``blockers`` (offline facts that forbid enabling it) and the ``remaining`` checks no offline
-  tool can make; ``mayEnable`` is true when nothing blocks it, meaning it may be enabled once every
-  ``remaining`` item holds (``writesEnabled`` lists those operations);
+* ``writes``: per approved mutation, its idempotency posture (:func:`anvil.air.inputs.key_posture`,
+  the object ``anvil deploy ledger`` prints for the same write), whether it needs the durable store,
+  the ``blockers`` (offline facts that forbid enabling it), the ``remaining`` checks no offline tool
+  can make, and its ``state``: ``blocked`` while a blocker holds, ``ready_for_review`` when nothing
+  blocks it but something remains, ``enabled`` only when nothing remains. ``/readyz`` and the
+  operator's review of the upstream's key handling always remain offline, so ``writesEnabled`` (the
+  writes nothing remains for) is empty here and ``writesReadyForReview`` lists the writes that may be
+  enabled once every ``remaining`` item holds;
 * ``nextAction``: one next safe action.
 
-``anvil deploy ledger --json`` includes the same object under ``evidence``.
+The lane verdicts are recomputed from each record's own checks and cells
+(:func:`anvil.proof.records.judge_record`): editing a record's ``passed`` or ``summary`` makes it
+``corrupt``, not fresh. ``anvil deploy ledger --json`` includes the same object under ``evidence``.
 """
 
 from __future__ import annotations
@@ -27,7 +33,7 @@ from typing import Any, Final, Literal
 
 from anvil.air.carrier import resolve_carrier
 from anvil.air.effects import effect_class_of
-from anvil.air.inputs import idempotency_key_required
+from anvil.air.inputs import key_posture
 from anvil.air.model import Document, Operation
 from anvil.bundle.hash import bundle_hash
 from anvil.bundle.read import read_bundle
@@ -36,7 +42,11 @@ from anvil.deploy.freshness import Freshness, check_freshness, inspect_store
 from anvil.proof.generated import agreement_of
 from anvil.proof.records import LANES, judge_records
 
-__all__ = ["StoreContractState", "evidence_summary", "store_contract_state"]
+__all__ = ["StoreContractState", "WriteState", "evidence_summary", "store_contract_state"]
+
+#: ``blocked``: an offline fact forbids it; ``ready_for_review``: nothing blocks it, but checks remain
+#: (always ``/readyz``); ``enabled``: nothing remains.
+WriteState = Literal["blocked", "ready_for_review", "enabled"]
 
 _READYZ: Final = "/readyz answers HTTP 200 from the deployed runtime (offline status cannot see it)"
 _LANE_COMMANDS: Final[dict[str, str]] = {
@@ -98,18 +108,17 @@ def _write(op: Operation, common: list[str], durable_ids: set[str]) -> dict[str,
         )
     if op.id in durable_ids:
         remaining.append("ANVIL_LEDGER names the durable store the contract describes")
+    state: WriteState = "blocked" if blockers else "ready_for_review" if remaining else "enabled"
     return {
         "operationId": op.id,
         "tool": op.mcp.tool_name,
         "effectClass": effect_class_of(op),
-        "idempotency": mode,
+        "idempotency": key_posture(op),
         "carrier": carrier,
-        "keyRequired": mode == "required" and idempotency_key_required(op),
-        "keyRecommended": mode in ("required", "key_supported") and not idempotency_key_required(op),
         "durableStoreRequired": op.id in durable_ids,
         "retrySafe": op.retries.mode == "safe",
         "confirmationRequired": op.confirmation.required,
-        "mayEnable": not blockers,
+        "state": state,
         "blockers": blockers,
         "remaining": remaining,
     }
@@ -123,7 +132,10 @@ def _next_action(lanes: dict[str, Any], bytes_ok: bool, store: StoreContractStat
     for lane in LANES:
         if lanes[lane].state != "fresh":
             return f"run `{_LANE_COMMANDS[lane]} {directory}` ({lanes[lane].reason})"
-    return "deploy, then require /readyz HTTP 200 before enabling any write (release)"
+    return (
+        "deploy, then require /readyz HTTP 200 and an operator's review of each write's upstream key handling "
+        "before enabling it (release)"
+    )
 
 
 def _deploy_ledger(bytes_ok: bool, store: StoreContractState) -> dict[str, Any]:
@@ -153,7 +165,7 @@ def evidence_summary(directory: Path, *, freshness: Freshness | None = None) -> 
         ``{bundleHash, serviceId, lanes{lane: verdict}, generatedBytes{state, detail},
         storeContract{state, required, operationIds, reason}, deployLedger{ready, missing,
         durableStoreRequired, detail}, liveReadiness{state: "unverified"},
-        writes[...], writesEnabled[...], nextAction}``.
+        writes[...], writesReadyForReview[...], writesEnabled[...], nextAction}``.
 
     Raises:
         BundleError: ``bundle/invalid`` when the directory or its AIR cannot be read.
@@ -184,6 +196,7 @@ def evidence_summary(directory: Path, *, freshness: Freshness | None = None) -> 
             "detail": "only the deployed runtime's /readyz can prove the store is reachable",
         },
         "writes": writes,
-        "writesEnabled": [write["operationId"] for write in writes if write["mayEnable"]],
+        "writesReadyForReview": [w["operationId"] for w in writes if w["state"] == "ready_for_review"],
+        "writesEnabled": [w["operationId"] for w in writes if w["state"] == "enabled"],
         "nextAction": _next_action(lanes, agreement.ok, store, directory),
     }

@@ -95,6 +95,18 @@ def test_an_unset_header_variable_is_refused_by_name(
     assert "error[proof/live_config_invalid]" in err and "ANVIL_TEST_UNSET_TOKEN_VARIABLE" in err
 
 
+def test_a_misspelt_config_key_is_refused_before_connecting_and_writes_no_record(
+    github: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "live.json"
+    config.write_text(_config(probeRead=["github.issues.list"]), encoding="utf-8")
+    assert main(["conformance", str(github), "--live", str(config)]) == 3
+    err = capsys.readouterr().err
+    assert "error[proof/live_config_invalid]" in err
+    assert "unknown live config key(s) 'probeRead'" in err and "probeReads" in err
+    assert not (github / "conformance.live.report.json").exists()
+
+
 @contextmanager
 def _announced(command: list[str], env: dict[str, str]) -> Iterator[str]:
     """A child that prints ``{"url": ...}`` first (anvil mock, anvil serve); stopped with SIGTERM."""

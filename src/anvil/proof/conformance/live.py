@@ -4,7 +4,8 @@ The config is ``{"mcpUrl": "https://.../mcp", "headers": {"Authorization": "Bear
 "probeReads": ["<operation id>", ...], "inputs": {"<operation id>": {...}}}``. It is validated
 completely before any connection: every probe must name an approved **read** of this bundle, and a
 config that names a mutation anywhere (in ``probeReads`` or ``inputs``) is refused
-(``proof/live_mutation_refused``): the live lane never drives a write. ``${NAME}`` in a header value is
+(``proof/live_mutation_refused``): the live lane never drives a write. Any other key is refused
+(``proof/live_config_invalid``), so a misspelt one is never ignored. ``${NAME}`` in a header value is
 replaced from the environment at connect time; header values are never written to the record.
 
 Checks, in order; the first failure stops the lane (later checks are ``skipped``), because nothing a
@@ -59,6 +60,7 @@ LIVE_CHECK_IDS: Final[tuple[str, ...]] = (
     "read-live",
     "identity-live",
 )
+_CONFIG_KEYS: Final = frozenset({"mcpUrl", "headers", "probeReads", "inputs"})
 _MAX_CONFIG_BYTES: Final = 1024 * 1024
 _MAX_PROBES: Final = 100
 _VARIABLE: Final = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -98,8 +100,8 @@ def parse_live_config(text: str | bytes, doc: Document) -> LiveConfig:
     """Validate a live config against the bundle's AIR.
 
     Raises:
-        ConfigError: ``proof/live_config_invalid`` for a malformed config, an unknown operation or a
-            probe that is not approved; ``proof/live_mutation_refused`` for a config naming a mutation.
+        ConfigError: ``proof/live_config_invalid`` for a malformed config, an unknown key, an unknown
+            operation or a probe that is not approved; ``proof/live_mutation_refused`` for a config naming a mutation.
     """
     if len(text) > _MAX_CONFIG_BYTES:
         raise _invalid("the live config is larger than 1 MiB")
@@ -109,6 +111,12 @@ def parse_live_config(text: str | bytes, doc: Document) -> LiveConfig:
         raise _invalid("the live config is not JSON") from None
     if not isinstance(data, dict):
         raise _invalid("the live config must be a JSON object")
+    # A misspelt key (``probeRead``) would otherwise be dropped silently and the lane run with less
+    # than the operator asked for.
+    unknown = sorted(set(data) - _CONFIG_KEYS)
+    if unknown:
+        named = ", ".join(repr(key[:40]) for key in unknown[:5])
+        raise _invalid(f"unknown live config key(s) {named}; the keys are {', '.join(sorted(_CONFIG_KEYS))}")
     url = data.get("mcpUrl")
     parts = urlsplit(url) if isinstance(url, str) else None
     if parts is None or parts.scheme not in ("http", "https") or not parts.hostname or parts.username or parts.password:
