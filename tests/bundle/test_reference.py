@@ -89,10 +89,11 @@ def test_an_undo_line_appears_only_for_operations_that_declare_a_contract(paymen
     assert lines.index(undo[0]) == lines.index(inputs) + 1
 
 
-def test_descriptions_with_headings_are_demoted_below_the_entry_heading(payments_doc: Document) -> None:
-    refund = replace(payments_doc.operations[2], description="Refunds.\n\n# Notes\n\nSee docs.")
+def test_a_description_with_headings_is_one_line_under_the_entry_heading(payments_doc: Document) -> None:
+    refund = replace(payments_doc.operations[2], description="# Refunds\n\n# Notes\n\nSee docs.")
     text = operations_markdown(replace(payments_doc, operations=(refund,)))
-    assert "#### Notes" in text and "\n# Notes" not in text
+    assert "(id: `payments.refunds.create`, tool: `payments_create_refund`)\n\\# Refunds # Notes See docs.\n" in text
+    assert "\n# Notes" not in text and "\n# Refunds" not in text
 
 
 def test_idempotency_md_has_one_line_per_approved_mutation(payments_doc: Document) -> None:

@@ -3,12 +3,12 @@
 The operations reference is parsed by conformance tooling, so its shape is a contract: the
 ``### `<cli command>`  (id: ..., tool: ...)`` heading, the ``- Semantics:`` line and the
 "Pending approval (not callable)" section. The ADR-0030 ``- Undo:`` line is written only for operations
-that declare an effect contract, and never starts with ``- Semantics``.
+that declare an effect contract, and never starts with ``- Semantics``. Every text the compiler does
+not author (a description, a scope, a reason) is folded onto one line and escaped
+(:mod:`anvil.bundle.markdown`), so it can neither imitate those lines nor open a heading, a fence or HTML.
 """
 
 from __future__ import annotations
-
-import re
 
 from anvil.air.effects import undo_sentence
 from anvil.air.inputs import input_bindings
@@ -16,6 +16,7 @@ from anvil.air.model import Document, Operation
 from anvil.air.tools import operation_input_schema
 from anvil.bundle.catalog import input_signature
 from anvil.bundle.encoding import text_file, yaml_scalar
+from anvil.bundle.markdown import code, inline
 
 __all__ = [
     "DRAFT_FORM_LABEL",
@@ -37,7 +38,6 @@ EFFECT_LABELS: dict[str, str] = {
 }
 #: The label of an irreversible write that declares a draft form (original-gateway §2.9).
 DRAFT_FORM_LABEL = "write, cannot be undone (has a draft form)"
-_HEADING = re.compile(r"^(#{1,6})(\s)", re.MULTILINE)
 
 
 def effect_class(op: Operation) -> str:
@@ -53,11 +53,6 @@ def effect_label(op: Operation) -> str:
     if klass == "irreversible" and op.effect.draft is not None:
         return DRAFT_FORM_LABEL
     return EFFECT_LABELS[klass]
-
-
-def _demote(text: str) -> str:
-    # Operation descriptions sit under a level-3 heading; their own headings must nest below it.
-    return _HEADING.sub(lambda m: "#" * min(6, len(m.group(1)) + 3) + m.group(2), text.strip())
 
 
 def semantics_line(op: Operation) -> str:
@@ -80,7 +75,7 @@ def _inputs_line(op: Operation) -> str:
     items = []
     for name in schema.get("properties") or {}:
         mark = "*" if name in required else ""
-        items.append(f"`{name}`{mark} (JSON)" if name in whole_body else f"`{name}`{mark}")
+        items.append(f"{code(name)}{mark} (JSON)" if name in whole_body else f"{code(name)}{mark}")
     return "- Inputs: " + (", ".join(items) if items else "none")
 
 
@@ -101,7 +96,7 @@ def _confirmation_block(op: Operation) -> str | None:
     if not confirmation.required:
         return None
     risk = confirmation.risk or op.effect.risk
-    reason = (confirmation.reason or "This operation needs explicit confirmation.").strip()
+    reason = inline(confirmation.reason or "This operation needs explicit confirmation.")
     if confirmation.human_approval:
         return (
             f"> ⛔ **Human approval required** — {risk}-risk {op.effect.kind}: {reason} "
@@ -111,13 +106,13 @@ def _confirmation_block(op: Operation) -> str | None:
 
 
 def _approved_section(doc: Document, op: Operation) -> list[str]:
-    lines = [f"### `{op.cli.command}`  (id: `{op.id}`, tool: `{op.mcp.tool_name}`)"]
-    lines.append(_demote(op.description) or op.display_name)
+    lines = [f"### {code(op.cli.command)}  (id: {code(op.id)}, tool: {code(op.mcp.tool_name)})"]
+    lines.append(inline(op.description) or inline(op.display_name))
     block = _confirmation_block(op)
     if block:
         lines += ["", block, ""]
     lines.append(semantics_line(op))
-    auth = op.auth.type + (f" ({', '.join(op.auth.scopes)})" if op.auth.scopes else "")
+    auth = op.auth.type + (f" ({', '.join(inline(scope) for scope in op.auth.scopes)})" if op.auth.scopes else "")
     lines.append(f"- Auth: {auth}")
     lines.append(_inputs_line(op))
     undo = _undo_line(doc, op)
@@ -130,7 +125,7 @@ def _approved_section(doc: Document, op: Operation) -> list[str]:
     if op.archetype == "search":
         lines.append("- Narrow with filters before paging")
     if op.skill.intent_examples:
-        lines.append("- Example intents: " + "; ".join(op.skill.intent_examples))
+        lines.append("- Example intents: " + "; ".join(inline(intent) for intent in op.skill.intent_examples))
     return lines
 
 
@@ -143,7 +138,7 @@ def operations_markdown(doc: Document) -> str:
         "---",
         f"name: {yaml_scalar(service.id.replace('_', '-') + '-operations')}",
         "description: "
-        + yaml_scalar(f"Every {service.display_name} operation: semantics, auth, inputs and approval state."),
+        + yaml_scalar(f"Every {inline(service.display_name)} operation: semantics, auth, inputs and approval state."),
         "---",
         "",
         "# Operations",
@@ -164,7 +159,7 @@ def operations_markdown(doc: Document) -> str:
         lines += ["These operations were compiled but are refused until approved (`anvil approve`).", ""]
         for op in pending:
             signature = input_signature(op) or "no inputs"
-            lines.append(f"- `{op.cli.command}` — {op.display_name} [{op.state}] ({signature})")
+            lines.append(f"- {code(op.cli.command)} — {inline(op.display_name)} [{op.state}] ({inline(signature)})")
     return "\n".join(lines)
 
 
@@ -182,14 +177,14 @@ def idempotency_markdown(doc: Document) -> str:
         lines.append("No approved mutations.")
     for op in mutations:
         idem = op.idempotency
-        mode = idem.mode + (f" (key via {idem.mechanism} {idem.key})" if idem.key else "")
+        mode = idem.mode + (f" (key via {idem.mechanism} {inline(idem.key)})" if idem.key else "")
         retry = "retry-safe" if op.retries.mode == "safe" else "not retry-safe"
         if op.confirmation.required:
-            reason = (op.confirmation.reason or "explicit confirmation").strip().rstrip(".")
+            reason = inline(op.confirmation.reason or "explicit confirmation").rstrip(".")
             confirm = f"confirmation required — {reason}"
         else:
             confirm = "no confirmation"
-        lines.append(f"- `{op.cli.command}`: {mode}; {retry}; {confirm}.")
+        lines.append(f"- {code(op.cli.command)}: {mode}; {retry}; {confirm}.")
     return "\n".join(lines)
 
 

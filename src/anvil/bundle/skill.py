@@ -3,6 +3,8 @@
 SKILL.md tells an agent what it can do (capabilities, operations with their effect labels, workflows),
 the ladder it must climb before changing anything, how to call operations, and the safety rules the
 gateway enforces anyway. Only approved operations are described as callable (original-core §1.12).
+Every text the compiler does not author is written through :mod:`anvil.bundle.markdown`, so a spec's
+title or summary reads as words and never as a heading, a list, a code span or HTML.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from anvil.air.model import Document, Operation, Workflow
 from anvil.air.tools import operation_input_schema, pagination_sentence, tool_description
 from anvil.bundle.encoding import json_file, text_file, yaml_scalar
 from anvil.bundle.example import example_input
+from anvil.bundle.markdown import code, inline
 from anvil.bundle.reference import effect_label
 
 __all__ = ["emit_skill", "skill_markdown"]
@@ -43,13 +46,14 @@ def _operation_line(op: Operation) -> str:
         flags.append("confirm required")
     if op.idempotency.mode == "required":
         flags.append("idempotency key required")
-    line = f"- `{op.mcp.tool_name}` (`{op.cli.command}`) — {op.display_name} ({'; '.join(flags)})"
+    line = f"- {code(op.mcp.tool_name)} ({code(op.cli.command)}) — {inline(op.display_name)} ({'; '.join(flags)})"
     paging = pagination_sentence(op)  # how to page, in the words tools/list uses
-    return f"{line} {paging}" if paging else line
+    return f"{line} {inline(paging)}" if paging else line
 
 
-def _cell(text: str) -> str:
-    return " ".join(text.split()).replace("|", "\\|")
+def _cell_code(text: str) -> str:
+    # GitHub tables split cells on a pipe before reading code spans, so it is escaped even inside one.
+    return code(text).replace("|", "\\|")
 
 
 def _effects_table(approved: list[Operation]) -> list[str]:
@@ -62,17 +66,19 @@ def _effects_table(approved: list[Operation]) -> list[str]:
     ]
     for op in approved:
         label = effect_label(op) + (", needs confirm" if op.confirmation.required else "")
-        lines.append(f"| `{op.cli.command}` | `{op.mcp.tool_name}` | {label} | {_cell(op.display_name)} |")
+        lines.append(
+            f"| {_cell_code(op.cli.command)} | {_cell_code(op.mcp.tool_name)} | {label} | {inline(op.display_name)} |"
+        )
     return lines
 
 
 def _workflow_line(workflow: Workflow) -> str:
-    steps = " → ".join(f"`{step.operation_id}`" for step in workflow.steps) or "no steps"
+    steps = " → ".join(code(step.operation_id) for step in workflow.steps) or "no steps"
     notes: list[str] = [workflow.state]
     if workflow.human_approval:
         notes.append("human approval required")
     served = "" if workflow.state == "approved" else " Not callable until approved."
-    return f"- `{workflow.id}` — {workflow.display_name} [{', '.join(notes)}]. Steps: {steps}.{served}"
+    return f"- {code(workflow.id)} — {inline(workflow.display_name)} [{', '.join(notes)}]. Steps: {steps}.{served}"
 
 
 def _capability_sections(doc: Document, approved: list[Operation]) -> list[str]:
@@ -82,9 +88,9 @@ def _capability_sections(doc: Document, approved: list[Operation]) -> list[str]:
         members = [op for op in approved if op.capability_id == capability.id]
         if not members:
             continue
-        lines += ["", f"### {capability.display_name} (`{capability.id}`)", ""]
+        lines += ["", f"### {inline(capability.display_name)} ({code(capability.id)})", ""]
         if capability.description:
-            lines += [capability.description, ""]
+            lines += [inline(capability.description), ""]
         lines += [_operation_line(op) for op in members]
         listed.update(op.id for op in members)
     rest = [op for op in approved if op.id not in listed]
@@ -99,7 +105,7 @@ def skill_markdown(doc: Document) -> str:
     service = doc.service
     approved = [op for op in doc.operations if op.state == "approved"]
     description = (
-        f"Use {service.display_name} ({service.id}) safely through Anvil: {len(approved)} approved "
+        f"Use {inline(service.display_name)} ({service.id}) safely through Anvil: {len(approved)} approved "
         "operation(s) with enforced confirmation, idempotency and bounded retries."
     )
     lines = [
@@ -108,9 +114,9 @@ def skill_markdown(doc: Document) -> str:
         f"description: {yaml_scalar(description)}",
         "---",
         "",
-        f"# {service.display_name}",
+        f"# {inline(service.display_name)}",
         "",
-        f"Service `{service.id}` version `{service.version}`. "
+        f"Service {code(service.id)} version {code(service.version)}. "
         f"{len(approved)} approved operation(s) out of {len(doc.operations)} compiled; "
         "only approved operations are callable.",
         "",
