@@ -3,13 +3,14 @@
 A follow-up call's arguments are a mapping ``target input -> source``. A source is a path or the
 literal ``{"const": value}``::
 
-    path  := root ( "." name | "[" digits "]" )* [ "?" ]
+    path  := root ( "." name | "[" index "]" )* [ "?" ]
     root  := "request" | "response" | "idempotency_key"
     name  := [A-Za-z_$][A-Za-z0-9_$-]*
+    index := "0" | [1-9][0-9]*
 
 ``idempotency_key`` takes no segments; ``request`` and ``response`` need at least one. A trailing
 ``?`` makes the argument optional. There are no wildcards, filters or expressions: a path names one
-value or nothing.
+value or nothing, and has one spelling (``[01]`` is refused rather than read as ``[1]``).
 
 The compiler uses :func:`parse_source` and :func:`check_schema_path` for its static checks; the
 gateway uses :func:`resolve_mapping` and :func:`resolve_deadline` to turn a declaration into concrete
@@ -148,6 +149,8 @@ def parse_path(text: object) -> Path | PathError:
         digits = index.group(1)
         if len(digits) > _MAX_INDEX_DIGITS:
             return PathError(text, f"index at {at} is too large in {text!r}")
+        if len(digits) > 1 and digits.startswith("0"):
+            return PathError(text, f"index at {at} has a leading zero in {text!r}; write [{int(digits)}]")
         segments.append(int(digits))
         at = index.end()
     if root == "idempotency_key" and segments:
