@@ -140,6 +140,20 @@ def test_resolve_without_proof_of_the_outcome_is_a_usage_error(uri: str, capsys:
     assert _outcome(uri, "order-42")[0] == "in_progress"
 
 
+@pytest.mark.parametrize("status", ["500", "199", "300", "-200"])
+def test_resolve_committed_with_a_status_that_is_not_2xx_is_a_usage_error_and_changes_nothing(
+    uri: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], status: str
+) -> None:
+    reference = _quarantine(uri)
+    answer = tmp_path / "answer.json"
+    answer.write_text('{"id": "re_1"}', encoding="utf-8")
+    argv = ["ledger", "resolve", reference, "--ledger", uri, "--fingerprint", "f" * 64, "--committed"]
+    assert main([*argv, "--status", status, "--result-file", str(answer)]) == 2
+    err = capsys.readouterr().err
+    assert f"error[cli/usage]: --committed needs the upstream's 2xx status, not {status}." in err
+    assert _outcome(uri, "order-42")[0] == "in_progress"
+
+
 def test_inspect_of_a_missing_row_exits_4(uri: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["ledger", "init", uri]) == 0
     reference = "sqlite/anvil_idempotency_df384ae97c77ad30/" + "b" * 64

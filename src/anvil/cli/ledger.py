@@ -215,6 +215,8 @@ def _check_resolve(args: argparse.Namespace) -> None:
         raise UsageError("cli/usage", "resolve needs --fingerprint (copy it from `anvil ledger inspect`).")
     if args.committed and (args.status is None or args.result_file is None):
         raise UsageError("cli/usage", "--committed needs --status N and --result-file F.")
+    if args.committed and not 200 <= args.status <= 299:  # only a success is replayed; checked before any read
+        raise UsageError("cli/usage", f"--committed needs the upstream's 2xx status, not {args.status}.")
     if args.not_committed and (args.status is not None or args.result_file is not None):
         raise UsageError("cli/usage", "--not-committed takes no --status or --result-file.")
 
