@@ -89,6 +89,7 @@ class Agent:
     printer: Printer
     writes: list[Write] = field(default_factory=list)
     schemas: dict[str, dict[str, Any]] = field(default_factory=dict)
+    keys_sent: set[str] = field(default_factory=set)
 
     async def load_tools(self) -> list[str]:
         """List the gateway's tools over MCP and keep their input schemas."""
@@ -110,6 +111,8 @@ class Agent:
         rest: bool = False,
     ) -> CallResult:
         """One call over MCP, or over ``POST /call/<tool>`` when ``rest``; the same answer either way."""
+        if key is not None:
+            self.keys_sent.add(key)
         if not rest:
             return await self.mcp.call_result(tool, dict(arguments), idempotency_key=key, stage=stage)
         body: dict[str, Any] = {"arguments": dict(arguments)}
@@ -328,7 +331,7 @@ def verify(before: dict[str, str], after: dict[str, str], mocks: Mocks) -> None:
     expect(len(mocks.payments.refunds) == 1, "the refund should stand")
 
 
-def show_audit(printer: Printer, audit: Path) -> None:
+def show_audit(printer: Printer, audit: Path, keys_sent: set[str]) -> None:
     """The gateway's audit file: one line per executed call."""
     printer.step("What the gateway's audit file recorded (one line per executed call)")
     lines = [json.loads(line) for line in audit.read_text(encoding="utf-8").splitlines() if line.strip()]
@@ -338,14 +341,20 @@ def show_audit(printer: Printer, audit: Path) -> None:
             line["decision"],
             line["effect_class"],
             str(line["upstream_status"] or "-"),
-            "yes" if line["ledger_id"] else "-",
+            line["ledger_id"] or "-",
             line["staged_for"] or "-",
         )
         for line in lines
     ]
     printer.out(render_table(("operation", "decision", "class", "upstream", "ledger id", "staged for"), rows))
-    printer.note("Ledger ids are recorded as sha256 digests; arguments only as a hash of the redacted input.")
+    printer.note(
+        "The ledger id is the caller's idempotency key, recorded as sent (auditors join on it; a key alone "
+        "replays nothing); arguments only as a sha256 of the redacted input."
+    )
     expect(all(isinstance(line["effect_class"], str) for line in lines), "an audit line has no effect class")
+    recorded = {line["ledger_id"] for line in lines if line["ledger_id"]}
+    expect(bool(recorded) and recorded <= keys_sent, f"the audit's ledger ids {recorded} are not the keys sent")
+    expect(all(line["input_sha256"].startswith("sha256:") for line in lines), "an audit line holds no input hash")
 
 
 async def play(printer: Printer, url: str, mocks: Mocks, audit: Path) -> None:
@@ -372,7 +381,7 @@ async def play(printer: Printer, url: str, mocks: Mocks, audit: Path) -> None:
         raise failure
     show_state(printer, before, during, after)
     verify(before, after, mocks)
-    show_audit(printer, audit)
+    show_audit(printer, audit, agent.keys_sent)
     printer.out()
     printer.out("github-mini is back where it started (the closed issue is the compensation's trace);", "green")
     printer.out("the refund stands: it was irreversible, and the plan said so before anything was undone.", "green")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -32,4 +33,10 @@ def test_the_demo_plays_its_session_undoes_what_it_can_and_exits_zero(tmp_path: 
     for heading in ("Undo plan", "cannot be undone", "compensate", "discard the draft", "after the undo plan"):
         assert heading in out
     assert "\033[" not in out  # no colour when stdout is not a terminal
+    # The audit's ledger id is the caller's key as sent (runtime/audit.py), and the demo says so.
+    assert "The ledger id is the caller's idempotency key, recorded as sent" in out
+    assert "sha256 digests" not in out
+    audit = out[out.index("What the gateway's audit file recorded") :]
+    assert re.search(r"github\.comments\.create +allowed +reversible +201 +demo-ledger-0001 ", audit)
+    assert re.search(r"payments\.refunds\.create +allowed +irreversible +201 +demo-ledger-0002 ", audit)
     assert list(tmp_path.iterdir()) == []
