@@ -131,8 +131,9 @@ def _selftest(record: Mapping[str, Any]) -> bool:
     _, counts = _counted(record, ("pass", "fail", "skipped"))
     _agrees(record.get("summary"), counts, "summary")
     passed = counts["fail"] == 0 and counts["pass"] >= 1
-    if record.get("passed") is not passed:
-        raise _Inconsistent(f"it says passed {record.get('passed')!r} but its checks say {passed}")
+    said = record.get("passed")
+    if not isinstance(said, bool) or said != passed:
+        raise _Inconsistent(f"it says passed {said!r} but its checks say {passed}")
     return passed
 
 
