@@ -75,9 +75,10 @@ def test_a_failing_selftest_record_edited_to_say_passed_is_corrupt_and_enables_n
     ("change", "said"),
     [
         (lambda r: r.update(status="passed"), "its status says 'passed' but its checks say 'failed'"),
-        (lambda r: r.update(checks=r["checks"][1:], status="passed"), "not the certification checks"),
+        (lambda r: r.update(checks=r["checks"][1:], status="passed"), "recordDigest is not the digest of its content"),
+        (lambda r: r.update(checks=[], status="passed"), "its status says 'passed' but its checks say 'failed'"),
     ],
-    ids=["status-edited", "failing-check-dropped"],
+    ids=["status-edited", "failing-check-dropped", "every-check-dropped"],
 )
 def test_a_certification_that_failed_cannot_be_edited_into_a_pass(
     evidenced: Path,
