@@ -17,7 +17,15 @@ from anvil.air.canonical import sha256_hex
 from anvil.air.model import NO_AUTH, ApiKeyCarrier, Auth, AuthProvider
 from anvil.air.naming import snake
 
-__all__ = ["AuthIssue", "AuthResolution", "credential_profile_name", "resolve_auth", "server_base_url"]
+__all__ = [
+    "AuthIssue",
+    "AuthResolution",
+    "credential_profile_name",
+    "offered_schemes",
+    "resolve_auth",
+    "resolve_scheme",
+    "server_base_url",
+]
 
 _PROFILE_PREFIX_MAX: Final = 31
 
@@ -222,6 +230,30 @@ def resolve_auth(requirements: JSONValue, schemes: JSONValue, base_url: str | No
         f"{len(alternatives)} auth alternatives do not resolve to one executable principal",
     )
     return AuthResolution(_placeholder(str(first), resolved[0].auth.scopes), (issue,))
+
+
+def offered_schemes(requirements: JSONValue) -> dict[str, tuple[str, ...]]:
+    """The schemes ``requirements`` offers on their own (one-scheme alternatives), with their scopes.
+
+    A scheme that appears only inside a requirement naming several schemes at once is not offered:
+    choosing it would drop the other factors.
+    """
+    if not isinstance(requirements, list):
+        return {}
+    out: dict[str, tuple[str, ...]] = {}
+    for requirement in requirements:
+        if isinstance(requirement, dict) and len(requirement) == 1:
+            name = next(iter(requirement))
+            out.setdefault(str(name), _scopes(requirement[name]))
+    return out
+
+
+def resolve_scheme(
+    name: str, schemes: JSONValue, scopes: tuple[str, ...] = (), base_url: str | None = None
+) -> AuthResolution:
+    """Resolve one named scheme of ``components.securitySchemes`` as if it were the only requirement."""
+    table = schemes if isinstance(schemes, dict) else {}
+    return _scheme_auth(name, table.get(name), scopes, base_url)
 
 
 def _requirement(requirement: JSONObject, schemes: JSONObject, base_url: str | None) -> AuthResolution:

@@ -89,6 +89,8 @@ class Normalized:
     ``composite`` holds the indexes of operations whose source auth needs several schemes at once;
     they are blocked again after overlays (a manifest cannot remove a factor).
     ``alternatives`` holds the indexes whose auth alternatives did not resolve to one principal.
+    ``security`` holds each operation's effective source ``security`` list (its own, else the
+    document's), so a manifest's scheme choice is checked against what the spec offers.
     """
 
     operations: tuple[Operation, ...]
@@ -96,6 +98,7 @@ class Normalized:
     composite: frozenset[int] = field(default_factory=frozenset)
     alternatives: frozenset[int] = field(default_factory=frozenset)
     dropped: tuple[Dropped, ...] = ()
+    security: tuple[JSONValue, ...] = ()
 
 
 def pointer_of(path: str, method: str | None = None) -> str:
@@ -116,6 +119,7 @@ class _Builder:
         self.found: list[tuple[int | None, Diagnostic]] = []
         self.composite: set[int] = set()
         self.alternatives: set[int] = set()
+        self.security: dict[int, JSONValue] = {}
 
     def note(self, index: int | None, code: str, message: str, pointer: str) -> None:
         self.found.append((index, diagnostic(code, message, pointer=pointer)))
@@ -268,6 +272,7 @@ class _Builder:
             )
         )
         security = raw["security"] if "security" in raw else self.document.get("security")
+        self.security[index] = security
         resolution = resolve_auth(security, self.security_schemes, self.base_url)
         notes: list[str] = []
         for issue in resolution.issues:
@@ -430,6 +435,7 @@ def normalize_document(
                 del builder.found[mark:]
                 builder.composite.discard(index)
                 builder.alternatives.discard(index)
+                builder.security.pop(index, None)
                 message = f"{method.upper()} {path} could not be compiled ({type(exc).__name__}); skipped."
                 builder.note(None, "operation_malformed", message, where)
         for method, reason in UNCOMPILED_METHODS.items():
@@ -446,4 +452,5 @@ def normalize_document(
         frozenset(builder.composite),
         frozenset(builder.alternatives),
         tuple(dropped),
+        tuple(builder.security.get(index) for index in range(len(operations))),
     )

@@ -1,12 +1,12 @@
 """compile_source: a loaded spec (+ manifest) -> one AIR document and its diagnostics (original-core §3.5).
 
-Step order: service id, version, display name, servers; normalize; collision repair; service auth
-defaults and the manifest overlay (collision repair again when names moved; composite auth blocked
-again); input schemas; validation (then input schemas again, since validation can require
-confirmation); effect contracts (on the validated operations); name critique; capabilities; workflows
-and capability reviews; service auth; disclosure measurement; a final AIR round trip. A bad spec never raises out of
-:func:`compile_source`: a broken operation is a diagnostic, and a stage that fails unexpectedly is an
-``internal_error`` diagnostic.
+Step order: service id, version, display name, servers; normalize; collision repair; the manifest's
+auth scheme choices, service auth defaults and the manifest overlay (collision repair again when
+names moved; composite auth blocked again); input schemas; validation (then input schemas again,
+since validation can require confirmation); effect contracts (on the validated operations); name
+critique; capabilities; workflows and capability reviews; service auth; disclosure measurement; a
+final AIR round trip. A bad spec never raises out of :func:`compile_source`: a broken operation is a
+diagnostic, and a stage that fails unexpectedly is an ``internal_error`` diagnostic.
 """
 
 from __future__ import annotations
@@ -21,11 +21,13 @@ from anvil.air.codec import SERVICE_ID_PATTERN, load_document, to_json
 from anvil.air.inputs import assemble_input_schema
 from anvil.air.model import NO_AUTH, Document, Operation, Server, Service, Source
 from anvil.air.naming import resolve_name_collisions, snake
+from anvil.compiler.auth import server_base_url
+from anvil.compiler.auth_choice import choose_auth_schemes, service_auth_without_choice
 from anvil.compiler.capabilities import discover_capabilities
 from anvil.compiler.disclosure import measure_disclosure
 from anvil.compiler.effects import check_effects
 from anvil.compiler.inputs import disambiguate_inputs
-from anvil.compiler.normalize import Dropped, normalize_document
+from anvil.compiler.normalize import Normalized, normalize_document
 from anvil.compiler.overlay import ManifestApplication, apply_manifest, apply_service_defaults
 from anvil.compiler.schemas import SchemaMaterializer
 from anvil.compiler.validate import block, critique_names, validate_operations
@@ -42,6 +44,7 @@ __all__ = ["CompileResult", "compile_source", "derive_service_id"]
 T = TypeVar("T")
 _DEFAULT_SERVICE: Final = "service"
 _COMPOSITE_NOTE: Final = "Blocked: the source requires several auth schemes at once; a manifest cannot remove a factor."
+_CONTESTED_SCHEME_NOTE: Final = "Blocked: manifest entries disagree on auth.scheme; state one value."
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +118,10 @@ class _Run:
     def __init__(self) -> None:
         self.found: list[Diagnostic] = []
         self.application: ManifestApplication | None = None
+        #: operation indexes whose auth the manifest chose: their source auth findings are settled
+        self.chosen_auth: frozenset[int] = frozenset()
+        #: operation indexes two manifest entries choose different schemes for (blocked again after overlays)
+        self.contested_auth: frozenset[int] = frozenset()
 
     def guard(self, stage: str, fallback: T, step: Callable[[], T]) -> T:
         try:
@@ -173,13 +180,16 @@ def compile_source(
     materializer = SchemaMaterializer(spec)
     normalized = normalize_document(spec, sid, kind=loaded.kind, materializer=materializer)
     ops, renames = resolve_name_collisions(normalized.operations)
-    ops, applied = _apply_manifest(run, ops, manifest, sid, normalized.alternatives, normalized.dropped)
+    ops, applied = _apply_manifest(run, ops, manifest, sid, normalized, spec)
     ops, repaired = _repair_again(ops, manifest is not None)
-    ops = _reblock_composite(ops, normalized.composite)
+    ops = _reblock(ops, normalized.composite, _COMPOSITE_NOTE)
+    ops = _reblock(ops, run.contested_auth, _CONTESTED_SCHEME_NOTE)
     ops, renamed_inputs = disambiguate_inputs(ops)
     # Pagination is inferred for reads only; a manifest that makes an operation a mutation drops it.
     ops = tuple(replace(op, pagination=None) if op.pagination and op.effect.kind != "read" else op for op in ops)
     for index, item in normalized.diagnostics:  # normalize findings carry the final id of their operation
+        if index in run.chosen_auth and item.code.startswith("auth/"):
+            continue  # the manifest chose this operation's scheme; auth/scheme_chosen reports it
         run.found.append(replace(item, operation=ops[index].id) if index is not None and index < len(ops) else item)
     run.found.extend(renames)
     run.found.extend(applied)
@@ -215,24 +225,37 @@ def _apply_manifest(
     ops: tuple[Operation, ...],
     manifest: Manifest | None,
     sid: str,
-    alternatives: frozenset[int],
-    dropped: tuple[Dropped, ...] = (),
+    normalized: Normalized,
+    spec: JSONObject,
 ) -> tuple[tuple[Operation, ...], list[Diagnostic]]:
-    """Service auth defaults, then the manifest overlay (both owned by the manifest stage)."""
+    """Auth scheme choices, service auth defaults, then the manifest overlay (all owned by the manifest stage)."""
     found: list[Diagnostic] = []
     if manifest is None:
         return ops, found
-    unmodeled = frozenset(ops[i].id for i in alternatives if i < len(ops))
+    components = spec.get("components")
+    schemes = components.get("securitySchemes") if isinstance(components, dict) else None
+
+    def scheme_choices() -> tuple[Operation, ...]:
+        result = choose_auth_schemes(ops, manifest, normalized.security, schemes, server_base_url(spec.get("servers")))
+        found.extend(result.diagnostics)
+        run.chosen_auth = result.chosen
+        run.contested_auth = result.contested
+        return result.operations
+
+    ops = run.guard("auth scheme choices", ops, scheme_choices)
+    # An operation whose scheme the manifest chose no longer has alternatives left unmodeled.
+    unmodeled = frozenset(ops[i].id for i in normalized.alternatives - run.chosen_auth if i < len(ops))
+    defaults = service_auth_without_choice(manifest)
 
     def service_defaults() -> tuple[Operation, ...]:
-        result, diagnostics = apply_service_defaults(ops, manifest, alternatives_unmodeled=unmodeled)
+        result, diagnostics = apply_service_defaults(ops, defaults, alternatives_unmodeled=unmodeled)
         found.extend(diagnostics)
         return tuple(result)
 
     ops = run.guard("service auth defaults", ops, service_defaults)
 
     def overlay() -> tuple[Operation, ...]:
-        application = apply_manifest(ops, manifest, service_id=sid, dropped=dropped)
+        application = apply_manifest(ops, manifest, service_id=sid, dropped=normalized.dropped)
         run.application = application
         found.extend(application.diagnostics)
         return tuple(application.operations)
@@ -251,12 +274,11 @@ def _repair_again(ops: tuple[Operation, ...], moved: bool) -> tuple[tuple[Operat
     return repaired, found
 
 
-def _reblock_composite(ops: tuple[Operation, ...], composite: frozenset[int]) -> tuple[Operation, ...]:
-    if not composite:
+def _reblock(ops: tuple[Operation, ...], indexes: frozenset[int], note: str) -> tuple[Operation, ...]:
+    """Block ``indexes`` again after the overlay: no approval lifts what a manifest cannot settle."""
+    if not indexes:
         return ops
-    return tuple(
-        block(op, _COMPOSITE_NOTE) if i in composite and op.state != "blocked" else op for i, op in enumerate(ops)
-    )
+    return tuple(block(op, note) if i in indexes and op.state != "blocked" else op for i, op in enumerate(ops))
 
 
 def _component_schemas(spec: JSONObject) -> JSONObject:

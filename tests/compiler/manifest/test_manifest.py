@@ -335,6 +335,52 @@ def test_operation_level_scopes_are_refused_with_a_hint() -> None:
     assert [_where(item) for item in found] == [("manifest/unknown_key", "anvil.yaml", 3, 12)]
 
 
+def test_an_auth_scheme_choice_is_parsed_with_where_it_stands() -> None:
+    manifest, found = _parse(
+        """
+        auth:
+          scheme: basicAuth
+        operations:
+          me:
+            auth: {scheme: OAuth2, type: bearer, override: true, reason: tokens minted out of band}
+        """
+    )
+
+    assert found == []
+    assert manifest is not None and manifest.auth is not None
+    assert (manifest.auth.scheme, manifest.auth.override) == ("basicAuth", None)
+    assert manifest.auth.location is not None and (manifest.auth.location.line, manifest.auth.location.column) == (2, 3)
+    chosen = manifest.operations[0].auth
+    assert chosen is not None
+    # bearer is the manifest's spelling of a static bearer token (AIR jwt_bearer)
+    assert (chosen.scheme, chosen.type, chosen.override) == ("OAuth2", "jwt_bearer", True)
+    assert chosen.reason == "tokens minted out of band"
+
+
+@pytest.mark.parametrize(
+    ("block", "column"),
+    [
+        ("{scheme: OAuth2, override: true}", 24),  # no reason
+        ("{scheme: OAuth2, override: true, reason: '  '}", 24),  # a blank reason
+        ("{override: true, reason: why}", 8),  # nothing to override
+        ("{scheme: OAuth2, reason: why}", 24),  # a reason for no override
+    ],
+)
+def test_an_auth_override_needs_a_scheme_and_a_reason_and_a_reason_needs_an_override(block: str, column: int) -> None:
+    manifest, found = _parse(f"auth: {block}\n")
+
+    assert [_where(item) for item in found] == [("manifest/wrong_type", "anvil.yaml", 1, column)]
+    assert manifest is not None and manifest.auth is not None
+    assert (manifest.auth.override, manifest.auth.reason) == (None, None)  # left out: nothing applies unreviewed
+
+
+def test_auth_under_service_is_refused_with_a_hint_to_the_top_level_block() -> None:
+    _, found = _parse("service:\n  auth: {scheme: basicAuth}\n")
+
+    assert [_where(item) for item in found] == [("manifest/unknown_key", "anvil.yaml", 2, 3)]
+    assert "top-level auth" in (found[0].hint or "")
+
+
 def test_an_empty_manifest_is_valid_and_states_nothing() -> None:
     manifest, found = parse_manifest("# nothing yet\n", "anvil.yaml")
 

@@ -126,6 +126,8 @@ def entry_assertions(entry: OperationManifest) -> list[tuple[str, JSONValue, Loc
         put("inputs", dict(entry.inputs))
     if entry.auth is not None:
         for field_name, predicate in _AUTH_PREDICATES.items():
+            if field_name == "type" and entry.auth.scheme is not None:
+                continue  # with a scheme, type says how that scheme is served: the scheme choice applies it
             put(predicate, getattr(entry.auth, field_name))
         put("auth.carrier", carrier_json(entry.auth))
         put("auth.provider", provider_json(entry.auth.provider))

@@ -357,6 +357,7 @@ def _one(op: Operation, service: AuthManifest, ambiguous: bool) -> tuple[Operati
             f"Operation '{op.id}': service auth default {kind} did not override the source-declared "
             f"{op.auth.type} contract.",
             operation=op.id,
+            hint="To serve it through one of the schemes its spec offers, choose it with auth.scheme.",
         )
         return op, [info]
     fields = _gap_fill(op, service)

@@ -98,9 +98,18 @@ class ProviderManifest:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class AuthManifest:
-    """Service-wide (§2.2) or operation-level (§2.3) auth. ``scopes`` is service-wide only."""
+    """Service-wide (§2.2) or operation-level (§2.3) auth. ``scopes`` is service-wide only.
+
+    ``scheme`` chooses one of the spec's ``securitySchemes`` for the operations that offer it;
+    ``override: true`` (with its ``reason``) is a reviewed override: the scheme may be one the
+    operation does not offer, and ``type`` may serve it as another executable type. ``location`` is
+    where the ``scheme`` key (else the block) stands.
+    """
 
     type: str | None = None
+    scheme: str | None = None
+    override: bool | None = None
+    reason: str | None = None
     scopes: tuple[str, ...] | None = None
     credential_profile: str | None = None
     principal: str | None = None
@@ -112,6 +121,7 @@ class AuthManifest:
     actor: str | None = None
     subject: str | None = None
     provider: ProviderManifest | None = None
+    location: Location | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

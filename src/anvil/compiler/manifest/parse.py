@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import yaml
 
@@ -60,6 +61,7 @@ from anvil.compiler.manifest.schema import (
     mapping,
     obj,
     one_of,
+    path_text,
     seq,
     source,
     text,
@@ -120,6 +122,9 @@ _PROVIDER = obj(
     }
 )
 _AUTH_FIELDS: dict[str, Spec] = {
+    "scheme": text(min_len=1, describe="a name under the spec's components.securitySchemes"),
+    "override": flag(),
+    "reason": _NAME,
     "credential_profile": text(pattern=_PROFILE, describe="a lowercase slug of at most 64 characters"),
     "principal": one_of(("anonymous", "service", "end_user", "delegated", "impersonation")),
     "issuer": text(pattern=_URL, describe="an http(s) URL"),
@@ -131,9 +136,11 @@ _AUTH_FIELDS: dict[str, Spec] = {
     "subject": _NAME,
     "provider": _PROVIDER,
 }
-_SERVICE_AUTH = obj({"type": one_of((*AUTH_TYPES, "oauth2")), "scopes": seq(_NAME), **_AUTH_FIELDS})
+#: ``bearer`` is the manifest's spelling of a static bearer token, AIR type ``jwt_bearer``.
+_TYPE_ALIASES: Final = {"bearer": "jwt_bearer"}
+_SERVICE_AUTH = obj({"type": one_of((*AUTH_TYPES, "oauth2", *_TYPE_ALIASES)), "scopes": seq(_NAME), **_AUTH_FIELDS})
 _OPERATION_AUTH = obj(
-    {"type": one_of(AUTH_TYPES), **_AUTH_FIELDS},
+    {"type": one_of((*AUTH_TYPES, *_TYPE_ALIASES)), **_AUTH_FIELDS},
     refuse={"scopes": "Scopes are service-wide: set them under the top-level auth.scopes."},
 )
 
@@ -237,7 +244,8 @@ _TOP = obj(
                     pattern=r"[a-z][a-z0-9-]{0,127}",
                     describe="a deployment namespace (1-128 lowercase letters, digits and '-', starting with a letter)",
                 ),
-            }
+            },
+            refuse={"auth": "Service-wide auth is the top-level auth: block (auth.scheme, auth.type, ...)."},
         ),
         "auth": _SERVICE_AUTH,
         "operations": mapping(_OPERATION),
@@ -359,7 +367,7 @@ class _Builder:
         return Manifest(
             file=self._walker.file,
             service=ServiceManifest(**service),
-            auth=_auth(data["auth"]) if "auth" in data else None,
+            auth=self._auth(("auth",), data["auth"]) if "auth" in data else None,
             operations=operations,
             workflows=workflows,
             capabilities=tuple(review for review in reviews if review is not None),
@@ -394,7 +402,7 @@ class _Builder:
             description=entry.get("description"),
             name=NameManifest(**entry["name"]) if "name" in entry else None,
             inputs=dict(entry["inputs"]) if entry.get("inputs") else None,
-            auth=_auth(entry["auth"]) if "auth" in entry else None,
+            auth=self._auth((*path, "auth"), entry["auth"]) if "auth" in entry else None,
             idempotency=IdempotencyManifest(**entry["idempotency"]) if "idempotency" in entry else None,
             confirmation=ConfirmationManifest(**entry["confirmation"]) if "confirmation" in entry else None,
             retries=(
@@ -409,6 +417,33 @@ class _Builder:
             state=entry.get("state"),
             effect=self._effect((*path, "effect"), entry["effect"]) if "effect" in entry else None,
         )
+
+    def _auth(self, path: NodePath, data: Mapping[str, Any]) -> AuthManifest:
+        """An auth block; an override without a scheme or a reason, or a reason without an override,
+        is reported and left out (so nothing not offered by the spec is applied unreviewed)."""
+        fields = dict(data)
+        problem, where = None, "override"
+        if fields.get("override") is True and fields.get("scheme") is None:
+            problem = "override: true overrides the auth of a chosen scheme; name the scheme with scheme"
+        elif fields.get("override") is True and not str(fields.get("reason") or "").strip():
+            problem = "override: true needs a non-empty reason saying why the spec's auth is overridden"
+        elif "reason" in fields and fields.get("override") is not True:
+            problem, where = "reason explains an override; set override: true or remove reason", "reason"
+        if problem is not None:
+            spot = self._key((*path, where))
+            self._walker.diagnostics.append(
+                diagnostic(
+                    "manifest/wrong_type",
+                    f"{path_text(path)}: {problem}.",
+                    file=spot.file,
+                    line=spot.line,
+                    column=spot.column,
+                )
+            )
+            fields.pop("override", None)
+            fields.pop("reason", None)
+        location = self._key((*path, "scheme")) if "scheme" in fields else self._key(path)
+        return replace(_auth(fields), location=location)
 
     def _effect(self, path: NodePath, block: Mapping[str, Any]) -> EffectManifest:
         positions = {
@@ -502,8 +537,12 @@ class _Builder:
 def _auth(data: Mapping[str, Any]) -> AuthManifest:
     carrier = data.get("carrier")
     provider = data.get("provider")
+    kind = data.get("type")
     return AuthManifest(
-        type=data.get("type"),
+        type=_TYPE_ALIASES.get(kind, kind) if isinstance(kind, str) else None,
+        scheme=data.get("scheme"),
+        override=data.get("override"),
+        reason=data.get("reason"),
         scopes=tuple(data["scopes"]) if "scopes" in data else None,
         credential_profile=data.get("credential_profile"),
         principal=data.get("principal"),
