@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint types pytest bench bench-compile clean
+.PHONY: demo test lint types pytest bench bench-compile image-lock clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -35,6 +35,10 @@ bench: $(STAMP)
 
 bench-compile: $(STAMP)
 	$(BIN)/python bench/compile.py
+
+# Re-pin the generated image's runtime dependencies (src/anvil/bundle/image-lock.json) from this environment.
+image-lock: $(STAMP)
+	$(BIN)/python scripts/lock_image.py
 
 clean:
 	rm -rf $(VENV) build dist .mypy_cache .ruff_cache

@@ -159,6 +159,11 @@ _ENTRIES: tuple[Code, ...] = (
     _d("bundle/out_not_bundle", "error", "The output directory holds files that are not an Anvil bundle."),
     _d("bundle/out_unsafe", "error", "The output path is a root, the working directory, a symlink or a repo."),
     _d("bundle/path_unsafe", "error", "A generated path is absolute, escapes the bundle or collides with another."),
+    _d(
+        "bundle/runtime_unavailable",
+        "error",
+        "The running Anvil or its image dependency lock cannot be packaged into the bundle's image.",
+    ),
     _d("bundle/backup_not_removed", "warning", "The new bundle is installed but the previous one was not deleted."),
     _d("cli/invalid_service_id", "error", "The --service value is not a valid service id."),
     # anvil compile --deployment-namespace

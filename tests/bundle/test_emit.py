@@ -9,6 +9,7 @@ import pytest
 from anvil.air.canonical import pretty_json
 from anvil.air.codec import document_json, load_document
 from anvil.air.model import Document
+from anvil.bundle.container import WHEEL_PATH
 from anvil.bundle.emit import emit_bundle, owned_roots
 from anvil.bundle.encoding import json_file
 from anvil.bundle.generation import Generation, parse_generation
@@ -35,9 +36,12 @@ def test_every_file_is_utf8_with_unix_newlines_and_no_absolute_paths(payments_do
     cwd = os.getcwd().encode()
     for path, data in files.items():
         assert not path.startswith("/") and ".." not in path.split("/") and "\\" not in path
+        assert cwd not in data
+        if path == WHEEL_PATH:  # the image's runtime wheel: a ZIP archive, the one binary file
+            assert data.startswith(b"PK\x03\x04")
+            continue
         text = data.decode("utf-8")
         assert text.endswith("\n") and not text.endswith("\n\n") and "\r" not in text
-        assert cwd not in data
     assert list(files) == sorted(files)
 
 

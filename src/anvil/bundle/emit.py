@@ -1,9 +1,10 @@
 """The bundle as bytes: ``emit_bundle(doc, generation) -> {relative POSIX path: bytes}``.
 
-Every emitter is a pure function of (AIR, generation inputs): no clock, no environment, no absolute
-paths, sorted or AIR-ordered iteration. Emitting twice gives identical bytes, which is what lets
-freshness checks regenerate a bundle and compare it byte for byte (original-core §4.5). Nothing here
-touches the disk; :mod:`anvil.bundle.writer` installs the result.
+Every emitter is a pure function of (AIR, generation inputs) and of the compiler itself: no clock, no
+environment, no absolute paths, sorted or AIR-ordered iteration. (The image's runtime wheel and dependency
+lock under ``deploy/image/`` are the compiler's own bytes: see :mod:`anvil.bundle.container`.) Emitting
+twice gives identical bytes, which is what lets freshness checks regenerate a bundle and compare it byte
+for byte (original-core §4.5). Nothing here touches the disk; :mod:`anvil.bundle.writer` installs the result.
 
 To add a generated file, write an emitter ``(doc, generation) -> dict[str, bytes]`` and list it in
 :data:`EMITTERS`; its top-level path segment becomes compiler-owned automatically. A file that binds the
