@@ -1,30 +1,110 @@
 """``deploy/cloudbuild.yaml``: build and push the gateway image, then a reviewed ``terraform plan`` only.
 
-The pipeline never applies: the rendered plan, the binary plan and the provider lock file are kept as
-build artifacts, and the reviewed plan is applied separately (original-ledger §5.7). The project comes
-only from Cloud Build's ``$PROJECT_ID``; ledger tfvars carry the *expected* project, which the plan
-compares. The YAML is written by a small fixed serializer (JSON-quoted scalars are valid YAML), so the
-bytes do not depend on a YAML library's version.
+The pipeline never applies: the rendered plan, the binary plan and the provider lock file are kept in the
+state bucket, and the reviewed plan is applied separately (original-ledger §5.7). The project comes only
+from Cloud Build's ``$PROJECT_ID``; ledger tfvars carry the *expected* project, which the plan compares.
+
+Paths are relative to the bundle, wherever the build is submitted from. ``gcloud builds submit --config
+<bundle>/deploy/cloudbuild.yaml`` uploads the *current* directory (the workspace root, the bundle, or
+anything in between), so the first step finds this config's bundle in the upload by its identity - the
+sha256 of its ``air.json`` followed by its ``generation.json``, written into the config - and every later
+step works from there. It also refuses to start without the two inputs only the operator has,
+``_TF_STATE_BUCKET`` and ``_TFVARS_URI``, with a message saying what to pass: they are required
+substitutions, never placeholder defaults.
+
+The YAML is written by a small fixed serializer (JSON-quoted scalars are valid YAML), so the bytes do not
+depend on a YAML library's version. Cloud Build substitutes ``$NAME`` and ``${NAME}`` everywhere, so the
+shell's own variables are written ``$$name``.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from typing import Any
 
+from anvil.air.codec import document_json
 from anvil.air.model import Document
 from anvil.bundle.container import DOCKERFILE_PATH
 from anvil.bundle.coordinates import coordinates
-from anvil.bundle.encoding import text_file
+from anvil.bundle.encoding import json_file, text_file
 from anvil.bundle.generation import Generation
 
-__all__ = ["CLOUDBUILD_PATH", "TERRAFORM_IMAGE", "cloudbuild", "emit_cloudbuild"]
+__all__ = [
+    "BUNDLE_DIR_FILE",
+    "CLOUDBUILD_PATH",
+    "REQUIRED_SUBSTITUTIONS",
+    "TERRAFORM_IMAGE",
+    "bundle_identity",
+    "cloudbuild",
+    "emit_cloudbuild",
+]
 
 CLOUDBUILD_PATH = "deploy/cloudbuild.yaml"
 #: The Terraform image of the plan step, pinned by version.
 TERRAFORM_IMAGE = "hashicorp/terraform:1.11.4"
+#: Inputs without a usable default: the build stops at its first step when one is empty.
+REQUIRED_SUBSTITUTIONS: dict[str, str] = {
+    "_TF_STATE_BUCKET": "the GCS bucket (name only) holding Terraform state and the kept plans",
+    "_TFVARS_URI": "the gs://BUCKET/OBJECT URI of your reviewed operator tfvars JSON",
+}
 _DOCKER = "gcr.io/cloud-builders/docker"
+_GCLOUD = "gcr.io/cloud-builders/gcloud"
 _WORK = "/workspace/tf-work"
+#: Every step starts in /workspace (the uploaded source); the shell steps use paths relative to it.
+_WORK_REL = "tf-work"
+#: Written by the first step: the bundle directory, relative to /workspace.
+BUNDLE_DIR_FILE = f"{_WORK_REL}/anvil-bundle-dir"
+
+
+def bundle_identity(doc: Document, generation: Generation) -> str:
+    """sha256 hex of the bundle's ``air.json`` bytes followed by its ``generation.json`` bytes."""
+    return hashlib.sha256(json_file(document_json(doc)) + json_file(generation.to_json())).hexdigest()
+
+
+#: The first step. ``@CHECKS@`` and ``@IDENTITY@`` are filled in; ``$$`` is the shell's ``$`` to Cloud Build.
+_LOCATE = """\
+@CHECKS@case "${_TF_STATE_BUCKET}" in
+  *[!a-z0-9._-]*) echo "cloudbuild: _TF_STATE_BUCKET must be a bucket name, not a URI or a path." >&2; exit 1;;
+esac
+case "${_TFVARS_URI}" in
+  gs://?*/?*) ;;
+  *) echo "cloudbuild: _TFVARS_URI must be a gs://BUCKET/OBJECT URI." >&2; exit 1;;
+esac
+want=@IDENTITY@
+found=()
+while IFS= read -r -d '' air; do
+  dir=$${air%/air.json}
+  test -f "$$dir/generation.json" || continue
+  got=$$(cat "$$air" "$$dir/generation.json" | sha256sum | cut -c1-64)
+  if [ "$$got" = "$$want" ]; then found+=("$$dir"); fi
+done < <(find . -name node_modules -prune -o -name air.json -type f -print0)
+if [ "$${#found[@]}" -ne 1 ]; then
+  echo "cloudbuild: expected exactly one copy of this bundle in the uploaded source," \\
+    "found $${#found[@]}$${found[*]:+: $${found[*]}}." >&2
+  echo "Submit from the workspace root or the bundle directory, and check that" \\
+    ".gcloudignore (or .gitignore) keeps the bundle." >&2
+  exit 1
+fi
+test ! -e @WORK@
+mkdir @WORK@
+printf '%s\\n' "$${found[0]}" > @DIR_FILE@
+cp "$${found[0]}"/deploy/terraform/*.tf @WORK@/
+echo "cloudbuild: bundle $${found[0]}"
+"""
+
+
+def _locate_script(identity: str) -> str:
+    checks = "".join(
+        f'test -n "${{{name}}}" || {{ echo "cloudbuild: substitution {name} is required: pass '
+        f'--substitutions {name}=... ({meaning})." >&2; exit 1; }}\n'
+        for name, meaning in REQUIRED_SUBSTITUTIONS.items()
+    )
+    values = {"CHECKS": checks, "IDENTITY": identity, "WORK": _WORK_REL, "DIR_FILE": BUNDLE_DIR_FILE}
+    script = _LOCATE
+    for key, value in values.items():
+        script = script.replace(f"@{key}@", value)
+    return script
 
 
 def cloudbuild(doc: Document, generation: Generation) -> dict[str, Any]:
@@ -41,36 +121,44 @@ def cloudbuild(doc: Document, generation: Generation) -> dict[str, Any]:
             f"{tf} show -no-color tfplan > {_WORK}/tfplan.txt",
         )
     )
+    build = f'bundle=$$(cat {BUNDLE_DIR_FILE}) && docker build -f "$$bundle/{DOCKERFILE_PATH}" -t "{image}" "$$bundle"'
+    kept = " ".join(f"{_WORK_REL}/{name}" for name in ("tfplan", "tfplan.txt", ".terraform.lock.hcl"))
     return {
         "steps": [
-            {"id": "build", "name": _DOCKER, "args": ["build", "-f", DOCKERFILE_PATH, "-t", image, "."]},
-            {"id": "push", "name": _DOCKER, "args": ["push", image]},
             {
-                "id": "terraform-workdir",
+                "id": "locate-bundle",
                 "name": "ubuntu",
                 "entrypoint": "bash",
-                "args": ["-ceu", f"test ! -e {_WORK}; mkdir {_WORK}; cp deploy/terraform/*.tf {_WORK}/"],
+                "args": ["-ceu", _locate_script(bundle_identity(doc, generation))],
             },
             {
+                "id": "build",
+                "name": _DOCKER,
+                "entrypoint": "bash",
+                "env": ["DOCKER_BUILDKIT=1"],
+                "args": ["-ceu", build],
+            },
+            {"id": "push", "name": _DOCKER, "args": ["push", image]},
+            {
                 "id": "operator-inputs",
-                "name": "gcr.io/cloud-builders/gcloud",
+                "name": _GCLOUD,
                 "args": ["storage", "cp", "${_TFVARS_URI}", f"{_WORK}/operator.auto.tfvars.json"],
             },
             {"id": "plan", "name": TERRAFORM_IMAGE, "entrypoint": "sh", "args": ["-c", plan]},
+            {
+                "id": "keep-plan",
+                "name": _GCLOUD,
+                "entrypoint": "bash",
+                "args": ["-ceu", f"gcloud storage cp {kept} gs://${{_TF_STATE_BUCKET}}/plans/$BUILD_ID/"],
+            },
         ],
         "images": [image],
-        "artifacts": {
-            "objects": {
-                "location": "gs://${_TF_STATE_BUCKET}/plans/${BUILD_ID}",
-                "paths": ["tf-work/tfplan", "tf-work/tfplan.txt", "tf-work/.terraform.lock.hcl"],
-            }
-        },
         "substitutions": {
             "_REGION": "us-central1",
             "_AR_REPO": "anvil",
             "_ANVIL_ENV": coords.environment,
-            "_TFVARS_URI": "gs://REPLACE_WITH_INPUT_BUCKET/anvil/operator.auto.tfvars.json",
-            "_TF_STATE_BUCKET": "REPLACE_WITH_TF_STATE_BUCKET",
+            "_TFVARS_URI": "",
+            "_TF_STATE_BUCKET": "",
             "_TF_STATE_PREFIX": coords.state_prefix,
         },
         "options": {"logging": "CLOUD_LOGGING_ONLY"},
@@ -106,7 +194,8 @@ def emit_cloudbuild(doc: Document, generation: Generation) -> dict[str, bytes]:
     """``{"deploy/cloudbuild.yaml": bytes}``."""
     out = [
         "# Generated by Anvil; compiler-owned. Builds and pushes the gateway image and writes a reviewed",
-        "# Terraform plan. It never applies: apply the archived, reviewed plan separately.",
+        "# Terraform plan. It never applies: apply the archived, reviewed plan separately. Submit it from the",
+        "# workspace root or the bundle directory; _TF_STATE_BUCKET and _TFVARS_URI are required substitutions.",
     ]
     _yaml(cloudbuild(doc, generation), "", out)
     return {CLOUDBUILD_PATH: text_file("\n".join(out))}
