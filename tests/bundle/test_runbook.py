@@ -34,6 +34,12 @@ def test_the_ledger_runbook_states_the_obligations_and_the_real_coordinates(paym
         "collectionGroups/anvil_idempotency_92ebf664dcd91fcf/fields/expires_at",
         "import 'google_firestore_database.ledger[0]'",
         "firestore.googleapis.com",
+        "`_TFVARS_URI` and `_TF_STATE_BUCKET` are required",
+        "e.g. `generated/payments/deploy/cloudbuild.yaml`",
+        "installed with `--no-index` and pinned by its hash",
+        "the base image is pinned by digest",
+        "`ANVIL_LEDGER_LOCK_TIMEOUT_MS`",
+        "`ANVIL_ALLOWED_HOSTS_<ID>`",
     ):
         assert fragment in text, fragment
 

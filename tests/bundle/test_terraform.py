@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 from dataclasses import replace
@@ -170,6 +171,16 @@ def test_the_plan_refuses_shadowing_a_wrong_project_and_a_digest_mismatch(paymen
     assert conditions[4] == "${var.anvil_ledger_input_digest == local.ledger_deployment_input_digest}"
     assert "firestore://${var.project_id}/(default)" not in main_tf.decode()
     locals_ = _parse(main_tf)["locals"][0]
+    assert locals_["anvil_compiler_owned_runtime_env_names"] == f"${{toset({json.dumps(list(COMPILER_OWNED_ENV))})}}"
+    fixed = json.dumps(
+        ["ANVIL_DERIVED_KEY_WINDOW_SECONDS", "ANVIL_LEDGER_BINDING_TTL_SECONDS", "ANVIL_LEDGER_LOCK_TIMEOUT_MS"]
+    )
+    assert locals_["anvil_fixed_runtime_env_names"].replace(", ", ",") == f"${{toset({fixed})}}".replace(", ", ",")
+    assert locals_["anvil_fixed_runtime_env_prefixes"] == ["ANVIL_ALLOWED_HOSTS_"]
+    assert conditions[:2] == [
+        "${length(local.anvil_env_shadowing) == 0}",
+        "${length(local.anvil_secret_refs_shadowing) == 0}",
+    ]
     assert "sha256(jsonencode({bundle_hash = var.anvil_bundle_hash" in locals_["ledger_deployment_input_digest"]
     assert 'namespace = "payments"' in locals_["ledger_deployment_input_digest"]
 

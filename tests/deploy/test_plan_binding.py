@@ -5,8 +5,9 @@ generated files: ``variables.tf`` verbatim, the ``locals`` block of ``main.tf`` 
 ``name`` read from a built-in ``terraform_data`` stand-in with the same ``count`` and ``lifecycle``) and the
 Cloud Run service's ``lifecycle`` preconditions verbatim on another ``terraform_data`` resource.
 ``terraform plan`` then evaluates the same expressions the real plan would: the emitted tfvars pass; a
-different deploying project, a changed retention, a shadowing ``var.env`` key, a name in both maps and a
-malformed database id each fail.
+different deploying project, a changed retention, a shadowing ``var.env`` key (a compiler-set name, a
+runtime control the deployment fixes, a per-bundle allowlist), a name in both maps and a malformed
+database id each fail.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ def _harness(bundle: Path, work: Path) -> None:
     main_tf = (bundle / "deploy/terraform/main.tf").read_text(encoding="utf-8")
     locals_block = re.search(r"^locals \{\n.*?^\}\n", main_tf, flags=re.S | re.M)
     start = r"\n  lifecycle \{\n    precondition \{\n      condition     = "
-    gates = re.search(start + r"length\(setintersection\(toset\(keys\(var\.env\)\).*?\n  \}\n", main_tf, flags=re.S)
+    gates = re.search(start + r"length\(local\.anvil_env_shadowing\).*?\n  \}\n", main_tf, flags=re.S)
     database = re.search(
         r'resource "google_firestore_database" "ledger" \{\n  (count = .*?)\n.*?(\n  lifecycle \{\n.*?\n  \}\n)',
         main_tf,
@@ -110,6 +111,14 @@ def test_a_dedicated_plan_refuses_the_default_database(planned: tuple[str, Path]
         (["project_id=acme-prod-1", 'env={"ANVIL_LEDGER":"memory:"}'], "var.env may not redefine"),
         (["project_id=acme-prod-1", 'credential_secret_refs={"ANVIL_ENV":"s"}'], "credential_secret_refs may not"),
         (["project_id=acme-prod-1", 'env={"X_TOKEN":"a"}', 'credential_secret_refs={"X_TOKEN":"s"}'], "both var.env"),
+        (["project_id=acme-prod-1", 'env={"ANVIL_LEDGER_BINDING_TTL_SECONDS":"1"}'], "var.env may not redefine"),
+        (["project_id=acme-prod-1", 'env={"ANVIL_DERIVED_KEY_WINDOW_SECONDS":"9"}'], "var.env may not redefine"),
+        (["project_id=acme-prod-1", 'env={"ANVIL_LEDGER_LOCK_TIMEOUT_MS":"1"}'], "var.env may not redefine"),
+        (["project_id=acme-prod-1", 'env={"ANVIL_ALLOWED_HOSTS_BUNDLE":"evil.example"}'], "var.env may not redefine"),
+        (
+            ["project_id=acme-prod-1", 'credential_secret_refs={"ANVIL_LEDGER_LOCK_TIMEOUT_MS":"s"}'],
+            "credential_secret_refs may not",
+        ),
         (["project_id=acme-prod-1", "ledger_database_id=x"], "4-63 character Firestore database id"),
         (["project_id=acme-prod-1", 'env={"A":"REPLACE_ME_LATER"}'], "REPLACE_ME"),
     ],
@@ -125,3 +134,9 @@ def test_a_moved_or_shadowed_input_is_a_hard_plan_failure(
 def test_the_tfvars_file_holds_no_deployment_project(planned: tuple[str, Path]) -> None:
     tfvars = json.loads((planned[1] / "ledger.auto.tfvars.json").read_text(encoding="utf-8"))
     assert "project_id" not in tfvars and tfvars["anvil_expected_project_id"] == "acme-prod-1"
+
+
+def test_operator_inputs_that_shadow_nothing_pass(planned: tuple[str, Path]) -> None:
+    env = '{"ANVIL_INBOUND_AUTH_MODE":"jwt","ANVIL_BASE_URL":"https://payments.internal.example.com/v2","ANVIL_X":"y"}'
+    done = _plan(planned, "project_id=acme-prod-1", f"env={env}")
+    assert done.returncode == 0, done.stdout + done.stderr

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from anvil.air.model import Document
+from anvil.air.runtime_env import names_owned_by, prefixes_owned_by
 from anvil.bundle.coordinates import Coordinates, coordinates
 from anvil.bundle.encoding import text_file
 from anvil.bundle.generation import Generation
@@ -49,21 +50,46 @@ Cloud Build's `_ANVIL_ENV={c.environment}`. That value also selects the outbound
 
 ## Build and plan
 
-From the bundle directory, submit the build to the one project Terraform deploys into:
+Submit the build to the one project Terraform deploys into, from the workspace root (pass the config's path
+in the workspace, e.g. `generated/{c.service_id}/deploy/cloudbuild.yaml`) or from this bundle directory:
 
 ```
 gcloud builds submit --project YOUR_PROJECT --config deploy/cloudbuild.yaml \\
   --substitutions _TFVARS_URI=gs://PRIVATE_INPUT_BUCKET/operator.auto.tfvars.json,_TF_STATE_BUCKET=YOUR_STATE_BUCKET
 ```
 
-The pipeline builds and pushes the gateway image (`deploy/Dockerfile`: `anvil serve` on `$PORT`, non-root),
-copies your reviewed tfvars, and runs `terraform plan -out=tfplan`; it keeps `tfplan`, the rendered
-`tfplan.txt` and the lock file as artifacts. It never applies: apply the archived, reviewed plan separately.
+`_TFVARS_URI` and `_TF_STATE_BUCKET` are required: the build stops at its first step, naming the missing one,
+before anything is built. That step also finds this bundle in the uploaded directory by the hash of its
+`air.json` and `generation.json`, so every path is relative to the bundle wherever you submit from; it refuses
+when the upload holds no copy or two (keep the bundle out of `.gcloudignore`, and `.gitignore` when there is
+no `.gcloudignore`).
+
+The pipeline builds and pushes the gateway image, copies your reviewed tfvars, and runs `terraform plan
+-out=tfplan`; it keeps `tfplan`, the rendered `tfplan.txt` and the lock file under
+`gs://_TF_STATE_BUCKET/plans/BUILD_ID/`. It never applies: apply the archived, reviewed plan separately.
+
+The image (`deploy/Dockerfile`, built from the bundle directory alone) needs no Anvil from a package index:
+the base image is pinned by digest, the Anvil that compiled this bundle is in `deploy/image/` as a wheel
+installed with `--no-index` and pinned by its hash, and its dependencies are pinned with hashes for the base
+image's platform (`deploy/image/requirements.txt`). It runs `anvil serve` on `$PORT` as a non-root user. The
+runtime artifact hash that Terraform binds covers the Dockerfile and every file it copies. `anvil deploy ledger`
+run by another Anvil than the one that compiled the bundle finds `deploy/image/` stale: the image would run
+other code, so recompile with the Anvil you mean to deploy.
 
 External input cannot shadow runtime safety controls: a `var.env` or `credential_secret_refs` key naming a
-compiler-owned setting (`ANVIL_ENV`, `ANVIL_LEDGER`, `ANVIL_ALLOWED_HOSTS`, timeout or retention controls...)
-or one name in both maps fails the plan. These are hard failures, never filtering or last-write-wins.
+compiler-owned setting (`ANVIL_ENV`, `ANVIL_LEDGER`, `ANVIL_ALLOWED_HOSTS`, timeout or retention controls...),
+a runtime control the deployment leaves at its default ({_fixed()}), a per-bundle
+variable of one ({_fixed_prefixes()}) or one name in both maps fails the plan. These are hard failures,
+never filtering or last-write-wins.
 """
+
+
+def _fixed() -> str:
+    return ", ".join(f"`{name}`" for name in names_owned_by("fixed"))
+
+
+def _fixed_prefixes() -> str:
+    return ", ".join(f"`{prefix}<ID>`" for prefix in prefixes_owned_by("fixed"))
 
 
 def _ledger(c: Coordinates) -> str:

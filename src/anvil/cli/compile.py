@@ -310,7 +310,9 @@ def max_file_bytes(environ: Mapping[str, str]) -> int | None:
     Raises:
         ConfigError: ``config/invalid`` for anything but a positive whole number.
     """
-    raw = environ.get("ANVIL_MAX_FILE_BYTES", "").strip()
+    from anvil.air.runtime_env import registered
+
+    raw = environ.get(registered("ANVIL_MAX_FILE_BYTES"), "").strip()
     if not raw:
         return None
     if not raw.isdigit() or int(raw) < 1:
