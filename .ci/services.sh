@@ -11,7 +11,11 @@
 # (fsync off, in-memory emulator). MCP Inspector (npm's @modelcontextprotocol/inspector, the current line and
 # the v1 line) is installed there too; ANVIL_TEST_MCP_INSPECTOR and ANVIL_TEST_MCP_INSPECTOR_V1 name their CLI
 # entry points (run as `node ENTRY --cli URL ...`). So is the official MCP conformance suite with the Node.js 22
-# it needs (npm's `node` package ships the binary): ANVIL_TEST_MCP_CONFORMANCE and ANVIL_TEST_NODE22. State lives in ANVIL_CI_STATE (default
+# it needs (npm's `node` package ships the binary): ANVIL_TEST_MCP_CONFORMANCE and ANVIL_TEST_NODE22. Two PyPI
+# downloads land there too, never installed: the generated image's hash-pinned dependency wheels
+# (ANVIL_TEST_IMAGE_WHEELHOUSE, from src/anvil/bundle/image-lock.json, so the image's Python layer builds
+# offline in a test) and the google provider's prebuilt CDK bindings (ANVIL_TEST_GOOGLE_PROVIDER_BINDINGS, a
+# wheel the Terraform schema test reads as an archive). State lives in ANVIL_CI_STATE (default
 # /tmp/anvil-ci-services.env).
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
@@ -22,6 +26,10 @@ INSPECTOR_VERSION="2.12.0"
 INSPECTOR_V1_VERSION="1.0.3"
 CONFORMANCE_VERSION="0.1.16"
 NODE22_VERSION="22"
+# hashicorp/google 7.33.0, the oldest version the generated main.tf admits.
+PROVIDER_BINDINGS="cdktn-provider-google==19.2.0"
+PROVIDER_BINDINGS_FILE="cdktn_provider_google-19.2.0-py3-none-any.whl"
+PROVIDER_BINDINGS_SHA256="f3ed92ba1944f7e5f999dc816c1f9584cc12fee84668b65f1511c1b81cdb2749"
 
 free_port() {
   python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
@@ -111,13 +119,50 @@ start_conformance() {  # the official MCP conformance suite, and the Node.js 22+
   } >>"$STATE"
 }
 
+fetch_image_wheels() {  # the image's pinned dependency wheels, hash-checked against the lock
+  local folder="$CACHE/image-wheelhouse"
+  mkdir -p "$folder"
+  python3 - "$HERE/../src/anvil/bundle/image-lock.json" "$folder" <<'PY' >&2
+import json, os, subprocess, sys, tempfile
+lock, folder = json.load(open(sys.argv[1])), sys.argv[2]
+wanted = {name: pin for name, pin in lock["packages"].items() if pin["file"] not in os.listdir(folder)}
+if wanted:
+    with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as pins:
+        pins.writelines(f"{name}=={pin['version']} --hash=sha256:{pin['sha256']}\n" for name, pin in wanted.items())
+    target = lock["target"]
+    command = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary=:all:",
+               "--require-hashes", "--python-version", target["python"], "--implementation", "cp",
+               "--abi", target["abi"], "--dest", folder, "-r", pins.name]
+    for platform in target["platforms"]:
+        command += ["--platform", platform]
+    subprocess.run(command, check=True)
+    os.unlink(pins.name)
+PY
+  echo "ANVIL_TEST_IMAGE_WHEELHOUSE=$folder" >>"$STATE"
+}
+
+fetch_provider_bindings() {  # one wheel, hash-pinned; the test reads the provider schema out of it
+  local folder="$CACHE/provider-bindings"
+  mkdir -p "$folder"
+  local wheel="$folder/$PROVIDER_BINDINGS_FILE"
+  if ! echo "$PROVIDER_BINDINGS_SHA256  $wheel" | sha256sum --check --status 2>/dev/null; then
+    rm -f "$wheel"
+    echo "$PROVIDER_BINDINGS --hash=sha256:$PROVIDER_BINDINGS_SHA256" >"$folder/requirements.txt"
+    python3 -m pip download --quiet --no-deps --only-binary=:all: --require-hashes \
+      -r "$folder/requirements.txt" --dest "$folder" >&2
+  fi
+  echo "ANVIL_TEST_GOOGLE_PROVIDER_BINDINGS=$wheel" >>"$STATE"
+}
+
 start() {
   : >"$STATE"
   start_postgres
   start_firestore
   start_inspector
   start_conformance
-  grep -E '^(ANVIL_TEST_POSTGRES_URL|FIRESTORE_EMULATOR_HOST|ANVIL_TEST_MCP_INSPECTOR(_V1)?|ANVIL_TEST_NODE22|ANVIL_TEST_MCP_CONFORMANCE)=' \
+  fetch_image_wheels
+  fetch_provider_bindings
+  grep -E '^(ANVIL_TEST_POSTGRES_URL|FIRESTORE_EMULATOR_HOST|ANVIL_TEST_MCP_INSPECTOR(_V1)?|ANVIL_TEST_NODE22|ANVIL_TEST_MCP_CONFORMANCE|ANVIL_TEST_IMAGE_WHEELHOUSE|ANVIL_TEST_GOOGLE_PROVIDER_BINDINGS)=' \
     "$STATE" | sed 's/^/export /'
 }
 
