@@ -15,7 +15,7 @@ import pytest
 from anvil.air.model import Document
 from anvil.bundle.emit import emit_bundle
 from anvil.bundle.generation import Generation
-from anvil.bundle.terraform import COMPILER_OWNED_ENV
+from anvil.bundle.terraform import COMPILER_OWNED_ENV, FIXED_RUNTIME_ENV
 from tests.conftest import missing
 
 MAIN, VARIABLES = "deploy/terraform/main.tf", "deploy/terraform/variables.tf"
@@ -172,9 +172,12 @@ def test_the_plan_refuses_shadowing_a_wrong_project_and_a_digest_mismatch(paymen
     assert "firestore://${var.project_id}/(default)" not in main_tf.decode()
     locals_ = _parse(main_tf)["locals"][0]
     assert locals_["anvil_compiler_owned_runtime_env_names"] == f"${{toset({json.dumps(list(COMPILER_OWNED_ENV))})}}"
-    fixed = json.dumps(
-        ["ANVIL_DERIVED_KEY_WINDOW_SECONDS", "ANVIL_LEDGER_BINDING_TTL_SECONDS", "ANVIL_LEDGER_LOCK_TIMEOUT_MS"]
-    )
+    fixed = json.dumps(list(FIXED_RUNTIME_ENV))
+    assert {
+        "ANVIL_DERIVED_KEY_WINDOW_SECONDS",
+        "ANVIL_LEDGER_BINDING_TTL_SECONDS",
+        "ANVIL_LEDGER_LOCK_TIMEOUT_MS",
+    } <= set(FIXED_RUNTIME_ENV)
     assert locals_["anvil_fixed_runtime_env_names"].replace(", ", ",") == f"${{toset({fixed})}}".replace(", ", ",")
     assert locals_["anvil_fixed_runtime_env_prefixes"] == ["ANVIL_ALLOWED_HOSTS_"]
     assert conditions[:2] == [

@@ -114,6 +114,7 @@ def test_a_dedicated_plan_refuses_the_default_database(planned: tuple[str, Path]
         (["project_id=acme-prod-1", 'env={"ANVIL_LEDGER_BINDING_TTL_SECONDS":"1"}'], "var.env may not redefine"),
         (["project_id=acme-prod-1", 'env={"ANVIL_DERIVED_KEY_WINDOW_SECONDS":"9"}'], "var.env may not redefine"),
         (["project_id=acme-prod-1", 'env={"ANVIL_LEDGER_LOCK_TIMEOUT_MS":"1"}'], "var.env may not redefine"),
+        (["project_id=acme-prod-1", 'env={"ANVIL_HEADER_TIMEOUT_SECONDS":"3600"}'], "var.env may not redefine"),
         (["project_id=acme-prod-1", 'env={"ANVIL_ALLOWED_HOSTS_BUNDLE":"evil.example"}'], "var.env may not redefine"),
         (
             ["project_id=acme-prod-1", 'credential_secret_refs={"ANVIL_LEDGER_LOCK_TIMEOUT_MS":"s"}'],

@@ -9,8 +9,8 @@ fails while a name the CLI reads is missing from this table.
 Owners:
 
 * ``compiler`` - the generated Terraform sets it from reviewed inputs; external maps may not.
-* ``fixed`` - a runtime control the reviewed deployment leaves at its default (retention, timeout and
-  allowlist controls); external maps may not set it either.
+* ``fixed`` - a runtime control the reviewed deployment leaves at its default (retention, timeout,
+  connection and allowlist controls); external maps may not set it either.
 * ``operator`` - an operator input ``var.env`` may carry (the upstream base URL, which the compiler-owned
   host allowlist still bounds; inbound identity; the audit sink; limits).
 * ``client`` - read only by client commands (``anvil run``, ``anvil compile``), never by the gateway.
@@ -63,8 +63,11 @@ RUNTIME_ENV: Final[tuple[EnvVar, ...]] = (
     EnvVar("ANVIL_SERVICE_ID", "compiler", "The AIR service id the deployment serves."),
     EnvVar("ANVIL_UPSTREAM_TIMEOUT_MS", "compiler", "The per-attempt upstream deadline."),
     EnvVar("ANVIL_DERIVED_KEY_WINDOW_SECONDS", "fixed", "How long a result under a derived key replays."),
+    EnvVar("ANVIL_HEADER_TIMEOUT_SECONDS", "fixed", "How long a connection may take to send its request head."),
+    EnvVar("ANVIL_KEEP_ALIVE_SECONDS", "fixed", "How long an idle kept-alive connection stays open."),
     EnvVar("ANVIL_LEDGER_BINDING_TTL_SECONDS", "fixed", "How long a completed row keeps its fingerprint."),
     EnvVar("ANVIL_LEDGER_LOCK_TIMEOUT_MS", "fixed", "Each ledger call's bounded wait."),
+    EnvVar("ANVIL_MAX_CONNECTIONS", "fixed", "Inbound connections open at once."),
     EnvVar("ANVIL_AUDIT_FILE", "operator", "Where audit lines go (a file, or - for stderr)."),
     EnvVar("ANVIL_BASE_URL", "operator", "The upstream base URL (default: the AIR server URL), within the allowlist."),
     EnvVar("ANVIL_DEBUG", "operator", "1: print a traceback for an internal error."),
