@@ -16,8 +16,8 @@ demo: $(STAMP)
 	@$(BIN)/python examples/demo.py
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests bench examples
-	$(BIN)/ruff format --check src tests bench examples
+	$(BIN)/ruff check src tests bench examples scripts
+	$(BIN)/ruff format --check src tests bench examples scripts
 
 types: $(STAMP)
 	$(BIN)/mypy --strict src

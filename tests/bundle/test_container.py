@@ -13,8 +13,11 @@ import re
 import shlex
 import zipfile
 from dataclasses import replace
+from importlib import metadata
 
 import pytest
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 
 from anvil.air.model import Document
 from anvil.bundle.container import (
@@ -30,7 +33,7 @@ from anvil.bundle.container import (
 )
 from anvil.bundle.emit import emit_bundle
 from anvil.bundle.imagelock import image_lock, parse_lock
-from anvil.bundle.wheel import build_wheel, runtime_wheel
+from anvil.bundle.wheel import DISTRIBUTION, build_wheel, runtime_wheel
 from anvil.errors import BundleError
 from tests.bundle.dockerfile import dockerignore_admits, instructions
 
@@ -169,3 +172,18 @@ def test_a_malformed_dependency_lock_is_refused() -> None:
     broken |= {"profiles": {"base": ["ghost"], "firestore": []}, "packages": {}}
     with pytest.raises(BundleError, match="lock shipped with Anvil is unusable"):
         parse_lock(json.dumps(broken).encode())
+
+
+def test_the_lock_pins_every_direct_requirement_within_its_declared_range() -> None:
+    # A dependency added or raised in pyproject.toml without `make image-lock` fails here, before an image build.
+    markers = {"sys_platform": "linux", "platform_system": "Linux", "platform_machine": "x86_64"}
+    markers |= {"python_version": image_lock().python, "implementation_name": "cpython"}
+    for extra, ledger in (("", False), ("firestore", True)):
+        pins = {pin.name: pin.version for pin in image_lock().pins(ledger=ledger)}
+        for text in metadata.requires(DISTRIBUTION) or []:
+            requirement = Requirement(text)
+            if requirement.marker is not None and not requirement.marker.evaluate({**markers, "extra": extra}):
+                continue
+            name = canonicalize_name(requirement.name)
+            assert name in pins, f"{name} is not in the image lock (run make image-lock)"
+            assert requirement.specifier.contains(pins[name], prereleases=True), (name, pins[name])
