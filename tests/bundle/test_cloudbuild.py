@@ -162,6 +162,10 @@ def test_two_copies_of_the_bundle_in_the_upload_are_refused_by_name(payments_doc
     assert "./generated/payments" in refused.stderr and "./old/payments" in refused.stderr
     missing = _bash(_step(_config(other), "locate-bundle", given), root)
     assert "found 0." in missing.stderr and ".gcloudignore" in missing.stderr
+    (root / "old" / "payments" / "air.json").unlink()
+    (root / "tf-work").mkdir()
+    stale = _bash(_step(_config(payments_doc), "locate-bundle", given), root)
+    assert "already holds tf-work/" in stale.stderr and stale.returncode == 1
 
 
 def test_it_plans_only_and_keeps_the_plan_in_the_state_bucket(payments_doc: Document) -> None:

@@ -86,7 +86,10 @@ if [ "$${#found[@]}" -ne 1 ]; then
     ".gcloudignore (or .gitignore) keeps the bundle." >&2
   exit 1
 fi
-test ! -e @WORK@
+if [ -e @WORK@ ]; then
+  echo "cloudbuild: the uploaded source already holds @WORK@/; remove it or list it in .gcloudignore." >&2
+  exit 1
+fi
 mkdir @WORK@
 printf '%s\\n' "$${found[0]}" > @DIR_FILE@
 cp "$${found[0]}"/deploy/terraform/*.tf @WORK@/
