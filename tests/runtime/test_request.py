@@ -21,11 +21,12 @@ from runtime_support import (
     query_carrier_write,
     unkeyed_write,
 )
+from starlette.requests import cookie_parser
 
-from anvil.air.model import Auth, BodyField, Param, RequestBody
+from anvil.air.model import Auth, BodyField, Operation, Param, RequestBody
 from anvil.runtime.context import CallOptions
 from anvil.runtime.executor import execute
-from anvil.runtime.request import BuildError, check_target, render_path
+from anvil.runtime.request import BuildError, build_request, check_target, prepare, render_path
 
 pytestmark = pytest.mark.anyio
 
@@ -181,8 +182,13 @@ async def test_query_header_and_cookie_parameters_are_serialized(
     assert raw.headers["accept"] == "application/json" and raw.body == b""
 
 
-async def test_a_header_value_with_a_line_break_is_refused(
-    make_context: ContextFactory, upstream: UpstreamState
+@pytest.mark.parametrize(
+    "value",
+    ["a\r\nInjected: 1", "a\nb", "a\x00", "a\x0bb", "a\x0cb", "a\x1bb", "a\x7fb", "a\x85b", "a\x9fb"],
+    ids=["crlf", "lf", "nul", "vt", "ff", "esc", "del", "nel", "c1-last"],
+)
+async def test_a_header_value_with_a_line_break_or_any_control_character_is_refused(
+    make_context: ContextFactory, upstream: UpstreamState, value: str
 ) -> None:
     op = operation(
         "payments.payment.list",
@@ -191,10 +197,47 @@ async def test_a_header_value_with_a_line_break_is_refused(
         kind="read",
         params=(Param(name="X-Trace", agent_name="trace", in_="header"),),
     )
-    outcome = await execute(op, {"trace": "a\r\nInjected: 1"}, make_context())
+    outcome = await execute(op, {"trace": value}, make_context())
     assert outcome.code == "validation_error"
     assert outcome.envelope is not None and outcome.envelope.details == {"field": "trace"}
     assert upstream.count == 0
+
+
+def _cookie_op(*names: str) -> Operation:
+    params = tuple(Param(name=name, in_="cookie") for name in names)
+    return operation("payments.payment.list", method="get", path="/payments", kind="read", params=params)
+
+
+async def test_a_cookie_value_that_spells_other_cookies_stays_in_its_own_cookie(
+    make_context: ContextFactory, upstream: UpstreamState
+) -> None:
+    sneaky = "dark; session=ADMIN; lang=en"
+    outcome = await execute(_cookie_op("theme", "lang"), {"theme": sneaky, "lang": "fr"}, make_context())
+    assert outcome.kind == "success"
+    header = upstream.calls[0].headers["cookie"]
+    assert header == "theme=dark%3B%20session=ADMIN%3B%20lang=en; lang=fr"  # "=" is a cookie-octet
+    parsed = cookie_parser(header)  # the upstream's view (Starlette's parser)
+    assert set(parsed) == {"theme", "lang"} and unquote(parsed["theme"]) == sneaky and parsed["lang"] == "fr"
+
+
+_COOKIE_OCTETS = frozenset(chr(c) for c in [0x21, *range(0x23, 0x2C), *range(0x2D, 0x3B), *range(0x3C, 0x5C)]) | (
+    frozenset(chr(c) for c in range(0x5D, 0x7F))
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.text(alphabet=st.characters(exclude_categories=["Cs"])),
+    st.text(alphabet=st.characters(exclude_categories=["Cs"])),
+)
+def test_any_cookie_value_is_sent_as_cookie_octets_and_decodes_back_to_itself(first: str, second: str) -> None:
+    request = build_request(prepare(_cookie_op("a", "b")), {"a": first, "b": second}, _BASE, None)
+    header = request.header("cookie")
+    assert header is not None
+    pairs = [pair.partition("=") for pair in header.split("; ")]
+    assert [name for name, _, _ in pairs] == ["a", "b"]
+    assert all(set(value) <= _COOKIE_OCTETS for _, _, value in pairs)
+    assert [unquote(value) for _, _, value in pairs] == [first, second]
 
 
 async def test_the_dry_run_plan_redacts_credential_headers_and_reports_the_posture(

@@ -50,6 +50,12 @@ _PATH_SAFE: Final = "!~*'()"  # with quote()'s own "_.-~" and alphanumerics: enc
 #: Characters a path template's literal text keeps as written (RFC 3986 pchar, "/" and existing escapes).
 _TEMPLATE_SAFE: Final = "/:@!$&'()*+,;=-._~%"
 _PLACEHOLDER: Final = re.compile(r"\{([^{}/]+)\}")
+#: Control characters a header value may not hold: C0 but HTAB (RFC 9110 allows it inside a value), DEL, C1.
+_HEADER_CONTROL: Final = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")
+#: RFC 6265 cookie-octets other than ``%`` (quote() keeps alphanumerics and "_.-~" too): everything else
+#: in a cookie value is percent-encoded, ``%`` included, so the upstream can decode it back unambiguously.
+_COOKIE_SAFE: Final = "!#$&'()*+-./:<=>?@[]^_`{|}~"
+_TOKEN: Final = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+\Z")
 _DOT_SEGMENTS: Final = frozenset({".", ".."})
 _CACHE_LIMIT: Final = 4096
 
@@ -168,13 +174,21 @@ def _wire(value: JSONValue) -> str:
 
 
 def _header_value(field: str, value: str) -> str:
-    if "\r" in value or "\n" in value or "\x00" in value:
+    if _HEADER_CONTROL.search(value) is not None:
         raise BuildError(field)
     try:
         value.encode("latin-1")
     except UnicodeEncodeError:
         raise BuildError(field) from None
     return value
+
+
+def _cookie(field: str, name: str, value: str) -> str:
+    """One ``name=value`` pair of the cookie header, the value percent-encoded to RFC 6265 cookie-octets,
+    so it can neither end its pair (``;``) nor start another: it never leaves its coordinate."""
+    if _TOKEN.match(name) is None:
+        raise BuildError(field)  # a name that is not a token would be split or joined by the upstream
+    return f"{name}={quote(value, safe=_COOKIE_SAFE)}"
 
 
 def _set_pointer(body: JSONValue, pointer: tuple[str, ...], key: str) -> JSONObject:
@@ -324,7 +338,7 @@ def _build(plan: OperationPlan, arguments: Mapping[str, JSONValue], base_url: st
         elif location == "header":
             headers.append((binding.wire_name, _header_value(binding.property, _wire(value))))
         elif location == "cookie":
-            cookies.append(f"{binding.wire_name}={_wire(value)}")
+            cookies.append(_cookie(binding.property, binding.wire_name, _wire(value)))
         elif location == "body_field":
             fields[binding.wire_name] = value
         else:
