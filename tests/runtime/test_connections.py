@@ -23,8 +23,11 @@ import anyio
 import httpx
 import pytest
 from anyio.abc import SocketAttribute, SocketStream
+from runtime_support import read_op, unkeyed_write
 
 from anvil.runtime.connections import MAX_HEADER_BYTES, PooledUpstream
+from anvil.runtime.context import RuntimeContext
+from anvil.runtime.executor import execute
 from anvil.runtime.request import WireRequest
 from anvil.runtime.upstream import Answer, send_once
 
@@ -240,7 +243,10 @@ async def test_the_host_and_framing_headers_are_the_clients_own(raw: RawServer, 
 
 @pytest.mark.parametrize(
     "header",
-    [("X-A", "a\r\nX-Injected: 1"), ("X-A", "a\nb"), ("X-A", "a\x00"), ("X-A: b", "c"), ("X A", "c"), ("X-A", "ü€")],
+    [
+        *[("X-A", "a\r\nX-Injected: 1"), ("X-A", "a\nb"), ("X-A", "a\x00"), ("X-A: b", "c"), ("X A", "c")],
+        *[("X-A", "ü€"), ("X-A", "a\x0bb"), ("X-A", "a\x0cb"), ("X-A", "a\x7fb"), ("X-A", "a\x85b"), ("X-A", "a\x9f")],
+    ],
 )
 async def test_a_header_that_could_split_the_request_is_refused_before_anything_is_sent(
     raw: RawServer, pooled: PooledUpstream, header: tuple[str, str]
@@ -304,6 +310,55 @@ async def test_a_small_compressed_body_that_inflates_past_the_limit_is_refused(
     raw.script = [ok(bomb, "content-encoding: gzip")]
     answer = await pooled.exchange("GET", f"http://127.0.0.1:{raw.port}/z", [], None, timeout_ms=5000, max_bytes=1024)
     assert len(bomb) < 10_000 and (answer.oversized, answer.after_response, answer.body) == (True, True, b"")
+
+
+@pytest.mark.parametrize("kind", ["pooled", "httpx"])
+@pytest.mark.parametrize(
+    ("encoding", "packed"),
+    [("gzip", gzip.compress(b'{"id": 1}')), ("deflate", zlib.compress(b'{"id": 1}'))],
+    ids=["gzip", "deflate"],
+)
+async def test_bytes_after_the_end_of_a_compressed_body_make_the_answer_broken(
+    raw: RawServer, pooled: PooledUpstream, kind: str, encoding: str, packed: bytes
+) -> None:
+    raw.script = [ok(packed + b"trailing bytes", f"content-encoding: {encoding}")]
+    wire = WireRequest(method="POST", url=f"http://127.0.0.1:{raw.port}/z", path="/z", query=(), headers=())
+    async with httpx.AsyncClient() as plain:
+        answer = await send_once(pooled if kind == "pooled" else plain, wire, timeout_ms=5000, max_bytes=1024)
+    assert (answer.condition, answer.after_response, answer.maybe_received) == ("connection_reset", True, True)
+
+
+#: A gzip header and an empty deflate block, then more empty (stored, non-final) blocks: bytes on the
+#: wire that decode to nothing, as many as the upstream likes.
+_GZIP_OPENING = bytes.fromhex("1f8b0800000000000003000000ffff")
+_EMPTY_BLOCK = b"\x00\x00\x00\xff\xff"
+
+
+@pytest.mark.parametrize(
+    ("opening", "tail"),
+    [
+        pytest.param(gzip.compress(b"{}"), b"\x00" * 4096, id="bytes-after-the-stream"),
+        pytest.param(_GZIP_OPENING, _EMPTY_BLOCK * 800, id="blocks-decoding-to-nothing"),
+    ],
+)
+async def test_an_endless_compressed_answer_is_cut_off_within_the_limit_not_at_the_deadline(
+    raw: RawServer, pooled: PooledUpstream, opening: bytes, tail: bytes
+) -> None:
+    async def endless(stream: SocketStream) -> bool:
+        await stream.send(b"HTTP/1.1 200 OK\r\ncontent-encoding: gzip\r\nconnection: close\r\n\r\n" + opening)
+        for _ in range(4096):
+            await stream.send(tail)  # 16 MiB and counting, never finished
+        await anyio.sleep(10)
+        return True
+
+    raw.script = [endless]
+    began = anyio.current_time()
+    answer = await pooled.exchange(
+        "POST", f"http://127.0.0.1:{raw.port}/e", [], b"{}", timeout_ms=8000, max_bytes=65536
+    )
+    assert answer.after_response and not answer.ok
+    assert answer.condition == "connection_reset" or answer.oversized  # broken, or past the limit as it came
+    assert anyio.current_time() - began < 6  # refused as the bytes came; the deadline would be 8 s
 
 
 async def test_an_answer_without_a_length_ends_where_the_upstream_closes(
@@ -589,3 +644,44 @@ async def test_a_request_over_64_kib_never_shares_its_connection_with_the_next(
     assert (await pooled.exchange("POST", url, [], b"{}", timeout_ms=5000, max_bytes=64)).ok
     first, second, third = (seen.peer_port for seen in raw.seen)
     assert first != second and second == third  # TLS may still hold part of a large body: never followed
+
+
+# --- writes never share a connection ----------------------------------------------------------------------
+
+
+async def test_a_write_never_takes_a_late_answer_on_a_pooled_connection_for_its_own(
+    raw: RawServer, pooled: PooledUpstream
+) -> None:
+    first: list[int] = []
+
+    async def answer(stream: SocketStream) -> None:
+        port = stream.extra(SocketAttribute.remote_port)
+        if not first:
+            first.append(port)
+            await stream.send(ok(b'{"read": 1}'))
+            return
+        if port == first[0] and raw.seen[-1].head.startswith(b"POST"):
+            await stream.send(ok(b'{"late": "an earlier answer, arriving now"}'))
+        await stream.send(ok(b'{"refund": "re_1"}' if raw.seen[-1].head.startswith(b"POST") else b'{"read": 2}'))
+
+    raw.script = [answer, answer, answer]
+    url = f"http://127.0.0.1:{raw.port}/w"
+    assert (await pooled.exchange("GET", url, [], None, timeout_ms=5000, max_bytes=64)).ok
+    write = await pooled.exchange("POST", url, [], b"{}", timeout_ms=5000, max_bytes=64, write=True)
+    read = await pooled.exchange("GET", url, [], None, timeout_ms=5000, max_bytes=64)
+    assert write.body == b'{"refund": "re_1"}' and read.body == b'{"read": 2}'
+    assert b"\r\nconnection: close" in raw.seen[1].head  # and the write's connection carries nothing else
+    assert raw.seen[1].peer_port != first[0] and raw.seen[2].peer_port == first[0]  # reads still reuse
+
+
+async def test_the_executor_sends_every_write_on_a_connection_of_its_own(
+    raw: RawServer, pooled: PooledUpstream
+) -> None:
+    context = RuntimeContext(
+        service_id="payments", base_url=f"http://127.0.0.1:{raw.port}", client=pooled, env="dev", retries=False
+    )
+    arguments = {"payment_id": "pay_1", "amount": 5}
+    for op in (read_op(), read_op(), unkeyed_write(), unkeyed_write(), read_op()):
+        assert (await execute(op, arguments if not op.is_read else {"payment_id": "pay_1"}, context)).ok
+    ports = [seen.peer_port for seen in raw.seen]
+    assert ports[0] == ports[1] == ports[4] and len({ports[0], ports[2], ports[3]}) == 3

@@ -52,7 +52,7 @@ async def test_an_upstream_status_maps_to_its_envelope_code(status: int, code: s
     error = outcome.envelope.to_json()["error"]
     assert (error["code"], error["retryable"], error["safe_to_retry"]) == (code, retryable, False)
     assert error["upstream"] == {"status": status, "request_id": "rq-9"}
-    if status in (408, 500, 502, 504):  # the write may have committed before the upstream failed
+    if status in (408, 500, 502, 504, 599):  # the write may have committed before the upstream failed
         assert error["details"]["upstream_outcome"] == "possibly_committed"
     else:
         assert error["message"] == f"Upstream returned {status} for payments.note.create."
@@ -96,6 +96,13 @@ def test_the_domain_code_is_read_from_code_error_code_or_the_first_errors_entry(
     assert observed_domain_code(b'{"errors": [{"code": "c"}, {"code": "d"}]}') == "c"
     assert observed_domain_code(b"not json") is None
     assert observed_domain_code(b'{"code": 7}') is None
+
+
+async def test_an_error_answer_nested_too_deeply_to_parse_is_mapped_by_its_status_not_a_fault() -> None:
+    assert observed_domain_code(b"[" * 100_000 + b"]" * 100_000) is None
+    response = httpx.Response(404, content=b"[" * 100_000 + b"]" * 100_000)
+    outcome = await execute(read_op(), {"payment_id": "p"}, context_answering(response))
+    assert outcome.code == "not_found"
 
 
 def test_status_codes_outside_the_table_fall_back_by_class() -> None:

@@ -256,3 +256,24 @@ async def test_a_keyed_write_that_never_connected_releases_its_reservation_for_a
     assert "upstream_outcome" not in (refused.envelope.details or {})
     retried = await execute(keyed_write(), REFUND, context, CallOptions(idempotency_key="conn-1"))
     assert retried.kind == "success" and retried.status == 201 and len(script.requests) == 2
+
+
+#: The statuses that prove the upstream applied nothing (README, "How a failed write is classified").
+RELEASING = (set(range(400, 500)) - {408}) | {503}
+
+
+@pytest.mark.parametrize("code", [*range(400, 600), 600, 799, 999])
+async def test_only_a_status_that_proves_nothing_was_applied_releases_a_keyed_writes_reservation(code: int) -> None:
+    script = Script(status(code), httpx.Response(201, json={"id": "re_1"}))
+    context = script.context(ledger=MemoryLedger(), retries=False)
+    failed = await execute(keyed_write(), REFUND, context, CallOptions(idempotency_key=f"status-{code}"))
+    assert failed.kind == "error" and failed.envelope is not None and len(script.requests) == 1
+    details = failed.envelope.details or {}
+    again = await execute(keyed_write(), REFUND, context, CallOptions(idempotency_key=f"status-{code}"))
+    if code in RELEASING:
+        assert "upstream_outcome" not in details and failed.record.ledger == "reserved"
+        assert again.kind == "success" and len(script.requests) == 2  # the same key ran again, as it may
+    else:
+        assert details["upstream_outcome"] == "possibly_committed" and failed.envelope.safe_to_retry is False
+        assert failed.record.ledger == "in_progress"
+        assert again.code == "conflict" and len(script.requests) == 1  # never sent twice

@@ -10,15 +10,20 @@ fraction of either's CPU per request, which is most of a gateway call's upstream
 The pool keeps idle connections per (scheme, host, port), the warmest first, at most
 ``limit_per_host`` open to one host at once (a call past that waits for one, within its deadline);
 an idle connection older than ``keepalive_seconds``, one the upstream closed or one that received
-bytes nobody asked for is never reused. No cookie is kept, no redirect is followed, no proxy is
-used, and the request target is sent exactly as :mod:`anvil.runtime.request` encoded it. HTTPS uses
-the system's trust store (``ssl.create_default_context``) with the host name checked.
+bytes nobody asked for is never reused. Only reads reuse connections: a write (``exchange(...,
+write=True)``, which the executor passes for every operation that is not a read) opens a connection of
+its own, asks for ``connection: close`` and is never followed on it, because no idle connection can be
+proven idle: an answer nobody asked for may be in flight and would be read as the write's. No cookie
+is kept, no redirect is followed, no proxy is used, and the request target is sent exactly as
+:mod:`anvil.runtime.request` encoded it. HTTPS uses the system's trust store
+(``ssl.create_default_context``) with the host name checked.
 
 :meth:`PooledUpstream.exchange` is the same contract as the ``httpx`` branch of
 :func:`anvil.runtime.upstream.send_once`: one attempt under a total deadline, the body read up to a
-size limit (after ``gzip``/``deflate`` decoding, so a small compressed body cannot grow past it),
-and every failure mapped to an :class:`~anvil.runtime.upstream.Answer` that says whether the request
-can have reached the upstream: only a failure before the request was written (no connection, no
+size limit (the bytes received and the bytes ``gzip``/``deflate`` decodes to, so neither a small
+compressed body nor bytes after its compressed stream can grow past it), and every failure mapped to
+an :class:`~anvil.runtime.upstream.Answer` that says whether the request can have reached the
+upstream: only a failure before the request was written (no connection, no
 free connection in time, a refused TLS handshake) provably did not. Headers are bounded
 (:data:`MAX_HEADER_BYTES`); a malformed answer is a transport failure after the response began.
 """
@@ -30,13 +35,12 @@ import re
 import socket
 import ssl
 import time
-import zlib
 from collections.abc import AsyncIterator, Sequence
-from typing import Any, Final, cast
+from typing import Final, cast
 from urllib.parse import urlsplit
 
 from anvil import __version__
-from anvil.runtime.upstream import Answer, names_dns_failure, read_answer
+from anvil.runtime.upstream import ACCEPT_ENCODING, Answer, BrokenBody, names_dns_failure, read_answer
 
 __all__ = ["MAX_HEADER_BYTES", "PooledUpstream"]
 
@@ -54,6 +58,9 @@ _ORIGINS_KEPT: Final = 256
 _REUSE_BYTES: Final = 64 * 1024
 _ORIGIN: Final = re.compile(r"[^/?#]*//[^/?#]*")
 _TOKEN: Final = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+\Z")
+#: Control characters no request line or header value may hold (CR and LF are counted apart; HTAB is
+#: allowed inside a header value by RFC 9110): C0 controls, DEL and the C1 controls.
+_CONTROL: Final = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 
 
 class _Broken(Exception):
@@ -253,29 +260,6 @@ class _Connection(asyncio.Protocol):
             self.transport.close()
 
 
-async def _decoded(chunks: AsyncIterator[bytes], encoding: str | None, limit: int) -> AsyncIterator[bytes]:
-    """The body as sent, or decoded from ``gzip``/``deflate`` (bounded: at most ``limit + 1`` bytes a chunk)."""
-    encoding = (encoding or "").strip().lower()
-    if encoding not in ("gzip", "x-gzip", "deflate"):
-        async for chunk in chunks:
-            yield chunk
-        return
-    obj: Any = None
-    async for chunk in chunks:
-        if obj is None:
-            wbits = 16 + zlib.MAX_WBITS
-            if encoding == "deflate":  # deflate is zlib-wrapped by the standard, raw by some servers
-                wbits = -zlib.MAX_WBITS if not chunk or (chunk[0] & 0x0F) != 8 else zlib.MAX_WBITS
-            obj = zlib.decompressobj(wbits)
-        try:
-            out: bytes = obj.decompress(chunk, limit + 1)  # one byte past the limit is enough to refuse
-        except zlib.error:
-            raise _Broken from None
-        yield out
-    if obj is not None and not obj.eof:
-        raise _Broken  # the compressed stream stops short: what was decoded is not the whole body
-
-
 def _origin(url: str) -> tuple[_Key, str, int]:
     """Where ``url`` goes, its ``host`` header and where its request target starts."""
     matched = _ORIGIN.match(url)
@@ -297,14 +281,17 @@ def _origin(url: str) -> tuple[_Key, str, int]:
 
 
 def _request_bytes(
-    method: str, url: str, headers: Sequence[tuple[str, str]], content: bytes | None
+    method: str, url: str, headers: Sequence[tuple[str, str]], content: bytes | None, *, close: bool = False
 ) -> tuple[_Key, bytes]:
-    """Where ``url`` goes and the request's bytes (raises ValueError for what cannot be sent as is)."""
+    """Where ``url`` goes and the request's bytes (raises ValueError for what cannot be sent as is);
+    ``close`` asks the upstream to close the connection after its answer."""
     key, authority, start = _origin(url)
     target = url[start:].partition("#")[0] or "/"
     if target[0] != "/":
         target = "/" + target  # an origin followed directly by a query
     lines = [f"{method} {target} HTTP/1.1", f"host: {authority}"]
+    if close:
+        lines.append("connection: close")
     named: set[str] = set()
     for name, value in headers:
         lowered = name.lower()
@@ -317,14 +304,21 @@ def _request_bytes(
     if "user-agent" not in named:
         lines.append(f"user-agent: {_USER_AGENT}")
     if "accept-encoding" not in named:
-        lines.append("accept-encoding: gzip, deflate")
+        lines.append(f"accept-encoding: {ACCEPT_ENCODING}")
     if content is not None or method in _BODY_METHODS:
         lines.append(f"content-length: {len(content or b'')}")
     text = "\r\n".join(lines)
-    # Only the separators may break a line: one more CR or LF, or any NUL, and nothing is sent.
+    # Only the separators may break a line: one more CR or LF, or any other control character, and
+    # nothing is sent.
     breaks = len(lines) - 1
-    if text.count("\r") != breaks or text.count("\n") != breaks or "\x00" in text or " " in target or "\t" in target:
-        raise ValueError("a request line or header holds a line break, a NUL or a space")
+    if (
+        text.count("\r") != breaks
+        or text.count("\n") != breaks
+        or _CONTROL.search(text) is not None
+        or " " in target
+        or "\t" in target
+    ):
+        raise ValueError("a request line or header holds a line break, a control character or a space")
     return key, text.encode("latin-1") + b"\r\n\r\n" + (content or b"")
 
 
@@ -357,8 +351,8 @@ class PooledUpstream:
             self._tls = ssl.create_default_context()  # the trust store loads once, on the first HTTPS call
         return self._tls
 
-    async def _checkout(self, key: _Key) -> _Connection:
-        idle = self._idle.get(key)
+    async def _checkout(self, key: _Key, *, fresh: bool) -> _Connection:
+        idle = None if fresh else self._idle.get(key)
         now = time.monotonic()
         while idle:
             conn = idle.pop()  # the most recently used: the warmest, the least likely closed by the upstream
@@ -387,13 +381,18 @@ class PooledUpstream:
         *,
         timeout_ms: int,
         max_bytes: int,
+        write: bool = False,
     ) -> Answer:
         """Send one request and read its answer (see :func:`anvil.runtime.upstream.send_once`).
+
+        A ``write`` goes out on a new connection with ``connection: close`` and that connection carries
+        nothing else: an idle connection cannot be proven idle (an answer nobody asked for may be on its
+        way), and a write must never take such an answer for its own.
 
         Raises:
             ValueError: the URL or a header cannot be sent as is (nothing was sent).
         """
-        key, data = _request_bytes(method, url, headers, content)
+        key, data = _request_bytes(method, url, headers, content, close=write)
         slots = self._slots.get(key)
         if slots is None:
             slots = self._slots[key] = asyncio.Semaphore(self._limit_per_host)
@@ -405,15 +404,20 @@ class PooledUpstream:
             async with asyncio.timeout(timeout_ms / 1000):  # the client is asyncio's (transports) anyway
                 async with slots:
                     try:
-                        conn = await self._checkout(key)
+                        conn = await self._checkout(key, fresh=write)
                         conn.send(data, head_only=method == "HEAD")
                         sent = True
                         await conn.answer_headers()
                         began = True
-                        lookup = conn.headers.get
-                        body = _decoded(conn.chunks(), lookup("content-encoding"), max_bytes)
-                        answer = await read_answer(conn.status, lookup, body, max_bytes=max_bytes, head=conn.head_only)
-                        reuse = conn.finished() and not answer.after_response
+                        answer = await read_answer(
+                            conn.status,
+                            conn.headers.get,
+                            conn.chunks(),
+                            max_bytes=max_bytes,
+                            head=conn.head_only,
+                            encoded=True,
+                        )
+                        reuse = not write and conn.finished() and not answer.after_response
                         return answer
                     finally:
                         if conn is not None:
@@ -423,7 +427,7 @@ class PooledUpstream:
                                 conn.close()
         except TimeoutError:
             return Answer(condition="timeout", after_response=began, maybe_received=sent)
-        except (_Broken, OSError) as exc:
+        except (_Broken, BrokenBody, OSError) as exc:
             if not sent:
                 # No connection was made (or its TLS handshake failed): the request never left.
                 dns = isinstance(exc, socket.gaierror) or names_dns_failure(str(exc))

@@ -128,7 +128,7 @@ def observed_domain_code(body: bytes) -> str | None:
     """The upstream's own error code: ``code``, ``error.code`` or the first ``errors[].code`` (strings only)."""
     try:
         data = json.loads(body) if body else None
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested past the parser's depth: no code to read
         return None
     if not isinstance(data, dict):
         return None

@@ -12,15 +12,19 @@ A write with a key either runs once under a reservation, replays the stored resu
 ``replayed``), or is refused with a code that says why; an uncertain outcome keeps the reservation for
 operator reconciliation. Every call ends with one audit line.
 
-What a failed write means for its reservation (``details.upstream_outcome``):
+What a failed write means for its reservation (``details.upstream_outcome``), decided by
+:attr:`~anvil.runtime.upstream.Answer.possibly_committed`:
 
 =====================================================  ==================  ==================
 last answer                                            reservation         ``safe_to_retry``
 =====================================================  ==================  ==================
 no byte left (no connection, no pooled connection)     released            the op's contract
-an answer proving nothing happened (4xx, 429, 503)     released            the op's contract
-500, 502, 504, 408, a timeout or reset after sending,  kept in progress    false
-a redirect, an oversized or cut-off answer             (possibly_committed)
+a status proving nothing was applied: 4xx but 408,     released            the op's contract
+429 included, and 503
+any other status (408, 500-502, 504-599 such as 501,   kept in progress    false
+505, 507, 520-530, 598, 599, anything unregistered),   (possibly_committed)
+a timeout or reset after sending, a redirect, an
+oversized, cut-off or undecodable answer
 =====================================================  ==================  ==================
 
 "The op's contract" is the retry policy: true only for a retryable code on an operation that may be
@@ -70,8 +74,6 @@ __all__ = ["execute", "host_allowed"]
 host_allowed = gates.host_allowed
 _NO_OPTIONS: Final = CallOptions()
 _NO_KEY: Final = KeyResolution()
-#: Statuses after which a write may have committed: the upstream failed or timed out mid-request.
-_UNCERTAIN_STATUSES: Final = frozenset({408, 500, 502, 504})
 _TOO_LARGE: Final = "ledger/result_too_large"
 
 
@@ -334,13 +336,15 @@ class _Call:
         last = Answer()
         for number in range(1, allowed + 1):
             self.touched = True
-            last = await send_once(ctx.client, request, timeout_ms=ctx.timeout_ms, max_bytes=ctx.max_response_bytes)
+            last = await send_once(
+                ctx.client, request, timeout_ms=ctx.timeout_ms, max_bytes=ctx.max_response_bytes, write=not op.is_read
+            )
             self.attempts = number
             if last.status is not None:
                 self.status = last.status
             if last.ok:
                 return await self._succeeded(last)
-            possibly_committed = possibly_committed or last.uncertain or last.status in _UNCERTAIN_STATUSES
+            possibly_committed = possibly_committed or last.possibly_committed
             condition = last.condition if last.status is None else condition_for_status(last.status)
             wait_after = parse_retry_after(last.retry_after, ctx.clock()) if last.status is not None else None
             if wait_after is not None:
