@@ -3,6 +3,7 @@ prove nothing was applied."""
 
 from __future__ import annotations
 
+import asyncio
 import gzip
 import zlib
 from collections.abc import AsyncIterator, Iterable
@@ -13,7 +14,9 @@ import pytest
 from runtime_support import FakeClock, keyed_write
 
 from anvil.ledger.base import LedgerOptions
+from anvil.ledger.memory import MemoryLedger
 from anvil.ledger.registry import open_ledger
+from anvil.runtime.connections import PooledUpstream
 from anvil.runtime.context import CallOptions, RuntimeContext
 from anvil.runtime.executor import execute
 from anvil.runtime.upstream import Answer, BrokenBody, parse_data, proves_nothing_applied, read_answer
@@ -120,3 +123,32 @@ NOT_PROVING = (408, 500, 501, 502, 504, 505, 507, 520, 530, 598, 599, 200, 302, 
 @pytest.mark.parametrize(("status", "proves"), [*((s, True) for s in PROVING), *((s, False) for s in NOT_PROVING)])
 def test_only_a_closed_list_of_statuses_proves_nothing_was_applied(status: int, proves: bool) -> None:
     assert proves_nothing_applied(status) is proves
+
+
+async def test_a_keyed_write_whose_compressed_answer_has_bytes_after_its_end_keeps_its_reservation() -> None:
+    packed = gzip.compress(b'{"id": "re_1"}') + b"and then more bytes"
+    requests: list[bytes] = []
+
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = await reader.readuntil(b"\r\n\r\n")
+        length = next(int(line[15:]) for line in head.lower().split(b"\r\n") if line.startswith(b"content-length:"))
+        requests.append(head + await reader.readexactly(length))
+        writer.write(b"HTTP/1.1 201 Created\r\ncontent-encoding: gzip\r\n")
+        writer.write(f"content-length: {len(packed)}\r\n\r\n".encode() + packed)
+        await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(answer, "127.0.0.1", 0)
+    client = PooledUpstream()
+    url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
+    ledger = MemoryLedger()
+    context = RuntimeContext(
+        service_id="payments", base_url=url, client=client, env="dev", ledger=ledger, retries=False
+    )
+    async with server:
+        first = await execute(keyed_write(), REFUND, context, CallOptions(idempotency_key="tail-1"))
+        again = await execute(keyed_write(), REFUND, context, CallOptions(idempotency_key="tail-1"))
+    await client.aclose()
+    assert first.kind == "error" and first.envelope is not None and first.envelope.details is not None
+    assert first.envelope.details["upstream_outcome"] == "possibly_committed" and first.record.ledger == "in_progress"
+    assert again.code == "conflict" and len(requests) == 1  # the write may have happened: never sent again
