@@ -26,9 +26,11 @@ from urllib.parse import urlsplit
 
 from anvil._types import JSONObject, JSONValue
 
-__all__ = ["SchemaRoot", "bound", "fits", "format_fits", "json_equal", "multiple_fits"]
+__all__ = ["SchemaRoot", "bound", "combine", "fits", "format_fits", "json_equal", "multiple_fits"]
 
 _MAX_REFS: Final = 32
+_LOWER: Final = ("minLength", "minItems", "minProperties", "minimum")
+_UPPER: Final = ("maxLength", "maxItems", "maxProperties", "maximum")
 _DATE_TIME: Final = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$")
 _TIME: Final = re.compile(r"^(\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$")
 _DATE: Final = re.compile(r"^\d{4}-\d{2}-\d{2}$")
@@ -341,3 +343,57 @@ def fits(value: JSONValue, schema: JSONValue, root: SchemaRoot) -> bool:
 def bound(schema: JSONObject, plain: str, exclusive: str) -> tuple[float | None, bool]:
     """A number bound of ``schema`` in either spelling (see :func:`_bound`)."""
     return _bound(schema, plain, exclusive)
+
+
+def combine(out: JSONObject, part: JSONObject, allowed: str) -> None:
+    """Fold one ``allOf`` branch into ``out``: the intersection of what both accept, as far as it goes.
+
+    ``out[allowed]`` collects the property names every closed branch (``additionalProperties: false``)
+    allows. Raises ValueError when the branches ask for types no value has.
+    """
+    for key, value in part.items():
+        if key not in out:
+            if key == "additionalProperties" and value is False:
+                props = part.get("properties")
+                out[allowed] = frozenset(props) if isinstance(props, dict) else frozenset()
+            out[key] = value
+            continue
+        mine = out[key]
+        if key == "properties" and isinstance(mine, dict) and isinstance(value, dict):
+            joined = dict(mine)
+            for name, sub in value.items():
+                joined[name] = sub if name not in joined or joined[name] == sub else {"allOf": [joined[name], sub]}
+            out[key] = joined
+        elif key == "required" and isinstance(mine, list) and isinstance(value, list):
+            out[key] = mine + [name for name in value if name not in mine]
+        elif key == "type":
+            out[key] = _type_meet(mine, value)
+        elif key == "enum" and isinstance(mine, list) and isinstance(value, list):
+            out[key] = [v for v in mine if any(json_equal(v, w) for w in value)]
+        elif key in _LOWER and isinstance(mine, int | float) and isinstance(value, int | float):
+            out[key] = max(mine, value)
+        elif key in _UPPER and isinstance(mine, int | float) and isinstance(value, int | float):
+            out[key] = min(mine, value)
+        elif key == "nullable":
+            out[key] = mine is True and value is True
+        elif key == "additionalProperties" and value is False:
+            props = part.get("properties")
+            names = frozenset(props) if isinstance(props, dict) else frozenset()
+            current = out.get(allowed)
+            out[allowed] = names & current if isinstance(current, frozenset) else names
+            out[key] = False
+        elif key in ("items", "additionalProperties") and isinstance(mine, dict) and isinstance(value, dict):
+            out[key] = {"allOf": [mine, value]}
+
+
+def _type_meet(left: JSONValue, right: JSONValue) -> JSONValue:
+    mine = {left} if isinstance(left, str) else set(left) if isinstance(left, list) else set()
+    theirs = {right} if isinstance(right, str) else set(right) if isinstance(right, list) else set()
+    if "number" in mine and "integer" in theirs:
+        mine.add("integer")
+    if "number" in theirs and "integer" in mine:
+        theirs.add("integer")
+    both = sorted(mine & theirs)
+    if not both:
+        raise ValueError(f"allOf branches ask for different types ({left} and {right})")
+    return both[0] if len(both) == 1 else both

@@ -35,11 +35,8 @@ from dataclasses import dataclass, field
 from typing import Final, Literal
 
 from anvil._types import JSONObject, JSONValue
-from anvil.air.inputs import idempotency_key_schema, safety_keys
-from anvil.air.model import Operation
 from anvil.air.regex_values import pattern_string
-from anvil.air.tools import operation_input_schema
-from anvil.air.value_check import SchemaRoot, bound, fits, format_fits, json_equal, multiple_fits
+from anvil.air.value_check import SchemaRoot, bound, combine, fits, format_fits, json_equal, multiple_fits
 
 __all__ = [
     "FORMAT_VALUES",
@@ -47,7 +44,6 @@ __all__ = [
     "Direction",
     "Style",
     "ValueGenerator",
-    "example_arguments",
 ]
 
 Direction = Literal["request", "response"]
@@ -87,8 +83,6 @@ _OBJECT_HINTS: Final = ("properties", "required", "additionalProperties", "patte
 _ARRAY_HINTS: Final = ("items", "prefixItems", "minItems", "maxItems", "uniqueItems", "contains")
 _STRING_HINTS: Final = ("pattern", "format", "minLength", "maxLength")
 _NUMBER_HINTS: Final = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")
-_LOWER: Final = ("minLength", "minItems", "minProperties", "minimum")
-_UPPER: Final = ("maxLength", "maxItems", "maxProperties", "maximum")
 
 
 class CannotMake(Exception):
@@ -366,7 +360,10 @@ class ValueGenerator:
                 continue
             if isinstance(part.get("allOf"), list):
                 part = self._merged(run, part)
-            _combine(out, part)
+            try:
+                combine(out, part, _ALLOWED)
+            except ValueError as contradiction:
+                raise _Fail(str(contradiction)) from None
         return out
 
     # --- kinds ------------------------------------------------------------------------------------
@@ -612,56 +609,6 @@ def _matches(pattern: str | None, text: str) -> bool:
         return False
 
 
-def _combine(out: JSONObject, part: JSONObject) -> None:
-    """Fold one ``allOf`` branch into ``out``: the intersection of what both accept, as far as it goes."""
-    for key, value in part.items():
-        if key not in out:
-            if key == "additionalProperties" and value is False:
-                props = part.get("properties")
-                out[_ALLOWED] = frozenset(props) if isinstance(props, dict) else frozenset()
-            out[key] = value
-            continue
-        mine = out[key]
-        if key == "properties" and isinstance(mine, dict) and isinstance(value, dict):
-            joined = dict(mine)
-            for name, sub in value.items():
-                joined[name] = sub if name not in joined or joined[name] == sub else {"allOf": [joined[name], sub]}
-            out[key] = joined
-        elif key == "required" and isinstance(mine, list) and isinstance(value, list):
-            out[key] = mine + [name for name in value if name not in mine]
-        elif key == "type":
-            out[key] = _type_meet(mine, value)
-        elif key == "enum" and isinstance(mine, list) and isinstance(value, list):
-            out[key] = [v for v in mine if any(json_equal(v, w) for w in value)]
-        elif key in _LOWER and isinstance(mine, int | float) and isinstance(value, int | float):
-            out[key] = max(mine, value)
-        elif key in _UPPER and isinstance(mine, int | float) and isinstance(value, int | float):
-            out[key] = min(mine, value)
-        elif key == "nullable":
-            out[key] = mine is True and value is True
-        elif key == "additionalProperties" and value is False:
-            props = part.get("properties")
-            names = frozenset(props) if isinstance(props, dict) else frozenset()
-            current = out.get(_ALLOWED)
-            out[_ALLOWED] = names & current if isinstance(current, frozenset) else names
-            out[key] = False
-        elif key in ("items", "additionalProperties") and isinstance(mine, dict) and isinstance(value, dict):
-            out[key] = {"allOf": [mine, value]}
-
-
-def _type_meet(left: JSONValue, right: JSONValue) -> JSONValue:
-    mine = {left} if isinstance(left, str) else set(left) if isinstance(left, list) else set()
-    theirs = {right} if isinstance(right, str) else set(right) if isinstance(right, list) else set()
-    if "number" in mine and "integer" in theirs:
-        mine.add("integer")
-    if "number" in theirs and "integer" in mine:
-        theirs.add("integer")
-    both = sorted(mine & theirs)
-    if not both:
-        raise _Fail(f"allOf branches ask for different types ({left} and {right})")
-    return both[0] if len(both) == 1 else both
-
-
 def _discriminate(
     value: JSONObject,
     discriminator: JSONObject,
@@ -691,42 +638,3 @@ def _discriminate(
     schema = (props or {}).get(prop)
     if schema is None or fits(wanted, schema, root):
         value[prop] = wanted
-
-
-def example_arguments(
-    op: Operation, generator: ValueGenerator, *, every_input: bool = True, fresh: bool = False
-) -> JSONObject:
-    """Business arguments for ``op`` made from its input schema (the safety inputs are left to the caller).
-
-    Args:
-        op: the operation.
-        generator: the lane's generator.
-        every_input: fill every optional input (and one level of optional fields below); False fills
-            required inputs and fields only.
-        fresh: make every value anew (no declared example).
-
-    Raises:
-        CannotMake: a required input cannot be made (the reason names it).
-    """
-    schema = operation_input_schema(op)
-    keys = safety_keys(op)
-    controls = {keys.confirm, keys.idempotency} - {None}
-    properties = schema.get("properties")
-    business: JSONObject = {
-        **schema,
-        "properties": {k: v for k, v in (properties or {}).items() if k not in controls},
-        "required": [k for k in schema.get("required") or () if k not in controls],
-    }
-    made = generator.make(
-        business,
-        name=op.canonical_name or "input",
-        fresh=fresh,
-        optional_level=1 if every_input else -1,
-        direction="request",
-    )
-    return made if isinstance(made, dict) else {}
-
-
-def idempotency_key(op: Operation, generator: ValueGenerator, label: str) -> str:
-    """A fresh idempotency key for ``op`` that fits its carrier's schema (never a spec example)."""
-    return generator.fresh_key(label, idempotency_key_schema(op))
