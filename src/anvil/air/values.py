@@ -186,10 +186,12 @@ class ValueGenerator:
             raise CannotMake(f"{name}: no value satisfies every keyword of the schema together")
         return value
 
-    def attempt(self, schema: JSONValue, *, name: str = "value", direction: Direction | None = None) -> JSONValue:
+    def attempt(
+        self, schema: JSONValue, *, name: str = "value", direction: Direction | None = None, published: bool = False
+    ) -> JSONValue:
         """:meth:`make`, or None when no value can be made (for callers to whom absent is an answer)."""
         try:
-            return self.make(schema, name=name, direction=direction)
+            return self.make(schema, name=name, direction=direction, published=published)
         except CannotMake:
             return None
 
