@@ -184,8 +184,20 @@ def format_fits(fmt: str, text: str) -> bool:
 
 
 class _Judge:
-    def __init__(self, root: SchemaRoot) -> None:
+    """Judges values; ``formats`` False treats ``format`` as the annotation most validators take it for."""
+
+    def __init__(self, root: SchemaRoot, formats: bool = True) -> None:
         self.root = root
+        self.formats = formats
+        self._lenient: _Judge | None = None
+
+    def lenient(self) -> _Judge:
+        """The judge that does not assert formats: what "matches no other branch" must hold for."""
+        if not self.formats:
+            return self
+        if self._lenient is None:
+            self._lenient = _Judge(self.root, formats=False)
+        return self._lenient
 
     def fits(self, value: JSONValue, schema: JSONValue, depth: int = 0) -> bool:
         if depth > 64:
@@ -232,7 +244,7 @@ class _Judge:
         if compiled is not None and compiled.search(value) is None:
             return False
         fmt = schema.get("format")
-        return not isinstance(fmt, str) or format_fits(fmt, value)
+        return not self.formats or not isinstance(fmt, str) or format_fits(fmt, value)
 
     def _array(self, value: list[JSONValue], schema: JSONObject, depth: int) -> bool:
         low, high = schema.get("minItems"), schema.get("maxItems")
@@ -295,10 +307,15 @@ class _Judge:
         if isinstance(some, list) and some and not any(self.fits(value, sub, depth + 1) for sub in some):
             return False
         one = schema.get("oneOf")
-        if isinstance(one, list) and one and sum(1 for sub in one if self.fits(value, sub, depth + 1)) != 1:
-            return False
+        if isinstance(one, list) and one:
+            # exactly one branch, whether or not the validator asserts formats: the value matches one
+            # branch as written and no other even with formats taken as annotations
+            lenient = self.lenient()
+            matches = [sub for sub in one if lenient.fits(value, sub, depth + 1)]
+            if len(matches) != 1 or not self.fits(value, matches[0], depth + 1):
+                return False
         negated = schema.get("not")
-        return negated is None or not self.fits(value, negated, depth + 1)
+        return negated is None or not self.lenient().fits(value, negated, depth + 1)
 
 
 def _bound(schema: JSONObject, plain: str, exclusive: str) -> tuple[float | None, bool]:

@@ -538,7 +538,7 @@ class ValueGenerator:
         if isinstance(step, int | float) and not isinstance(step, bool) and step > 0:
             start = low if low is not None else 0
             first = math.ceil(start / step) if abs(start / step) < 1e15 else 0
-            picks = [k * step for k in range(first, first + 4)] + [step * (1 + index)]
+            picks = [step * (1 + index)] + [k * step for k in range(first, first + 4)]
         for pick in picks:
             if integer:
                 if not float(pick).is_integer():

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from anvil._types import JSONObject, JSONValue
-from anvil.air.values import ValueGenerator
+from anvil.air.values import CannotMake, ValueGenerator
 
 __all__ = ["MAX_DEPTH", "SchemaSet", "Validator", "ValueMaker"]
 
@@ -107,6 +107,17 @@ class ValueMaker:
         if schema is None:
             return None
         return self._generator.attempt(schema, name=name, direction="response", published=True)
+
+    def fresh(self, schema: JSONValue, name: str) -> JSONValue:
+        """A new value for ``schema`` (never a declared example; an id for a new item); None when none can be made."""
+        try:
+            return self._generator.make(schema, name=name, fresh=True, direction="response", published=True)
+        except CannotMake:
+            return None
+
+    def fits(self, value: JSONValue, schema: JSONValue) -> bool:
+        """True when ``value`` satisfies ``schema`` (refs resolved against the document's schemas)."""
+        return self._generator.fits(value, schema)
 
 
 class Validator:
