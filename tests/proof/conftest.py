@@ -10,7 +10,10 @@ from typing import Any
 
 import pytest
 
-from tests.cli.fixtures.upstreams import compile_example
+from anvil.cli.compile import compile_bundle
+from tests.cli.fixtures.upstreams import REPO, compile_example
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 
 @pytest.fixture(scope="module")
@@ -32,6 +35,17 @@ def evidenced(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for lane in ("certify", "selftest", "conformance", "simulate"):
         assert main([lane, str(bundle)]) == 0, lane
     return bundle
+
+
+@pytest.fixture(scope="module")
+def events(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An unseen-style API: a pattern-bound account id, date-time and length-bound fields, a body no value fits."""
+    out = tmp_path_factory.mktemp("proof") / "events"
+    outcome = compile_bundle(
+        FIXTURES / "events.yaml", out=out, manifest=FIXTURES / "events.anvil.yaml", service_id="events", root=REPO
+    )
+    assert outcome.bundle_hash is not None
+    return out
 
 
 @pytest.fixture

@@ -49,6 +49,7 @@ def _text(record: dict[str, Any], directory: Path) -> str:
         for c in record["coverage"]["cells"]
         if not c["ok"]
     ]
+    lines += [f"  SKIPPED {s['operationId']}: {s['reason']}" for s in record["coverage"].get("skipped") or ()]
     for mutant in record["mutation"]["mutants"]:
         if not mutant["applicable"]:
             state = "inapplicable"

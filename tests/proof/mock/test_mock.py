@@ -186,3 +186,32 @@ async def test_a_kind_is_bounded_and_a_client_chosen_id_cannot_be_taken_twice(pa
     assert (taken.status_code, taken.json()["code"]) == (409, "already_exists")
     assert second.status_code == 201
     assert (full.status_code, full.json()["code"]) == (507, "mock_full")
+
+
+@pytest.mark.anyio
+async def test_a_create_answers_within_a_closed_output_schema_with_an_id_of_the_declared_format(events: Path) -> None:
+    import jsonschema
+
+    from anvil.air.tools import output_projection
+
+    doc = read_bundle(events)
+    create = doc.operation("events.events.create")
+    assert create is not None
+    projection = output_projection(create, doc.schemas)
+    assert projection is not None
+    body = {
+        "title": "Launch",
+        "start": "2030-01-01T10:00:00Z",
+        "end": "2030-01-01T11:00:00Z",
+        "price": {"amount": 5, "currency": "EUR"},
+        "kind": "https://example.com/venue",
+    }
+    app = create_mock_app(MockApi(doc))
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://mock") as client:
+        created = await client.post(f"/accounts/AC{'0' * 32}/events", json=body)
+    assert created.status_code == 201
+    answer = created.json()
+    assert (answer["title"], answer["start"]) == ("Launch", "2030-01-01T10:00:00Z")  # the request, as the schema has it
+    assert "price" not in answer and "kind" not in answer
+    assert jsonschema.Draft202012Validator(projection.schema).is_valid(answer)
+    assert len(answer["id"]) == 36 and answer["id"].count("-") == 4

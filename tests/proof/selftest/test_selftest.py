@@ -185,3 +185,18 @@ def test_a_remote_upstream_is_refused_unless_the_operator_allows_a_remote_sandbo
     assert f"error[{code}]" in capsys.readouterr().err
     assert main(["selftest", str(github), "--upstream", "ftp://127.0.0.1/"]) == 2
     assert "error[cli/usage]" in capsys.readouterr().err
+
+
+def test_a_format_and_pattern_bound_create_round_trips_its_inverse_is_proven_and_an_unmakeable_example_is_one_skip(
+    events: Path,
+) -> None:
+    report = _selftest(events)
+    statuses = _statuses(report)
+    create = [c for c in report.checks if c.operation == "events.events.create"]
+    assert statuses[("fidelity", "events.events.create")] == "pass"
+    assert "answer round-trips" in next(c.detail for c in create if c.id == "fidelity")
+    assert statuses[("effect-inverse", "events.events.create")] == "pass"
+    assert statuses[("retry-mutation-guard", "events.events.create")] == "pass"
+    unmakeable = [c for c in report.checks if c.operation == "events.reports.create"]
+    assert [(c.id, c.status) for c in unmakeable] == [("fidelity", "skipped")]
+    assert unmakeable[0].detail.startswith("no valid example input can be made: create_report: 'body': 'range'")

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import re
+from datetime import datetime
 from pathlib import Path
 
 import httpx
 import pytest
 
+from anvil.air.values import CannotMake
 from anvil.bundle.read import read_bundle
 from anvil.proof.mock import MockApi, create_mock_app
 from anvil.proof.mock.state import MAX_LOG
@@ -60,3 +63,34 @@ async def test_the_wire_log_still_sees_new_requests_after_the_mock_log_rolled_ov
         sent = await wire.since(mark)
     assert (wire.log, mark) == ("anvil", MAX_LOG + 5)
     assert sent is not None and [(e.method, e.body) for e in sent] == [("POST", {"title": "after the roll-over"})]
+
+
+def test_examples_honour_format_pattern_and_length_and_never_reuse_a_spec_key(events: Path) -> None:
+    doc = read_bundle(events)
+    create = doc.operation("events.events.create")
+    assert create is not None
+    example = Example(doc)
+    arguments = example.arguments(create)
+    body = arguments["body"]
+    assert isinstance(body, dict)
+    assert re.fullmatch(r"AC[0-9a-f]{32}", str(arguments["account_id"]))
+    assert all(datetime.fromisoformat(str(body[name]).replace("Z", "+00:00")) for name in ("start", "end"))
+    assert len(body["price"]["currency"]) == 3
+    again = example.arguments(create)
+    keys = {arguments["idempotency_key"], again["idempotency_key"]}
+    assert len(keys) == 2 and "same-key-every-time" not in keys
+    assert example.problem(create) is None
+
+
+def test_an_operation_whose_required_input_no_value_fits_is_a_problem_named_before_any_call(events: Path) -> None:
+    doc = read_bundle(events)
+    report = doc.operation("events.reports.create")
+    assert report is not None
+    example = Example(doc)
+    assert example.problem(report) == (
+        "no valid example input can be made: create_report: 'body': 'range': 'from' is required but "
+        "additionalProperties is false"
+    )
+    assert example.counter == 0  # asking used up no number
+    with pytest.raises(CannotMake):
+        example.arguments(report)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -117,3 +118,34 @@ def test_a_bundle_with_nothing_approved_fails_with_no_cells(
 def test_a_malformed_seed_is_a_usage_error(payments: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["simulate", str(payments), "--seed", "x3"]) == 2
     assert "error[cli/usage]" in capsys.readouterr().err
+
+
+def test_date_time_answers_are_times_the_inverse_is_reported_and_an_unmakeable_example_is_skipped(
+    events: Path,
+) -> None:
+    record = simulate(events)
+    assert _cell(record, "events.events.create", "effect/report")["ok"]
+    assert _cell(record, "events.events.create", "fault/none")["ok"]
+    assert record["coverage"]["skipped"] == [
+        {
+            "operationId": "events.reports.create",
+            "reason": "no valid example input can be made: create_report: 'body': 'range': 'from' is required "
+            "but additionalProperties is false",
+        }
+    ]
+    assert not [c for c in record["coverage"]["cells"] if c["operationId"] == "events.reports.create"]
+    assert record["summary"]["ok"], [c for c in record["coverage"]["cells"] if not c["ok"]]
+
+
+def test_the_simulated_upstream_answers_every_field_within_its_format(events: Path) -> None:
+    import httpx
+
+    from anvil.bundle.read import read_bundle
+    from anvil.proof.simulate.upstream import SimulatedUpstream
+
+    doc = read_bundle(events)
+    upstream = SimulatedUpstream(doc, seed=3)
+    answer = upstream.answer(httpx.Request("GET", f"https://x/accounts/AC{'0' * 32}/events/{'1' * 8}"))
+    data = answer.json()
+    assert datetime.fromisoformat(data["start"].replace("Z", "+00:00"))
+    assert len(data["id"]) == 36 and data["id"].count("-") == 4

@@ -276,11 +276,20 @@ class MockApi:
     def _fresh_id(self, kind: str) -> JSONValue:
         number = self.state.next_number(kind)
         name = self.id_field(kind)
-        declared = self.schemas.first_type(self._props(kind).get(name))
+        schema = self._props(kind).get(name)
+        declared = self.schemas.first_type(schema)
         if declared in ("integer", "number") or (declared is None and not self._props(kind)):
             return number
         prefix = re.sub(r"[^a-z0-9]", "", kind.lower())[:4] or "item"
-        return f"{prefix}_{number}"
+        plain = f"{prefix}_{number}"
+        if schema is None or self.maker.fits(plain, schema):
+            return plain
+        store = self.state.kind(kind)
+        for _ in range(4):  # an id the schema shapes (a uuid, a pattern): made fresh, unused in the store
+            made = self.maker.fresh(schema, name)
+            if made is not None and _text(made) not in store:
+                return made
+        return plain
 
     def _store(self, kind: str, data: JSONObject, scope: str) -> tuple[int, JSONValue] | None:
         store = self.state.kind(kind)
@@ -313,6 +322,12 @@ class MockApi:
         return key, self.state.kind(route.kind)[key]
 
     def _merge(self, route: Route, target: JSONObject, body: JSONValue) -> None:
+        """Copy the request's fields into an item, as far as the item's schema has them.
+
+        A field the kind's schema does not declare (or a value it would not accept) stays out, so the
+        answer keeps validating against the operation's output schema; a kind without a known schema
+        takes every field.
+        """
         if not isinstance(body, dict):
             return
         carrier = route.carrier
@@ -320,9 +335,13 @@ class MockApi:
             {carrier.pointer[0]} if carrier is not None and carrier.mechanism == "body" and carrier.pointer else set()
         )
         id_name = self.id_field(route.kind)
+        props = self._props(route.kind)
         for key, value in body.items():
-            if key not in skip and key != id_name:
-                target[key] = copy.deepcopy(value)
+            if key in skip or key == id_name:
+                continue
+            if props and (key not in props or not self.maker.fits(value, props[key])):
+                continue
+            target[key] = copy.deepcopy(value)
 
     # --- roles ------------------------------------------------------------------------------------
 

@@ -7,12 +7,12 @@ stays opaque. Every walk is bounded in depth and size, so a hostile or cyclic sc
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 from anvil._types import JSONObject, JSONValue
+from anvil.air.values import CannotMake, ValueGenerator
 
 __all__ = ["MAX_DEPTH", "SchemaSet", "Validator", "ValueMaker"]
 
@@ -21,17 +21,6 @@ MAX_DEPTH: Final = 6
 _MAX_PROPERTIES: Final = 64
 _MAX_NODES: Final = 2000
 _REF_PREFIXES: Final = ("#/components/schemas/", "#/definitions/", "#/$defs/")
-_FORMATS: Final[dict[str, str]] = {
-    "date-time": "2026-01-01T00:00:00Z",
-    "date": "2026-01-01",
-    "time": "00:00:00Z",
-    "email": "user@example.com",
-    "uri": "https://example.com/resource",
-    "url": "https://example.com/resource",
-    "hostname": "example.com",
-    "ipv4": "192.0.2.1",
-    "ipv6": "2001:db8::1",
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,97 +92,32 @@ class SchemaSet:
 
 
 class ValueMaker:
-    """Deterministic example values from schemas: the same seed and calls give the same values."""
+    """The mock's answers from the one value generator (:mod:`anvil.air.values`): the same seed and calls
+    give the same values, and every value validates against the published output schema it was made for.
+    """
 
     def __init__(self, schemas: SchemaSet, seed: int = 0) -> None:
         """Args: schemas: where refs lead; seed: varies generated strings, numbers and uuids."""
         self.schemas = schemas
         self.seed = seed
-        self._nodes = 0
-
-    def _token(self, hint: str) -> str:
-        return hashlib.sha256(f"{self.seed}:{hint}".encode()).hexdigest()[:8]
+        self._generator = ValueGenerator(schemas.schemas, seed=seed)
 
     def value(self, schema: JSONValue, name: str = "value") -> JSONValue:
-        """A value that fits ``schema`` as far as its keywords say (examples, enums and defaults first)."""
-        self._nodes = 0
-        return self._make(schema, name, 0)
-
-    def _make(self, schema: JSONValue, name: str, depth: int) -> JSONValue:
-        self._nodes += 1
-        resolved = self.schemas.deref(schema)
-        if resolved is None or depth > MAX_DEPTH or self._nodes > _MAX_NODES:
+        """A value that fits ``schema`` (valid declared examples, enums, defaults first); None when none can be."""
+        if schema is None:
             return None
-        for keyword in ("const", "default"):
-            if keyword in resolved:
-                return resolved[keyword]
-        if isinstance(resolved.get("enum"), list) and resolved["enum"]:
-            return resolved["enum"][0]
-        examples = resolved.get("examples")
-        if isinstance(examples, list) and examples:
-            return examples[0]
-        if "example" in resolved:
-            return resolved["example"]
-        for keyword in ("oneOf", "anyOf"):
-            branches = resolved.get(keyword)
-            if isinstance(branches, list) and branches:
-                return self._make(branches[0], name, depth + 1)
-        kind = self.schemas.first_type(resolved)
-        if kind == "object" or (kind is None and "allOf" in resolved):
-            return self._object(resolved, name, depth)
-        if kind == "array":
-            items = resolved.get("items")
-            size = max(1, int(resolved.get("minItems", 1) or 1)) if depth < 3 else 0
-            return [self._make(items, name, depth + 1) for _ in range(min(size, 3))]
-        if kind == "integer":
-            return _bounded_number(resolved, 1, integer=True)
-        if kind == "number":
-            return _bounded_number(resolved, 1.5, integer=False)
-        if kind == "boolean":
-            return False
-        if kind == "null":
+        return self._generator.attempt(schema, name=name, direction="response", published=True)
+
+    def fresh(self, schema: JSONValue, name: str) -> JSONValue:
+        """A new value for ``schema`` (never a declared example; an id for a new item); None when none can be made."""
+        try:
+            return self._generator.make(schema, name=name, fresh=True, direction="response", published=True)
+        except CannotMake:
             return None
-        return self._string(resolved, name)
 
-    def _object(self, schema: JSONObject, name: str, depth: int) -> JSONObject:
-        props = self.schemas.properties(schema)
-        required = set(schema.get("required") or ())
-        out: JSONObject = {}
-        for key, sub in props.items():
-            if depth >= 3 and key not in required:
-                continue
-            made = self._make(sub, key, depth + 1)
-            if made is not None or key in required:
-                out[key] = made
-        return out
-
-    def _string(self, schema: JSONObject, name: str) -> str:
-        fmt = schema.get("format")
-        if fmt == "uuid":
-            digest = self._token(name) + hashlib.sha256(f"{self.seed}:{name}:uuid".encode()).hexdigest()
-            text = f"{digest[:8]}-{digest[8:12]}-4{digest[13:16]}-8{digest[17:20]}-{digest[20:32]}"
-        elif isinstance(fmt, str) and fmt in _FORMATS:
-            text = _FORMATS[fmt]
-        else:
-            text = f"{name}-{self._token(name)}"
-        low = schema.get("minLength")
-        high = schema.get("maxLength")
-        if isinstance(low, int) and len(text) < low:
-            text = text + "x" * (low - len(text))
-        if isinstance(high, int) and high >= 0 and len(text) > high:
-            text = text[:high]
-        return text
-
-
-def _bounded_number(schema: JSONObject, preferred: float, *, integer: bool) -> int | float:
-    low = schema.get("minimum")
-    high = schema.get("maximum")
-    value: float = preferred
-    if isinstance(low, int | float) and not isinstance(low, bool) and value < low:
-        value = low
-    if isinstance(high, int | float) and not isinstance(high, bool) and value > high:
-        value = high
-    return int(value) if integer else value
+    def fits(self, value: JSONValue, schema: JSONValue) -> bool:
+        """True when ``value`` satisfies ``schema`` (refs resolved against the document's schemas)."""
+        return self._generator.fits(value, schema)
 
 
 class Validator:

@@ -41,6 +41,10 @@ class Driver:
         """The approved operations, in document order."""
         return [op for op in self.document.operations if op.is_approved]
 
+    def callable(self) -> list[Operation]:
+        """The approved operations valid example arguments can be made for (the others are one skip each)."""
+        return [op for op in self.approved() if self.example.problem(op) is None]
+
     def tool_op(self, tool: str) -> Operation | None:
         """The operation a served tool name stands for."""
         return next((op for op in self.document.operations if op.mcp.tool_name == tool), None)
@@ -55,7 +59,7 @@ class Driver:
 
     def arguments(self, op: Operation, *, confirm: bool = True) -> tuple[JSONObject, str | None]:
         """Example arguments for ``op`` and the ``_meta`` key to send (a fresh one when it forwards keys)."""
-        key = self.example.fresh_key(op.id.rsplit(".", 1)[-1]) if _needs_key(op) else None
+        key = self.example.fresh_key(op.id.rsplit(".", 1)[-1], op) if _needs_key(op) else None
         return self.example.arguments(op, confirm=confirm), key
 
 
@@ -214,7 +218,7 @@ def _retried(op: Operation, status: int) -> bool:
 
 async def _error_mapping(driver: Driver) -> list[Check]:
     checks: list[Check] = []
-    for op in driver.approved():
+    for op in driver.callable():
         spec = next(
             (
                 e
@@ -255,9 +259,9 @@ async def _error_mapping(driver: Driver) -> list[Check]:
 
 
 async def _retry_read(driver: Driver) -> Check:
-    op = next((o for o in driver.approved() if o.is_read and _retried(o, 503)), None)
+    op = next((o for o in driver.callable() if o.is_read and _retried(o, 503)), None)
     if op is None:
-        return Check(id="retry-read", status="skipped", detail="no approved read retries a 503")
+        return Check(id="retry-read", status="skipped", detail="no approved read with a valid example retries a 503")
     arguments, key = driver.arguments(op)
     method = (op.source_ref.method or "").upper()
     if not await driver.wire.fault(status=503, method=method, path=_concrete_path(op, arguments), operation=op.id):
@@ -277,13 +281,14 @@ async def _retry_guard(driver: Driver) -> Check:
     op = next(
         (
             o
-            for o in driver.approved()
+            for o in driver.callable()
             if not o.is_read and o.retries.mode == "none" and o.idempotency.mode in ("none", "client_id")
         ),
         None,
     )
     if op is None:
-        return Check(id="retry-mutation-guard", status="skipped", detail="no approved non-idempotent mutation")
+        detail = "no approved non-idempotent mutation with a valid example"
+        return Check(id="retry-mutation-guard", status="skipped", detail=detail)
     arguments, key = driver.arguments(op)
     method = (op.source_ref.method or "").upper()
     if not await driver.wire.fault(status=503, method=method, path=_concrete_path(op, arguments), operation=op.id):
@@ -321,7 +326,7 @@ def _carried(op: Operation, entry: LogEntry, key: str) -> bool | None:
 
 async def _key_forwarding(driver: Driver, op: Operation) -> Check:
     arguments = driver.example.arguments(op)
-    key = driver.example.fresh_key("forwarded")
+    key = driver.example.fresh_key("forwarded", op)
     result, sent = await driver.call(op, arguments, key=key)
     reported = (result.effect or {}).get("idempotency_key")
     if sent is not None and not sent:
@@ -342,6 +347,10 @@ async def wire_checks(driver: Driver) -> list[Check]:
     """Every wire check, in report order."""
     checks = [_surface(driver)]
     for op in driver.approved():
+        problem = driver.example.problem(op)
+        if problem is not None:  # one skip says so; no check that needs the call runs for it
+            checks.append(Check(id="fidelity", operation=op.id, status="skipped", detail=problem))
+            continue
         gate = await _gate(driver, op)
         fidelity, sent = await _fidelity(driver, op)
         checks.append(fidelity)
@@ -350,8 +359,9 @@ async def wire_checks(driver: Driver) -> list[Check]:
     checks.extend(await _error_mapping(driver))
     checks.append(await _retry_read(driver))
     checks.append(await _retry_guard(driver))
-    forwarding = [op for op in driver.approved() if forwards_idempotency_key(op)]
+    forwarding = [op for op in driver.callable() if forwards_idempotency_key(op)]
     checks.extend([await _key_forwarding(driver, op) for op in forwarding])
     if not forwarding:
-        checks.append(Check(id="key-forwarding", status="skipped", detail="no approved operation sends a key upstream"))
+        detail = "no approved operation with a valid example sends a key upstream"
+        checks.append(Check(id="key-forwarding", status="skipped", detail=detail))
     return checks

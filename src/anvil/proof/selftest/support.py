@@ -9,21 +9,23 @@ without either simply offers fewer checks (they are skipped, saying why).
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 import httpx
 
 from anvil._types import JSONObject, JSONValue
 from anvil.air.canonical import js_number
-from anvil.air.inputs import safety_keys
+from anvil.air.enums import KEYED_MODES
+from anvil.air.inputs import idempotency_key_schema, safety_keys
 from anvil.air.model import Document, Operation
-from anvil.proof.mock.schema import SchemaSet
+from anvil.air.value_inputs import example_arguments
+from anvil.air.values import CannotMake, Style, ValueGenerator
 
 __all__ = [
     "ABSENT",
+    "SELFTEST_STYLE",
     "Check",
     "CheckStatus",
     "Difference",
@@ -37,6 +39,8 @@ __all__ = [
 ]
 
 CheckStatus = Literal["pass", "fail", "skipped"]
+#: How the selftest's values look: ``selftest-<name>-<n>`` strings, ``false`` booleans.
+SELFTEST_STYLE: Final = Style(label="selftest", numbered=True)
 _CONTROL_TIMEOUT_S: Final = 10.0
 _MAX_SHOWN: Final = 160
 
@@ -284,78 +288,58 @@ class Wire:
                 return
 
 
-_STRING_TYPES: Final = ("string",)
-
-
 @dataclass(slots=True)
 class Example:
-    """Example arguments for operations, deterministic and distinct per call.
+    """Example arguments for operations, deterministic and distinct per call (:mod:`anvil.air.values`).
 
-    Values come from the input schema: a declared example, enum or default first (an upstream's seed
-    data is usually named by its examples), else a generated value; plain strings are numbered per
-    call (``selftest-title-3``) so two calls never send the same request by accident.
+    Values come from the input schema: a declared example, enum or default first when it validates (an
+    upstream's seed data is usually named by its examples), else a value made from the schema (formats,
+    patterns and bounds honoured); plain strings are numbered per call (``selftest-title-3``) so two
+    calls never send the same request by accident. Idempotency keys are always fresh. An operation
+    whose required inputs no value can satisfy raises :class:`~anvil.air.values.CannotMake`;
+    :meth:`problem` says so beforehand, without using up a number.
     """
 
     document: Document
-    counter: int = 0
+    generator: ValueGenerator = field(init=False)
+    _problems: dict[str, str | None] = field(init=False, default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.generator = ValueGenerator(self.document.schemas, style=SELFTEST_STYLE)
+
+    @property
+    def counter(self) -> int:
+        """How many values and keys were made so far."""
+        return self.generator.counter
+
+    def problem(self, op: Operation) -> str | None:
+        """Why no valid example arguments can be made for ``op`` (None: they can)."""
+        if op.id not in self._problems:
+            try:
+                example_arguments(op, ValueGenerator(self.document.schemas, style=SELFTEST_STYLE))
+                self._problems[op.id] = None
+            except CannotMake as refused:
+                self._problems[op.id] = f"no valid example input can be made: {refused.reason}"
+        return self._problems[op.id]
 
     def arguments(self, op: Operation, *, confirm: bool = True, key: str | None = None) -> JSONObject:
-        """Business arguments for ``op`` (every input property), plus confirm and the idempotency key."""
-        self.counter += 1
-        schema = op.input.schema or {}
-        local = SchemaSet({**self.document.schemas, **(schema.get("$defs") or {})})
+        """Business arguments for ``op`` (every input property), plus confirm and the idempotency key.
+
+        Raises:
+            CannotMake: a required input cannot be made (see :meth:`problem`).
+        """
         keys = safety_keys(op)
-        out: JSONObject = {}
-        for name, sub in (schema.get("properties") or {}).items():
-            if name in (keys.confirm, keys.idempotency):
-                continue
-            value = self._value(local, sub, name, 0)
-            if value is not None:
-                out[name] = value
+        out = example_arguments(op, self.generator)
         if confirm and keys.confirm is not None:
             out[keys.confirm] = True
         if key is not None and keys.idempotency is not None:
             out[keys.idempotency] = key
         return out
 
-    def _value(self, schemas: SchemaSet, schema: JSONValue, name: str, depth: int) -> JSONValue:
-        resolved = schemas.deref(schema)
-        if resolved is None or depth > 4:
-            return None
-        for keyword in ("const", "default"):
-            if keyword in resolved:
-                return copy.deepcopy(resolved[keyword])
-        for keyword in ("examples", "enum"):
-            found = resolved.get(keyword)
-            if isinstance(found, list) and found:
-                return copy.deepcopy(found[0])
-        if "example" in resolved:
-            return copy.deepcopy(resolved["example"])
-        branches = resolved.get("oneOf") or resolved.get("anyOf")
-        if isinstance(branches, list) and branches:
-            return self._value(schemas, branches[0], name, depth + 1)
-        kind = schemas.first_type(resolved)
-        if kind == "object":
-            required = set(resolved.get("required") or ())
-            made = {key: self._value(schemas, sub, key, depth + 1) for key, sub in schemas.properties(resolved).items()}
-            return {k: v for k, v in made.items() if v is not None or k in required}
-        if kind == "array":
-            item = self._value(schemas, resolved.get("items"), name, depth + 1)
-            return [item] if item is not None else []
-        if kind in ("integer", "number"):
-            low = resolved.get("minimum")
-            value = low if isinstance(low, int | float) and not isinstance(low, bool) and low > 1 else 1
-            return int(value) if kind == "integer" else float(value)
-        if kind == "boolean":
-            return False
-        if resolved.get("format") or resolved.get("pattern"):
-            return None  # a constrained string this generator cannot honour: left out when optional
-        return f"selftest-{name}-{self.counter}"
-
-    def fresh_key(self, label: str) -> str:
-        """A new idempotency key, distinct per call (``selftest-<label>-<n>``)."""
-        self.counter += 1
-        return f"selftest-{label}-{self.counter}"
+    def fresh_key(self, label: str, op: Operation | None = None) -> str:
+        """A new idempotency key, distinct per call (``selftest-<label>-<n>``; made to fit ``op``'s carrier)."""
+        schema = idempotency_key_schema(op) if op is not None and op.idempotency.mode in KEYED_MODES else None
+        return self.generator.fresh_key(f"selftest-{label}", schema)
 
 
 def confirm_added(op: Operation | None, arguments: Mapping[str, JSONValue]) -> JSONObject:

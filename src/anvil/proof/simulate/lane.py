@@ -26,6 +26,9 @@ the simulator's seeded data, basis ``simulated-data``); the actual value from ru
 mutation battery (:mod:`anvil.proof.simulate.mutants`) weakens one control at a time and runs the
 same cells against the mutant with the original's expectations: a mutant is killed when its surface
 signature changes, and the cells that caught it are listed.
+
+An approved operation no valid example input can be made for (its schema contradicts itself) runs no
+cell: the record lists it under ``coverage.skipped`` with the reason, rather than failing every cell.
 """
 
 from __future__ import annotations
@@ -66,11 +69,11 @@ def _dimensions(cells: list[Cell]) -> list[JSONObject]:
     return out
 
 
-async def _simulate(doc: Document, seed: int) -> tuple[list[Cell], list[JSONObject]]:
+async def _simulate(doc: Document, seed: int) -> tuple[list[Cell], list[JSONObject], dict[str, str]]:
     simulator = Simulator(doc, seed=seed)
     cells = await simulator.matrix(doc)
     mutants = await run_battery(doc, Simulator(doc, seed=seed))
-    return cells, mutants
+    return cells, mutants, simulator.skipped
 
 
 def simulate(directory: Path, *, seed: int = 1, clock: Callable[[], datetime] | None = None) -> dict[str, Any]:
@@ -86,7 +89,7 @@ def simulate(directory: Path, *, seed: int = 1, clock: Callable[[], datetime] | 
     """
     doc = read_bundle(directory)
     digest = bundle_hash(directory)
-    cells, mutants = anyio.run(_simulate, doc, seed)
+    cells, mutants, skipped = anyio.run(_simulate, doc, seed)
     passed = sum(1 for cell in cells if cell.ok)
     applicable = [m for m in mutants if m["applicable"]]
     killed = sum(1 for m in applicable if m["killed"])
@@ -105,6 +108,7 @@ def simulate(directory: Path, *, seed: int = 1, clock: Callable[[], datetime] | 
             "cells": [cell.to_json() for cell in cells],
             "dimensions": _dimensions(cells),
             "summary": {"operations": operations, "cells": len(cells), "passed": passed, "failed": len(cells) - passed},
+            "skipped": [{"operationId": op_id, "reason": skipped[op_id]} for op_id in sorted(skipped)],
         },
         "mutation": {"mutants": mutants, "applicable": len(applicable), "killed": killed},
         "summary": {

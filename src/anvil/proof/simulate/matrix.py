@@ -16,7 +16,7 @@ from anvil._types import JSONObject, JSONValue
 from anvil.air.effects import effect_class_of
 from anvil.air.inputs import input_bindings, safety_keys
 from anvil.air.model import Document, Operation
-from anvil.bundle.example import example_input
+from anvil.bundle.example import example_input, example_input_or_reason
 from anvil.compiler.disclosure import RESPONSE_BUDGET_TOKENS, TOOL_BUDGET_TOKENS
 from anvil.ledger.memory import MemoryLedger
 from anvil.proof.disclosure import Figure, served_tools, tokens_of
@@ -148,6 +148,11 @@ def _continuation_argument(op: Operation, wire: str | None, value: str | None) -
     return None
 
 
+def example_problem(op: Operation) -> str | None:
+    """Why no valid example input can be made for ``op`` (None: one can)."""
+    return example_input_or_reason(op)[1]
+
+
 class Simulator:
     """Runs cells for one document under test against the reference's upstream.
 
@@ -161,6 +166,8 @@ class Simulator:
         self.seed = seed
         self.upstream = SimulatedUpstream(reference, seed=seed)
         self._keys = 0
+        #: Operation id -> why no valid example input can be made for it (its cells are not run).
+        self.skipped: dict[str, str] = {}
 
     def _key(self) -> str:
         self._keys += 1
@@ -400,6 +407,10 @@ class Simulator:
             for op in doc.operations:
                 truth = truth_by_id.get(op.id)
                 if not op.is_approved or truth is None or (only is not None and op.id != only):
+                    continue
+                reason = example_problem(op)
+                if reason is not None:  # a call the gateway would refuse proves nothing: skipped, saying why
+                    self.skipped[op.id] = reason
                     continue
                 cells.extend(await self.cells(doc, op, truth, client, tool=tools.get(op.id)))
         return cells

@@ -21,7 +21,7 @@ from anvil._types import JSONObject
 from anvil.air.enums import RetryCondition
 from anvil.air.model import Confirmation, Document, Idempotency, Operation, Output
 from anvil.proof.signature import classify_change, surface_signature
-from anvil.proof.simulate.matrix import Simulator
+from anvil.proof.simulate.matrix import Simulator, example_problem
 
 __all__ = ["MUTANTS", "Mutant", "run_battery"]
 
@@ -99,7 +99,10 @@ async def run_battery(doc: Document, simulator: Simulator) -> list[JSONObject]:
     before = surface_signature(doc)
     out: list[JSONObject] = []
     for mutant in MUTANTS:
-        target = next((op for op in doc.operations if op.is_approved and mutant.applies(op)), None)
+        target = next(
+            (op for op in doc.operations if op.is_approved and mutant.applies(op) and example_problem(op) is None),
+            None,
+        )
         if target is None:
             out.append({"name": mutant.name, "safety": mutant.safety, "applicable": False, "killed": False})
             continue

@@ -9,8 +9,9 @@ refused here exactly as the real API would refuse it:
 * an operation that needs auth answers 401 without ``Authorization`` and 403 when the bearer token
   (``sim <scope> <scope>...``) lacks a scope the reference declares;
 * the injected fault (``throttle`` 429, ``outage`` 503, ``conflict`` 409) answers every attempt;
-* otherwise 200 (201 for a create) with data generated from the output schema by a seeded generator,
-  so the same seed gives the same answers;
+* otherwise 200 (201 for a create) with data made from the output schema by the one value generator
+  (:mod:`anvil.air.values`, seeded), so every answer validates against the published output schema
+  and the same seed gives the same answers;
 * a read with AIR ``pagination`` answers in two pages (:mod:`anvil.proof.simulate.pages`) and
   records each page it served with the continuation the request carried (:attr:`pages`).
 
@@ -30,9 +31,10 @@ import httpx
 
 from anvil._types import JSONValue
 from anvil.air.model import Document, Operation
+from anvil.air.values import CannotMake, Style, ValueGenerator
 from anvil.proof.simulate.pages import PageServed, page_items, page_length, received_continuation, set_path
 
-__all__ = ["FAULT_STATUS", "Fault", "SimulatedUpstream", "scope_token", "simulated_value"]
+__all__ = ["FAULT_STATUS", "Fault", "SimulatedUpstream", "scope_token"]
 
 Fault = Literal["none", "throttle", "outage", "conflict"]
 #: The status each injected fault answers with.
@@ -64,43 +66,6 @@ def _resolve(schema: JSONValue, defs: Mapping[str, Any]) -> JSONValue:
     return schema
 
 
-def simulated_value(schema: JSONValue, rng: random.Random, defs: Mapping[str, Any], depth: int = 0) -> JSONValue:
-    """A seeded value that fits ``schema`` (every declared property, one array item, enum values)."""
-    schema = _resolve(schema, defs)
-    if not isinstance(schema, dict) or depth > _MAX_DEPTH:
-        return f"sim-{rng.randrange(10_000)}"
-    for key in ("allOf", "oneOf", "anyOf"):
-        arms = schema.get(key)
-        if isinstance(arms, list) and arms:
-            if key != "allOf":
-                return simulated_value(arms[0], rng, defs, depth + 1)
-            merged: dict[str, Any] = {}
-            for arm in arms:
-                resolved = _resolve(arm, defs)
-                if isinstance(resolved, dict):
-                    merged.setdefault("properties", {}).update(resolved.get("properties") or {})
-            return simulated_value({"type": "object", **merged}, rng, defs, depth + 1)
-    enum = schema.get("enum")
-    if isinstance(enum, list) and enum:
-        return enum[rng.randrange(len(enum))]
-    declared = schema.get("type")
-    kind = next((k for k in declared if k != "null"), "string") if isinstance(declared, list) else declared
-    if kind is None and "properties" in schema:
-        kind = "object"
-    if kind == "integer":
-        return rng.randrange(1, 100_000)
-    if kind == "number":
-        return rng.randrange(1, 100_000) / 100
-    if kind == "boolean":
-        return bool(rng.randrange(2))
-    if kind == "array":
-        return [simulated_value(schema.get("items"), rng, defs, depth + 1)]
-    if kind == "object":
-        properties = schema.get("properties") or {}
-        return {name: simulated_value(sub, rng, defs, depth + 1) for name, sub in properties.items()}
-    return f"sim-{rng.randrange(10_000)}"
-
-
 def _walk_value(data: JSONValue, path: str) -> JSONValue:
     for part in path.split("."):
         data = data.get(part) if isinstance(data, dict) else None
@@ -125,9 +90,11 @@ class SimulatedUpstream:
     _cursors: dict[tuple[str, str], int] = field(default_factory=dict)
     _routes: list[tuple[str, re.Pattern[str], Operation]] = field(default_factory=list)
     _rng: random.Random = field(default_factory=random.Random)
+    _values: ValueGenerator = field(default_factory=ValueGenerator)
 
     def __post_init__(self) -> None:
         self._rng = random.Random(self.seed)
+        self._values = ValueGenerator(self.reference.schemas, seed=self.seed, style=Style(label="sim", numbered=True))
         for op in self.reference.operations:
             path, method = op.source_ref.path, op.source_ref.method
             if path and method:
@@ -160,10 +127,17 @@ class SimulatedUpstream:
             return httpx.Response(FAULT_STATUS[self.fault], json={"message": f"simulated {self.fault}"})
         if op.output.schema is None:
             return httpx.Response(204)
-        data = simulated_value(op.output.schema, self._rng, self.reference.schemas)
+        data = self.value(op.output.schema, op.canonical_name)
         if op.pagination is not None and op.is_read:
             return self._page(op, request, data)
         return httpx.Response(201 if op.effect.action == "create" else 200, json=data)
+
+    def value(self, schema: JSONValue, name: str) -> JSONValue:
+        """An answer value for ``schema`` that validates against it (an empty object when none can be made)."""
+        try:
+            return self._values.make(schema, name=name, direction="response", published=True)
+        except CannotMake:
+            return {}  # the contract contradicts itself; the cell that checks the answer says so
 
     def item_schema(self, op: Operation) -> dict[str, Any] | None:
         """The resolved schema of one item of a paged read's answer (None: the contract does not locate items)."""
@@ -205,7 +179,7 @@ class SimulatedUpstream:
         item = self.item_schema(op)
         items: list[JSONValue] = []
         if item is not None:
-            items = [simulated_value(item, self._rng, self.reference.schemas) for _ in range(count)]
+            items = [self.value(item, "item") for _ in range(count)]
             if paging.items_field:
                 set_path(data, paging.items_field, items)
             else:
