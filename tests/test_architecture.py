@@ -78,6 +78,7 @@ ALLOWED: dict[str, set[str]] = {
         "anvil.serve",
         "anvil.serve.mcp",
         "anvil.proof",
+        "anvil.proof.mock",
     },
     "anvil.cli": {"*"},
     "anvil.__main__": {"anvil.cli"},

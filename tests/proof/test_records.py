@@ -129,3 +129,26 @@ def test_a_conformance_record_with_an_unknown_check_status_is_corrupt(
     verdict = judge_record(bundle, "conformance")
     assert verdict.state == "corrupt"
     assert "unknown status 'waived'" in verdict.reason
+
+
+@pytest.mark.parametrize("lane", ["selftest", "conformance", "simulate"])
+def test_a_passing_record_marked_incomplete_is_judged_incomplete_and_never_fresh(
+    evidenced: Path, copy_bundle: Callable[[Path], Path], lane: str
+) -> None:
+    bundle = copy_bundle(evidenced)
+    marker = {
+        "reason": "stopped (SIGINT received) after 1 of 4 operations",
+        "operationsRun": 1,
+        "operationsApproved": 4,
+    }
+    edit_json(bundle / RECORD_FILES[lane], lambda record: record.update(incomplete=marker))
+    verdict = judge_record(bundle, lane)
+    assert verdict.state == "incomplete"
+    assert "SIGINT" in verdict.reason and f"anvil {lane}" in verdict.reason
+    assert evidence_summary(bundle)["lanes"][lane]["state"] == "incomplete"
+
+
+def test_an_incomplete_marker_without_a_reason_is_corrupt(evidenced: Path, copy_bundle: Callable[[Path], Path]) -> None:
+    bundle = copy_bundle(evidenced)
+    edit_json(bundle / RECORD_FILES["selftest"], lambda record: record.update(incomplete=True))
+    assert judge_record(bundle, "selftest").state == "corrupt"

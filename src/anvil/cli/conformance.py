@@ -1,11 +1,14 @@
-"""``anvil conformance BUNDLE [--json] [--live CONFIG.json]``: the surfaces agree (original-core §8.3).
+"""``anvil conformance BUNDLE [--json] [--live CONFIG.json] [--operations GLOB...] [--time-cap S]
+[--startup-timeout S] [--quiet]``: the surfaces agree (original-core §8.3).
 
 Hermetic by default: starts ``anvil mock`` and a real ``anvil serve`` on loopback, sends the same
 input through MCP, ``POST /call/<tool>`` and ``anvil run``, and checks that every surface puts the same
 request on the wire, answers the same, documents the same operations and refuses the same calls.
 Writes ``conformance.report.json``. Only the variables a child process needs to run Python pass to
 the children; the mock, the gateway and ``anvil run`` run with ``ANVIL_ENV=dev``, an in-memory
-ledger and placeholder credentials.
+ledger and placeholder credentials. A progress line per operation goes to stderr; ``--operations``,
+``--time-cap`` and SIGINT/SIGTERM give a partial record marked ``incomplete`` (:mod:`anvil.cli.lane_scope`),
+which ``anvil status`` never counts as fresh; ``--startup-timeout`` bounds each child's start.
 
 ``--live CONFIG.json`` instead checks a deployed gateway, read-only:
 ``{"mcpUrl": URL, "headers": {NAME: VALUE with ${ENV} references}, "probeReads": [operation ids],
@@ -26,6 +29,7 @@ import json
 import os
 from pathlib import Path
 
+from anvil.cli.lane_scope import add_scope_arguments, scope_from, stopping_on_signals
 from anvil.errors import ConfigError
 
 __all__ = ["register", "run"]
@@ -36,6 +40,7 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("bundle", metavar="BUNDLE", help="the compiled bundle directory")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument("--live", metavar="CONFIG.json", help="check a deployed gateway read-only instead")
+    add_scope_arguments(parser, startup=True)
     parser.epilog = (
         'live config: {"mcpUrl": "https://HOST/mcp", "headers": {"Authorization": "Bearer ${TOKEN}"}, '
         '"probeReads": ["<read operation id>"], "inputs": {"<read operation id>": {...}}}. '
@@ -56,6 +61,7 @@ def run(args: argparse.Namespace) -> int:
     from anvil.proof.records import render_checks
 
     directory = Path(args.bundle)
+    scope = scope_from(args)
     if args.live:
         try:
             text = Path(args.live).read_bytes()
@@ -64,7 +70,8 @@ def run(args: argparse.Namespace) -> int:
         record = live_conformance(directory, text, environ=os.environ)
         name = LIVE_FILE
     else:
-        record = conformance(directory, environ=os.environ)
+        with stopping_on_signals(scope):
+            record = conformance(directory, environ=os.environ, scope=scope)
         name = CONFORMANCE_FILE
     write_record(directory, name, record)
     summary = record["summary"]
@@ -77,5 +84,8 @@ def run(args: argparse.Namespace) -> int:
             f"for bundle {record['bundleHash'][:12]}"
         )
         title = f"conformance{' --live ' + record['endpoint'] if args.live else ''} {directory}"
+        incomplete = record.get("incomplete")
+        if isinstance(incomplete, dict):
+            line += f"; INCOMPLETE — {incomplete['reason']} (not evidence for `anvil status`)"
         print(render_checks(title, record["checks"], passed=passed, summary=line))
     return 0 if passed else 1

@@ -110,8 +110,30 @@ def _pretty(value: JSONValue) -> str:
 # --- the command -----------------------------------------------------------------------------------
 
 
-def _load_document(path: Path) -> Document:
+#: The last bundle read, by its directory and the digest of its ``air.json``: a process that runs many
+#: calls (conformance's CLI worker) parses a large bundle once, and a changed byte reads it again.
+_LAST_READ: dict[tuple[str, str], Document] = {}
+
+
+def _read_bundle_cached(path: Path) -> Document:
+    import hashlib
+
     from anvil.bundle.read import read_bundle
+
+    try:
+        digest = hashlib.sha256((path / "air.json").read_bytes()).hexdigest()
+    except OSError:
+        return read_bundle(path)  # raises the coded error for a missing or unreadable bundle
+    key = (str(path.resolve()), digest)
+    found = _LAST_READ.get(key)
+    if found is None:
+        found = read_bundle(path)
+        _LAST_READ.clear()
+        _LAST_READ[key] = found
+    return found
+
+
+def _load_document(path: Path) -> Document:
 
     if path.is_file():
         import yaml
@@ -124,7 +146,7 @@ def _load_document(path: Path) -> Document:
             return load_document(yaml.safe_load(text) if path.suffix in (".yaml", ".yml") else json.loads(text))
         except (OSError, ValueError, AnvilError, yaml.YAMLError) as exc:
             raise BundleError("bundle/invalid", f"{path} is not a readable AIR document") from exc
-    return read_bundle(path)
+    return _read_bundle_cached(path)
 
 
 def _tail(op: Operation) -> str:

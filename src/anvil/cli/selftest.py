@@ -1,11 +1,15 @@
-"""``anvil selftest BUNDLE [--upstream URL] [--allow-remote-sandbox] [--json] [--seed S] [--timeout S]``.
+"""``anvil selftest BUNDLE [--upstream URL] [--allow-remote-sandbox] [--json] [--seed S] [--timeout S]
+[--operations GLOB...] [--time-cap S] [--startup-timeout S] [--quiet]``.
 
 Serves the bundle with a real ``anvil serve`` process over MCP against ``anvil mock`` (or the
 operator's sandbox named by ``--upstream``) and drives every approved tool: surface, fidelity,
 confirmation gate, error mapping, read retry, mutation retry guard, key forwarding; then proves every
 declared effect contract (inverse, compensation, draft, lookup) by reading the state back. Writes
 ``selftest.report.json`` at the bundle root (bound to the bundle hash) and prints one line per check
-and a summary ending ``PASSED — ...`` or ``FAILED — ...``; ``--json`` prints the report instead.
+and a summary ending ``PASSED — ...`` or ``FAILED — ...``; ``--json`` prints the report instead. A
+progress line per operation goes to stderr; ``--operations``, ``--time-cap`` and SIGINT/SIGTERM give a
+partial record marked ``incomplete`` (:mod:`anvil.cli.lane_scope`), which ``anvil status`` never counts
+as fresh; ``--startup-timeout`` bounds the mock's start.
 
 ``--upstream`` must name a loopback host unless ``--allow-remote-sandbox`` is given: selftest performs
 real writes (and their undo), so it is never pointed at a production API. Upstream credentials are
@@ -25,6 +29,7 @@ import sys
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from anvil.cli.lane_scope import add_scope_arguments, scope_from, stopping_on_signals
 from anvil.errors import UsageError
 
 __all__ = ["register", "run"]
@@ -41,7 +46,8 @@ def register(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument("--seed", default="0", help="the mock's --seed (default 0)")
-    parser.add_argument("--timeout", default="30", help="seconds each call and each process start may take")
+    parser.add_argument("--timeout", default="30", help="seconds each call may take")
+    add_scope_arguments(parser, startup=True)
 
 
 def _checked_upstream(url: str | None, allow_remote: bool) -> str | None:
@@ -96,12 +102,17 @@ def run(args: argparse.Namespace) -> int:
     if not 1 <= timeout <= 600:
         raise UsageError("cli/usage", f"--timeout expects seconds from 1 to 600, got {args.timeout!r}")
     options = SelftestOptions(upstream=upstream, env=_child_env(dict(os.environ)), timeout=timeout, seed=int(args.seed))
-    report = anyio.run(lambda: run_selftest(Path(args.bundle), options))
+    scope = scope_from(args)
+    with stopping_on_signals(scope):
+        report = anyio.run(lambda: run_selftest(Path(args.bundle), options, scope=scope))
     if args.json:
         print(json.dumps(report.record, indent=2, ensure_ascii=False))
     else:
         for check in report.checks:
             where = f" {check.operation}" if check.operation else ""
             print(f"{check.status.upper():7} {check.id}{where}: {check.detail}")
+        incomplete = report.record.get("incomplete")
+        if isinstance(incomplete, dict):
+            print(f"INCOMPLETE — {incomplete['reason']} (not evidence for `anvil status`)")
         print(summary_line(report), file=sys.stdout if report.passed else sys.stderr)
     return 0 if report.passed else 1

@@ -1,10 +1,13 @@
-"""``anvil simulate BUNDLE [--seed N] [--json]``: the contract × dimension matrix and mutation battery (§8.4).
+"""``anvil simulate BUNDLE [--seed N] [--json] [--operations GLOB...] [--time-cap S] [--quiet]``: the contract ×
+dimension matrix and mutation battery (§8.4).
 
 Drives every approved operation through the real gateway and executor against a seeded, in-process
 simulated upstream (nothing leaves the process), then weakens one control at a time and proves the
 surface signature catches each. Writes ``simulation.report.json`` at the bundle root (excluded from
 the bundle hash, bound to it by ``bundleHash``). Prints each failing cell and mutant and ``PASSED — …``
-or ``FAILED — …``; with ``--json``, the record itself.
+or ``FAILED — …``; with ``--json``, the record itself. A progress line per operation goes to stderr;
+``--operations``, ``--time-cap`` and SIGINT/SIGTERM give a partial record marked ``incomplete``
+(:mod:`anvil.cli.lane_scope`), which ``anvil status`` never counts as fresh.
 
 Exit status: 0 when every cell passed and every applicable mutant was killed (and there was at
 least one cell), 1 otherwise, 2 for a bad ``--seed``, 3 when the bundle cannot be read.
@@ -17,6 +20,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from anvil.cli.lane_scope import add_scope_arguments, scope_from, stopping_on_signals
 from anvil.errors import UsageError
 
 __all__ = ["register", "run"]
@@ -29,6 +33,7 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("bundle", metavar="BUNDLE", help="the compiled bundle directory")
     parser.add_argument("--seed", metavar="N", default="1", help="the seed of the simulated data (default 1)")
     parser.add_argument("--json", action="store_true", help="print the simulation record as JSON")
+    add_scope_arguments(parser, startup=False)
 
 
 def _seed(text: str) -> int:
@@ -65,6 +70,9 @@ def _text(record: dict[str, Any], directory: Path) -> str:
     )
     if not summary["coverageCells"]:
         head = "no approved operation to simulate; " + head
+    incomplete = record.get("incomplete")
+    if isinstance(incomplete, dict):
+        lines.append(f"INCOMPLETE — {incomplete['reason']} (not evidence for `anvil status`)")
     lines.append(("PASSED — " if summary["ok"] else "FAILED — ") + head)
     return "\n".join(lines)
 
@@ -80,8 +88,10 @@ def run(args: argparse.Namespace) -> int:
     from anvil.proof.simulate.lane import SIMULATION_FILE, simulate
 
     seed = _seed(str(args.seed))
+    scope = scope_from(args)
     directory = Path(args.bundle)
-    record = simulate(directory, seed=seed)
+    with stopping_on_signals(scope):
+        record = simulate(directory, seed=seed, scope=scope)
     write_record(directory, SIMULATION_FILE, record)
     print(json.dumps(record, indent=2, ensure_ascii=False) if args.json else _text(record, directory))
     return 0 if record["summary"]["ok"] else 1

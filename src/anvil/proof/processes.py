@@ -67,8 +67,15 @@ async def url_process(
     Raises:
         ConfigError: ``config/invalid`` when the child exits or stays silent instead of announcing a URL.
     """
+    # A session of its own: a Ctrl-C at the terminal asks the lane to stop and write its record, and
+    # must not kill the children that lane still talks to (the lane stops them on the way out).
     process = await anyio.open_process(
-        list(command), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=dict(env)
+        list(command),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=dict(env),
+        start_new_session=True,
     )
     try:
         line = await _first_line(process, timeout)
@@ -86,8 +93,9 @@ async def url_process(
 
 
 def mock_process(
-    bundle: Path, *, env: Mapping[str, str], seed: int = 0, python: str | None = None
+    bundle: Path, *, env: Mapping[str, str], seed: int = 0, python: str | None = None, timeout: float = 30.0
 ) -> AbstractAsyncContextManager[UrlProcess]:
-    """``python -m anvil mock BUNDLE --port 0 --seed SEED`` as a :func:`url_process` context manager."""
+    """``python -m anvil mock BUNDLE --port 0 --seed SEED`` as a :func:`url_process` context manager
+    (``timeout``: how long it may take to announce its URL)."""
     command = [python or sys.executable, "-m", "anvil", "mock", str(bundle), "--port", "0", "--seed", str(seed)]
-    return url_process(command, env=env, what="anvil mock")
+    return url_process(command, env=env, what="anvil mock", timeout=timeout)

@@ -5,9 +5,11 @@ bundle hash skips those files (:data:`anvil.bundle.hash.DERIVED_RECORD_FILES`), 
 does not change the hash it binds to, and any other byte that changes makes every record stale.
 
 :func:`judge_record` reads one record and answers one of ``fresh`` (passed, same hash), ``stale``
-(another hash), ``failed`` (same hash, did not pass), ``missing`` or ``corrupt``, with a reason an
-operator can act on. The verdict is recomputed from the record's own evidence (its checks, cells and
-mutants) with the lane's pass rule; the record's verdict fields (``status``, ``passed``, the
+(another hash), ``failed`` (same hash, did not pass), ``incomplete`` (same hash, but the run covered
+only part of the bundle: a subset of operations, or stopped by a signal or a time cap; never fresh,
+whatever its checks say), ``missing`` or ``corrupt``, with a reason an operator can act on. The
+verdict is recomputed from the record's own evidence (its checks, cells and mutants) with the lane's
+pass rule; the record's verdict fields (``status``, ``passed``, the
 ``summary`` counts) are only compared with that recount. A record is ``corrupt`` when it is
 unreadable, not a JSON object, carries no 64-hex ``bundleHash``, or says anything its evidence does
 not: a failing record edited to say it passed is corrupt, never fresh. Records are written by
@@ -38,7 +40,7 @@ __all__ = [
     "timestamp",
 ]
 
-RecordState = Literal["fresh", "stale", "failed", "missing", "corrupt"]
+RecordState = Literal["fresh", "stale", "failed", "incomplete", "missing", "corrupt"]
 
 #: lane -> root-level record file (original-core §8). The four lanes the write gate needs.
 RECORD_FILES: Final[dict[str, str]] = {
@@ -233,10 +235,19 @@ def judge_record(directory: Path, lane: str, *, current_hash: str | None = None)
     except _Inconsistent as exc:
         reason = f"{name} is inconsistent: {exc}; rerun `anvil {lane}`"
         return RecordVerdict(lane=lane, file=name, state="corrupt", reason=reason, recorded_hash=recorded)
+    incomplete = record.get("incomplete")
+    if incomplete is not None and (not isinstance(incomplete, dict) or not isinstance(incomplete.get("reason"), str)):
+        reason = f"{name} is inconsistent: its incomplete marker has no reason; rerun `anvil {lane}`"
+        return RecordVerdict(lane=lane, file=name, state="corrupt", reason=reason, recorded_hash=recorded)
     at = _stamp(record)
     if recorded != now:
         reason = f"{lane} evidence is stale: recorded for {recorded[:12]}… but the bundle now hashes to {now[:12]}…"
         return RecordVerdict(lane=lane, file=name, state="stale", reason=reason, recorded_hash=recorded, recorded_at=at)
+    if isinstance(incomplete, dict):
+        reason = f"{lane} covered only part of this bundle ({incomplete['reason']}): run `anvil {lane}` on all of it"
+        return RecordVerdict(
+            lane=lane, file=name, state="incomplete", reason=reason, recorded_hash=recorded, recorded_at=at
+        )
     if not passed:
         reason = f"{lane} ran on this bundle and did not pass"
         return RecordVerdict(

@@ -5,7 +5,7 @@ evidence for the same bundle digest; a fresh store contract; ``/readyz`` HTTP 20
 operator-reviewed upstream idempotency carrier. :func:`evidence_summary` answers everything of that
 which can be known offline (it never opens a socket) and lists the rest as ``remaining``:
 
-* ``lanes``: each record's verdict (``fresh|stale|failed|missing|corrupt``, :mod:`anvil.proof.records`);
+* ``lanes``: each record's verdict (``fresh|stale|failed|incomplete|missing|corrupt``, :mod:`anvil.proof.records`);
 * ``generatedBytes`` and ``storeContract``: whether every compiler-owned byte, and the store contract
   in particular, equals a fresh projection of the bundle's AIR and generator inputs;
 * ``deployLedger``: whether ``anvil deploy ledger`` has what it needs (fresh bytes and contract);

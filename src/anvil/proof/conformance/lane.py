@@ -42,8 +42,17 @@ from anvil.bundle.read import read_bundle
 from anvil.client import AnvilClient
 from anvil.errors import ConfigError
 from anvil.proof.conformance.static import divergence, skill_claim_check, surface_agreement_check, surface_views
-from anvil.proof.conformance.surfaces import KEY_PLACEHOLDER, SURFACES, Answer, Driver, Upstream, wire_requests
+from anvil.proof.conformance.surfaces import (
+    KEY_PLACEHOLDER,
+    SURFACES,
+    Answer,
+    CliWorker,
+    Driver,
+    Upstream,
+    wire_requests,
+)
 from anvil.proof.records import timestamp
+from anvil.proof.scope import LaneScope, incomplete_marker, select_operations
 from anvil.proof.skill import read_reference
 from anvil.runtime.credentials import credential_profile, expected_env
 
@@ -115,8 +124,6 @@ def _compare(path: str, values: dict[str, Any]) -> list[JSONObject]:
 
 
 Observation = tuple[Answer, list[JSONObject]]
-#: How many ``anvil mock`` instances the CLI calls are spread over (each shard runs its calls in order).
-_CLI_SHARDS: Final = 1
 
 
 def _arguments(op: Operation) -> JSONObject:
@@ -146,13 +153,12 @@ class _Lane:
             answer = Answer(ok=False, code=f"no answer within {_CALL_TIMEOUT_S:g} s")
         self.observed[(op.id, surface, kind)] = (answer, wire_requests(await self.upstream.requests(), op, key))
 
-    async def run(self, surfaces: tuple[str, ...], ops: list[Operation]) -> None:
-        """Observe every op in ``ops`` on each of ``surfaces``: its gate (when it confirms), then its call."""
-        for op in ops:
-            for surface in surfaces:
-                if op.confirmation.required:
-                    await self.observe(surface, op, "gate")
-                await self.observe(surface, op, "call")
+    async def run(self, surfaces: tuple[str, ...], op: Operation) -> None:
+        """Observe ``op`` on each of ``surfaces``: its gate (when it confirms), then its call."""
+        for surface in surfaces:
+            if op.confirmation.required:
+                await self.observe(surface, op, "gate")
+            await self.observe(surface, op, "call")
 
 
 def _gate_check(op: Operation, observed: dict[tuple[str, str, str], Observation]) -> JSONObject:
@@ -198,36 +204,49 @@ def _agreement_checks(op: Operation, observed: dict[tuple[str, str, str], Observ
     return [wire_check, answer_check]
 
 
-async def _conformance(directory: Path, doc: Document, env: dict[str, str]) -> tuple[list[JSONObject], list[str]]:
+async def _conformance(
+    directory: Path, doc: Document, env: dict[str, str], scope: LaneScope
+) -> tuple[list[JSONObject], list[str], list[Operation]]:
     from anvil.proof.processes import mock_process, url_process
 
     reference = read_reference(directory)
-    approved = [op for op in doc.operations if op.is_approved]
+    selected = select_operations(doc.operations, scope.operations)
     observed: dict[tuple[str, str, str], Observation] = {}
+    finished: list[Operation] = []
+    startup = scope.startup_timeout_s
     async with AsyncExitStack() as stack:
-        # One mock behind the served gateway (MCP and REST), and the CLI's calls spread over more.
-        mocks = [await stack.enter_async_context(mock_process(directory, env=env)) for _ in range(1 + _CLI_SHARDS)]
+        # One mock behind the served gateway (MCP and REST), and one for the CLI's calls.
+        mocks = [await stack.enter_async_context(mock_process(directory, env=env, timeout=startup)) for _ in range(2)]
         command = [sys.executable, "-m", "anvil", "serve", str(directory), "--http", "127.0.0.1:0"]
         served = await stack.enter_async_context(
-            url_process([*command, "--base-url", mocks[0].url], env=env, what="anvil serve")
+            url_process([*command, "--base-url", mocks[0].url], env=env, what="anvil serve", timeout=startup)
         )
         http = await stack.enter_async_context(httpx.AsyncClient(timeout=_CALL_TIMEOUT_S))
         mcp = await stack.enter_async_context(AnvilClient.http(served.url, timeout=_CALL_TIMEOUT_S))
+        cli = CliWorker(env)
+        stack.push_async_callback(cli.aclose)
         live = await mcp.list_tools()
         views = surface_views(directory, doc, live, reference)
         checks = [surface_agreement_check(views, doc, reference)]
-        checks += [skill_claim_check(op, reference) for op in approved]
-        driver = Driver(bundle=directory, mcp=mcp, http=http, rest_url=served.url.removesuffix("/mcp"), env=env)
-        lanes = [_Lane(driver, Upstream(mock.url, http), observed) for mock in mocks]
-        async with anyio.create_task_group() as group:
-            group.start_soon(lanes[0].run, ("mcp", "rest"), approved)
-            for shard, lane in enumerate(lanes[1:]):
-                group.start_soon(lane.run, ("cli",), approved[shard::_CLI_SHARDS])
-    for op in approved:
+        checks += [skill_claim_check(op, reference) for op in selected]
+        driver = Driver(
+            bundle=directory, mcp=mcp, http=http, rest_url=served.url.removesuffix("/mcp"), env=env, cli=cli
+        )
+        served_lane, cli_lane = (_Lane(driver, Upstream(mock.url, http), observed) for mock in mocks)
+        scope.begin(len(selected))
+        for op in selected:
+            if scope.should_stop():
+                break
+            scope.step("conformance", op)
+            async with anyio.create_task_group() as group:  # the CLI's call runs beside MCP and REST
+                group.start_soon(served_lane.run, ("mcp", "rest"), op)
+                group.start_soon(cli_lane.run, ("cli",), op)
+            finished.append(op)
+    for op in finished:
         checks += _agreement_checks(op, observed)
         if op.confirmation.required:
             checks.append(_gate_check(op, observed))
-    return checks, ["mcp", "rest", "cli", "skill"]
+    return checks, ["mcp", "rest", "cli", "skill"], finished
 
 
 def summarize(checks: list[JSONObject]) -> dict[str, int]:
@@ -236,7 +255,11 @@ def summarize(checks: list[JSONObject]) -> dict[str, int]:
 
 
 def conformance(
-    directory: Path, *, environ: Mapping[str, str], clock: Callable[[], datetime] | None = None
+    directory: Path,
+    *,
+    environ: Mapping[str, str],
+    clock: Callable[[], datetime] | None = None,
+    scope: LaneScope | None = None,
 ) -> dict[str, Any]:
     """Run the hermetic conformance lane on ``directory`` and return its record (not written).
 
@@ -244,6 +267,8 @@ def conformance(
         directory: The bundle directory.
         environ: The caller's environment; only what a child needs to run Python is passed on.
         clock: The wall clock for ``startedAt`` (a test seam).
+        scope: Which operations run, progress lines, when to stop and the children's start-up bound
+            (default: every approved operation, silently); a run that covers less is marked ``incomplete``.
 
     Raises:
         BundleError: ``bundle/invalid`` when the bundle cannot be read.
@@ -253,11 +278,15 @@ def conformance(
     digest = bundle_hash(directory)
     started = timestamp(clock)
     env = child_environment(doc, environ)
+    scope = scope or LaneScope()
     try:
-        checks, surfaces = anyio.run(_conformance, directory, doc, env)
+        checks, surfaces, finished = anyio.run(_conformance, directory, doc, env, scope)
     except httpx.HTTPError as exc:  # the mock stopped answering its control routes mid-run
         raise ConfigError("config/invalid", f"anvil mock stopped answering: {type(exc).__name__}") from None
     delegated = sum(1 for op in doc.operations if op.is_approved and op.auth.principal in ("delegated", "end_user"))
+    approved = sum(1 for op in doc.operations if op.is_approved)
+    selected = len(select_operations(doc.operations, scope.operations))
+    incomplete = incomplete_marker(scope, selected=selected, approved=approved, finished=len(finished))
     return {
         "schemaVersion": 1,
         "bundle": directory.name,
@@ -273,4 +302,5 @@ def conformance(
         },
         "summary": summarize(checks),
         "bundleHash": digest,
+        **({"incomplete": incomplete} if incomplete is not None else {}),
     }

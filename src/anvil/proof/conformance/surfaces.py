@@ -3,8 +3,10 @@
 * ``mcp``: ``tools/call`` over Streamable HTTP to a real ``anvil serve`` process (the key travels as
   ``_meta.idempotency_key``);
 * ``rest``: ``POST /call/<tool>`` to the same process (the key as the ``Idempotency-Key`` header);
-* ``cli``: ``anvil run BUNDLE <command> --input FILE [--confirm] [--idempotency-key K] --json`` as a
-  child process in direct mode.
+* ``cli``: ``anvil run BUNDLE <command> --input FILE [--confirm] [--idempotency-key K] --json`` in direct
+  mode, run by one long-lived child process (``python -m anvil.cli.run_worker``, the CLI's own entry
+  point call after call: :class:`CliWorker`) rather than one process per call, which cost about a
+  second each in interpreter start, imports and reading the bundle.
 
 Each answers an :class:`Answer` (the data, or the error envelope's code). :func:`wire_requests` reads
 what the upstream received from ``anvil mock``'s request log and normalizes it for comparison: the
@@ -14,7 +16,9 @@ parameters, the key carrier, the credential carrier) and ``content-type`` are ke
 
 from __future__ import annotations
 
+import contextlib
 import json
+import subprocess
 import sys
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -24,13 +28,14 @@ from typing import Any, Final
 
 import anyio
 import httpx
+from anyio.abc import Process
 
 from anvil._types import JSONObject, JSONValue
 from anvil.air.carrier import effective_auth_carrier, resolve_carrier
 from anvil.air.model import Operation
 from anvil.client import AnvilClient, GatewayUnavailable
 
-__all__ = ["KEY_PLACEHOLDER", "SURFACES", "Answer", "Driver", "Upstream", "wire_requests"]
+__all__ = ["KEY_PLACEHOLDER", "SURFACES", "Answer", "CliWorker", "Driver", "Upstream", "wire_requests"]
 
 #: The executable surfaces, in report order.
 SURFACES: Final[tuple[str, ...]] = ("mcp", "rest", "cli")
@@ -115,6 +120,78 @@ def wire_requests(entries: Sequence[Mapping[str, Any]], op: Operation, key: str 
     return out
 
 
+class CliWorker:
+    """One ``python -m anvil.cli.run_worker`` child: ``anvil run`` argument lists in, exit code and output out.
+
+    Started on first use; a call that does not answer in time stops the child (the next call starts a
+    fresh one). :meth:`aclose` stops it.
+    """
+
+    def __init__(self, env: Mapping[str, str]) -> None:
+        """Args: env: the child's whole environment (the CLI reads its settings from it)."""
+        self.env = dict(env)
+        self._process: Process | None = None
+        self._buffer = b""
+        self._lock = anyio.Lock()
+
+    async def _start(self) -> Process:
+        if self._process is None or self._process.returncode is not None:
+            self._process = await anyio.open_process(
+                [sys.executable, "-m", "anvil.cli.run_worker"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                env=self.env,
+                start_new_session=True,
+            )
+            self._buffer = b""
+        return self._process
+
+    async def _line(self, process: Process) -> bytes:
+        assert process.stdout is not None
+        while b"\n" not in self._buffer:
+            if len(self._buffer) > _MAX_OUTPUT * 2:
+                raise ValueError("answer too long")
+            self._buffer += await process.stdout.receive()
+        line, self._buffer = self._buffer.split(b"\n", 1)
+        return line
+
+    async def run(self, argv: list[str], timeout: float) -> tuple[int, str, str]:
+        """``(exit code, stdout, stderr)`` of ``anvil <argv>``; ``(-1, "", reason)`` when the worker fails."""
+        async with self._lock:
+            process = await self._start()
+            assert process.stdin is not None
+            try:
+                with anyio.fail_after(timeout):
+                    await process.stdin.send((json.dumps({"argv": argv}) + "\n").encode())
+                    answer = json.loads(await self._line(process))
+                return int(answer["code"]), str(answer["stdout"]), str(answer["stderr"])
+            except (TimeoutError, anyio.EndOfStream, anyio.BrokenResourceError, ValueError, KeyError, TypeError) as exc:
+                await self.aclose()
+                return -1, "", f"the CLI worker failed: {type(exc).__name__}"
+            except BaseException:  # cancelled mid-call: an answer may still be on its way, so never reuse it
+                with anyio.CancelScope(shield=True):
+                    await self.aclose()
+                raise
+
+    async def aclose(self) -> None:
+        """Stop the child (SIGTERM, then SIGKILL if it lingers)."""
+        process, self._process = self._process, None
+        if process is None:
+            return
+        if process.stdin is not None:
+            with contextlib.suppress(anyio.BrokenResourceError, OSError):
+                await process.stdin.aclose()
+        with anyio.move_on_after(5, shield=True):
+            await process.wait()
+        if process.returncode is None:
+            process.kill()
+            with anyio.move_on_after(5, shield=True):
+                await process.wait()
+        if process.stdout is not None:
+            await process.stdout.aclose()
+
+
 class Driver:
     """Calls one operation through a surface.
 
@@ -134,12 +211,14 @@ class Driver:
         http: httpx.AsyncClient,
         rest_url: str,
         env: Mapping[str, str],
+        cli: CliWorker | None = None,
     ) -> None:
         self.bundle = bundle
         self.mcp = mcp
         self.http = http
         self.rest_url = rest_url.rstrip("/")
         self.env = dict(env)
+        self.cli = cli or CliWorker(env)
 
     async def call(
         self,
@@ -190,17 +269,17 @@ class Driver:
         with tempfile.TemporaryDirectory(prefix="anvil-conformance-") as folder:
             given = Path(folder) / "input.json"
             given.write_text(json.dumps(arguments), encoding="utf-8")
-            command = [sys.executable, "-m", "anvil", "run", str(self.bundle), *op.cli.command.split()]
+            command = ["run", str(self.bundle), *op.cli.command.split()]
             command += ["--input", str(given), "--json", "--base-url", upstream_url]
             if confirm:
                 command.append("--confirm")
             if key:
                 command += ["--idempotency-key", key]
-            with anyio.fail_after(_CLI_TIMEOUT_S):
-                done = await anyio.run_process(command, env=self.env, check=False)
-        stdout = done.stdout[:_MAX_OUTPUT].decode("utf-8", errors="replace")
-        stderr = done.stderr[:_MAX_OUTPUT].decode("utf-8", errors="replace")
-        if done.returncode == 0:
+            returncode, stdout, stderr = await self.cli.run(command, _CLI_TIMEOUT_S)
+        stdout, stderr = stdout[:_MAX_OUTPUT], stderr[:_MAX_OUTPUT]
+        if returncode < 0:
+            return Answer(ok=False, code=f"no answer from anvil run ({stderr})")
+        if returncode == 0:
             try:
                 return Answer(ok=True, data=json.loads(stdout) if stdout.strip() else None)
             except ValueError:
@@ -208,5 +287,5 @@ class Driver:
         try:
             envelope, _end = json.JSONDecoder().raw_decode(stderr.lstrip())
         except ValueError:
-            return Answer(ok=False, code=f"exit {done.returncode}")
+            return Answer(ok=False, code=f"exit {returncode}")
         return Answer(ok=False, code=_code(envelope))

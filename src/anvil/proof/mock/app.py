@@ -12,8 +12,10 @@ it is 409 ``idempotency_key_reused``.
 
 Control routes (never logged): ``GET /__anvil`` (what is served), ``GET|DELETE /__anvil/requests``
 (the request log, ``?since=SEQ``), ``GET|POST|DELETE /__anvil/fault`` (faults: ``status``,
-``delay_ms``, ``reset``, ``after_commit``, ``times``, and ``method``/``path``/``operation`` to match)
-and ``POST /__anvil/reset``.
+``delay_ms``, ``reset``, ``after_commit``, ``times``, and ``method``/``path``/``operation`` to match),
+``POST /__anvil/reset`` and ``GET /__anvil/items`` (the state itself: ``{kinds: {kind: count}}``, or with
+``?kind=K`` ``{kind, items: [{key, scope, data}]}``; selftest reads an effect through it when no
+approved read of the API observes it).
 """
 
 from __future__ import annotations
@@ -113,16 +115,23 @@ class MockApi:
             if route.item_schema is not None:
                 self._kind_schema.setdefault(route.kind, route.item_schema)
         self._body_checks: dict[str, Validator] = {}
+        self._fit_checks: dict[str, Validator] = {}
         self._param_checks: dict[tuple[str, str, str], Validator] = {}
 
     # --- matching ---------------------------------------------------------------------------------
 
-    def match(self, method: str, raw_path: str) -> tuple[Route | None, dict[str, str], bool]:
-        """``(route, path params, path known)`` for a request; the route is None when nothing fits."""
+    def match(
+        self, method: str, raw_path: str, query: tuple[tuple[str, str], ...] = ()
+    ) -> tuple[Route | None, dict[str, str], bool]:
+        """``(route, path params, path known)`` for a request; the route is None when nothing fits.
+
+        Routes are tried most specific first (literal segments before templates), and a route keyed by
+        a query or fragment suffix matches only a request that carries it (:class:`TemplateMatcher`).
+        """
         path = raw_path.rstrip("/") or "/"
         known = False
         for route in self.routes:
-            found = route.match(path)
+            found = route.match(path, query)
             if found is None:
                 continue
             known = True
@@ -291,11 +300,13 @@ class MockApi:
                 return made
         return plain
 
-    def _store(self, kind: str, data: JSONObject, scope: str) -> tuple[int, JSONValue] | None:
+    def _store(
+        self, kind: str, data: JSONObject, scope: str, *, key: str | None = None
+    ) -> tuple[int, JSONValue] | None:
         store = self.state.kind(kind)
         if len(store) >= self.max_items:
             return _error(507, f"The mock holds its maximum of {self.max_items} items of {kind}.", "mock_full")
-        key = _text(data.get(self.id_field(kind)))
+        key = key if key is not None else _text(data.get(self.id_field(kind)))
         if key in store:
             return _error(409, f"An item of {kind} with this id exists.", "already_exists")
         size = len(json.dumps(data))
@@ -348,22 +359,100 @@ class MockApi:
     def answer(
         self, route: Route, params: Mapping[str, str], path: str, request: Request, body: JSONValue
     ) -> tuple[int, JSONValue]:
-        """Carry the request out against the state: ``(status, body)`` (body None: no content)."""
+        """Carry the request out against the state: ``(status, body)`` (body None: no content).
+
+        A success's body validates against the operation's answer schema whenever one can: what the
+        state holds reaches the answer only through the fields that schema has (:meth:`fit`).
+        """
+        status, answer = self._act(route, params, path, request, body)
+        schema = route.op.output.schema
+        if status < 300 and answer is not None and schema is not None:
+            answer = self.fit(schema, answer, route.kind.lower())
+        return status, answer
+
+    def _wrap(self, route: Route, item: JSONObject) -> JSONValue:
+        """One item as the operation answers it: itself, or inside its envelope (``{"data": item}``)."""
+        if route.envelope is None:
+            return copy.deepcopy(item)
+        shell = self.maker.value(route.op.output.schema, route.kind.lower())
+        out: JSONObject = shell if isinstance(shell, dict) else {}
+        out[route.envelope] = copy.deepcopy(item)
+        return out
+
+    def _unwrapped(self, route: Route, body: JSONValue) -> JSONValue:
+        """A request body with the item's envelope taken off when it is wrapped like the answer."""
+        if route.envelope is not None and isinstance(body, dict) and isinstance(body.get(route.envelope), dict):
+            return body[route.envelope]
+        return body
+
+    def _check(self, schema: JSONObject) -> Validator:
+        key = json.dumps(schema, sort_keys=True, default=str)
+        found = self._fit_checks.get(key)
+        if found is None:
+            found = Validator(schema, self.schemas)
+            self._fit_checks[key] = found
+        return found
+
+    def _project(self, schema: JSONValue, value: JSONValue, depth: int = 0) -> JSONValue:
+        """``value`` without the object fields ``schema`` forbids (``additionalProperties: false``)."""
+        resolved = self.schemas.deref(schema)
+        if resolved is None or not isinstance(value, dict) or depth > 4:
+            return value
+        props = self.schemas.properties(resolved)
+        closed = resolved.get("additionalProperties") is False
+        out: JSONObject = {}
+        for key, sub in value.items():
+            if key in props:
+                out[key] = self._project(props[key], sub, depth + 1)
+            elif not closed:
+                out[key] = sub
+        return out
+
+    def fit(self, schema: JSONObject, value: JSONValue, name: str) -> JSONValue:
+        """``value`` made to validate against ``schema``: as it is when it does; else without the fields
+        the schema does not have; else a value generated from the schema carrying each of ``value``'s
+        fields that keeps it valid. (When even the generated value does not validate, the mock's
+        generator cannot satisfy the schema, and that value is answered as the best it has.)"""
+        check = self._check(schema)
+        if check.problem(value) is None:
+            return value
+        projected = self._project(schema, value)
+        if check.problem(projected) is None:
+            return projected
+        base = self.maker.value(schema, name)
+        if not isinstance(base, dict) or not isinstance(projected, dict):
+            return base
+        out = dict(base)
+        for key, field in projected.items():
+            trial = {**out, key: field}
+            if check.problem(trial) is None:
+                out = trial
+        return out
+
+    def _act(
+        self, route: Route, params: Mapping[str, str], path: str, request: Request, body: JSONValue
+    ) -> tuple[int, JSONValue]:
         role = route.role
         no_schema = route.op.output.schema is None
         if role == "create":
             data = self._generated(route.kind)
-            self._merge(route, data, body)
+            self._merge(route, data, self._unwrapped(route, body))
             for name, value in params.items():
                 if name in self._props(route.kind):
                     data[name] = self._typed(route.kind, name, value)
             id_name = self.id_field(route.kind)
-            if not isinstance(body, dict) or id_name not in body:
+            unwrapped = self._unwrapped(route, body)
+            if not isinstance(unwrapped, dict) or id_name not in unwrapped:
                 data[id_name] = self._fresh_id(route.kind)
             else:
-                data[id_name] = copy.deepcopy(body[id_name])
-            refused = self._store(route.kind, data, path)
-            return refused if refused is not None else (201, copy.deepcopy(data))
+                data[id_name] = copy.deepcopy(unwrapped[id_name])
+            key = _text(data[id_name])
+            schema = self._kind_schema.get(route.kind)
+            if isinstance(schema, dict):  # the state holds what the kind's schema can carry
+                fitted = self.fit(schema, data, route.kind.lower())
+                data = fitted if isinstance(fitted, dict) else data
+            refused = self._store(route.kind, data, path, key=key)
+            return refused if refused is not None else (201, self._wrap(route, data))
         if role == "list":
             return 200, self._list(route, path, request)
         if role == "other":
@@ -378,10 +467,14 @@ class MockApi:
         key, item = found
         if role == "delete":
             self.state.forget(route.kind, key)
-            return (204, None) if no_schema else (200, copy.deepcopy(item.data))
+            return (204, None) if no_schema else (200, self._wrap(route, item.data))
         if role in ("update", "action"):
             merged = copy.deepcopy(item.data)
-            self._merge(route, merged, body)
+            self._merge(route, merged, self._unwrapped(route, body))
+            schema = self._kind_schema.get(route.kind)
+            if isinstance(schema, dict):
+                fitted = self.fit(schema, merged, route.kind.lower())
+                merged = fitted if isinstance(fitted, dict) else merged
             size = len(json.dumps(merged))
             if self.state.item_bytes - item.size + size > MAX_ITEM_BYTES:
                 return _error(507, f"The mock holds its maximum of {MAX_ITEM_BYTES} bytes of items.", "mock_full")
@@ -389,7 +482,7 @@ class MockApi:
             self.state.resize(item, size)
             if no_schema and role == "update":
                 return 204, None
-        return 200, copy.deepcopy(item.data)
+        return 200, self._wrap(route, item.data)
 
     def _list(self, route: Route, path: str, request: Request) -> JSONValue:
         store = self.state.kind(route.kind)
@@ -505,11 +598,19 @@ def create_mock_app(api: MockApi) -> Starlette:
         state.reset()
         return JSONResponse({"reset": True})
 
+    async def items(request: Request) -> Response:
+        kind = request.query_params.get("kind")
+        if kind is None:
+            return JSONResponse({"kinds": {name: len(store) for name, store in state.items.items()}})
+        store: Mapping[str, Item] = state.items.get(kind, {})
+        listed = [{"key": key, "scope": item.scope, "data": item.data} for key, item in store.items()]
+        return JSONResponse({"kind": kind, "items": listed})
+
     async def dispatch(request: Request) -> Response:
         raw_path = request.scope.get("raw_path", b"").decode("latin-1") or request.url.path
         raw_path = raw_path.split("?", 1)[0]
         path = unquote(raw_path.rstrip("/") or "/")
-        route, params, known = api.match(request.method, raw_path)
+        route, params, known = api.match(request.method, raw_path, tuple(request.query_params.multi_items()))
         entry: JSONObject = {
             "method": request.method,
             "path": path,
@@ -576,6 +677,7 @@ def create_mock_app(api: MockApi) -> Starlette:
             StarletteRoute("/__anvil/requests", requests_log, methods=["GET", "DELETE"]),
             StarletteRoute("/__anvil/fault", faults, methods=["GET", "POST", "DELETE"]),
             StarletteRoute("/__anvil/reset", reset, methods=["POST"]),
+            StarletteRoute("/__anvil/items", items, methods=["GET"]),
             StarletteRoute("/{path:path}", dispatch, methods=_METHODS),
         ]
     )

@@ -17,17 +17,75 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from typing import Final, Literal
+from urllib.parse import parse_qsl, quote, unquote
 
+from anvil._types import JSONObject
 from anvil.air.carrier import CarrierBinding, resolve_carrier
 from anvil.air.enums import KEYED_MODES
 from anvil.air.model import Document, Operation
 from anvil.proof.mock.schema import SchemaSet
 
-__all__ = ["Role", "Route", "route_table"]
+__all__ = ["Role", "Route", "TemplateMatcher", "route_table", "specificity"]
 
 Role = Literal["create", "list", "get", "update", "delete", "action", "other"]
 _PARAM: Final = re.compile(r"\{([^{}/]+)\}")
 _STATIC_NAME: Final = re.compile(r"[^A-Za-z0-9]+")
+#: The characters the executor keeps as written in a template's literal text; the rest (``?``, ``#``,
+#: spaces...) it percent-encodes, and so must a pattern that matches what it sends.
+_TEMPLATE_SAFE: Final = "/:@!$&'()*+,;=-._~%"
+
+
+def specificity(template: str) -> tuple[tuple[int, ...], int]:
+    """A sort key: per segment 0 for literal text, 1 for text with a parameter in it, 2 for a bare
+    parameter; then 0 for a template keyed by a query or fragment suffix, 1 for one without.
+
+    Sorting by it tries ``/IncomingPhoneNumbers/Local.json`` before ``/IncomingPhoneNumbers/{Sid}.json``
+    before ``/IncomingPhoneNumbers/{Sid}``, and ``/responses?beta=true`` before ``/responses``: the
+    spec's literal text wins over a template that would also match it.
+    """
+    ranks: list[int] = []
+    for part in template.split("?", 1)[0].split("#", 1)[0].split("/"):
+        if not part:
+            continue
+        ranks.append(2 if _PARAM.fullmatch(part) else 1 if _PARAM.search(part) else 0)
+    return tuple(ranks), 0 if _suffix(template)[1] else 1
+
+
+@dataclass(frozen=True, slots=True)
+class TemplateMatcher:
+    """Matches a request's raw path (and query) against an operation's path template.
+
+    Two operations may share a URL and differ only in a suffix the spec keys them by: a query
+    (``/responses?beta=true``) or a fragment (``/api#create``). The executor percent-encodes that
+    suffix into the path, so the raw path carries it (``/responses%3Fbeta=true``); a query key also
+    matches when it arrives as a real query (``/responses`` with ``beta=true``).
+    """
+
+    pattern: re.Pattern[str]
+    params: tuple[str, ...]
+    bare: re.Pattern[str] | None
+    query: tuple[tuple[str, str], ...]
+
+    @classmethod
+    def of(cls, template: str) -> TemplateMatcher:
+        """The matcher of ``template``."""
+        pattern, params = _compile(template)
+        bare: re.Pattern[str] | None = None
+        query: tuple[tuple[str, str], ...] = ()
+        if "?" in template and "#" not in template:
+            path, _, text = template.partition("?")
+            bare = _compile(path)[0]
+            query = tuple(parse_qsl(text, keep_blank_values=True))
+        return cls(pattern, params, bare, query)
+
+    def match(self, raw_path: str, query: tuple[tuple[str, str], ...] = ()) -> dict[str, str] | None:
+        """The (still percent-encoded) path parameters when the request fits, else None."""
+        found = self.pattern.fullmatch(raw_path)
+        if found is None and self.bare is not None and all(pair in query for pair in self.query):
+            found = self.bare.fullmatch(raw_path)
+        if found is None:
+            return None
+        return {name: found.group(f"p{index}") for index, name in enumerate(self.params)}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -38,12 +96,16 @@ class Route:
         op: the operation.
         method: the HTTP method, upper case.
         template: the path template (``/repos/{owner}/{repo}/issues``).
-        pattern: the compiled template (named groups ``p0``, ``p1``... in ``params`` order).
+        pattern: the compiled template (named groups ``p0``, ``p1``... in ``params`` order), as the
+            executor encodes it on the wire.
         params: the template's parameter names, in order.
+        matcher: how a raw request path (and query) is matched (:class:`TemplateMatcher`).
         role: what the operation does (module docstring).
         kind: the resource kind.
         item_schema: the schema of one item of the kind (None when unknown).
         list_property: for a list answered as an object, the property holding the items.
+        envelope: for one item answered inside an object (``{"data": {...}}``, ``{"service": {...}}``),
+            the property holding it; a request body wrapped the same way is unwrapped by it too.
         carrier: the operation's declared idempotency carrier, if any.
     """
 
@@ -57,18 +119,22 @@ class Route:
     item_schema: object
     list_property: str | None
     carrier: CarrierBinding | None
+    matcher: TemplateMatcher
+    envelope: str | None = None
 
     @property
     def static_count(self) -> int:
         """How many fixed segments the template has (more is more specific)."""
         return sum(1 for part in self.template.split("/") if part and not _PARAM.fullmatch(part))
 
-    def match(self, path: str) -> dict[str, str] | None:
-        """The path parameters when ``path`` fits this template, else None."""
-        found = self.pattern.fullmatch(path)
-        if found is None:
-            return None
-        return {name: found.group(f"p{index}") for index, name in enumerate(self.params)}
+    def match(self, path: str, query: tuple[tuple[str, str], ...] = ()) -> dict[str, str] | None:
+        """The path parameters when the raw ``path`` (and ``query``) fits this template, else None."""
+        return self.matcher.match(path, query)
+
+
+def _literal(text: str) -> str:
+    # The executor's encoding of literal text; an already-encoded template byte stays as written.
+    return re.escape(quote(unquote(text), safe=_TEMPLATE_SAFE))
 
 
 def _compile(template: str) -> tuple[re.Pattern[str], tuple[str, ...]]:
@@ -76,19 +142,45 @@ def _compile(template: str) -> tuple[re.Pattern[str], tuple[str, ...]]:
     pattern = ""
     last = 0
     for found in _PARAM.finditer(template):
-        pattern += re.escape(template[last : found.start()]) + f"(?P<p{len(params)}>[^/]+)"
+        pattern += _literal(template[last : found.start()]) + f"(?P<p{len(params)}>[^/]+)"
         params.append(found.group(1))
         last = found.end()
-    pattern += re.escape(template[last:])
+    pattern += _literal(template[last:])
     return re.compile(pattern), tuple(params)
 
 
+def _suffix(template: str) -> tuple[str, str]:
+    """``(path, suffix)``: a template split before a ``?`` or ``#`` that keys operations sharing a URL."""
+    cut = min((i for i in (template.find("?"), template.find("#")) if i >= 0), default=len(template))
+    return template[:cut], template[cut:]
+
+
 def _segments(template: str) -> list[str]:
-    return [part for part in template.split("/") if part]
+    return [part for part in _suffix(template)[0].split("/") if part]
 
 
 def _signature(parts: list[str]) -> str:
     return "/".join(part for part in parts if not _PARAM.fullmatch(part))
+
+
+_ID_LIKE: Final = frozenset({"id", "number", "uuid", "key"})
+
+
+def _envelope(resolved: JSONObject, schemas: SchemaSet) -> tuple[str, object] | None:
+    """``(property, item schema)`` when an answer object only wraps one item (``{"data": {...}}``).
+
+    A wrapper has no identity of its own, at most three properties, and exactly one whose value is an
+    object with properties (the item); anything else is an item with a nested object.
+    """
+    props = schemas.properties(resolved)
+    if not props or len(props) > 3 or _ID_LIKE & set(props):
+        return None
+    objects = []
+    for key, sub in props.items():
+        inner = schemas.deref(sub)
+        if inner is not None and schemas.first_type(inner) == "object" and schemas.properties(inner):
+            objects.append((key, sub))
+    return objects[0] if len(objects) == 1 else None
 
 
 def _answer_kind(op: Operation, schemas: SchemaSet) -> tuple[str | None, object, str | None]:
@@ -100,6 +192,9 @@ def _answer_kind(op: Operation, schemas: SchemaSet) -> tuple[str | None, object,
         if resolved is not None and schemas.first_type(resolved) == "array":
             items = resolved.get("items")
             return schemas.ref_name(items), items, None
+        wrapped = _envelope(resolved, schemas) if resolved is not None else None
+        if wrapped is not None and schemas.ref_name(wrapped[1]) is not None:
+            return schemas.ref_name(wrapped[1]), wrapped[1], None
         return name, schema, None
     resolved = schemas.deref(schema)
     if resolved is None:
@@ -114,6 +209,9 @@ def _answer_kind(op: Operation, schemas: SchemaSet) -> tuple[str | None, object,
             key, sub = arrays[0]
             items = (schemas.deref(sub) or {}).get("items")
             return schemas.ref_name(items), items, key
+        wrapped = _envelope(resolved, schemas)
+        if wrapped is not None:
+            return schemas.ref_name(wrapped[1]), wrapped[1], None
     return None, schema, None
 
 
@@ -139,7 +237,8 @@ def _carrier(op: Operation) -> CarrierBinding | None:
 
 
 def route_table(document: Document, schemas: SchemaSet) -> tuple[Route, ...]:
-    """Every operation of ``document`` with a method and a path, most specific template first."""
+    """Every operation of ``document`` with a method and a path, most specific template first
+    (:func:`specificity`: literal segments before templates that would also match them)."""
     drafts: list[tuple[Operation, str, list[str], str | None, object, str | None, bool]] = []
     for op in document.operations:
         method = (op.source_ref.method or "").upper()
@@ -179,8 +278,11 @@ def route_table(document: Document, schemas: SchemaSet) -> tuple[Route, ...]:
                 role = "action"  # POST /payments/{id}/capture answering the payment itself
         if item is None and kind in document.schemas:
             item = {"$ref": f"#/components/schemas/{kind}"}
-        template = "/" + "/".join(parts) if parts else "/"
-        pattern, params = _compile(template)
+        template = ("/" + "/".join(parts) if parts else "/") + _suffix(op.source_ref.path or "")[1]
+        resolved = schemas.deref(op.output.schema)
+        wrapped = _envelope(resolved, schemas) if resolved is not None and list_property is None else None
+        matcher = TemplateMatcher.of(template)
+        pattern, params = matcher.pattern, matcher.params
         routes.append(
             Route(
                 op=op,
@@ -193,7 +295,9 @@ def route_table(document: Document, schemas: SchemaSet) -> tuple[Route, ...]:
                 item_schema=item,
                 list_property=list_property,
                 carrier=_carrier(op),
+                matcher=matcher,
+                envelope=wrapped[0] if wrapped is not None and role != "list" else None,
             )
         )
-    routes.sort(key=lambda route: (-route.static_count, -len(route.params), route.template, route.method))
+    routes.sort(key=lambda route: (specificity(route.template), route.template, route.method))
     return tuple(routes)

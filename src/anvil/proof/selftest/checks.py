@@ -9,6 +9,7 @@ example it could not generate is a skip too).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Final
@@ -18,36 +19,74 @@ from anvil._types import JSONObject, JSONValue
 from anvil.air.carrier import resolve_carrier
 from anvil.air.effects import forwards_idempotency_key
 from anvil.air.inputs import idempotency_key_required, input_bindings, safety_keys
-from anvil.air.model import Document, Operation
+from anvil.air.model import Document, ErrorSpec, Operation
 from anvil.client import AnvilClient, CallResult
+from anvil.proof.mock.routes import Route, route_table
+from anvil.proof.mock.schema import SchemaSet, Validator
 from anvil.proof.selftest.support import ABSENT, Check, Example, LogEntry, Wire, show, wire_text
 
-__all__ = ["Driver", "wire_checks"]
+__all__ = ["Driver", "closing_checks", "identity_value", "operation_checks", "surface_check"]
 
 _GENERATOR_LIMITS: Final = frozenset({"validation_error"})
+_KEY_NAME: Final = re.compile(r"^(x[-_])?idempotency[-_]?key$", re.IGNORECASE)
+_ITEM_ROLES: Final = frozenset({"get", "update", "delete", "action"})
 
 
 @dataclass(slots=True)
 class Driver:
-    """The gateway under test (an MCP session), the upstream's wire log, and example arguments."""
+    """The gateway under test (an MCP session), the upstream's wire log, and example arguments.
+
+    ``selected`` narrows the operations the per-operation checks and proofs drive (default: every
+    approved one); the surface check always covers the whole bundle.
+    """
 
     client: AnvilClient
     wire: Wire
     document: Document
     example: Example
     listed: dict[str, JSONObject] = field(default_factory=dict)
+    selected: list[Operation] | None = None
+    routes: tuple[Route, ...] = ()
+    route_of: dict[str, Route] = field(default_factory=dict)
+    _problems: dict[str, str | None] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.routes = route_table(self.document, SchemaSet(self.document.schemas))
+        self.route_of = {route.op.id: route for route in self.routes}
 
     def approved(self) -> list[Operation]:
-        """The approved operations, in document order."""
+        """The approved operations this run drives, in document order."""
+        if self.selected is not None:
+            return list(self.selected)
         return [op for op in self.document.operations if op.is_approved]
-
-    def callable(self) -> list[Operation]:
-        """The approved operations valid example arguments can be made for (the others are one skip each)."""
-        return [op for op in self.approved() if self.example.problem(op) is None]
 
     def tool_op(self, tool: str) -> Operation | None:
         """The operation a served tool name stands for."""
         return next((op for op in self.document.operations if op.mcp.tool_name == tool), None)
+
+    def problem(self, op: Operation) -> str | None:
+        """Why no valid example arguments can be made for ``op`` (None: they can).
+
+        A probe with its own generator, so the run's numbering is untouched: the arguments must be made
+        at all and fit the operation's published input schema, else nothing can be proven with them.
+        """
+        if op.id not in self._problems and self.example.problem(op) is not None:
+            self._problems[op.id] = self.example.problem(op)
+        if op.id not in self._problems:
+            try:
+                probe = Example(self.document).arguments(op, key="selftest-probe-key")
+            except Exception as exc:  # the generator's own refusal: the reason is the point
+                self._problems[op.id] = f"no valid example input can be made: {exc}"
+            else:
+                found = Validator(op.input.schema, SchemaSet(self.document.schemas)).problem(probe)
+                self._problems[op.id] = (
+                    None if found is None else f"the generated example does not fit the input schema: {found}"
+                )
+        return self._problems[op.id]
+
+    def callable(self) -> list[Operation]:
+        """The approved operations this run drives that valid example arguments can be made for."""
+        return [op for op in self.approved() if self.problem(op) is None]
 
     async def call(
         self, op: Operation, arguments: Mapping[str, JSONValue], *, key: str | None = None, stage: bool = False
@@ -58,9 +97,79 @@ class Driver:
         return result, await self.wire.since(mark)
 
     def arguments(self, op: Operation, *, confirm: bool = True) -> tuple[JSONObject, str | None]:
-        """Example arguments for ``op`` and the ``_meta`` key to send (a fresh one when it forwards keys)."""
+        """Example arguments for ``op`` and the ``_meta`` key to send (a fresh one when it forwards keys).
+
+        An input that is an idempotency key on the wire (``Idempotency-Key`` and its spellings, or the
+        declared carrier) always gets a fresh value, never a spec example: a reused key is a replay.
+        """
         key = self.example.fresh_key(op.id.rsplit(".", 1)[-1], op) if _needs_key(op) else None
-        return self.example.arguments(op, confirm=confirm), key
+        arguments = self.example.arguments(op, confirm=confirm)
+        carrier = resolve_carrier(op).binding
+        for binding in input_bindings(op):
+            if binding.property not in arguments or binding.location not in ("header", "query", "body_field"):
+                continue
+            if _KEY_NAME.match(binding.wire_name) or (carrier is not None and binding.wire_name == carrier.key):
+                arguments[binding.property] = self.example.fresh_key(binding.property)
+        return arguments, key
+
+    def creator(self, op: Operation) -> Operation | None:
+        """The approved create of the item ``op`` addresses (None: ``op`` addresses no item a create makes)."""
+        route = self.route_of.get(op.id)
+        if route is None or route.role not in _ITEM_ROLES or not route.params:
+            return None
+        makers = [r.op for r in self.routes if r.role == "create" and r.kind == route.kind and r.op.is_approved]
+        return next((m for m in makers if self.problem(m) is None), makers[0] if makers else None)
+
+    def dependency_problem(self, op: Operation) -> str | None:
+        """Why ``op`` cannot address an item: the create that makes it has no valid example (None: it can)."""
+        create = self.creator(op)
+        problem = self.problem(create) if create is not None else None
+        return None if problem is None or create is None else f"its item is made by {create.id}, and {problem}"
+
+    async def subject(self, op: Operation, *, confirm: bool = True) -> tuple[JSONObject, str | None, bool | None]:
+        """Arguments for ``op`` that address an item this run made: ``(arguments, key, made)``.
+
+        For an operation on one item (a get, update, delete or action) whose kind an approved create
+        makes, that create is called first and the item's identity (and the create's own path values)
+        fill ``op``'s path inputs. ``made`` is True when an item was made for it, False when making one
+        failed, None when ``op`` addresses no item that a create could make.
+        """
+        arguments, key = self.arguments(op, confirm=confirm)
+        create = self.creator(op)
+        if create is None or self.problem(create) is not None:
+            return arguments, key, None
+        made_arguments, made_key = self.arguments(create)
+        result, _sent = await self.call(create, made_arguments, key=made_key)
+        if result.is_error or not isinstance(result.data, dict):
+            return arguments, key, False
+        route = self.route_of[op.id]
+        last = route.params[-1]
+        for binding in input_bindings(op):
+            if binding.location != "path":
+                continue
+            if binding.wire_name == last:
+                value = identity_value(binding.property, result.data)
+                if value is ABSENT:
+                    value = identity_value(binding.wire_name, result.data)
+                if value is not ABSENT:
+                    arguments[binding.property] = value
+            elif binding.property in made_arguments:
+                arguments[binding.property] = made_arguments[binding.property]
+        return arguments, key, True
+
+
+def identity_value(param: str, response: Mapping[str, JSONValue]) -> JSONValue:
+    """The value in ``response`` that a path input called ``param`` names (``id`` for ``note_id``...)."""
+    candidates = [param] + [f for f in response if param.endswith("_" + f) or param.endswith(f.capitalize())]
+    candidates += [f for f in response if f.startswith(param + "_")]
+    candidates += [f for f in _ID_FIELDS if f in response]
+    for name in candidates:
+        if name in response and response[name] is not None and not isinstance(response[name], dict | list):
+            return response[name]
+    return ABSENT
+
+
+_ID_FIELDS: Final = ("id", "number", "uuid", "key", "name")
 
 
 def _needs_key(op: Operation) -> bool:
@@ -88,8 +197,9 @@ def _concrete_path(op: Operation, arguments: Mapping[str, JSONValue]) -> str:
     return path
 
 
-def _surface(driver: Driver) -> Check:
-    approved = {op.mcp.tool_name: op for op in driver.approved()}
+def surface_check(driver: Driver) -> Check:
+    """``surface``: tools/list lists exactly the bundle's approved tools, each with its required inputs."""
+    approved = {op.mcp.tool_name: op for op in driver.document.operations if op.is_approved}
     if not approved:
         return Check(id="surface", status="skipped", detail="the bundle approves no operation")
     listed = set(driver.listed)
@@ -156,8 +266,29 @@ def _coordinates(op: Operation, arguments: Mapping[str, JSONValue], entry: LogEn
     return confirmed, None
 
 
+def _echo_problem(op: Operation, arguments: Mapping[str, JSONValue], answer: JSONValue) -> str | None:
+    """Where a write's answer carries a field the request set, but with another value (None: it does not)."""
+    if op.is_read or not isinstance(answer, dict):
+        return None
+    for binding in input_bindings(op):
+        if binding.location != "body_field" or binding.property not in arguments:
+            continue
+        sent = arguments[binding.property]
+        if binding.wire_name in answer and answer[binding.wire_name] != sent and not isinstance(sent, dict | list):
+            return (
+                f"the answer's {binding.wire_name} is {show(answer[binding.wire_name])}, the request set {show(sent)}"
+            )
+    return None
+
+
 async def _fidelity(driver: Driver, op: Operation) -> tuple[Check, int | None]:
-    arguments, key = driver.arguments(op)
+    """``fidelity``: the arguments reach their wire coordinates and the answer round-trips.
+
+    It passes only on a 2xx answer the gateway accepted (so it validates against the output schema),
+    equal to what the upstream sent, and carrying back the request's values where it has their
+    fields. An item operation addresses an item this run made first (:meth:`Driver.subject`).
+    """
+    arguments, key, made = await driver.subject(op)
     result, sent = await driver.call(op, arguments, key=key)
     code = _code(result)
     if sent is None:
@@ -170,17 +301,31 @@ async def _fidelity(driver: Driver, op: Operation) -> tuple[Check, int | None]:
     confirmed, wrong = _coordinates(op, arguments, sent[0])
     if wrong is not None:
         return Check(id="fidelity", operation=op.id, status="fail", detail=wrong), len(sent)
-    first = sent[0]
-    if not result.is_error and first.response is not ABSENT and first.status is not None and first.status < 300:
+    first, last = sent[0], sent[-1]
+    if result.is_error:
+        seen = _upstream_status(result)
+        if first.status is not None and seen not in (None, last.status):
+            detail = f"the envelope names upstream status {seen}, the wire saw {last.status}"
+            return Check(id="fidelity", operation=op.id, status="fail", detail=detail), len(sent)
+        status = f"upstream {last.status}" if last.status is not None else "the upstream's error"
+        if last.status == 404 and made is None and driver.wire.log != "anvil":
+            detail = f"{status} ({code}): no approved create makes the item it addresses in this sandbox"
+            return Check(id="fidelity", operation=op.id, status="skipped", detail=detail), len(sent)
+        detail = f"the answer did not round-trip: {status} surfaced as {code}"
+        if made is False:
+            detail += " (making the item it addresses failed first)"
+        return Check(id="fidelity", operation=op.id, status="fail", detail=detail), len(sent)
+    if first.response is not ABSENT and first.status is not None and first.status < 300:
         if result.data != first.response and not (first.response is None and result.data in (None, "")):
             detail = f"the answer did not round-trip: upstream {show(first.response)}, tool {show(result.data)}"
             return Check(id="fidelity", operation=op.id, status="fail", detail=detail), len(sent)
-    if result.is_error and first.status is not None and _upstream_status(result) not in (None, sent[-1].status):
-        detail = f"the envelope names upstream status {_upstream_status(result)}, the wire saw {sent[-1].status}"
-        return Check(id="fidelity", operation=op.id, status="fail", detail=detail), len(sent)
-    status = f"upstream {sent[-1].status}" if sent[-1].status is not None else "the upstream's error"
-    answer = "answer round-trips" if not result.is_error else f"{status} surfaced as {code}"
-    detail = f"{first.method} {op.source_ref.path}: {confirmed} argument(s) at their coordinates; {answer}"
+    echo = _echo_problem(op, arguments, result.data)
+    if echo is not None:
+        return Check(id="fidelity", operation=op.id, status="fail", detail=echo), len(sent)
+    where = " on an item it made" if made else ""
+    detail = (
+        f"{first.method} {op.source_ref.path}: {confirmed} argument(s) at their coordinates{where}; answer round-trips"
+    )
     return Check(id="fidelity", operation=op.id, status="pass", detail=detail), len(sent)
 
 
@@ -216,53 +361,62 @@ def _retried(op: Operation, status: int) -> bool:
     return op.retries.mode != "none" and op.retries.max_attempts > 1 and f"http_{status}" in op.retries.retry_on
 
 
-async def _error_mapping(driver: Driver) -> list[Check]:
-    checks: list[Check] = []
-    for op in driver.callable():
-        spec = next(
-            (
-                e
-                for e in op.errors
-                if e.upstream is not None
-                and e.upstream.http_status is not None
-                and 400 <= e.upstream.http_status <= 599
-                and not _retried(op, e.upstream.http_status)
-            ),
-            None,
+def _documented_error(op: Operation) -> ErrorSpec | None:
+    return next(
+        (
+            e
+            for e in op.errors
+            if e.upstream is not None
+            and e.upstream.http_status is not None
+            and 400 <= e.upstream.http_status <= 599
+            and not _retried(op, e.upstream.http_status)
+        ),
+        None,
+    )
+
+
+async def _error_mapping(driver: Driver, op: Operation) -> Check | None:
+    """``error-mapping`` for ``op``: a documented upstream error surfaces as its code (None: none documented)."""
+    spec = _documented_error(op)
+    if spec is None or spec.upstream is None or spec.upstream.http_status is None:
+        return None
+    status = spec.upstream.http_status
+    arguments, key = driver.arguments(op)
+    body: JSONObject = {"message": spec.message or "Documented error."}
+    if spec.upstream.code is not None:
+        body["code"] = spec.upstream.code
+    method = (op.source_ref.method or "").upper()
+    if not await driver.wire.fault(
+        status=status, method=method, path=_concrete_path(op, arguments), operation=op.id, body=body
+    ):
+        return Check(
+            id="error-mapping", operation=op.id, status="skipped", detail="the upstream offers no fault injection"
         )
-        if spec is None or spec.upstream is None or spec.upstream.http_status is None:
-            continue
-        status = spec.upstream.http_status
-        arguments, key = driver.arguments(op)
-        body: JSONObject = {"message": spec.message or "Documented error."}
-        if spec.upstream.code is not None:
-            body["code"] = spec.upstream.code
-        method = (op.source_ref.method or "").upper()
-        if not await driver.wire.fault(
-            status=status, method=method, path=_concrete_path(op, arguments), operation=op.id, body=body
-        ):
-            detail = "the upstream offers no fault injection"
-            checks.append(Check(id="error-mapping", operation=op.id, status="skipped", detail=detail))
-            continue
-        result, _sent = await driver.call(op, arguments, key=key)
-        await driver.wire.clear_faults()
-        code, seen = _code(result), _upstream_status(result)
-        if code == spec.code and seen == status:
-            detail = f"upstream {status} surfaced as {code} with the upstream status"
-            checks.append(Check(id="error-mapping", operation=op.id, status="pass", detail=detail))
-        else:
-            detail = f"upstream {status} surfaced as {code} (upstream status {seen}), expected {spec.code}"
-            checks.append(Check(id="error-mapping", operation=op.id, status="fail", detail=detail))
-    if not checks:
-        checks.append(Check(id="error-mapping", status="skipped", detail="no approved operation documents an error"))
-    return checks
+    result, _sent = await driver.call(op, arguments, key=key)
+    await driver.wire.clear_faults()
+    code, seen = _code(result), _upstream_status(result)
+    if code == spec.code and seen == status:
+        detail = f"upstream {status} surfaced as {code} with the upstream status"
+        return Check(id="error-mapping", operation=op.id, status="pass", detail=detail)
+    detail = f"upstream {status} surfaced as {code} (upstream status {seen}), expected {spec.code}"
+    return Check(id="error-mapping", operation=op.id, status="fail", detail=detail)
 
 
-async def _retry_read(driver: Driver) -> Check:
-    op = next((o for o in driver.callable() if o.is_read and _retried(o, 503)), None)
+async def _retry_read(driver: Driver, ops: list[Operation]) -> Check:
+    """``retry-read``: one injected 503 on a retried read, then success in two attempts.
+
+    A read of a collection is preferred; a read of one item reads an item this run made first.
+    """
+    candidates = [o for o in ops if o.is_read and _retried(o, 503)]
+    route_role = {o.id: driver.route_of[o.id].role if o.id in driver.route_of else "other" for o in candidates}
+    candidates = [o for o in candidates if driver.dependency_problem(o) is None]
+    candidates.sort(
+        key=lambda o: (route_role[o.id] != "list", route_role[o.id] in _ITEM_ROLES and not driver.creator(o))
+    )
+    op = candidates[0] if candidates else None
     if op is None:
         return Check(id="retry-read", status="skipped", detail="no approved read with a valid example retries a 503")
-    arguments, key = driver.arguments(op)
+    arguments, key, _made = await driver.subject(op)
     method = (op.source_ref.method or "").upper()
     if not await driver.wire.fault(status=503, method=method, path=_concrete_path(op, arguments), operation=op.id):
         return Check(
@@ -277,13 +431,10 @@ async def _retry_read(driver: Driver) -> Check:
     return Check(id="retry-read", operation=op.id, status="pass", detail="one injected 503, then success: 2 attempts")
 
 
-async def _retry_guard(driver: Driver) -> Check:
+async def _retry_guard(driver: Driver, ops: list[Operation]) -> Check:
+    """``retry-mutation-guard``: an injected 503 on a non-idempotent write is not retried."""
     op = next(
-        (
-            o
-            for o in driver.callable()
-            if not o.is_read and o.retries.mode == "none" and o.idempotency.mode in ("none", "client_id")
-        ),
+        (o for o in ops if not o.is_read and o.retries.mode == "none" and o.idempotency.mode in ("none", "client_id")),
         None,
     )
     if op is None:
@@ -325,8 +476,8 @@ def _carried(op: Operation, entry: LogEntry, key: str) -> bool | None:
 
 
 async def _key_forwarding(driver: Driver, op: Operation) -> Check:
-    arguments = driver.example.arguments(op)
-    key = driver.example.fresh_key("forwarded", op)
+    arguments, _key = driver.arguments(op)
+    key = driver.example.fresh_key("forwarded")
     result, sent = await driver.call(op, arguments, key=key)
     reported = (result.effect or {}).get("idempotency_key")
     if sent is not None and not sent:
@@ -343,25 +494,41 @@ async def _key_forwarding(driver: Driver, op: Operation) -> Check:
     return Check(id="key-forwarding", operation=op.id, status="pass", detail=f"_meta.idempotency_key forwarded {where}")
 
 
-async def wire_checks(driver: Driver) -> list[Check]:
-    """Every wire check, in report order."""
-    checks = [_surface(driver)]
-    for op in driver.approved():
-        problem = driver.example.problem(op)
-        if problem is not None:  # one skip says so; no check that needs the call runs for it
-            checks.append(Check(id="fidelity", operation=op.id, status="skipped", detail=problem))
-            continue
-        gate = await _gate(driver, op)
-        fidelity, sent = await _fidelity(driver, op)
-        checks.append(fidelity)
-        if gate is not None:
-            checks.append(_gate_with_confirm(gate, sent))
-    checks.extend(await _error_mapping(driver))
-    checks.append(await _retry_read(driver))
-    checks.append(await _retry_guard(driver))
-    forwarding = [op for op in driver.callable() if forwards_idempotency_key(op)]
-    checks.extend([await _key_forwarding(driver, op) for op in forwarding])
-    if not forwarding:
+async def operation_checks(driver: Driver, op: Operation) -> list[Check]:
+    """The wire checks of one operation: fidelity, its confirmation gate, error mapping, key forwarding.
+
+    An operation the generator cannot make a valid example for is one ``skipped`` check saying why,
+    and no check that would need that call runs for it (the gateway would refuse it before the wire).
+    """
+    problem = driver.problem(op)
+    if problem is not None:
+        return [Check(id="fidelity", operation=op.id, status="skipped", detail=problem)]
+    gate = await _gate(driver, op)
+    depends = driver.dependency_problem(op)
+    if depends is not None:  # the call itself can be made, but only on an item nothing can make
+        checks = [Check(id="fidelity", operation=op.id, status="skipped", detail=depends)]
+        return checks + ([gate] if gate is not None else [])
+    fidelity, sent = await _fidelity(driver, op)
+    checks = [fidelity]
+    if gate is not None:
+        checks.append(_gate_with_confirm(gate, sent))
+    mapping = await _error_mapping(driver, op)
+    if mapping is not None:
+        checks.append(mapping)
+    if forwards_idempotency_key(op):
+        checks.append(await _key_forwarding(driver, op))
+    return checks
+
+
+async def closing_checks(driver: Driver, ops: list[Operation], earlier: list[Check]) -> list[Check]:
+    """The checks over the operations that ran (``ops``): read retry, mutation guard, and a skip for
+    error mapping and key forwarding when no operation had one to prove (``earlier``: the checks so far)."""
+    usable = [op for op in ops if driver.problem(op) is None]
+    checks = [await _retry_read(driver, usable), await _retry_guard(driver, usable)]
+    ids = {check.id for check in earlier}
+    if "error-mapping" not in ids:
+        checks.append(Check(id="error-mapping", status="skipped", detail="no approved operation documents an error"))
+    if "key-forwarding" not in ids:
         detail = "no approved operation with a valid example sends a key upstream"
         checks.append(Check(id="key-forwarding", status="skipped", detail=detail))
     return checks

@@ -1,8 +1,12 @@
 """The selftest's effect-contract proofs: every declared inverse, compensation, draft and lookup is
 carried out against the upstream and the state it leaves is read back (ADR-0030 §1-§7, beyond it).
 
-State is observed through MCP reads only: the contract's lookup when it can be resolved, else a read
-of the same resource (the list at the operation's own path, or the get of the item its answer names).
+State is observed through MCP reads when the bundle approves one: the contract's lookup when it can be
+resolved, else a read of the same resource (the list at the operation's own path, or the get of the
+item its answer names); basis ``api-read``. When no approved read observes the resource and the
+upstream is the generated mock, the state is read from the mock itself (``GET /__anvil/items``, the
+items of the operation's kind, or the one its answer names); basis ``mock-state``. Every proof says
+which basis it used; a skip remains only where neither can see the effect.
 
 * ``effect-inverse``: observe, call, call the reported undo (``undo.tool`` with ``undo.arguments``,
   confirm added), observe again; pass only when the state equals what it was before. A failure names
@@ -22,27 +26,41 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
 
+import httpx
+
 from anvil._types import JSONObject, JSONValue
 from anvil.air.model import Operation
 from anvil.air.paths import Const, parse_source, resolve_mapping
 from anvil.client import CallResult
-from anvil.proof.mock.routes import Route, route_table
-from anvil.proof.mock.schema import SchemaSet
-from anvil.proof.selftest.checks import Driver
+from anvil.proof.mock.routes import Route
+from anvil.proof.selftest.checks import Driver, identity_value
 from anvil.proof.selftest.support import ABSENT, Check, Difference, confirm_added, first_difference, show
 
-__all__ = ["effect_checks"]
+__all__ = ["EffectProofs"]
 
 _ID_FIELDS: Final = ("id", "number", "uuid", "key", "name")
 
 
 @dataclass(frozen=True, slots=True)
 class _Read:
-    """One observing read: the operation and its arguments."""
+    """One observing read: an approved read with its arguments, or the mock's state of one kind
+    (``op`` None; the item whose ``identity`` field has that value, or every item of the kind)."""
 
-    op: Operation
+    op: Operation | None
     arguments: JSONObject
     listing: bool
+    kind: str | None = None
+    identity: tuple[str, JSONValue] | None = None
+
+    @property
+    def basis(self) -> str:
+        return "mock-state" if self.op is None else "api-read"
+
+    @property
+    def name(self) -> str:
+        if self.op is not None:
+            return self.op.mcp.tool_name
+        return f"the mock's state of {self.kind}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,8 +83,8 @@ class _Effects:
     def __init__(self, driver: Driver) -> None:
         self.driver = driver
         self.document = driver.document
-        self.routes = route_table(self.document, SchemaSet(self.document.schemas))
-        self.route_of = {route.op.id: route for route in self.routes}
+        self.routes = driver.routes
+        self.route_of = driver.route_of
 
     # --- calls ------------------------------------------------------------------------------------
 
@@ -87,12 +105,50 @@ class _Effects:
     async def observe(self, read: _Read | None) -> _Seen:
         if read is None:
             return _Seen("unknown")
+        if read.op is None:
+            return await self._observe_state(read)
         result = await self.driver.client.call_result(read.op.mcp.tool_name, read.arguments)
         if result.is_error:
             return _Seen("absent") if _code(result) == "not_found" else _Seen("unknown", _code(result))
         if result.data is None or (result.data == [] and not read.listing):
             return _Seen("absent")
         return _Seen("present", result.data)
+
+    async def _observe_state(self, read: _Read) -> _Seen:
+        """The mock's own items of ``read.kind`` (one of them, when ``read.identity`` names it)."""
+        try:
+            answer = await self.driver.wire.http.get("/__anvil/items", params={"kind": read.kind or ""})
+            listed = answer.json().get("items") if answer.status_code == 200 else None
+        except (httpx.HTTPError, ValueError, AttributeError):
+            listed = None
+        if not isinstance(listed, list):
+            return _Seen("unknown", "the mock's state is not readable")
+        data = [entry.get("data") for entry in listed if isinstance(entry, dict)]
+        if read.identity is None:
+            return _Seen("present", data)
+        name, value = read.identity
+        found = next((item for item in data if isinstance(item, dict) and item.get(name) == value), None)
+        return _Seen("absent") if found is None else _Seen("present", found)
+
+    def state_read(self, op: Operation, response: JSONValue, *, collection: bool = False) -> _Read | None:
+        """The mock's state of ``op``'s kind: the item ``response`` names, or (``collection``) every item.
+
+        None when the upstream is not the generated mock (no other upstream shows its state).
+        """
+        route = self.route_of.get(op.id)
+        if route is None or self.driver.wire.log != "anvil":
+            return None
+        if collection:
+            return _Read(None, {}, listing=True, kind=route.kind)
+        item = response
+        if route.envelope is not None and isinstance(response, dict) and isinstance(response.get(route.envelope), dict):
+            item = response[route.envelope]
+        if not isinstance(item, dict):
+            return None
+        name = next((f for f in _ID_FIELDS if isinstance(item.get(f), str | int)), None)
+        if name is None:
+            return _Read(None, {}, listing=True, kind=route.kind)
+        return _Read(None, {}, listing=False, kind=route.kind, identity=(name, item[name]))
 
     # --- finding the read that observes an effect -------------------------------------------------
 
@@ -106,7 +162,7 @@ class _Effects:
         last = route.params[-1] if route is not None and route.params else None
         for name in schema.get("properties") or {}:
             if last is not None and name == last and isinstance(response, dict):
-                value = _identity_value(name, response)
+                value = identity_value(name, response)
                 if value is not ABSENT:
                     out[name] = value
                     continue
@@ -168,7 +224,11 @@ class _Effects:
     async def inverse(self, op: Operation) -> Check:
         check_id = "effect-inverse"
         arguments, key = self.driver.arguments(op)
-        before_read = self.lookup_read(op, arguments, None, key) or self.collection_read(op, arguments)
+        before_read = (
+            self.lookup_read(op, arguments, None, key)
+            or self.collection_read(op, arguments)
+            or self._state_fallback(op)
+        )
         before = await self.observe(before_read)
         result, _sent = await self.driver.call(op, arguments, key=key)
         if result.is_error:
@@ -183,18 +243,23 @@ class _Effects:
             or self.item_read(op, arguments, result.data)
         )
         if read is None:
-            return _skip(check_id, op, "no approved read observes the resource this operation changes")
+            return _skip(
+                check_id,
+                op,
+                "no approved read observes the resource this operation changes, and the "
+                "upstream is not the generated mock whose state could show it",
+            )
         if before_read is None:
             before = _Seen("absent")  # the item the call created did not exist before it
         during = await self.observe(read)
         if during.state == "unknown":
-            return _fail(check_id, op, f"{read.op.mcp.tool_name} could not read the state after the call")
+            return _fail(check_id, op, f"{read.name} could not read the state after the call", read)
         if first_difference(before.shown(), during.shown()) is None:
-            return _skip(check_id, op, f"the call changed nothing {read.op.mcp.tool_name} can see")
+            return _skip(check_id, op, f"the call changed nothing {read.name} can see", read)
         undone, tool = await self.follow_up(undo)
         if undone is None or undone.is_error:
             code = _code(undone) if undone is not None else None
-            return _fail(check_id, op, f"the inverse {tool} failed ({code})")
+            return _fail(check_id, op, f"the inverse {tool} failed ({code})", read)
         after = await self.observe(read)
         diff = first_difference(before.shown(), after.shown())
         if diff is not None:
@@ -207,9 +272,11 @@ class _Effects:
             changed = first_difference(_item(during.shown(), result.data), _item(after.shown(), result.data))
             if was is ABSENT and changed is not None:
                 detail += f"; the inverse changed {changed[0]} from {show(changed[1])} to {show(changed[2])} instead"
-            return Check(id=check_id, operation=op.id, status="fail", detail=detail, difference=difference)
-        detail = f"{read.op.mcp.tool_name} reads the same before the call and after the inverse {tool}"
-        return Check(id=check_id, operation=op.id, status="pass", detail=detail)
+            return Check(
+                id=check_id, operation=op.id, status="fail", detail=detail, difference=difference, basis=read.basis
+            )
+        detail = f"{read.name} reads the same before the call and after the inverse {tool}"
+        return Check(id=check_id, operation=op.id, status="pass", detail=detail, basis=read.basis)
 
     async def compensate(self, op: Operation) -> Check:
         check_id = "effect-compensate"
@@ -221,16 +288,20 @@ class _Effects:
         undo = effect.get("undo")
         if not isinstance(undo, dict) or undo.get("kind") != "compensate":
             return _fail(check_id, op, f"the report offers no compensation ({effect.get('undo_unavailable')})")
-        read = self.lookup_read(op, arguments, result.data, key) or self.item_read(op, arguments, result.data)
+        read = (
+            self.lookup_read(op, arguments, result.data, key)
+            or self.item_read(op, arguments, result.data)
+            or self.state_read(op, result.data)
+        )
         done, tool = await self.follow_up(undo)
         if done is None or done.is_error:
-            return _fail(check_id, op, f"the compensation {tool} failed ({_code(done) if done else None})")
+            return _fail(check_id, op, f"the compensation {tool} failed ({_code(done) if done else None})", read)
         if read is None:
-            return _skip(check_id, op, f"{tool} ran, but no approved read observes the resource")
+            return _skip(check_id, op, f"{tool} ran, but neither an approved read nor the mock's state observes it")
         after = await self.observe(read)
         if after.state != "present":
             return _fail(
-                check_id, op, f"after {tool} the resource is gone ({after.state}); a compensation leaves a trace"
+                check_id, op, f"after {tool} the resource is gone ({after.state}); a compensation leaves a trace", read
             )
         item = _item(after.data, result.data)
         trace = _literals(declared.arguments if declared is not None else {})
@@ -242,10 +313,12 @@ class _Effects:
                 detail = (
                     f"{op.id}: after {tool}, {name} is {show(item[name])}; the compensation declares {show(wanted)}"
                 )
-                return Check(id=check_id, operation=op.id, status="fail", detail=detail, difference=difference)
+                return Check(
+                    id=check_id, operation=op.id, status="fail", detail=detail, difference=difference, basis=read.basis
+                )
         shown = ", ".join(f"{k} = {show(v)}" for k, v in trace.items() if isinstance(item, dict) and k in item)
-        detail = f"{tool} ran and {read.op.mcp.tool_name} shows the trace ({shown or 'the resource is still there'})"
-        return Check(id=check_id, operation=op.id, status="pass", detail=detail)
+        detail = f"{tool} ran and {read.name} shows the trace ({shown or 'the resource is still there'})"
+        return Check(id=check_id, operation=op.id, status="pass", detail=detail, basis=read.basis)
 
     async def draft(self, op: Operation) -> Check:
         check_id = "effect-draft"
@@ -259,44 +332,62 @@ class _Effects:
             return _fail(check_id, op, f"staging failed ({_code(result)})")
         if staged.get("handle") is None:
             return _fail(check_id, op, "staging reported no draft handle")
-        read = self.lookup_read(op, arguments, result.data, key)
-        if read is None and draft_op is not None:
-            read = self.item_read(draft_op, arguments, result.data)
+        read = self._draft_read(op, draft_op, arguments, result.data, key)
         if read is None:
-            return _skip(check_id, op, "staged, but no approved read observes the draft")
+            return _skip(check_id, op, "staged, but neither an approved read nor the mock's state observes the draft")
         seen = await self.observe(read)
         markers = _literals(declared.arguments)
         wrong = _mismatch(seen, result.data, markers)
         if seen.state != "present" or wrong is not None:
-            detail = f"after staging, {read.op.mcp.tool_name} sees {wrong or seen.state}; expected the draft"
-            return _fail(check_id, op, detail)
+            detail = f"after staging, {read.name} sees {wrong or seen.state}; expected the draft"
+            return _fail(check_id, op, detail, read)
         promoted, promote_tool = await self.follow_up(staged.get("promote"))
         if promoted is None or promoted.is_error:
-            return _fail(check_id, op, f"promote {promote_tool} failed ({_code(promoted) if promoted else None})")
+            detail = f"promote {promote_tool} failed ({_code(promoted) if promoted else None})"
+            return _fail(check_id, op, detail, read)
         promote = declared.promote
         seen = await self.observe(read)
         wrong = _mismatch(seen, result.data, _literals(promote.arguments if promote else {}))
         if seen.state != "present" or wrong is not None:
-            return _fail(check_id, op, f"after {promote_tool}, {read.op.mcp.tool_name} sees {wrong or seen.state}")
+            return _fail(check_id, op, f"after {promote_tool}, {read.name} sees {wrong or seen.state}", read)
         steps = f"staged {declared.operation} (handle {show(staged['handle'])}), promoted with {promote_tool}"
         if declared.discard is None:
-            return Check(id=check_id, operation=op.id, status="pass", detail=steps + "; no discard is declared")
+            detail = steps + "; no discard is declared"
+            return Check(id=check_id, operation=op.id, status="pass", detail=detail, basis=read.basis)
         arguments, key, result = await self._call(op, stage=True)
         staged = (result.effect or {}).get("staged")
         if result.is_error or not isinstance(staged, dict):
-            return _fail(check_id, op, f"{steps}; staging a second draft failed ({_code(result)})")
-        read = self.lookup_read(op, arguments, result.data, key)
-        if read is None and draft_op is not None:
-            read = self.item_read(draft_op, arguments, result.data)
+            return _fail(check_id, op, f"{steps}; staging a second draft failed ({_code(result)})", read)
+        second = self._draft_read(op, draft_op, arguments, result.data, key)
         discarded, discard_tool = await self.follow_up(staged.get("discard"))
         if discarded is None or discarded.is_error:
             code = _code(discarded) if discarded else None
-            return _fail(check_id, op, f"{steps}; discard {discard_tool} failed ({code})")
-        seen = await self.observe(read)
+            return _fail(check_id, op, f"{steps}; discard {discard_tool} failed ({code})", read)
+        seen = await self.observe(second)
         if seen.state != "absent":
-            return _fail(check_id, op, f"{steps}; after {discard_tool} the draft is still there ({seen.state})")
+            detail = f"{steps}; after {discard_tool} the draft is still there ({seen.state})"
+            return _fail(check_id, op, detail, second or read)
         detail = f"{steps}; a second draft discarded with {discard_tool} is gone"
-        return Check(id=check_id, operation=op.id, status="pass", detail=detail)
+        return Check(id=check_id, operation=op.id, status="pass", detail=detail, basis=(second or read).basis)
+
+    def _draft_read(
+        self,
+        op: Operation,
+        draft_op: Operation | None,
+        arguments: Mapping[str, JSONValue],
+        answer: JSONValue,
+        key: str | None,
+    ) -> _Read | None:
+        read = self.lookup_read(op, arguments, answer, key)
+        if read is None and draft_op is not None:
+            read = self.item_read(draft_op, arguments, answer) or self.state_read(draft_op, answer)
+        return read
+
+    def _state_fallback(self, op: Operation) -> _Read | None:
+        """Every item of ``op``'s kind in the mock, when no approved read of the API observes them."""
+        if self.reads_for(op):
+            return None  # an approved read exists: it is found after the call (it may need the answer)
+        return self.state_read(op, None, collection=True)
 
     async def lookup(self, op: Operation) -> Check:
         check_id = "effect-lookup"
@@ -344,21 +435,13 @@ def _keyed(op: Operation) -> bool:
     return forwards_idempotency_key(op) or idempotency_key_required(op)
 
 
-def _identity_value(param: str, response: Mapping[str, JSONValue]) -> JSONValue:
-    candidates = (
-        [param] + [f for f in response if param.endswith("_" + f)] + [f for f in response if f.startswith(param + "_")]
-    )
-    candidates += [f for f in _ID_FIELDS if f in response]
-    for name in candidates:
-        if name in response and response[name] is not None:
-            return response[name]
-    return ABSENT
-
-
 def _item(observed: JSONValue, answer: JSONValue) -> JSONValue:
     """The observed item: the data itself, or the entry of a list with the answer's identity."""
     if not isinstance(observed, list):
         return observed
+    if isinstance(answer, dict) and not any(name in answer for name in _ID_FIELDS):
+        wrapped = [value for value in answer.values() if isinstance(value, dict)]
+        answer = wrapped[0] if len(wrapped) == 1 else answer  # an item answered in its envelope
     if isinstance(answer, dict):
         for name in _ID_FIELDS:
             if name in answer:
@@ -386,36 +469,38 @@ def _mismatch(seen: _Seen, answer: JSONValue, literals: Mapping[str, JSONValue])
     return None
 
 
-def _fail(check_id: str, op: Operation, detail: str) -> Check:
-    return Check(id=check_id, operation=op.id, status="fail", detail=detail)
+def _fail(check_id: str, op: Operation, detail: str, read: _Read | None = None) -> Check:
+    return Check(id=check_id, operation=op.id, status="fail", detail=detail, basis=read.basis if read else None)
 
 
-def _skip(check_id: str, op: Operation, detail: str) -> Check:
-    return Check(id=check_id, operation=op.id, status="skipped", detail=detail)
+def _skip(check_id: str, op: Operation, detail: str, read: _Read | None = None) -> Check:
+    return Check(id=check_id, operation=op.id, status="skipped", detail=detail, basis=read.basis if read else None)
 
 
-async def effect_checks(driver: Driver) -> list[Check]:
-    """One proof per declared contract piece of every approved operation, in document order."""
-    effects = _Effects(driver)
-    checks: list[Check] = []
-    for op in driver.approved():
+class EffectProofs:
+    """The effect-contract proofs of one run (module docstring), one operation at a time."""
+
+    def __init__(self, driver: Driver) -> None:
+        """Args: driver: the run's gateway session, wire log and example arguments."""
+        self._effects = _Effects(driver)
+        self.driver = driver
+
+    async def of(self, op: Operation) -> list[Check]:
+        """One proof per declared contract piece of ``op`` (none when it declares none).
+
+        When the generator cannot make a valid example for ``op``, nothing can be called: the lane's
+        one skip for the operation (its fidelity check) already says why, and no proof is counted.
+        """
         effect = op.effect
-        problem = driver.example.problem(op)
-        if problem is not None:  # the proofs need a call the generator cannot make: skipped, saying why
-            pieces = [
-                ("effect-inverse", effect.class_ == "reversible" and effect.inverse is not None),
-                ("effect-compensate", effect.class_ == "compensable" and effect.compensate is not None),
-                ("effect-draft", effect.draft is not None),
-                ("effect-lookup", effect.lookup is not None),
-            ]
-            checks.extend(_skip(check_id, op, problem) for check_id, declared in pieces if declared)
-            continue
+        if self.driver.problem(op) is not None:
+            return []
+        checks: list[Check] = []
         if effect.class_ == "reversible" and effect.inverse is not None:
-            checks.append(await effects.inverse(op))
+            checks.append(await self._effects.inverse(op))
         if effect.class_ == "compensable" and effect.compensate is not None:
-            checks.append(await effects.compensate(op))
+            checks.append(await self._effects.compensate(op))
         if effect.draft is not None:
-            checks.append(await effects.draft(op))
+            checks.append(await self._effects.draft(op))
         if effect.lookup is not None:
-            checks.append(await effects.lookup(op))
-    return checks
+            checks.append(await self._effects.lookup(op))
+        return checks

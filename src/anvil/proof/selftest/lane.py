@@ -27,14 +27,15 @@ from typing import Final
 import httpx
 
 from anvil._types import JSONObject
-from anvil.air.model import Document
+from anvil.air.model import Document, Operation
 from anvil.bundle.hash import bundle_hash
 from anvil.bundle.read import read_bundle
 from anvil.client import AnvilClient
 from anvil.proof.processes import mock_process
 from anvil.proof.record import utc_now, write_record
-from anvil.proof.selftest.checks import Driver, wire_checks
-from anvil.proof.selftest.effects import effect_checks
+from anvil.proof.scope import LaneScope, incomplete_marker, select_operations
+from anvil.proof.selftest.checks import Driver, closing_checks, operation_checks, surface_check
+from anvil.proof.selftest.effects import EffectProofs
 from anvil.proof.selftest.support import Check, Example, Wire
 
 __all__ = [
@@ -121,7 +122,12 @@ def _summary(checks: tuple[Check, ...]) -> JSONObject:
     return {status: sum(1 for c in checks if c.status == status) for status in ("pass", "fail", "skipped")}
 
 
-async def _drive(document: Document, bundle: Path, options: SelftestOptions, url: str) -> list[Check]:
+async def _drive(
+    document: Document, bundle: Path, options: SelftestOptions, url: str, scope: LaneScope
+) -> tuple[list[Check], int]:
+    """Every check, operation by operation; also how many selected operations ran to the end."""
+    selected = select_operations(document.operations, scope.operations)
+    finished = 0
     async with httpx.AsyncClient(base_url=url, timeout=options.timeout) as http:
         wire = Wire(http)
         await wire.detect()
@@ -130,32 +136,64 @@ async def _drive(document: Document, bundle: Path, options: SelftestOptions, url
         )
         async with client:
             listed = {str(tool["name"]): tool for tool in await client.list_tools()}
-            driver = Driver(client=client, wire=wire, document=document, example=Example(document), listed=listed)
-            checks = await wire_checks(driver)
-            checks.extend(await effect_checks(driver))
+            driver = Driver(
+                client=client,
+                wire=wire,
+                document=document,
+                example=Example(document),
+                listed=listed,
+                selected=selected,
+            )
+            checks = [surface_check(driver)]
+            proofs = EffectProofs(driver)
+            scope.begin(len(selected))
+            done: list[Operation] = []
+            for op in selected:
+                if scope.should_stop():
+                    break
+                scope.step("selftest", op)
+                checks.extend(await operation_checks(driver, op))
+                checks.extend(await proofs.of(op))
+                done.append(op)
+            finished = len(done)
+            checks.extend(await closing_checks(driver, done, checks))
             await wire.clear_faults()
-    return checks
+    return checks, finished
 
 
-async def run_selftest(bundle: Path, options: SelftestOptions, *, write: bool = True) -> SelftestReport:
+async def run_selftest(
+    bundle: Path, options: SelftestOptions, *, write: bool = True, scope: LaneScope | None = None
+) -> SelftestReport:
     """Run the selftest on ``bundle`` and (by default) write ``selftest.report.json`` at its root.
+
+    ``scope`` selects operations, prints progress, stops early and bounds the children's start
+    (default: every approved operation, silently, :attr:`SelftestOptions.timeout` to start); a run
+    that covers less is written marked ``incomplete``.
 
     Raises:
         BundleError: the bundle cannot be read or hashed, or the record cannot be written.
         ConfigError: a child process does not start.
         GatewayUnavailable: the served gateway stops answering.
     """
+    scope = scope or LaneScope(startup_timeout_s=options.timeout)
     document = read_bundle(bundle)
     digest = bundle_hash(bundle)
     started = utc_now()
     sandbox = options.upstream is not None
     if options.upstream is not None:
-        checks = await _drive(document, bundle, options, options.upstream.rstrip("/"))
+        checks, finished = await _drive(document, bundle, options, options.upstream.rstrip("/"), scope)
     else:
         async with mock_process(
-            bundle, env=options.env, seed=options.seed, python=options.python or sys.executable
+            bundle,
+            env=options.env,
+            seed=options.seed,
+            python=options.python or sys.executable,
+            timeout=scope.startup_timeout_s,
         ) as mock:
-            checks = await _drive(document, bundle, options, mock.url)
+            checks, finished = await _drive(document, bundle, options, mock.url, scope)
+    approved = sum(1 for op in document.operations if op.is_approved)
+    selected = len(select_operations(document.operations, scope.operations))
+    incomplete = incomplete_marker(scope, selected=selected, approved=approved, finished=finished)
     frozen = tuple(checks)
     summary = _summary(frozen)
     record: JSONObject = {
@@ -168,6 +206,7 @@ async def run_selftest(bundle: Path, options: SelftestOptions, *, write: bool = 
         "summary": summary,
         "passed": summary["fail"] == 0 and summary["pass"] >= 1,
         "bundleHash": digest,
+        **({"incomplete": incomplete} if incomplete is not None else {}),
     }
     path = write_record(bundle, RECORD_FILE, record) if write else None
     return SelftestReport(record=record, checks=frozen, path=path)

@@ -77,13 +77,16 @@ class Difference:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Check:
-    """One selftest check result (record shape: ``{id, operationId?, status, detail, difference?}``)."""
+    """One selftest check result (record shape: ``{id, operationId?, status, detail, basis?, difference?}``)."""
 
     id: str
     status: CheckStatus
     detail: str
     operation: str | None = None
     difference: Difference | None = None
+    #: What an effect proof read the state through: ``api-read`` (an approved read of the API) or
+    #: ``mock-state`` (the generated mock's own state); None for a check that reads no state.
+    basis: str | None = None
 
     def to_json(self) -> JSONObject:
         """The check as the report lists it."""
@@ -92,6 +95,8 @@ class Check:
             out["operationId"] = self.operation
         out["status"] = self.status
         out["detail"] = self.detail
+        if self.basis is not None:
+            out["basis"] = self.basis
         if self.difference is not None:
             out["difference"] = self.difference.to_json()
         return out

@@ -45,6 +45,7 @@ from anvil.air.model import Document
 from anvil.bundle.hash import bundle_hash
 from anvil.bundle.read import read_bundle
 from anvil.proof.records import timestamp
+from anvil.proof.scope import LaneScope, incomplete_marker, select_operations
 from anvil.proof.signature import signature_digest
 from anvil.proof.simulate.matrix import DIMENSIONS, Cell, Simulator
 from anvil.proof.simulate.mutants import run_battery
@@ -69,27 +70,46 @@ def _dimensions(cells: list[Cell]) -> list[JSONObject]:
     return out
 
 
-async def _simulate(doc: Document, seed: int) -> tuple[list[Cell], list[JSONObject], dict[str, str]]:
+async def _simulate(
+    doc: Document, seed: int, scope: LaneScope
+) -> tuple[list[Cell], list[JSONObject], dict[str, str], int]:
     simulator = Simulator(doc, seed=seed)
-    cells = await simulator.matrix(doc)
-    mutants = await run_battery(doc, Simulator(doc, seed=seed))
-    return cells, mutants, simulator.skipped
+    cells = await simulator.matrix(doc, scope=scope)
+    targets = {cell.operation_id for cell in cells}
+    if scope.should_stop():  # stopped: the battery is not started (the record is incomplete)
+        return cells, [], simulator.skipped, simulator.finished
+    mutants = await run_battery(doc, Simulator(doc, seed=seed), targets=targets if scope.operations else None)
+    return cells, mutants, simulator.skipped, simulator.finished
 
 
-def simulate(directory: Path, *, seed: int = 1, clock: Callable[[], datetime] | None = None) -> dict[str, Any]:
+def simulate(
+    directory: Path,
+    *,
+    seed: int = 1,
+    clock: Callable[[], datetime] | None = None,
+    scope: LaneScope | None = None,
+) -> dict[str, Any]:
     """Simulate the bundle in ``directory`` and return its ``simulation.report.json`` record (not written).
 
     Args:
         directory: The bundle directory.
         seed: The seed of the simulated upstream's data (the same seed gives the same record).
         clock: The wall clock for ``simulatedAt`` (a test seam).
+        scope: Which operations run, progress lines and when to stop (default: every approved
+            operation, silently); a run that covers less is marked ``incomplete``.
 
     Raises:
         BundleError: ``bundle/invalid`` when the bundle cannot be read.
     """
+    scope = scope or LaneScope()
     doc = read_bundle(directory)
     digest = bundle_hash(directory)
-    cells, mutants, skipped = anyio.run(_simulate, doc, seed)
+    cells, mutants, skipped, finished = anyio.run(_simulate, doc, seed, scope)
+    approved = sum(1 for op in doc.operations if op.is_approved)
+    selected = len(select_operations(doc.operations, scope.operations))
+    incomplete = incomplete_marker(
+        scope, selected=selected, approved=approved, finished=finished, left_out="the mutation battery"
+    )
     passed = sum(1 for cell in cells if cell.ok)
     applicable = [m for m in mutants if m["applicable"]]
     killed = sum(1 for m in applicable if m["killed"])
@@ -119,4 +139,5 @@ def simulate(directory: Path, *, seed: int = 1, clock: Callable[[], datetime] | 
             "ok": ok,
         },
         "simulatedAt": timestamp(clock),
+        **({"incomplete": incomplete} if incomplete is not None else {}),
     }

@@ -7,7 +7,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Final, Literal, Protocol
 
 import httpx
@@ -20,6 +20,7 @@ from anvil.bundle.example import example_input, example_input_or_reason
 from anvil.compiler.disclosure import RESPONSE_BUDGET_TOKENS, TOOL_BUDGET_TOKENS
 from anvil.ledger.memory import MemoryLedger
 from anvil.proof.disclosure import Figure, served_tools, tokens_of
+from anvil.proof.scope import LaneScope, select_operations
 from anvil.proof.simulate.pages import continuation, items_of, locatable, page_items, page_length
 from anvil.proof.simulate.upstream import Fault, SimulatedUpstream, scope_token
 from anvil.runtime.context import RuntimeContext
@@ -153,6 +154,28 @@ def example_problem(op: Operation) -> str | None:
     return example_input_or_reason(op)[1]
 
 
+def related_operations(op: Operation) -> set[str]:
+    """The ids a gateway serving ``op`` must know: ``op`` and every operation its effect contract names."""
+    effect = op.effect
+    named = {op.id}
+    for step in (effect.inverse, effect.compensate, effect.lookup, effect.draft):
+        if step is not None:
+            named.add(step.operation)
+    if effect.draft is not None:
+        named.update(step.operation for step in (effect.draft.promote, effect.draft.discard) if step is not None)
+    return named
+
+
+def _narrowed(doc: Document, op: Operation) -> Document:
+    """``doc`` cut down to what serving ``op`` needs (its own tool and the tools its report names).
+
+    A gateway builds every listed tool's definition, validator and output check when it starts, so
+    one over the whole document costs time in proportion to the document; cells are per operation.
+    """
+    wanted = related_operations(op)
+    return replace(doc, operations=tuple(o for o in doc.operations if o.id in wanted))
+
+
 class Simulator:
     """Runs cells for one document under test against the reference's upstream.
 
@@ -168,6 +191,8 @@ class Simulator:
         self._keys = 0
         #: Operation id -> why no valid example input can be made for it (its cells are not run).
         self.skipped: dict[str, str] = {}
+        #: How many operations the last :meth:`matrix` ran to the end.
+        self.finished = 0
 
     def _key(self) -> str:
         self._keys += 1
@@ -191,7 +216,7 @@ class Simulator:
             sleep=_no_sleep,
             rng=lambda: 0.0,
         )
-        return Gateway(doc, context)
+        return Gateway(_narrowed(doc, op), context)
 
     async def _call(
         self,
@@ -398,19 +423,33 @@ class Simulator:
             actual = f"staged {draft_op}" if draft_op else _outcome(result, hits)
             cell("effect", "stage", f"staged {effect.draft.operation}", actual)
 
-    async def matrix(self, doc: Document, *, only: str | None = None) -> list[Cell]:
-        """Every cell of every approved operation of ``doc`` (or of operation ``only``)."""
+    async def matrix(self, doc: Document, *, only: str | None = None, scope: LaneScope | None = None) -> list[Cell]:
+        """Every cell of every approved operation of ``doc`` (or of operation ``only``, or those ``scope`` selects).
+
+        With a ``scope``, each operation prints its progress line and the run stops starting operations
+        once the scope says so (a signal or the time cap); :attr:`finished` counts the operations done.
+        """
         truth_by_id = {op.id: op for op in self.reference.operations}
         tools = served_tools(doc)
         cells: list[Cell] = []
+        selected = select_operations(doc.operations, scope.operations if scope is not None else ())
+        if scope is not None:
+            scope.begin(len(selected))
+        self.finished = 0
         async with httpx.AsyncClient(transport=self.upstream.transport(), follow_redirects=False) as client:
-            for op in doc.operations:
+            for op in selected:
                 truth = truth_by_id.get(op.id)
-                if not op.is_approved or truth is None or (only is not None and op.id != only):
+                if truth is None or (only is not None and op.id != only):
                     continue
+                if scope is not None:
+                    if scope.should_stop():
+                        break
+                    scope.step("simulate", op)
                 reason = example_problem(op)
                 if reason is not None:  # a call the gateway would refuse proves nothing: skipped, saying why
                     self.skipped[op.id] = reason
+                    self.finished += 1
                     continue
                 cells.extend(await self.cells(doc, op, truth, client, tool=tools.get(op.id)))
+                self.finished += 1
         return cells

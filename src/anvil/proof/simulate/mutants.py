@@ -13,7 +13,7 @@ undo).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, replace
 from typing import Final
 
@@ -94,13 +94,25 @@ MUTANTS: Final[tuple[Mutant, ...]] = (
 )
 
 
-async def run_battery(doc: Document, simulator: Simulator) -> list[JSONObject]:
-    """Run every mutant of :data:`MUTANTS` against ``doc`` (the compiled AIR) and report each."""
+async def run_battery(
+    doc: Document, simulator: Simulator, *, targets: Collection[str] | None = None
+) -> list[JSONObject]:
+    """Run every mutant of :data:`MUTANTS` against ``doc`` (the compiled AIR) and report each.
+
+    Each mutant weakens the first approved operation it applies to (among ``targets`` when given).
+    """
     before = surface_signature(doc)
     out: list[JSONObject] = []
     for mutant in MUTANTS:
         target = next(
-            (op for op in doc.operations if op.is_approved and mutant.applies(op) and example_problem(op) is None),
+            (
+                op
+                for op in doc.operations
+                if op.is_approved
+                and (targets is None or op.id in targets)
+                and mutant.applies(op)
+                and example_problem(op) is None
+            ),
             None,
         )
         if target is None:

@@ -21,7 +21,6 @@ Every request is counted per operation, which is how the matrix sees attempts an
 from __future__ import annotations
 
 import random
-import re
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -32,6 +31,7 @@ import httpx
 from anvil._types import JSONValue
 from anvil.air.model import Document, Operation
 from anvil.air.values import CannotMake, Style, ValueGenerator
+from anvil.proof.mock.routes import TemplateMatcher, specificity
 from anvil.proof.simulate.pages import PageServed, page_items, page_length, received_continuation, set_path
 
 __all__ = ["FAULT_STATUS", "Fault", "SimulatedUpstream", "scope_token"]
@@ -39,7 +39,6 @@ __all__ = ["FAULT_STATUS", "Fault", "SimulatedUpstream", "scope_token"]
 Fault = Literal["none", "throttle", "outage", "conflict"]
 #: The status each injected fault answers with.
 FAULT_STATUS: Final[dict[str, int]] = {"throttle": 429, "outage": 503, "conflict": 409}
-_PARAM: Final = re.compile(r"\{[^/{}]+\}")
 _MAX_DEPTH: Final = 6
 _TOKEN_PREFIX: Final = "sim"
 
@@ -88,7 +87,7 @@ class SimulatedUpstream:
     #: Operation id -> every page served, in order, with what it received and handed out.
     pages: dict[str, list[PageServed]] = field(default_factory=dict)
     _cursors: dict[tuple[str, str], int] = field(default_factory=dict)
-    _routes: list[tuple[str, re.Pattern[str], Operation]] = field(default_factory=list)
+    _routes: list[tuple[str, TemplateMatcher, Operation]] = field(default_factory=list)
     _rng: random.Random = field(default_factory=random.Random)
     _values: ValueGenerator = field(default_factory=ValueGenerator)
 
@@ -98,16 +97,19 @@ class SimulatedUpstream:
         for op in self.reference.operations:
             path, method = op.source_ref.path, op.source_ref.method
             if path and method:
-                pattern = "^" + _PARAM.sub("[^/]+", re.escape(path).replace(r"\{", "{").replace(r"\}", "}")) + "$"
-                self._routes.append((method.upper(), re.compile(pattern), op))
+                self._routes.append((method.upper(), TemplateMatcher.of(path), op))
+        # Most specific first: a literal segment wins over a template that would also match it.
+        self._routes.sort(key=lambda route: specificity(route[2].source_ref.path or ""))
 
     def transport(self) -> httpx.MockTransport:
         """An httpx transport answering every request with :meth:`answer`."""
         return httpx.MockTransport(self.answer)
 
     def _route(self, request: httpx.Request) -> Operation | None:
-        for method, pattern, op in self._routes:
-            if method == request.method and pattern.match(request.url.path):
+        raw = request.url.raw_path.split(b"?", 1)[0].decode("ascii", errors="replace")
+        query = tuple(request.url.params.multi_items())
+        for method, matcher, op in self._routes:
+            if method == request.method and matcher.match(raw, query) is not None:
                 return op
         return None
 
