@@ -38,6 +38,7 @@ from starlette.types import Receive, Scope, Send
 
 from anvil._types import JSONObject, JSONValue
 from anvil.air.model import Document, Operation, Param
+from anvil.proof.mock.fit import AnswerFitter
 from anvil.proof.mock.routes import Route, route_table
 from anvil.proof.mock.schema import SchemaSet, Validator, ValueMaker
 from anvil.proof.mock.state import (
@@ -115,7 +116,7 @@ class MockApi:
             if route.item_schema is not None:
                 self._kind_schema.setdefault(route.kind, route.item_schema)
         self._body_checks: dict[str, Validator] = {}
-        self._fit_checks: dict[str, Validator] = {}
+        self.fitter = AnswerFitter(self.schemas, self.maker)
         self._param_checks: dict[tuple[str, str, str], Validator] = {}
 
     # --- matching ---------------------------------------------------------------------------------
@@ -385,49 +386,9 @@ class MockApi:
             return body[route.envelope]
         return body
 
-    def _check(self, schema: JSONObject) -> Validator:
-        key = json.dumps(schema, sort_keys=True, default=str)
-        found = self._fit_checks.get(key)
-        if found is None:
-            found = Validator(schema, self.schemas)
-            self._fit_checks[key] = found
-        return found
-
-    def _project(self, schema: JSONValue, value: JSONValue, depth: int = 0) -> JSONValue:
-        """``value`` without the object fields ``schema`` forbids (``additionalProperties: false``)."""
-        resolved = self.schemas.deref(schema)
-        if resolved is None or not isinstance(value, dict) or depth > 4:
-            return value
-        props = self.schemas.properties(resolved)
-        closed = resolved.get("additionalProperties") is False
-        out: JSONObject = {}
-        for key, sub in value.items():
-            if key in props:
-                out[key] = self._project(props[key], sub, depth + 1)
-            elif not closed:
-                out[key] = sub
-        return out
-
     def fit(self, schema: JSONObject, value: JSONValue, name: str) -> JSONValue:
-        """``value`` made to validate against ``schema``: as it is when it does; else without the fields
-        the schema does not have; else a value generated from the schema carrying each of ``value``'s
-        fields that keeps it valid. (When even the generated value does not validate, the mock's
-        generator cannot satisfy the schema, and that value is answered as the best it has.)"""
-        check = self._check(schema)
-        if check.problem(value) is None:
-            return value
-        projected = self._project(schema, value)
-        if check.problem(projected) is None:
-            return projected
-        base = self.maker.value(schema, name)
-        if not isinstance(base, dict) or not isinstance(projected, dict):
-            return base
-        out = dict(base)
-        for key, field in projected.items():
-            trial = {**out, key: field}
-            if check.problem(trial) is None:
-                out = trial
-        return out
+        """``value`` made to validate against ``schema`` (:meth:`AnswerFitter.fit`)."""
+        return self.fitter.fit(schema, value, name)
 
     def _act(
         self, route: Route, params: Mapping[str, str], path: str, request: Request, body: JSONValue

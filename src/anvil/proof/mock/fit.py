@@ -1,0 +1,69 @@
+"""Keeping the mock's answers within their operation's answer schema.
+
+The state can hold more than an answer schema allows (a request field the schema lacks, an id the
+schema does not declare): :class:`AnswerFitter` makes each answer validate, dropping what a closed
+object forbids, else carrying the held fields over a value generated from the schema.
+"""
+
+from __future__ import annotations
+
+import json
+
+from anvil._types import JSONObject, JSONValue
+from anvil.proof.mock.schema import SchemaSet, Validator, ValueMaker
+
+__all__ = ["AnswerFitter"]
+
+
+class AnswerFitter:
+    """Makes values validate against answer schemas (validators cached per schema)."""
+
+    def __init__(self, schemas: SchemaSet, maker: ValueMaker) -> None:
+        """Args: schemas: where refs lead; maker: the mock's value generator (for a value made afresh)."""
+        self.schemas = schemas
+        self.maker = maker
+        self._checks: dict[str, Validator] = {}
+
+    def _check(self, schema: JSONObject) -> Validator:
+        key = json.dumps(schema, sort_keys=True, default=str)
+        found = self._checks.get(key)
+        if found is None:
+            found = Validator(schema, self.schemas)
+            self._checks[key] = found
+        return found
+
+    def _project(self, schema: JSONValue, value: JSONValue, depth: int = 0) -> JSONValue:
+        """``value`` without the object fields ``schema`` forbids (``additionalProperties: false``)."""
+        resolved = self.schemas.deref(schema)
+        if resolved is None or not isinstance(value, dict) or depth > 4:
+            return value
+        props = self.schemas.properties(resolved)
+        closed = resolved.get("additionalProperties") is False
+        out: JSONObject = {}
+        for key, sub in value.items():
+            if key in props:
+                out[key] = self._project(props[key], sub, depth + 1)
+            elif not closed:
+                out[key] = sub
+        return out
+
+    def fit(self, schema: JSONObject, value: JSONValue, name: str) -> JSONValue:
+        """``value`` made to validate against ``schema``: as it is when it does; else without the fields
+        the schema does not have; else a value generated from the schema carrying each of ``value``'s
+        fields that keeps it valid. (When even the generated value does not validate, the mock's
+        generator cannot satisfy the schema, and that value is answered as the best it has.)"""
+        check = self._check(schema)
+        if check.problem(value) is None:
+            return value
+        projected = self._project(schema, value)
+        if check.problem(projected) is None:
+            return projected
+        base = self.maker.value(schema, name)
+        if not isinstance(base, dict) or not isinstance(projected, dict):
+            return base
+        out = dict(base)
+        for key, field in projected.items():
+            trial = {**out, key: field}
+            if check.problem(trial) is None:
+                out = trial
+        return out
