@@ -303,6 +303,8 @@ async def test_a_token_endpoint_that_hangs_fails_closed_within_its_bound_and_sen
     for outcome in (read, refund):
         assert outcome.code == "auth_required"
         assert details(outcome) == {"code": "oauth/token_endpoint_unavailable", "timeout_ms": 500}
+        assert outcome.envelope is not None and outcome.envelope.retryable  # transient, and nothing was sent
+    assert read.envelope is not None and read.envelope.safe_to_retry
     assert elapsed < 5.0  # two bounded exchanges of 0.5 s, not the mock's minute
     assert business(state) == [] and refund.record.ledger == "none"
     # nothing was reserved: the same key runs once the endpoint answers again
@@ -332,6 +334,7 @@ async def test_a_refused_client_is_auth_required_with_the_token_error(
                             credentials=wrong))  # fmt: skip
     assert outcome.code == "auth_required"
     assert details(outcome) == {"code": "oauth/token_refused", "status": 401, "token_error": "invalid_client"}
+    assert outcome.envelope is not None and not outcome.envelope.retryable
     assert business(state) == []
 
 

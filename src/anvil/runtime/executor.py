@@ -273,7 +273,7 @@ class _Call:
             found = await outbound_credential(op.auth, credential_profile(ctx.auth_profile, op.auth), ctx, stale=stale)
         except TokenFailure as failure:
             message = f"No access token could be obtained for {op.id}: {failure.message}"
-            raise Refusal("auth_required", message, details=failure.details) from None
+            raise Refusal("auth_required", message, details=failure.details, retryable=failure.transient) from None
         if not isinstance(found, Credential):
             raise Refusal(
                 "auth_required",

@@ -107,6 +107,11 @@ class TokenFailure(Exception):
         self.message = message
         self.details: dict[str, JSONValue] = {"code": code, **details}
 
+    @property
+    def transient(self) -> bool:
+        """A timeout, an unreachable endpoint or a 5xx: trying again later may succeed (nothing was sent)."""
+        return self.code == "oauth/token_endpoint_unavailable"
+
     def copy(self) -> TokenFailure:
         """The same failure, for another call that waited on the request (each raises its own)."""
         return TokenFailure(self.code, self.message, **{k: v for k, v in self.details.items() if k != "code"})
