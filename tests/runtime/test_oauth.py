@@ -27,6 +27,7 @@ from anvil.runtime.context import CallOptions, RuntimeContext
 from anvil.runtime.credentials import Credential, MissingCredential, client_credentials_env, credential_profile
 from anvil.runtime.executor import execute
 from anvil.runtime.oauth import (
+    DEFAULT_LIFETIME_S,
     TOKEN_MAX_BYTES,
     ClientCredentials,
     TokenFailure,
@@ -375,20 +376,25 @@ async def test_an_unusable_token_answer_fails_closed_with_a_detail_code(
         assert [r.path for r in raw.requests] == ["/oauth/token"]  # the redirect was not followed, nothing else sent
 
 
-async def test_an_answer_without_expires_in_is_cached_for_the_default_lifetime(
-    payments: Document, upstream_client: httpx.AsyncClient | UpstreamClient
+@pytest.mark.parametrize("expires_in", [b"", b', "expires_in": NaN', b', "expires_in": "soon"'])
+async def test_an_answer_without_a_usable_expires_in_is_cached_for_the_default_lifetime(
+    payments: Document, upstream_client: httpx.AsyncClient | UpstreamClient, expires_in: bytes
 ) -> None:
-    with _scripted(Answer(body=b'{"access_token": "plain-token", "token_type": "bearer"}')) as raw:
+    answer = Answer(body=b'{"access_token": "plain-token", "token_type": "bearer"' + expires_in + b"}")
+    with _scripted(answer) as raw:
         clock = FakeClock()
         ctx = context(payments, raw.url, upstream_client, clock=clock)
         grant_op = op(payments, READ)
         profile = credential_profile("default", grant_op.auth)
         first = await outbound_credential(grant_op.auth, profile, ctx)
-        clock.advance(60)
+        clock.advance(refresh_after(DEFAULT_LIFETIME_S) - 1)
         second = await outbound_credential(grant_op.auth, profile, ctx)
         assert isinstance(first, Credential) and first == second
         assert first.headers == (("Authorization", "Bearer plain-token"),)
         assert len(raw.requests) == 1
+        clock.advance(2)
+        await outbound_credential(grant_op.auth, profile, ctx)
+        assert len(raw.requests) == 2
         form = raw.requests[0].body.decode()
         assert form == "grant_type=client_credentials&scope=payments.read"
 

@@ -32,6 +32,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -58,6 +59,7 @@ if TYPE_CHECKING:
     import httpx
 
 __all__ = [
+    "DEFAULT_LIFETIME_S",
     "EXPIRY_SKEW_S",
     "TOKEN_MAX_BYTES",
     "TOKEN_TIMEOUT_MS",
@@ -280,8 +282,8 @@ def _request(grant: ClientCredentials) -> WireRequest:
 def _lifetime(value: JSONValue) -> float:
     if isinstance(value, str) and value.strip().isdigit():
         value = int(value.strip())
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return DEFAULT_LIFETIME_S
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return DEFAULT_LIFETIME_S  # NaN would never compare as expired
     return min(max(float(value), 0.0), MAX_LIFETIME_S)
 
 
