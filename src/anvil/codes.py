@@ -242,6 +242,8 @@ _ENTRIES: tuple[Code, ...] = (
     _e("fleet/tool_collision", "Two bundles produce the same prefixed tool name; refused before binding."),
     # a plain credential variable two fleet bundles would read
     _e("fleet/ambiguous_credential", "Two bundles would read one plain credential variable; refused before binding."),
+    # a <P>_TOKEN_ENDPOINT (or a declared endpoint admitted by ANVIL_CREDENTIAL_HOSTS) the client secret may not go to
+    _e("config/token_endpoint_refused", "A token endpoint outside the allowed hosts, or not https; refused at start."),
     _e("ledger_unavailable", "/readyz: the durable ledger is required and missing, or its live read failed (503)."),
     _e("method_not_allowed", "The listener route does not answer this HTTP method (405)."),
     _e("request_too_large", "The request body is larger than the configured limit (413)."),
@@ -255,6 +257,12 @@ _ENTRIES: tuple[Code, ...] = (
     # --- serve/: grant refusals (error.details.code, original-gateway §1.7) ----------------------
     _x("policy/grant_confirmation_required", "A confirmation-gated operation under no entry with confirm: allow."),
     _x("policy/grant_denied", "The caller's grant names no entry allowing this operation on this connector."),
+    # --- runtime/: OAuth2 client-credentials exchange failures (auth_required error.details.code) -----
+    _x("oauth/client_auth_unsupported", "The AIR asks for a client authentication other than a client secret."),
+    _x("oauth/token_answer_invalid", "The token answer is too large, a redirect, not JSON, or has no Bearer token."),
+    _x("oauth/token_endpoint_refused", "The token endpoint is not an allowed host (or not https outside dev)."),
+    _x("oauth/token_endpoint_unavailable", "The token endpoint timed out, could not be reached, or answered 5xx."),
+    _x("oauth/token_refused", "The token endpoint refused the client (400, 401, 403)."),
     # --- serve/: effect-contract refusals in tools/call (error.details.code, ADR-0030 §5, §7) ------
     _x("effect/draft_argument_missing", "A staged call lacks a value the draft form's mapping needs."),
     _x("effect/draft_input_invalid", "The staged input does not fit the draft tool's input schema."),

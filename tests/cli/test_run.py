@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from anvil.bundle.read import read_bundle
-from anvil.runtime.credentials import credential_profile, expected_env
+from anvil.runtime.credentials import client_credentials_env, credential_profile, expected_env
 from tests.cli.fixtures.upstreams import (
     REPO,
     LoopbackServer,
@@ -36,6 +36,12 @@ def _token_variable(bundle: Path) -> str:
     assert op is not None
     (name,) = expected_env(op.auth, credential_profile("default", op.auth))
     return name
+
+
+def _client_variables(bundle: Path) -> tuple[str, str, str, str, str]:
+    op = read_bundle(bundle).operation("payments.refunds.create")
+    assert op is not None
+    return client_credentials_env(credential_profile("default", op.auth))
 
 
 def _dev(bundle: Path) -> dict[str, str]:
@@ -235,8 +241,30 @@ def test_a_real_call_without_credentials_exits_4_naming_the_variables(payments: 
     assert ran.code == 4
     error = ran.envelope()
     assert error["code"] == "auth_required"
-    assert error["details"]["expected_env"] == [_token_variable(payments)]
+    client_id, secret, endpoint, _, _ = _client_variables(payments)
+    assert error["details"]["expected_env"] == [client_id, secret, f"one of: ANVIL_CREDENTIAL_HOSTS OR {endpoint}"]
     assert state.requests == []
+
+
+def test_in_dev_with_the_originals_client_credentials_a_get_and_a_refund_succeed_with_exchanged_tokens(
+    payments: Path, mock: tuple[str, Any]
+) -> None:
+    url, state = mock
+    client_id, secret, endpoint, _, _ = _client_variables(payments)
+    env = {"ANVIL_ENV": "dev", client_id: "cli-client", secret: "cli-secret-3e9a", endpoint: f"{url}/oauth/token"}
+    state.oauth.clients["cli-client"] = "cli-secret-3e9a"  # the mock now refuses any token it did not issue
+    try:
+        got = anvil_run(payments, "customers", "get", "--customer-id", "cus_123", "--base-url", url, env=env)
+        refund = anvil_run(payments, *REFUND, "--confirm", "--idempotency-key", "k-1", "--base-url", url, env=env)
+    finally:
+        state.oauth.clients.clear()
+    assert (got.code, refund.code) == (0, 0), (got.err, refund.err)
+    assert got.json()["id"] == "cus_123" and refund.json()["status"] == "succeeded"
+    assert [r["idempotency_key"] for r in state.requests] == [None, "k-1"]
+    assert [r["authorization"].removeprefix("Bearer ") for r in state.requests] == list(state.oauth.issued)
+    for ran in (got, refund):
+        for secret_value in ("cli-secret-3e9a", *state.oauth.issued):
+            assert secret_value not in ran.out + ran.err
 
 
 def test_a_base_url_outside_the_allowlist_exits_5_policy_denied(payments: Path, mock: tuple[str, Any]) -> None:

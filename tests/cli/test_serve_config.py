@@ -147,3 +147,51 @@ def test_the_ledger_options_carry_the_configured_lifetimes_lock_wait_and_namespa
     assert options.lock_timeout_seconds == 0.25
     defaults = ledger_options(_config({}, str(payments)).settings[0], None)
     assert (defaults.result_ttl_seconds, defaults.lock_timeout_seconds) == (604_800, 5.0)
+
+
+def _client_variables(bundle: Path, profile: str) -> tuple[str, str, str, str, str]:
+    from anvil.bundle.read import read_bundle
+    from anvil.runtime.credentials import client_credentials_env, credential_profile
+
+    op = read_bundle(bundle).operations[0]
+    return client_credentials_env(credential_profile(profile, op.auth))
+
+
+def test_a_configured_token_endpoint_the_secret_may_not_go_to_is_refused_before_serving(payments: Path) -> None:
+    client_id, secret, endpoint, _, _ = _client_variables(payments, "default")
+    environ = {
+        "ANVIL_BASE_URL": "http://127.0.0.1:9",
+        client_id: "gateway",
+        secret: "never-shown-secret",
+        endpoint: "https://auth.elsewhere.example/token",
+    }
+    with pytest.raises(ConfigError) as refused:
+        _config(environ, str(payments))
+    assert refused.value.code == "config/token_endpoint_refused"
+    assert endpoint in refused.value.message and "auth.elsewhere.example" in refused.value.message
+    assert "never-shown-secret" not in str(refused.value) + (refused.value.hint or "")
+    # admitted by ANVIL_CREDENTIAL_HOSTS (an exact host), or on an allowed host, it serves
+    _config({**environ, "ANVIL_CREDENTIAL_HOSTS": "auth.elsewhere.example"}, str(payments))
+    _config({**environ, "ANVIL_ALLOWED_HOSTS": "127.0.0.1,elsewhere.example"}, str(payments))
+    # without a client nothing is exchanged, so nothing is checked
+    _config({"ANVIL_BASE_URL": "http://127.0.0.1:9", endpoint: "https://auth.elsewhere.example/token"}, str(payments))
+
+
+def test_each_fleet_bundle_reads_its_own_client_credentials(github: Path, payments: Path) -> None:
+    plain = _client_variables(payments, "default")
+    twins = _client_variables(payments, "default_payments")
+    environ = {
+        "ANVIL_BASE_URL_GITHUB": "http://127.0.0.1:1",
+        "ANVIL_BASE_URL_PAYMENTS": "http://127.0.0.1:2",
+        "ANVIL_CREDENTIAL_HOSTS": "payments.internal.example.com",
+        twins[0]: "payments-client",
+        twins[1]: "payments-secret",
+        twins[4]: "payments.read",
+    }
+    _, settings = _config(environ, str(github), str(payments)).settings
+    assert {name: settings.credentials.get(name) for name in (plain[0], plain[1], plain[4])} == {
+        plain[0]: "payments-client",
+        plain[1]: "payments-secret",
+        plain[4]: "payments.read",
+    }
+    assert settings.credentials["ANVIL_CREDENTIAL_HOSTS"] == "payments.internal.example.com"

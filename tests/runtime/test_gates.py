@@ -201,11 +201,23 @@ def bearer(op_auth_profile: str | None = None) -> Auth:
 async def test_missing_credentials_name_the_expected_variables_only(
     make_context: ContextFactory, upstream: UpstreamState
 ) -> None:
+    op = dataclasses.replace(read_op(), auth=Auth(type="jwt_bearer", credential_profile="bearer_scheme"))
+    outcome = await execute(op, {"payment_id": "p"}, make_context(credentials={"ANVIL_DEFAULT_TOKEN": "unused"}))
+    assert outcome.code == "auth_required"
+    assert outcome.envelope is not None
+    assert outcome.envelope.details == {"expected_env": ["ANVIL_DEFAULT_BEARER_SCHEME_TOKEN"]}
+    # client credentials name what the exchange needs, as the original does
     op = dataclasses.replace(read_op(), auth=bearer("oauth2_scheme"))
     outcome = await execute(op, {"payment_id": "p"}, make_context(credentials={"ANVIL_DEFAULT_TOKEN": "unused"}))
     assert outcome.code == "auth_required"
     assert outcome.envelope is not None
-    assert outcome.envelope.details == {"expected_env": ["ANVIL_DEFAULT_OAUTH2_SCHEME_TOKEN"]}
+    assert outcome.envelope.details == {
+        "expected_env": [
+            "ANVIL_DEFAULT_OAUTH2_SCHEME_CLIENT_ID",
+            "ANVIL_DEFAULT_OAUTH2_SCHEME_CLIENT_SECRET",
+            "one of: ANVIL_CREDENTIAL_HOSTS OR ANVIL_DEFAULT_OAUTH2_SCHEME_TOKEN_ENDPOINT",
+        ]
+    }
     assert upstream.count == 0
 
 

@@ -25,6 +25,10 @@ built (and tested) from any mapping. The environment it reads:
   wins over the plain one, so two bundles sharing a scheme name can hold different secrets. A plain
   variable that two or more bundles would read is never used in a fleet: when it is set and one of
   those bundles has no namespaced twin, serving is refused (``fleet/ambiguous_credential``);
+* OAuth2 client credentials (:mod:`anvil.runtime.oauth`): ``ANVIL_<PROFILE>_CLIENT_ID``, ``..._CLIENT_SECRET``,
+  ``..._TOKEN_ENDPOINT``, ``..._AUDIENCE``, ``..._SCOPES`` (namespaced in a fleet like the others) and
+  ``ANVIL_CREDENTIAL_HOSTS``; a configured token endpoint the client secret may not go to is refused before
+  binding (``config/token_endpoint_refused``);
 * ``ANVIL_DERIVED_KEY_WINDOW_SECONDS`` - how long a result stored under a derived (request-fingerprint)
   key replays (default 300, 1 to 86400); explicit caller keys keep ``ANVIL_LEDGER_RESULT_TTL_SECONDS``;
 * ``ANVIL_AUDIT_FILE`` - one JSON line per executed call and per grant refusal (mode 0600; ``-``:
@@ -342,8 +346,38 @@ def bundle_settings(
         pinned = environ.get(allowed_hosts_variable(bundle_id))
         if pinned:
             found = replace(found, allowed_hosts=parse_allowed_hosts(pinned))
+        _check_token_endpoints(bundle_id, document, found)
         out.append(found)
     return out
+
+
+def _check_token_endpoints(bundle_id: str, document: Document, found: ServeSettings) -> None:
+    """Refuse, before anything is bound, a configured OAuth2 client whose token endpoint may not receive
+    its secret (the runtime would refuse every call with ``auth_required`` anyway).
+
+    Raises:
+        ConfigError: ``config/token_endpoint_refused``, or ``config/invalid`` for a client authentication
+            the runtime cannot perform.
+    """
+    from anvil.runtime.credentials import credential_profile
+    from anvil.runtime.oauth import TokenFailure, client_credentials
+
+    for op in document.operations:
+        if not op.is_approved or op.auth.type != "oauth2_client_credentials":
+            continue
+        profile = credential_profile(found.auth_profile, op.auth)
+        try:
+            client_credentials(op.auth, profile, found.credentials, env=found.env, allowed_hosts=found.allowed_hosts)
+        except TokenFailure as failure:
+            refused = failure.code == "oauth/token_endpoint_refused"
+            raise ConfigError(
+                "config/token_endpoint_refused" if refused else "config/invalid",
+                f"Bundle '{bundle_id}', {op.id}: {failure.message}",
+                hint="Add the endpoint's host to ANVIL_CREDENTIAL_HOSTS (exact host name), or point the "
+                "TOKEN_ENDPOINT variable at an allowed https endpoint."
+                if refused
+                else "Serve it with client_secret_basic or client_secret_post.",
+            ) from None
 
 
 def allowed_hosts_variable(bundle_id: str) -> str:
@@ -358,7 +392,7 @@ def _contested_credentials(environ: Mapping[str, str], bundles: Sequence[tuple[s
         ConfigError: ``fleet/ambiguous_credential`` when such a variable is set and a bundle that reads
             it has no connector-namespaced twin: which bundle's secret it is cannot be known.
     """
-    from anvil.runtime.credentials import credential_profile, expected_env
+    from anvil.runtime.credentials import credential_env, credential_profile
     from anvil.serve.auth.naming import fold_bundle_id
 
     profile = environ.get("ANVIL_AUTH_PROFILE") or "default"
@@ -368,8 +402,8 @@ def _contested_credentials(environ: Mapping[str, str], bundles: Sequence[tuple[s
         for op in document.operations:
             if not op.is_approved or op.auth.type == "none":
                 continue
-            plain = expected_env(op.auth, credential_profile(profile, op.auth))
-            twins = expected_env(op.auth, credential_profile(f"{profile}_{connector}", op.auth))
+            plain = credential_env(op.auth, credential_profile(profile, op.auth))
+            twins = credential_env(op.auth, credential_profile(f"{profile}_{connector}", op.auth))
             for name, twin in zip(plain, twins, strict=True):
                 readers.setdefault(name, {}).setdefault(bundle_id, twin)
     contested = {name for name, found in readers.items() if len(found) > 1}
@@ -389,12 +423,12 @@ def _contested_credentials(environ: Mapping[str, str], bundles: Sequence[tuple[s
 
 def _namespaced(document: Document, profile: str, connector: str, environ: Mapping[str, str]) -> dict[str, str]:
     """Plain credential variable -> the value of its connector-namespaced twin, where that twin is set."""
-    from anvil.runtime.credentials import credential_profile, expected_env
+    from anvil.runtime.credentials import credential_env, credential_profile
 
     overlay: dict[str, str] = {}
     for op in document.operations:
-        plain = expected_env(op.auth, credential_profile(profile, op.auth))
-        twins = expected_env(op.auth, credential_profile(f"{profile}_{connector}", op.auth))
+        plain = credential_env(op.auth, credential_profile(profile, op.auth))
+        twins = credential_env(op.auth, credential_profile(f"{profile}_{connector}", op.auth))
         for name, twin in zip(plain, twins, strict=True):
             if environ.get(twin):
                 overlay[name] = environ[twin]

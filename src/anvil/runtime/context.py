@@ -18,6 +18,7 @@ import anyio
 from anvil._types import JSONValue
 from anvil.ledger.base import Ledger
 from anvil.runtime.audit import AuditSink
+from anvil.runtime.oauth import TokenCache
 from anvil.runtime.upstream import UpstreamClient
 
 if TYPE_CHECKING:  # a served gateway never loads httpx (cold start); tests and `anvil run` do
@@ -85,7 +86,8 @@ class RuntimeContext:
             only in ``dev``.
         timeout_ms: per-attempt upstream deadline, 100-30000 ms.
         auth_profile: the deployment credential profile (``ANVIL_AUTH_PROFILE``).
-        credentials: variable name -> value for credential resolution (the CLI passes the process environment).
+        credentials: variable name -> value for credential resolution (the CLI passes the process
+            environment's ``ANVIL_*`` variables, ``ANVIL_CREDENTIAL_HOSTS`` included).
         ledger: the idempotency ledger, or None (then required-key writes are refused outside dev).
         audit: where one JSON line per call goes, or None.
         retries: False forces one attempt for every operation.
@@ -95,6 +97,8 @@ class RuntimeContext:
         max_response_bytes: response bodies above this are refused.
         derived_key_window_seconds: how long a result stored under a derived key replays (a repeated
             identical write after it runs again); explicit caller keys keep the ledger's retention.
+        tokens: the OAuth2 client-credentials tokens this context obtained (:mod:`anvil.runtime.oauth`),
+            shared by every call made with it.
     """
 
     service_id: str
@@ -104,7 +108,7 @@ class RuntimeContext:
     allowed_hosts: tuple[str, ...] = ()
     timeout_ms: int = DEFAULT_TIMEOUT_MS
     auth_profile: str = "default"
-    credentials: Mapping[str, str] = field(default_factory=dict)
+    credentials: Mapping[str, str] = field(default_factory=dict, repr=False)
     ledger: Ledger | None = None
     audit: AuditSink | None = None
     retries: bool = True
@@ -114,6 +118,7 @@ class RuntimeContext:
     on_upstream_answered: Callable[[UpstreamAnswer], Awaitable[None]] | None = None
     max_response_bytes: int = MAX_RESPONSE_BYTES
     derived_key_window_seconds: int = DEFAULT_DERIVED_KEY_WINDOW_SECONDS
+    tokens: TokenCache = field(default_factory=TokenCache, repr=False, compare=False)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -3,8 +3,12 @@
 The bundle names variables, never values. A profile (``<deployment profile>_<credentialProfile>`` or
 just the deployment profile) becomes the prefix ``ANVIL_<PROFILE>`` with non-alphanumeric runs turned
 into ``_``; api_key reads ``<P>_API_KEY``, basic ``<P>_USERNAME`` + ``<P>_PASSWORD``, and bearer types
-``<P>_TOKEN``. Values come from a mapping the CLI fills from the process environment; nothing here reads the
-environment, and errors name variables only.
+``<P>_TOKEN``. OAuth2 client credentials are exchanged for a token (:mod:`anvil.runtime.oauth`) from
+``<P>_CLIENT_ID``, ``<P>_CLIENT_SECRET`` and the token endpoint (``<P>_TOKEN_ENDPOINT``, or the imported one
+admitted by ``ANVIL_CREDENTIAL_HOSTS``), optionally ``<P>_AUDIENCE`` and ``<P>_SCOPES``; without a client
+id and secret such an operation still takes a token minted out of band in ``<P>_TOKEN``. Values come from a
+mapping the CLI fills from the process environment; nothing here reads the environment, and errors name
+variables only.
 """
 
 from __future__ import annotations
@@ -12,20 +16,27 @@ from __future__ import annotations
 import base64
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final
 
 from anvil.air.carrier import effective_auth_carrier
 from anvil.air.model import Auth
 
 __all__ = [
+    "CREDENTIAL_HOSTS_VARIABLE",
     "Credential",
     "MissingCredential",
+    "carried",
+    "client_credentials_env",
+    "credential_env",
     "credential_profile",
     "env_prefix",
     "expected_env",
     "resolve_credential",
 ]
+
+#: The hosts (exact names, comma list) whose imported token endpoints may receive a client's secret.
+CREDENTIAL_HOSTS_VARIABLE: Final = "ANVIL_CREDENTIAL_HOSTS"
 
 _BEARER: Final = frozenset({"oauth2_client_credentials", "oauth2_on_behalf_of", "jwt_bearer", "workload_identity"})
 _NON_ALNUM: Final = re.compile(r"[^A-Za-z0-9]+")
@@ -33,10 +44,15 @@ _NON_ALNUM: Final = re.compile(r"[^A-Za-z0-9]+")
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Credential:
-    """Resolved credential material: headers and query parameters to merge into the request."""
+    """Resolved credential material: headers and query parameters to merge into the request.
 
-    headers: tuple[tuple[str, str], ...] = ()
-    query: tuple[tuple[str, str], ...] = ()
+    ``exchanged`` is the access token an OAuth2 exchange issued (None for static material): a 401 answer
+    to it may be retried once with a new one. No field shows in ``repr``.
+    """
+
+    headers: tuple[tuple[str, str], ...] = field(default=(), repr=False)
+    query: tuple[tuple[str, str], ...] = field(default=(), repr=False)
+    exchanged: str | None = field(default=None, repr=False)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -68,6 +84,38 @@ def expected_env(auth: Auth, profile: str) -> tuple[str, ...]:
     return ()
 
 
+def client_credentials_env(profile: str) -> tuple[str, str, str, str, str]:
+    """The client-credentials variables under ``profile``: client id, secret, token endpoint, audience, scopes."""
+    prefix = env_prefix(profile)
+    return (
+        f"{prefix}_CLIENT_ID",
+        f"{prefix}_CLIENT_SECRET",
+        f"{prefix}_TOKEN_ENDPOINT",
+        f"{prefix}_AUDIENCE",
+        f"{prefix}_SCOPES",
+    )
+
+
+def credential_env(auth: Auth, profile: str) -> tuple[str, ...]:
+    """Every per-profile variable ``auth`` may read: :func:`expected_env`, and for OAuth2 client credentials
+    :func:`client_credentials_env` too (what a fleet namespaces per bundle)."""
+    names = expected_env(auth, profile)
+    if auth.type == "oauth2_client_credentials":
+        return names + client_credentials_env(profile)
+    return names
+
+
+def carried(auth: Auth, value: str, *, exchanged: str | None = None) -> Credential | None:
+    """``value`` placed in the effective carrier of ``auth`` (with its scheme), or None when it has none."""
+    carrier = effective_auth_carrier(auth)
+    if carrier is None:
+        return None
+    shown = f"{carrier.scheme} {value}" if carrier.scheme else value
+    if carrier.in_ == "query":
+        return Credential(query=((carrier.name, shown),), exchanged=exchanged)
+    return Credential(headers=((carrier.name, shown),), exchanged=exchanged)
+
+
 def resolve_credential(auth: Auth, profile: str, env: Mapping[str, str]) -> Credential | MissingCredential:
     """Resolve ``auth`` under ``profile`` from ``env`` (a mapping of variable names to values).
 
@@ -75,16 +123,11 @@ def resolve_credential(auth: Auth, profile: str, env: Mapping[str, str]) -> Cred
     """
     names = expected_env(auth, profile)
     values = [env.get(name) or "" for name in names]
-    carrier = effective_auth_carrier(auth)
-    if not names or not all(values) or carrier is None:
+    if not names or not all(values):
         return MissingCredential(expected_env=names)
     if auth.type == "basic":
-        token = base64.b64encode(f"{values[0]}:{values[1]}".encode()).decode("ascii")
-        value = f"Basic {token}"
-    elif carrier.scheme:
-        value = f"{carrier.scheme} {values[0]}"
+        value = base64.b64encode(f"{values[0]}:{values[1]}".encode()).decode("ascii")
     else:
         value = values[0]
-    if carrier.in_ == "query":
-        return Credential(query=((carrier.name, value),))
-    return Credential(headers=((carrier.name, value),))
+    found = carried(auth, value)
+    return MissingCredential(expected_env=names) if found is None else found

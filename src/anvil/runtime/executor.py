@@ -30,6 +30,10 @@ oversized, cut-off or undecodable answer
 "The op's contract" is the retry policy: true only for a retryable code on an operation that may be
 attempted again (a read, a naturally idempotent write, or a keyed write that carried its key).
 
+A 401 answer to a token obtained by an OAuth2 exchange (:mod:`anvil.runtime.oauth`) proves nothing was
+applied: the call gets one new token and sends once more, with the same idempotency key and under the
+same reservation; a second 401, or no new token, is ``auth_required`` and the reservation is released.
+
 A result stored under a *derived* key (``keyDerivation: request_fingerprint``) replays only for the
 context's derived-key window, the retry window it exists for; an explicit caller key keeps the ledger's
 full retention. A 2xx answer too large to replay is still returned to this caller, with
@@ -52,10 +56,11 @@ from anvil.ledger.base import Ledger, ReserveContext, safe_reference
 from anvil.runtime import gates
 from anvil.runtime.audit import write_audit
 from anvil.runtime.context import CallOptions, RuntimeContext, UpstreamAnswer
-from anvil.runtime.credentials import Credential, credential_profile, resolve_credential
+from anvil.runtime.credentials import Credential, credential_profile
 from anvil.runtime.envelope import CODE_TABLE, ErrorEnvelope
 from anvil.runtime.gates import KeyResolution, Refusal
 from anvil.runtime.keys import ledger_key
+from anvil.runtime.oauth import TokenFailure, outbound_credential
 from anvil.runtime.outcome import ExecutionRecord, LedgerState, Outcome, OutcomeKind
 from anvil.runtime.request import (
     BuildError,
@@ -103,6 +108,9 @@ class _Call:
         self.owned: str | None = None  # the ledger key this call reserved
         self.reference: str | None = None
         self.touched = False
+        self.credential: Credential | None = None  # what went upstream (an exchanged token may be renewed once)
+        self.renewed = False
+        self.resends = 0
 
     # --- results ----------------------------------------------------------------------------------
 
@@ -235,13 +243,7 @@ class _Call:
         if not gates.host_allowed(ctx.base_url, ctx.env, ctx.allowed_hosts):
             raise Refusal("policy_denied", f"Upstream host is not in the allowed hosts list for env '{ctx.env}'.")
         if op.auth.type != "none":
-            found = resolve_credential(op.auth, credential_profile(ctx.auth_profile, op.auth), ctx.credentials)
-            if not isinstance(found, Credential):
-                raise Refusal(
-                    "auth_required",
-                    f"Credentials for {op.id} are not configured.",
-                    details={"expected_env": list(found.expected_env)},
-                )
+            found = await self._credential()
             gates.check_credential_carrier(plan, found)
             request = with_credential(request, found, ctx.base_url)
         write = not op.is_read
@@ -257,6 +259,47 @@ class _Call:
         if write and ctx.ledger is not None and resolved.key is not None and resolved.scope is not None:
             return await self._guarded(ctx.ledger, request, resolved)
         return await self._send(request)
+
+    # --- outbound credentials ---------------------------------------------------------------------
+
+    async def _credential(self, stale: Credential | None = None) -> Credential:
+        """The operation's credential (an OAuth2 token is obtained here, before any ledger row exists).
+
+        Raises:
+            Refusal: ``auth_required`` naming the variables, or with the token failure's detail code.
+        """
+        op, ctx = self.op, self.ctx
+        try:
+            found = await outbound_credential(op.auth, credential_profile(ctx.auth_profile, op.auth), ctx, stale=stale)
+        except TokenFailure as failure:
+            message = f"No access token could be obtained for {op.id}: {failure.message}"
+            raise Refusal("auth_required", message, details=failure.details, retryable=failure.transient) from None
+        if not isinstance(found, Credential):
+            raise Refusal(
+                "auth_required",
+                f"Credentials for {op.id} are not configured.",
+                details={"expected_env": list(found.expected_env)},
+            )
+        self.credential = found
+        return found
+
+    async def _renew(
+        self, request: WireRequest, refused: Answer, details: dict[str, JSONValue]
+    ) -> tuple[WireRequest, Answer]:
+        """After a 401 to an exchanged token: one new token and one resend (same key); else the 401 stands."""
+        self.renewed = True
+        try:
+            fresh = await self._credential(stale=self.credential)
+        except Refusal as refusal:
+            details.update(refusal.details or {})
+            return request, refused
+        request = with_credential(request, fresh, self.ctx.base_url)
+        self.resends += 1
+        ctx = self.ctx
+        answer = await send_once(
+            ctx.client, request, timeout_ms=ctx.timeout_ms, max_bytes=ctx.max_response_bytes, write=not self.op.is_read
+        )
+        return request, answer
 
     # --- the ledger -------------------------------------------------------------------------------
 
@@ -339,7 +382,9 @@ class _Call:
             last = await send_once(
                 ctx.client, request, timeout_ms=ctx.timeout_ms, max_bytes=ctx.max_response_bytes, write=not op.is_read
             )
-            self.attempts = number
+            if last.status == 401 and not self.renewed and self.credential is not None and self.credential.exchanged:
+                request, last = await self._renew(request, last, retry_details)
+            self.attempts = number + self.resends
             if last.status is not None:
                 self.status = last.status
             if last.ok:
