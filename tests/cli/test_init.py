@@ -165,3 +165,28 @@ def test_the_readmes_bring_your_own_api_walk_through_runs_as_written(tmp_path: P
     assert len(catalog) == 1 and "inverse" in catalog[0]
     assert "github.comments.create" in done.stdout.split("anvil status:", 1)[1]
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.corpus
+def test_init_lists_the_specs_security_schemes_and_auth_scheme_chooses_one_service_wide(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = CORPUS / "jira-platform.json"
+    if not path.is_file():
+        if os.environ.get("ANVIL_TEST_REQUIRE_SERVICES") == "1":
+            pytest.fail(f"corpus spec {path} is missing")
+        pytest.skip(f"corpus spec {path} is missing")
+    manifest = tmp_path / "anvil.yaml"
+    argv = ["init", str(path), "--service", "jira", "--out", str(manifest), "--approve", "all"]
+    code, _, err = _anvil(capsys, *argv, "--auth-scheme", "nope")
+    assert code == 2 and "OAuth2, basicAuth" in err and not manifest.exists()
+    code, _, err = _anvil(capsys, *argv, "--auth-scheme", "basicAuth")
+    assert code == 0, err
+    text = manifest.read_text(encoding="utf-8")
+    assert "# The spec's security schemes: OAuth2 (oauth2 authorizationCode), basicAuth (http basic)." in text
+    assert yaml.safe_load(text)["auth"] == {"scheme": "basicAuth"}
+    from anvil.compiler import build
+
+    document = build(path, manifest=manifest, service_id="jira").document
+    blocked = [op.id for op in document.operations if op.state == "blocked"]
+    assert len(blocked) <= 2, blocked  # jql passthrough (a finding about the API), never auth

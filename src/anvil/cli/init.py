@@ -49,7 +49,39 @@ def register(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="propose an effect: block (inverse or compensation, lookup) for each create whose item can be deleted",
     )
+    parser.add_argument(
+        "--auth-scheme",
+        metavar="NAME",
+        help="choose one of the spec's security schemes service-wide (writes auth: {scheme: NAME})",
+    )
     parser.add_argument("--force", action="store_true", help="replace an existing --out file")
+
+
+def _security_schemes(args: argparse.Namespace) -> dict[str, str]:
+    """The spec's declared security schemes: name -> ``type`` (and flows or scheme), for the comment."""
+    from anvil.cli.compile import max_file_bytes
+    from anvil.load.files import DEFAULT_MAX_FILE_BYTES
+    from anvil.load.spec import load_spec
+
+    limit = max_file_bytes(os.environ)
+    loaded = load_spec(
+        Path(args.spec),
+        root=Path(args.spec_root) if args.spec_root else None,
+        max_file_bytes=DEFAULT_MAX_FILE_BYTES if limit is None else limit,
+    )
+    document = loaded.document or {}
+    components = document.get("components")
+    declared = components.get("securitySchemes") if isinstance(components, dict) else None
+    out: dict[str, str] = {}
+    for name, scheme in (declared or {}).items() if isinstance(declared, dict) else ():
+        if not isinstance(scheme, dict):
+            continue
+        kind = str(scheme.get("type", "unknown"))
+        detail = scheme.get("scheme") or (
+            ", ".join(sorted(scheme["flows"])) if isinstance(scheme.get("flows"), dict) else ""
+        )
+        out[str(name)] = f"{kind} {detail}".strip()
+    return out
 
 
 def _checked_proposals(document: Document, args: argparse.Namespace) -> dict[str, Proposal]:
@@ -62,7 +94,8 @@ def _checked_proposals(document: Document, args: argparse.Namespace) -> dict[str
     proposals = propose_effects(document)
     with tempfile.TemporaryDirectory(prefix="anvil-init-") as folder:
         trial = Path(folder) / "anvil.yaml"
-        trial.write_text(draft_manifest(document, approve="all", proposals=proposals), encoding="utf-8")
+        draft = draft_manifest(document, approve="all", proposals=proposals, auth_scheme=args.auth_scheme)
+        trial.write_text(draft, encoding="utf-8")
         checked = build(
             Path(args.spec),
             manifest=trial,
@@ -115,10 +148,25 @@ def run(args: argparse.Namespace) -> int:
         print(render_diagnostics(result.diagnostics, colour=False), file=sys.stderr)
         print(f"Not written: {args.spec} could not be compiled; {args.out} is unchanged.", file=sys.stderr)
         return 1
+    schemes = _security_schemes(args)
+    if args.auth_scheme is not None and args.auth_scheme not in schemes:
+        offered = ", ".join(sorted(schemes)) or "none"
+        raise UsageError(
+            "cli/usage",
+            f"--auth-scheme {args.auth_scheme!r} is not a security scheme of the spec",
+            hint=f"Choose one the spec declares: {offered}.",
+        )
     proposals = None
     if args.propose_effects:
         proposals = _checked_proposals(result.document, args)
-    text = draft_manifest(result.document, approve=args.approve, spec_label=args.spec, proposals=proposals)
+    text = draft_manifest(
+        result.document,
+        approve=args.approve,
+        spec_label=args.spec,
+        proposals=proposals,
+        schemes=schemes,
+        auth_scheme=args.auth_scheme,
+    )
     write_text_atomically(out, text)
     ops = result.document.operations
     approved = sum(1 for line in text.splitlines() if line.strip() == "state: approved")

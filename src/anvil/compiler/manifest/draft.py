@@ -93,6 +93,8 @@ def draft_manifest(
     approve: ApproveChoice = "none",
     spec_label: str = "",
     proposals: Mapping[str, Proposal] | None = None,
+    schemes: Mapping[str, str] | None = None,
+    auth_scheme: str | None = None,
 ) -> str:
     """The text of a first ``anvil.yaml`` for ``document`` (deterministic: the same input, the same text).
 
@@ -102,6 +104,9 @@ def draft_manifest(
         spec_label: how the spec is named in the header comment (a path as the user gave it).
         proposals: proposed effect contracts by AIR id (``--propose-effects``), written under their
             entries behind :data:`PROPOSED_MARK`, or as a comment saying why none was proposed.
+        schemes: the spec's security schemes (name -> a short description), listed as a comment so
+            a reviewer can choose one with ``auth: {scheme: NAME}``.
+        auth_scheme: the scheme to choose service-wide (a top-level ``auth: {scheme: ...}`` block).
 
     Returns:
         YAML text ending in a newline; every operation keyed by its AIR id.
@@ -118,6 +123,15 @@ def draft_manifest(
     ]
     if service.display_name:
         header.append(f"  display_name: {json.dumps(_one_line(service.display_name, 200), ensure_ascii=False)}")
+    if schemes:
+        listed = ", ".join(f"{name} ({kind})" for name, kind in sorted(schemes.items()))
+        header.append("")
+        header.append(f"# The spec's security schemes: {_one_line(listed, 300)}.")
+        header.append(
+            "# Where operations offer several, choose one service-wide (or per entry) with `auth: {scheme: NAME}`."
+        )
+    if auth_scheme:
+        header += ["", "auth:", f"  scheme: {yaml_key(auth_scheme)}"]
     body: list[str] = ["", "operations:"]
     operations: Sequence[Operation] = sorted(document.operations, key=lambda op: op.id)
     if not operations:
