@@ -157,12 +157,37 @@ def test_a_body_carrier_field_must_be_declared_string_like_in_a_json_body() -> N
     )
     for key in ("c", "e", "t"):
         assert resolve_carrier(make_op(mechanism="body", key=key, body=body, derivation="client_supplied")).ok
-    form = json_body(schema, "application/x-www-form-urlencoded")
-    assert resolve_carrier(make_op(mechanism="body", key="t", body=form)).code == "unsupported_idempotency_carrier"
+    xml = json_body(schema, "application/xml")
+    assert resolve_carrier(make_op(mechanism="body", key="t", body=xml)).code == "unsupported_idempotency_carrier"
     assert resolve_carrier(
         make_op(mechanism="body", key="t", body=json_body(schema, "application/merge-patch+json"))
     ).ok
     assert resolve_carrier(make_op(mechanism="body", key="t")).code == "unsupported_idempotency_carrier"
+
+
+@pytest.mark.parametrize("media", ["application/x-www-form-urlencoded", "multipart/form-data; charset=utf-8"])
+def test_a_top_level_field_of_a_form_body_carries_a_key_like_a_json_body_field(media: str) -> None:
+    schema = {
+        "type": "object",
+        "properties": {"IdempotencyKey": {"type": "string"}, "Amount": {"type": "integer"}},
+    }
+    binding = resolve_carrier(make_op(mechanism="body", key="IdempotencyKey", body=json_body(schema, media))).binding
+    assert binding is not None
+    assert (binding.mechanism, binding.key, binding.pointer) == ("body", "IdempotencyKey", ("IdempotencyKey",))
+    assert binding.schema == {"type": "string"}
+    refused = resolve_carrier(make_op(mechanism="body", key="Amount", body=json_body(schema, media)))
+    assert refused.code == "unsupported_idempotency_carrier" and "not declared as a string" in (refused.issue or "")
+
+
+def test_a_nested_key_has_no_coordinate_in_a_form_body() -> None:
+    schema = {"type": "object", "properties": {"meta": {"type": "object", "properties": {"k": {"type": "string"}}}}}
+    form = json_body(schema, "application/x-www-form-urlencoded")
+    refused = resolve_carrier(make_op(mechanism="body", key="/meta/k", body=form))
+    assert refused.code == "unsupported_idempotency_carrier"
+    assert refused.issue == (
+        "body field '/meta/k' is nested, but a form body (application/x-www-form-urlencoded) has top-level fields only"
+    )
+    assert resolve_carrier(make_op(mechanism="body", key="/meta/k", body=json_body(schema))).ok
 
 
 def test_a_legacy_body_param_carries_a_body_key() -> None:

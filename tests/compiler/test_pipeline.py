@@ -180,3 +180,41 @@ def test_a_manifest_entry_naming_an_operation_not_compiled_is_a_warning_not_an_a
     (warning,) = [d for d in result.diagnostics if d.code == "manifest/operation_not_compiled"]
     assert warning.severity == "warning" and "OPTIONS /files/content" in warning.message
     assert [op.state for op in result.document.operations] == ["approved"]
+
+
+_FORM_PAYMENTS = """
+swagger: "2.0"
+info: {title: Telephony, version: "2010-04-01"}
+host: api.telephony.example
+schemes: [https]
+paths:
+  /Accounts/{AccountSid}/Calls/{CallSid}/Payments.json:
+    post:
+      operationId: CreatePayments
+      consumes: [application/x-www-form-urlencoded]
+      parameters:
+        - {name: AccountSid, in: path, required: true, type: string}
+        - {name: CallSid, in: path, required: true, type: string}
+        - {name: IdempotencyKey, in: formData, required: true, type: string}
+        - {name: StatusCallback, in: formData, required: true, type: string}
+      responses: {"201": {description: Created}}
+"""
+_FORM_MANIFEST = """
+service: {name: telephony}
+operations:
+  CreatePayments:
+    idempotency: {strategy: required_request_key, key_location: body, field: IdempotencyKey}
+    state: approved
+"""
+
+
+def test_a_swagger_form_data_key_carrier_is_served_instead_of_blocked(tmp_path: Path) -> None:
+    (tmp_path / "spec.yaml").write_text(_FORM_PAYMENTS, encoding="utf-8")
+    (tmp_path / "anvil.yaml").write_text(_FORM_MANIFEST, encoding="utf-8")
+    result = build(tmp_path / "spec.yaml", manifest=tmp_path / "anvil.yaml")
+    op = result.document.operations[0]
+    assert op.input.body is not None and op.input.body.content_type == "application/x-www-form-urlencoded"
+    assert (op.idempotency.mode, op.idempotency.mechanism, op.idempotency.key) == ("required", "body", "IdempotencyKey")
+    assert op.state == "approved"
+    assert not [d for d in result.diagnostics if d.code.startswith("unsupported_idempotency_carrier")]
+    assert "idempotency_key" in (op.input.schema or {}).get("properties", {})  # the key is the safety input

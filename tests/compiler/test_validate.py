@@ -17,6 +17,7 @@ from anvil.air.model import (
     Mcp,
     Operation,
     Param,
+    RequestBody,
     RetryPolicy,
     SourceRef,
 )
@@ -84,6 +85,18 @@ def test_an_undeclared_query_carrier_blocks_and_turns_retries_off() -> None:
         (),
     )
     assert any(note.startswith("Blocked: the declared idempotency key cannot be injected") for note in op.review_notes)
+
+
+def test_a_form_body_field_carrier_passes_where_an_xml_body_field_blocks() -> None:
+    schema = {"type": "object", "properties": {"IdempotencyKey": {"type": "string"}, "To": {"type": "string"}}}
+    idem = Idempotency(mode="required", mechanism="body", key="IdempotencyKey", key_derivation="client_supplied")
+    for media in ("application/x-www-form-urlencoded", "multipart/form-data"):
+        body = RequestBody(content_type=media, schema=schema)
+        out, codes = run(make_op(input=Input(params=make_op().input.params, body=body), idempotency=idem))
+        assert codes == [] and out[0].state == "generated", media
+    xml = RequestBody(content_type="application/xml", schema=schema)
+    out, codes = run(make_op(input=Input(params=make_op().input.params, body=xml), idempotency=idem))
+    assert codes == ["unsupported_idempotency_carrier"] and out[0].state == "blocked"
 
 
 def test_a_carrier_schema_that_cannot_hold_a_derived_key_blocks() -> None:

@@ -26,6 +26,22 @@ def github(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return compile_example("github-mini", "github", tmp_path_factory.mktemp("proof") / "github")
 
 
+@pytest.fixture(scope="module")
+def telephony(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A form-body API: a payment keyed by the urlencoded field IdempotencyKey, a recording keyed by the
+    multipart field RequestToken (``fixtures/telephony.yaml``), every operation approved."""
+    out = tmp_path_factory.mktemp("proof") / "telephony"
+    outcome = compile_bundle(
+        FIXTURES / "telephony.yaml",
+        out=out,
+        manifest=FIXTURES / "telephony.anvil.yaml",
+        service_id="telephony",
+        root=REPO,
+    )
+    assert outcome.bundle_hash is not None, [d.code for d in outcome.diagnostics if d.severity == "error"]
+    return out
+
+
 @pytest.fixture(scope="session")
 def evidenced(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The payments bundle with every lane run on it (all four records fresh); copy before tampering."""

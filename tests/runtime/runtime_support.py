@@ -165,6 +165,30 @@ def body_carrier_write() -> Operation:
     )
 
 
+def form_carrier_write(media: str = "application/x-www-form-urlencoded", *, derive: bool = False) -> Operation:
+    """A telephony-style payment: a form body (``media``) whose field ``IdempotencyKey`` carries the key."""
+    fields = (
+        BodyField(name="Amount", required=True, schema={"type": "integer"}),
+        BodyField(name="To", required=True, schema={"type": "string"}),
+        BodyField(name="IdempotencyKey", schema={"type": "string"}),
+    )
+    schema = {"type": "object", "properties": {f.name: f.schema for f in fields}, "required": ["Amount", "To"]}
+    return operation(
+        "telephony.payment.create",
+        method="post",
+        path="/Accounts/{AccountSid}/Payments.json",
+        params=(Param(name="AccountSid", in_="path", required=True, schema={"type": "string"}),),
+        body=RequestBody(content_type=media, schema=schema, projection="fields", fields=fields, required=True),
+        idempotency=Idempotency(
+            mode="required",
+            mechanism="body",
+            key="IdempotencyKey",
+            key_derivation="request_fingerprint" if derive else "client_supplied",
+        ),
+        retries=SAFE_RETRIES,
+    )
+
+
 def nested_body_carrier_write() -> Operation:
     """A keyed write with a whole body and the key at ``/meta/idempotency``."""
     schema = {

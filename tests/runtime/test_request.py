@@ -11,9 +11,11 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from runtime_support import (
     PAYMENT_ID,
+    Captured,
     ContextFactory,
     UpstreamState,
     body_carrier_write,
+    form_carrier_write,
     keyed_write,
     nested_body_carrier_write,
     operation,
@@ -21,9 +23,10 @@ from runtime_support import (
     query_carrier_write,
     unkeyed_write,
 )
-from starlette.requests import cookie_parser
+from starlette.requests import Request, cookie_parser
 
 from anvil.air.model import Auth, BodyField, Operation, Param, RequestBody
+from anvil.ledger.base import Ledger
 from anvil.runtime.context import CallOptions
 from anvil.runtime.executor import execute
 from anvil.runtime.request import BuildError, build_request, check_target, prepare, render_path
@@ -270,6 +273,85 @@ async def test_the_dry_run_plan_redacts_credential_headers_and_reports_the_postu
         "confirmationRequired": True,
     }
     assert "tok-never-shown" not in json.dumps(outcome.plan)
+
+
+# --- form bodies: the key is one more top-level field, forwarded and ledger-keyed as in a JSON body -----
+
+PAYMENT = {"account_sid": "AC1", "amount": 1500, "to": "+1 555 0100"}
+URLENCODED = "application/x-www-form-urlencoded"
+
+
+async def _parsed_form(captured: Captured) -> list[tuple[str, str]]:
+    """The form as Starlette (python-multipart) reads it: a parser independent of the encoder."""
+
+    async def receive() -> dict[str, object]:
+        return {"type": "http.request", "body": captured.body, "more_body": False}
+
+    headers = [(b"content-type", captured.headers["content-type"].encode("latin-1"))]
+    form = await Request({"type": "http", "method": "POST", "headers": headers}, receive).form()
+    return [(name, str(value)) for name, value in form.multi_items()]
+
+
+@pytest.mark.parametrize("media", [URLENCODED, "multipart/form-data"])
+async def test_a_form_body_carrier_sends_the_key_as_one_more_field_of_a_real_form(
+    media: str, make_context: ContextFactory, upstream: UpstreamState
+) -> None:
+    outcome = await execute(form_carrier_write(media), PAYMENT, make_context(), CallOptions(idempotency_key="pay-k1"))
+    assert outcome.kind == "success" and outcome.idempotency_key == "pay-k1"
+    sent = upstream.calls[0]
+    assert sent.path == "/Accounts/AC1/Payments.json"
+    assert sent.headers["content-type"].split(";")[0] == media
+    assert await _parsed_form(sent) == [("Amount", "1500"), ("To", "+1 555 0100"), ("IdempotencyKey", "pay-k1")]
+
+
+async def test_a_urlencoded_body_is_the_form_pairs_and_not_json(
+    make_context: ContextFactory, upstream: UpstreamState
+) -> None:
+    await execute(form_carrier_write(), PAYMENT, make_context(), CallOptions(idempotency_key="pay-k2"))
+    assert upstream.calls[0].body == b"Amount=1500&To=%2B1+555+0100&IdempotencyKey=pay-k2"
+
+
+async def test_a_form_key_replays_the_same_request_and_refuses_another_like_a_json_body_key(
+    ledger: Ledger, make_context: ContextFactory, upstream: UpstreamState
+) -> None:
+    context = make_context(ledger=ledger)
+    op = form_carrier_write()
+    first = await execute(op, PAYMENT, context, CallOptions(idempotency_key="pay-k3"))
+    again = await execute(op, dict(reversed(PAYMENT.items())), context, CallOptions(idempotency_key="pay-k3"))
+    other = await execute(op, {**PAYMENT, "amount": 1600}, context, CallOptions(idempotency_key="pay-k3"))
+    assert first.kind == "success" and again.replayed and upstream.count == 1
+    assert other.envelope is not None and other.envelope.code == "conflict"
+
+
+async def test_a_derived_form_key_is_the_fingerprint_of_the_request_without_the_key_field(
+    ledger: Ledger, make_context: ContextFactory, upstream: UpstreamState
+) -> None:
+    context = make_context(ledger=ledger)
+    form = await execute(form_carrier_write(derive=True), PAYMENT, context)
+    json_op = dataclasses.replace(
+        form_carrier_write(derive=True),
+        input=dataclasses.replace(
+            form_carrier_write().input,
+            body=dataclasses.replace(form_carrier_write().input.body, content_type="application/json"),  # type: ignore[arg-type]
+        ),
+    )
+    as_json = await execute(json_op, PAYMENT, make_context(), CallOptions(dry_run=True))
+    assert form.idempotency_key is not None and form.idempotency_key.startswith("anvil-")
+    assert as_json.plan is not None and as_json.plan["body"]["IdempotencyKey"] == form.idempotency_key  # type: ignore[index]
+    replay = await execute(form_carrier_write(derive=True), PAYMENT, context)
+    assert replay.replayed and upstream.count == 1
+
+
+async def test_the_dry_run_plan_of_a_form_body_shows_its_fields_and_form_content_type(
+    make_context: ContextFactory, upstream: UpstreamState
+) -> None:
+    context = make_context()
+    outcome = await execute(form_carrier_write(), PAYMENT, context, CallOptions(idempotency_key="pay-k4", dry_run=True))
+    assert outcome.kind == "dry_run" and upstream.count == 0
+    assert outcome.plan is not None
+    assert outcome.plan["url"] == f"{context.base_url}/Accounts/AC1/Payments.json"
+    assert outcome.plan["headers"] == {"accept": "application/json", "content-type": URLENCODED}
+    assert outcome.plan["body"] == {"Amount": 1500, "To": "+1 555 0100", "IdempotencyKey": "pay-k4"}
 
 
 # --- path confinement: a path value never leaves its segment (properties of the encoding) -------------

@@ -5,6 +5,10 @@ Shared by the compiler (validation, approval) and the runtime (key injection). A
 ``idempotency.key``; :func:`resolve_carrier` proves that coordinate exists in the modeled request and
 can hold a key, or says in one sentence why it cannot.
 
+A body carrier travels in a JSON body (at any object depth) or in a form body
+(``application/x-www-form-urlencoded`` or ``multipart/form-data``, a top-level field: see
+:mod:`anvil.air.forms`); either way it is forwarded and ledger-keyed the same.
+
 Schemas in AIR are self-contained: a ``$ref`` inside an operation's schema points at ``#/$defs/<Name>``
 of that same schema, so resolution needs nothing but the operation.
 """
@@ -17,6 +21,7 @@ from typing import Final, Literal
 
 from anvil._types import JSONObject, JSONValue
 from anvil.air.enums import KEYED_MODES
+from anvil.air.forms import is_form_media_type
 from anvil.air.model import Auth, AuthCarrier, Operation, Param
 from anvil.air.naming import prop_key
 
@@ -211,8 +216,11 @@ def _resolve_body(op: Operation, key: str) -> CarrierResolution:
     body = op.input.body
     if body is None:
         return _fail(f"body field {key!r} is declared but the operation has no request body")
-    if not is_json_media_type(body.content_type):
-        return _fail(f"body field {key!r} needs a JSON request body, not {body.content_type}")
+    form = is_form_media_type(body.content_type)
+    if not form and not is_json_media_type(body.content_type):
+        return _fail(f"body field {key!r} needs a JSON or form request body, not {body.content_type}")
+    if form and len(pointer) > 1:  # a form has top-level fields only: a nested key has no coordinate in it
+        return _fail(f"body field {key!r} is nested, but a form body ({body.content_type}) has top-level fields only")
     found = _field_schema(body.schema, body.schema, pointer)
     if found is None:
         return _fail(f"body field {key!r} is not declared by the request body schema")

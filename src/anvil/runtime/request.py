@@ -4,7 +4,8 @@
 input names, the carrier-schema check) and caches it by identity, so the hot path does no schema
 work. :func:`build_request` turns public arguments into a :class:`WireRequest`, writing the
 idempotency key into its carrier (header, query, path or body field) on copies: the caller's input
-is never mutated.
+is never mutated. A body is JSON, except a form body (``application/x-www-form-urlencoded``,
+``multipart/form-data``), which is encoded as :mod:`anvil.air.forms` says.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from urllib.parse import quote, urlencode
 from anvil._types import JSONObject, JSONValue
 from anvil.air.canonical import js_number
 from anvil.air.carrier import CarrierBinding, effective_auth_carrier, resolve_carrier
+from anvil.air.forms import FormError, encode_form, is_form_media_type
 from anvil.air.inputs import InputBinding, SafetyKeys, input_bindings, safety_keys
 from anvil.air.model import AuthCarrier, Operation
 from anvil.runtime.credentials import Credential
@@ -83,6 +85,7 @@ class OperationPlan:
     whole_body: bool
     has_body: bool
     content_type: str
+    form: bool
     key_check: Callable[[str], bool] | None
     auth_carrier: AuthCarrier | None
     effect_class: str
@@ -151,6 +154,7 @@ def prepare(op: Operation) -> OperationPlan:
         whole_body=whole,
         has_body=has_body,
         content_type=body.content_type if body is not None else "application/json",
+        form=body is not None and is_form_media_type(body.content_type),
         key_check=_key_check(carrier),
         auth_carrier=effective_auth_carrier(op.auth) if op.auth.type != "none" else None,
         effect_class=op.effect.class_ or ("read" if op.is_read else "irreversible"),
@@ -364,8 +368,15 @@ def _build(plan: OperationPlan, arguments: Mapping[str, JSONValue], base_url: st
             has_body = True
     content = None
     if has_body:
-        content = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-        headers.append(("content-type", plan.content_type))
+        content_type = plan.content_type
+        if plan.form:
+            try:
+                content, content_type = encode_form(content_type, body)
+            except FormError as exc:
+                raise BuildError(field=exc.field) from None
+        else:
+            content = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        headers.append(("content-type", content_type))
     path = render_path(template, segments)
     url = base_url.rstrip("/") + path
     if query:

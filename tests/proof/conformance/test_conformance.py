@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -66,6 +67,19 @@ def test_conformance_passes_payments_and_its_record_is_deterministic_apart_from_
     first.pop("startedAt")
     second.pop("startedAt")
     assert first == second
+
+
+def test_a_form_body_api_sends_one_identical_form_from_every_surface(
+    telephony: Path, copy_bundle: Callable[[Path], Path]
+) -> None:
+    record = conformance(copy_bundle(telephony), environ=dict(os.environ))
+    assert record["summary"]["fail"] == 0, [c for c in record["checks"] if c["status"] == "fail"]
+    wired = {c["operationId"]: c["status"] for c in _checks(record, "wire-agreement")}
+    assert wired == {
+        "telephony.payments.create": "pass",
+        "telephony.payments.get": "pass",
+        "telephony.recordings.create": "pass",
+    }
 
 
 def test_github_mini_conforms_except_for_a_planted_divergence_which_names_both_sides(

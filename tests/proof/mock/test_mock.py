@@ -108,6 +108,47 @@ async def test_the_declared_idempotency_carrier_replays_the_first_answer_and_ref
     assert fresh.json()["id"] != first.json()["id"]
 
 
+@pytest.fixture
+async def telephony_mock(telephony: Path) -> AsyncIterator[httpx.AsyncClient]:
+    app = create_mock_app(MockApi(read_bundle(telephony)))
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://mock") as client:
+        yield client
+
+
+PAYMENTS = "/2010-04-01/Accounts/AC1/Payments.json"
+
+
+@pytest.mark.anyio
+async def test_a_form_field_carrier_replays_the_first_answer_and_refuses_another_form(
+    telephony_mock: httpx.AsyncClient,
+) -> None:
+    form = {"IdempotencyKey": "pay-1", "StatusCallback": "https://cb.example", "ChargeAmount": "10.5"}
+    first = await telephony_mock.post(PAYMENTS, data=form)
+    again = await telephony_mock.post(PAYMENTS, data=form)
+    other = await telephony_mock.post(PAYMENTS, data={**form, "ChargeAmount": "11"})
+    fresh = await telephony_mock.post(PAYMENTS, data={**form, "IdempotencyKey": "pay-2"})
+    assert first.status_code == again.status_code == fresh.status_code == 201
+    assert again.json() == first.json() and first.json()["ChargeAmount"] == 10.5  # typed by the body schema
+    assert (other.status_code, other.json()["code"]) == (409, "idempotency_key_reused")
+    assert fresh.json()["id"] != first.json()["id"]
+    log = (await telephony_mock.get("/__anvil/requests")).json()["requests"]
+    assert [entry.get("replayed", False) for entry in log] == [False, True, False, False]
+    assert log[0]["body"] == {"IdempotencyKey": "pay-1", "StatusCallback": "https://cb.example", "ChargeAmount": 10.5}
+
+
+@pytest.mark.anyio
+async def test_a_multipart_field_carrier_dedupes_and_its_fields_are_typed(telephony_mock: httpx.AsyncClient) -> None:
+    path = "/2010-04-01/Accounts/AC1/Recordings.json"
+    fields = {"RequestToken": "rec-1", "Label": "intro", "Channels": "2"}
+    first = await telephony_mock.post(path, files={name: (None, value) for name, value in fields.items()})
+    again = await telephony_mock.post(path, files={name: (None, value) for name, value in fields.items()})
+    assert first.status_code == again.status_code == 201 and again.json() == first.json()
+    assert first.json()["Label"] == "intro" and "RequestToken" not in first.json()
+    log = (await telephony_mock.get("/__anvil/requests")).json()["requests"]
+    assert log[0]["body"] == {"RequestToken": "rec-1", "Label": "intro", "Channels": 2}
+    assert log[1]["replayed"] is True
+
+
 @pytest.mark.anyio
 async def test_an_injected_fault_answers_its_status_for_its_times_then_the_api_answers_again(
     github_mock: httpx.AsyncClient,

@@ -114,6 +114,19 @@ def test_payments_passes_against_anvil_mock_and_skips_the_guard_it_has_no_write_
     assert report.record["summary"]["fail"] == 0
 
 
+def test_a_form_body_api_passes_with_each_key_forwarded_in_its_form_field(telephony: Path) -> None:
+    report = _selftest(telephony)
+    assert report.passed, [c.to_json() for c in report.checks if c.status == "fail"]
+    forwarded = {c.operation: c.detail for c in report.checks if c.id == "key-forwarding"}
+    assert forwarded == {
+        "telephony.payments.create": "_meta.idempotency_key forwarded in its carrier on the wire",
+        "telephony.recordings.create": "_meta.idempotency_key forwarded in its carrier on the wire",
+    }
+    statuses = _statuses(report)
+    assert statuses[("fidelity", "telephony.payments.create")] == "pass"
+    assert statuses[("fidelity", "telephony.recordings.create")] == "pass"
+
+
 def test_github_mini_passes_against_its_own_mock_with_every_effect_proven(github: Path, example_mock: object) -> None:
     url = example_mock("github-mini")  # type: ignore[operator]
     report = _selftest(github, upstream=url)

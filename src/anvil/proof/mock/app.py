@@ -1,7 +1,8 @@
 """The mock upstream as a Starlette app: an AIR document's API, answered from memory.
 
 Requests are matched to operations by method and path template (:mod:`anvil.proof.mock.routes`),
-validated against the operation's inputs (400 ``{"message", "code": "invalid_input", "field"}``),
+validated against the operation's inputs (400 ``{"message", "code": "invalid_input", "field"}``; a
+form body is read into its fields, typed by the body schema),
 and answered by role: a create stores a new item (the request's fields over values generated from
 the answer schema, with a fresh id) and answers 201; get and list read what is stored; update and
 patch merge; delete removes (204 when the answer has no schema). A kind the API cannot create (no
@@ -37,6 +38,7 @@ from starlette.routing import Route as StarletteRoute
 from starlette.types import Receive, Scope, Send
 
 from anvil._types import JSONObject, JSONValue
+from anvil.air.forms import decode_form, is_form_media_type
 from anvil.air.model import Document, Operation, Param
 from anvil.proof.mock.fit import AnswerFitter
 from anvil.proof.mock.routes import Route, route_table
@@ -151,14 +153,42 @@ class MockApi:
         return found
 
     def _coerce(self, param: Param, text: str) -> JSONValue:
-        kind = self.schemas.first_type(param.schema)
+        return self._typed_text(param.schema, text)
+
+    def _typed_text(self, schema: JSONValue, text: str) -> JSONValue:
+        kind = self.schemas.first_type(schema)
         if kind == "integer":
             return int(text) if _INTEGER.fullmatch(text) else text
         if kind == "number":
             return float(text) if _NUMBER.fullmatch(text) else text
         if kind == "boolean":
             return {"true": True, "false": False}.get(text, text)
+        if kind == "object":
+            found = _parse(text.encode("utf-8"))
+            return text if isinstance(found, _Unparsed) else found
         return text
+
+    def body_of(self, route: Route | None, content_type: str, raw: bytes) -> JSONValue:
+        """The request body as JSON values: parsed JSON, or a form body's fields typed by the operation's
+        body schema (``"5"`` back to ``5`` for an integer field, a repeated field as an array), so the
+        mock reads a key from a form field, and stores and logs a form body, as it does a JSON body."""
+        if not raw or not is_form_media_type(content_type):
+            return _parse(raw)
+        fields = decode_form(raw, content_type)
+        if fields is None:
+            return _Unparsed()
+        spec = route.op.input.body if route is not None else None
+        props = self.schemas.properties(spec.schema) if spec is not None else {}
+        body: JSONObject = {}
+        for name, texts in fields.items():
+            schema = props.get(name)
+            if self.schemas.first_type(schema) == "array":
+                items = (self.schemas.deref(schema) or {}).get("items")
+                body[name] = [self._typed_text(items, text) for text in texts]
+            else:
+                typed = [self._typed_text(schema, text) for text in texts]
+                body[name] = typed[0] if len(typed) == 1 else typed
+        return body
 
     def problem(
         self, route: Route, params: Mapping[str, str], request: Request, body: JSONValue, raw: bytes
@@ -232,8 +262,13 @@ class MockApi:
 
     @staticmethod
     def fingerprint(route: Route, path: str, request: Request, raw: bytes) -> str:
-        """What "the same request" means for a key: operation, path, query and body bytes."""
+        """What "the same request" means for a key: operation, path, query and body bytes (a form body's
+        fields, so a multipart body sent again with another boundary is the same request)."""
         query = sorted(request.query_params.multi_items())
+        content_type = request.headers.get("content-type", "")
+        fields = decode_form(raw, content_type) if raw and is_form_media_type(content_type) else None
+        if fields is not None:
+            raw = json.dumps(fields, separators=(",", ":")).encode()
         material = json.dumps([route.op.id, path, query], separators=(",", ":")).encode() + b"\0" + raw
         return hashlib.sha256(material).hexdigest()
 
@@ -482,7 +517,7 @@ class MockApi:
 
 
 class _Unparsed:
-    """A request body that is not JSON."""
+    """A request body that is not JSON (or not the form its content type says)."""
 
 
 def _parse(raw: bytes) -> JSONValue:
@@ -584,7 +619,7 @@ def create_mock_app(api: MockApi) -> Starlette:
         if raw is None:
             entry.update(body=None, body_truncated=True)
             return _finish(entry, *_error(413, "The request body is too large.", "request_too_large"))
-        body = _parse(raw)
+        body = api.body_of(route, request.headers.get("content-type", ""), raw)
         entry["body"], entry["body_truncated"] = _logged(raw, body)
         if route is None:
             if known:
