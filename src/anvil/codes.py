@@ -107,6 +107,9 @@ _ENTRIES: tuple[Code, ...] = (
     _d("empty_retry_conditions", "warning", "Retries enabled with no conditions; retries off."),
     _d("no_declared_scopes", "info", "An authenticated mutation without scopes."),
     _d("query_language_passthrough", "error", "An input passes a query language through without a policy; blocked."),
+    # servers an operation (or its path item) declares for itself
+    _d("server/operation_server", "info", "An operation is sent to its own server, not the service's."),
+    _d("server/unresolved", "error", "An operation's own server has no absolute URL (a variable, relative); blocked."),
     # --- compiler/: the manifest (anvil.yaml) ---------------------------------------------------
     _d("manifest/not_found", "error", "The manifest file does not exist or cannot be read."),
     _d("manifest/parse_error", "error", "The manifest is not valid YAML."),
@@ -194,6 +197,8 @@ _ENTRIES: tuple[Code, ...] = (
     _e("air/invalid", "An AIR document does not load."),
     _e("bundle/invalid", "A bundle directory is missing or malformed."),
     _e("config/invalid", "A configuration value cannot be used."),
+    # anvil serve: an approved operation's own server is outside the allowed hosts (never redirected)
+    _e("config/server_not_allowed", "An operation's own server is outside the allowed hosts; refused at start-up."),
     _e("cli/unknown_operation", "anvil run: the words name no operation of the bundle (exit 1)."),
     _e("cli/usage", "A command-line argument is missing or malformed."),
     _e("internal_error", "An unexpected fault; reported without a traceback."),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -140,3 +141,18 @@ async def test_a_bundle_migrated_from_the_original_reads_and_serves(
     async with httpx.AsyncClient() as client:
         gateway = Gateway(doc, RuntimeContext(service_id=doc.service.id, base_url="http://127.0.0.1:9", client=client))
     assert {tool["name"] for tool in gateway.tools} == {op.mcp.tool_name for op in doc.operations if op.is_approved}
+
+
+def test_an_operations_own_servers_round_trip_and_are_omitted_when_it_has_none(payments_json: dict[str, Any]) -> None:
+    assert all("servers" not in op for op in payments_json["operations"])
+    assert all("variables" not in server for server in payments_json["service"]["servers"])
+    data = json.loads(json.dumps(payments_json))
+    upload = {"url": "https://{zone}.example.com/v1", "variables": {"zone": {"default": "upload", "enum": ["upload"]}}}
+    data["operations"][0]["servers"] = [upload]
+    loaded = load_document(data)
+    assert loaded.operations[0].servers is not None and loaded.operations[0].servers[0].variables == upload["variables"]
+    written = document_json(loaded)
+    assert written["operations"][0]["servers"] == [upload]
+    assert "servers" not in written["operations"][1]
+    keys = list(written["operations"][0])
+    assert keys.index("auth") + 1 == keys.index("servers")  # serialized in declaration order, after auth

@@ -42,7 +42,7 @@ def test_coordinates_follow_the_namespace_and_the_environment(payments_doc: Docu
         "payments-tools",
         "anvil/payments-tools",
     )
-    assert (default.environment, default.allowed_host, default.ledger) == (
+    assert (default.environment, default.allowed_hosts, default.ledger) == (
         "prod",
         "payments.internal.example.com",
         True,
@@ -61,4 +61,14 @@ def test_an_unusable_environment_or_a_relative_server_is_handled(payments_doc: D
         payments_doc, service=replace(payments_doc.service, servers=(Server(url="/api"),), environment=None)
     )
     coords = coordinates(relative, Generation())
-    assert (coords.allowed_host, coords.environment) == ("", "prod")
+    assert (coords.allowed_hosts, coords.environment) == ("", "prod")
+
+
+def test_the_host_allowlist_names_the_services_server_and_each_approved_operations_own(payments_doc: Document) -> None:
+    region = Server(url="https://{region}.payments.example", variables={"region": {"default": "eu"}})
+    upload = Server(url="https://upload.payments.example:8443/v1")
+    ops = list(payments_doc.operations)
+    ops[0] = replace(ops[0], servers=(upload,), state="approved")
+    ops[1] = replace(ops[1], servers=(Server(url="https://drafts.payments.example"),), state="review_required")
+    doc = replace(payments_doc, service=replace(payments_doc.service, servers=(region,)), operations=tuple(ops))
+    assert coordinates(doc, Generation()).allowed_hosts == "eu.payments.example,upload.payments.example"

@@ -282,3 +282,17 @@ def test_the_generated_terraform_passes_terraform_fmt_check(
         check=False,
     )
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_the_deployed_host_allowlist_admits_every_server_an_approved_operation_is_sent_to(
+    payments_doc: Document,
+) -> None:
+    from anvil.air.model import Server
+
+    ops = tuple(
+        replace(op, servers=(Server(url="https://upload.payments.example/v1"),)) if op.id.endswith(".create") else op
+        for op in payments_doc.operations
+    )
+    tf = _parse(emit_bundle(replace(payments_doc, operations=ops), Generation())[MAIN])
+    env = _env(_container(_resources(tf)["google_cloud_run_v2_service.tools"]))
+    assert env["ANVIL_ALLOWED_HOSTS"] == "payments.internal.example.com,upload.payments.example"

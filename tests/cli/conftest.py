@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.cli.fixtures.upstreams import REPO, LoopbackServer, compile_example, example_module
+from tests.cli.fixtures.upstreams import REPO, LoopbackServer, compile_example, compile_files, example_module
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
@@ -33,6 +33,12 @@ def notes(tmp_path_factory: pytest.TempPathFactory) -> Path:
     )
     assert outcome.bundle_hash is not None
     return out
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A file-storage API whose two upload operations declare the server upload.files.example."""
+    return compile_files(tmp_path_factory.mktemp("run") / "files")
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from anvil.cli.serve import register
-from anvil.cli.serve_config import HttpBind, ServeConfig, config_from_env, ledger_options
+from anvil.cli.serve_config import HttpBind, ServeConfig, config_from_env, ledger_options, server_variables
 from anvil.cli.workers import METRICS_DIR_VARIABLE
 from anvil.errors import ConfigError, UsageError
 from anvil.serve.rest import DEFAULT_BODY_LIMIT
@@ -195,3 +195,73 @@ def test_each_fleet_bundle_reads_its_own_client_credentials(github: Path, paymen
         plain[4]: "payments.read",
     }
     assert settings.credentials["ANVIL_CREDENTIAL_HOSTS"] == "payments.internal.example.com"
+
+
+UPLOAD = "https://upload.files.example/api/2.0"
+
+
+def test_an_operation_server_keeps_its_own_url_and_the_deployments_allowlist_admits_it(files: Path) -> None:
+    [settings] = _config({"ANVIL_ALLOWED_HOSTS": "api.files.example,upload.files.example"}, str(files)).settings
+    assert (settings.base_url, dict(settings.server_urls)) == ("https://api.files.example/2.0", {})
+
+
+def test_a_server_outside_what_the_operator_allowed_is_refused_at_start_up_naming_what_to_set(files: Path) -> None:
+    environ = {"ANVIL_ENV": "dev", "ANVIL_BASE_URL": "http://127.0.0.1:9"}  # pins the allowlist to 127.0.0.1
+    with pytest.raises(ConfigError) as refused:
+        _config(environ, str(files))
+    assert refused.value.code == "config/server_not_allowed"
+    assert refused.value.message == (
+        "Bundle 'files': files.content.create.direct, files.content.create.by_file_id are sent to "
+        f"{UPLOAD}, the server declared for them, whose host upload.files.example is outside the allowed hosts "
+        "(127.0.0.1)."
+    )
+    assert refused.value.hint == (
+        "Re-point that server with ANVIL_BASE_URL__UPLOAD_FILES_EXAMPLE=URL, or add upload.files.example to "
+        "ANVIL_ALLOWED_HOSTS."
+    )
+    with pytest.raises(ConfigError) as prod:  # outside dev an empty allowlist allows no host
+        _config({}, str(files))
+    assert prod.value.code == "config/server_not_allowed" and "(none: only ANVIL_ENV=dev" in prod.value.message
+
+
+def test_the_operator_re_points_a_server_by_its_host_and_the_allowlist_is_pinned_to_both_hosts(files: Path) -> None:
+    environ = {
+        "ANVIL_ENV": "dev",
+        "ANVIL_BASE_URL": "http://127.0.0.1:9",
+        "ANVIL_BASE_URL__UPLOAD_FILES_EXAMPLE": "http://127.0.0.2:7/up",
+    }
+    [settings] = _config(environ, str(files)).settings
+    assert dict(settings.server_urls) == {UPLOAD: "http://127.0.0.2:7/up"}
+    assert settings.allowed_hosts == ("127.0.0.1", "127.0.0.2")
+    bundle_own = {**environ, "ANVIL_BASE_URL_FILES__UPLOAD_FILES_EXAMPLE": "http://127.0.0.1:8"}
+    [settings] = _config(bundle_own, str(files)).settings
+    assert dict(settings.server_urls) == {UPLOAD: "http://127.0.0.1:8"}  # the bundle's own variable wins
+
+
+def test_a_re_pointed_server_url_with_user_info_is_refused(files: Path) -> None:
+    environ = {"ANVIL_ENV": "dev", "ANVIL_BASE_URL__UPLOAD_FILES_EXAMPLE": "http://user:pw@127.0.0.1:7"}
+    with pytest.raises(ConfigError) as refused:
+        _config(environ, str(files))
+    assert refused.value.code == "config/invalid"
+    assert "ANVIL_BASE_URL__UPLOAD_FILES_EXAMPLE" in refused.value.message and "pw" not in refused.value.message
+
+
+def test_a_fleet_re_points_a_server_only_through_the_bundles_own_variable(files: Path, payments: Path) -> None:
+    assert server_variables("files", UPLOAD) == (
+        "ANVIL_BASE_URL_FILES__UPLOAD_FILES_EXAMPLE",
+        "ANVIL_BASE_URL__UPLOAD_FILES_EXAMPLE",
+    )
+    assert server_variables("files", UPLOAD, fleet=True) == ("ANVIL_BASE_URL_FILES__UPLOAD_FILES_EXAMPLE",)
+    environ = {
+        "ANVIL_ENV": "dev",
+        "ANVIL_BASE_URL_FILES": "http://127.0.0.1:9",
+        "ANVIL_BASE_URL__UPLOAD_FILES_EXAMPLE": "http://127.0.0.1:7",
+    }
+    with pytest.raises(ConfigError) as refused:
+        _config(environ, str(files), str(payments))
+    assert refused.value.code == "config/server_not_allowed"
+    assert "ANVIL_BASE_URL_FILES__UPLOAD_FILES_EXAMPLE=URL" in (refused.value.hint or "")
+    assert "ANVIL_ALLOWED_HOSTS_FILES" in (refused.value.hint or "")
+    fleet = {**environ, "ANVIL_BASE_URL_FILES__UPLOAD_FILES_EXAMPLE": "http://127.0.0.1:7"}
+    files_settings, _ = _config(fleet, str(files), str(payments)).settings
+    assert dict(files_settings.server_urls) == {UPLOAD: "http://127.0.0.1:7"}

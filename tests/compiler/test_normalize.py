@@ -259,3 +259,30 @@ def test_openapi_3_0_keywords_become_valid_2020_12() -> None:
     assert props["f"] == {"type": "string", "format": "binary"}
     assert props["bad"] == {"type": "string"}
     jsonschema.Draft202012Validator.check_schema(body.schema)
+
+
+def test_an_operation_keeps_its_own_servers_else_its_path_items_and_the_services_are_not_copied() -> None:
+    upload = {"url": "https://{zone}.example.com", "variables": {"zone": {"default": "up", "enum": ["up"], "x": 1}}}
+    doc = spec(
+        {
+            "/files": {"servers": [upload], "post": {}, "get": {"servers": [{"url": "https://read.example.com"}]}},
+            "/same": {"get": {"servers": [{"url": "https://{region}.api.example.com"}]}},
+            "/none": {"get": {"servers": []}, "post": {}},
+        },
+        servers=[
+            {
+                "url": "https://{region}.api.example.com",
+                "description": "Main",
+                "variables": {"region": {"default": "us"}},
+            }
+        ],
+    )
+    by_key = {(op.source_ref.path, op.source_ref.method): op for op in normalize_document(doc, "svc").operations}
+    posted = by_key[("/files", "post")].servers
+    assert posted is not None and [(s.url, s.variables) for s in posted] == [
+        ("https://{zone}.example.com", {"zone": {"default": "up", "enum": ["up"]}})  # only default/enum/description
+    ]
+    read = by_key[("/files", "get")].servers
+    assert read is not None and [s.url for s in read] == ["https://read.example.com"]
+    # the service's own server (variables inherited), an empty list and no list: the service's servers
+    assert [by_key[key].servers for key in (("/same", "get"), ("/none", "get"), ("/none", "post"))] == [None] * 3

@@ -19,6 +19,7 @@ from anvil.air.model import (
     Param,
     RequestBody,
     RetryPolicy,
+    Server,
     SourceRef,
 )
 from anvil.compiler.classify import TRANSIENT_CONDITIONS
@@ -97,6 +98,28 @@ def test_a_form_body_field_carrier_passes_where_an_xml_body_field_blocks() -> No
     xml = RequestBody(content_type="application/xml", schema=schema)
     out, codes = run(make_op(input=Input(params=make_op().input.params, body=xml), idempotency=idem))
     assert codes == ["unsupported_idempotency_carrier"] and out[0].state == "blocked"
+
+
+def test_an_operation_with_its_own_server_is_told_where_it_is_sent() -> None:
+    server = Server(url="https://{zone}.example.com/v2", variables={"zone": {"default": "upload"}})
+    out, found = validate_operations([make_op(servers=(server,))])
+    assert [(d.code, d.severity, d.message) for d in found] == [
+        (
+            "server/operation_server",
+            "info",
+            "Operation 'svc.thing.replace' is sent to its own server https://upload.example.com/v2, not the service's.",
+        )
+    ]
+    assert out[0].state == "generated"
+
+
+def test_an_operation_whose_own_server_has_no_url_is_blocked_not_sent_to_the_services() -> None:
+    approved = make_op(servers=(Server(url="https://{zone}.example.com"),), state="approved")
+    out, found = validate_operations([approved])
+    assert [(d.code, d.severity) for d in found] == [("server/unresolved", "error")]
+    assert "the server variable {zone} is not declared" in found[0].message
+    assert out[0].state == "blocked"
+    assert out[0].review_notes[-1].startswith("Blocked: the operation's own server has no URL to send to")
 
 
 def test_a_carrier_schema_that_cannot_hold_a_derived_key_blocks() -> None:

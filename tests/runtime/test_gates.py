@@ -19,7 +19,7 @@ from runtime_support import (
     with_state,
 )
 
-from anvil.air.model import Auth, AuthCarrier, Idempotency
+from anvil.air.model import Auth, AuthCarrier, Idempotency, Server
 from anvil.ledger.base import LedgerOptions
 from anvil.ledger.memory import MemoryLedger
 from anvil.ledger.registry import open_ledger
@@ -280,3 +280,37 @@ async def test_a_key_supported_write_without_a_key_runs_unprotected(
 ) -> None:
     outcome = await execute(query_carrier_write(), {"payment_id": "p"}, make_context(ledger=MemoryLedger()))
     assert outcome.kind == "success" and outcome.record.ledger == "none" and upstream.calls[0].query == ""
+
+
+async def test_an_operation_server_outside_the_allowed_hosts_is_refused_before_the_wire(
+    make_context: ContextFactory, upstream: UpstreamState
+) -> None:
+    op = dataclasses.replace(read_op(), servers=(Server(url="https://upload.example.com"),))
+    outcome = await execute(op, {"payment_id": "p1"}, make_context(allowed_hosts=("127.0.0.1",)))
+    assert outcome.code == "policy_denied" and upstream.count == 0
+
+
+async def test_an_operation_whose_own_server_has_no_url_is_never_sent_to_the_services(
+    make_context: ContextFactory, upstream: UpstreamState
+) -> None:
+    op = dataclasses.replace(read_op(), servers=(Server(url="https://{zone}.example.com"),))
+    outcome = await execute(op, {"payment_id": "p1"}, make_context(), CallOptions(dry_run=True))
+    assert outcome.code == "unsupported_operation" and upstream.count == 0
+    assert outcome.envelope is not None and outcome.envelope.details == {
+        "server": "server 'https://{zone}.example.com': the server variable {zone} is not declared"
+    }
+
+
+async def test_a_keyed_write_to_its_own_server_is_keyed_in_that_servers_ledger_scope(
+    make_context: ContextFactory, upstream: UpstreamState, upstream_url: str
+) -> None:
+    from anvil.runtime.gates import resolve_key, split_key_inputs
+    from anvil.runtime.request import prepare
+
+    own = dataclasses.replace(keyed_write(), servers=(Server(url=upstream_url + "/upload"),))
+    context = make_context()
+    for op, upstream_identity in ((keyed_write(), upstream_url + "/"), (own, upstream_url + "/upload")):
+        plan = prepare(op)
+        business, _ = split_key_inputs(plan, REFUND, "gate-key")
+        resolved = resolve_key(plan, context, KEY, business, "gate-key")
+        assert resolved.scope is not None and resolved.scope["upstream"] == upstream_identity

@@ -21,11 +21,12 @@ from runtime_support import (
     operation,
     path_carrier_write,
     query_carrier_write,
+    read_op,
     unkeyed_write,
 )
 from starlette.requests import Request, cookie_parser
 
-from anvil.air.model import Auth, BodyField, Operation, Param, RequestBody
+from anvil.air.model import Auth, BodyField, Operation, Param, RequestBody, Server
 from anvil.ledger.base import Ledger
 from anvil.runtime.context import CallOptions
 from anvil.runtime.executor import execute
@@ -352,6 +353,38 @@ async def test_the_dry_run_plan_of_a_form_body_shows_its_fields_and_form_content
     assert outcome.plan["url"] == f"{context.base_url}/Accounts/AC1/Payments.json"
     assert outcome.plan["headers"] == {"accept": "application/json", "content-type": URLENCODED}
     assert outcome.plan["body"] == {"Amount": 1500, "To": "+1 555 0100", "IdempotencyKey": "pay-k4"}
+
+
+# --- servers: an operation that declares its own server is sent there ---------------------------------
+
+
+def _uploads(server: str) -> Operation:
+    """A read whose path item declares its own server (an upload host), with a template variable."""
+    return dataclasses.replace(
+        read_op(), servers=(Server(url=server, variables={"area": {"default": "upload-api", "enum": ["upload-api"]}}),)
+    )
+
+
+async def test_an_operation_with_its_own_server_is_sent_there_and_the_dry_run_shows_that_url(
+    make_context: ContextFactory, upstream: UpstreamState, upstream_url: str
+) -> None:
+    context = make_context(base_url=upstream_url + "/main-api")
+    op = _uploads(upstream_url + "/{area}")
+    outcome = await execute(op, {"payment_id": "p1"}, context)
+    plan = await execute(op, {"payment_id": "p1"}, context, CallOptions(dry_run=True))
+    assert outcome.kind == "success" and [call.path for call in upstream.calls] == ["/upload-api/payments/p1"]
+    assert plan.plan is not None and plan.plan["url"] == f"{upstream_url}/upload-api/payments/p1"
+    await execute(read_op(), {"payment_id": "p1"}, context)
+    assert upstream.calls[-1].path == "/main-api/payments/p1"  # an operation without one uses the service's
+
+
+async def test_a_server_the_operator_re_pointed_is_called_at_the_operators_url(
+    make_context: ContextFactory, upstream: UpstreamState, upstream_url: str
+) -> None:
+    declared = "https://upload.payments.example/upload-api"
+    context = make_context(server_urls={declared: upstream_url + "/sandbox"})
+    outcome = await execute(_uploads("https://upload.payments.example/{area}"), {"payment_id": "p2"}, context)
+    assert outcome.kind == "success" and upstream.calls[0].path == "/sandbox/payments/p2"
 
 
 # --- path confinement: a path value never leaves its segment (properties of the encoding) -------------

@@ -162,8 +162,13 @@ NO_AUTH = Auth(type="none", principal="anonymous", secret_source="none")
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Server:
+    """A server URL template; ``variables`` (``{name: {default, enum?, description?}}``, kept as the spec
+    declares them, omitted when it declares none) fill its ``{name}`` placeholders (see
+    :mod:`anvil.air.servers`)."""
+
     url: str
     description: str | None = None
+    variables: JSONObject | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -457,6 +462,9 @@ class Operation:
     retries: RetryPolicy
     confirmation: Confirmation = field(default_factory=Confirmation)
     auth: Auth = NO_AUTH
+    #: The operation's own servers (its own ``servers``, else its path item's), when they differ from the
+    #: service's; absent (the common case, and every AIR the original writes) it uses the service's.
+    servers: tuple[Server, ...] | None = None
     pagination: Pagination | None = None
     disclosure_cost: DisclosureCost | None = None
     streaming: bool = False

@@ -87,6 +87,7 @@ RUNTIME_ENV: Final[tuple[EnvVar, ...]] = (
 RUNTIME_ENV_FAMILIES: Final[tuple[EnvVar, ...]] = (
     EnvVar("ANVIL_ALLOWED_HOSTS_", "fixed", "One bundle's own host allowlist (wins over ANVIL_ALLOWED_HOSTS)."),
     EnvVar("ANVIL_BASE_URL_", "operator", "One bundle's upstream base URL."),
+    EnvVar("ANVIL_BASE_URL__", "operator", "Where an operation server (named by its host) is re-pointed."),
 )
 
 

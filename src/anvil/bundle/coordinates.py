@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from urllib.parse import urlsplit
 
 from anvil.air.canonical import sha256_hex
 from anvil.air.model import Document
+from anvil.air.servers import own_servers, resolve_server, server_hosts
 from anvil.bundle.generation import Generation
 from anvil.bundle.store import collection_group, deployment_namespace, store_operation_ids
 from anvil.errors import BundleError
@@ -45,7 +45,8 @@ class Coordinates:
     namespace: str
     prefix: str
     environment: str
-    allowed_host: str
+    allowed_hosts: str
+    """Every upstream host the deployment calls, comma-separated (``ANVIL_ALLOWED_HOSTS``)."""
     ledger: bool
     collection_group: str
 
@@ -60,13 +61,12 @@ class Coordinates:
         return f"anvil/{self.namespace}-tools"
 
 
-def _allowed_host(doc: Document) -> str:
-    if not doc.service.servers:
-        return ""
-    try:
-        return urlsplit(doc.service.servers[0].url).hostname or ""
-    except ValueError:
-        return ""
+def _allowed_hosts(doc: Document) -> str:
+    """The hosts the deployment calls, comma-separated: the service's first server, then the own server
+    of every approved operation that declares one (variables at their defaults)."""
+    urls = [resolve_server(doc.service.servers[0]).url or ""] if doc.service.servers else []
+    urls += [url for url, approved in own_servers(doc).items() if approved]
+    return ",".join(server_hosts(urls))
 
 
 def coordinates(doc: Document, generation: Generation) -> Coordinates:
@@ -89,7 +89,7 @@ def coordinates(doc: Document, generation: Generation) -> Coordinates:
         namespace=namespace,
         prefix=resource_prefix(namespace),
         environment=environment,
-        allowed_host=_allowed_host(doc),
+        allowed_hosts=_allowed_hosts(doc),
         ledger=bool(store_operation_ids(doc)),
         collection_group=collection_group(namespace),
     )

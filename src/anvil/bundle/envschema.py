@@ -41,7 +41,7 @@ def env_schema(doc: Document, generation: Generation) -> dict[str, Any]:
             },
             "ANVIL_ALLOWED_HOSTS": {
                 "type": "string",
-                "default": coords.allowed_host,
+                "default": coords.allowed_hosts,
                 "description": "Comma-separated upstream hosts the executor may call.",
             },
             "ANVIL_AUTH_PROFILE": {

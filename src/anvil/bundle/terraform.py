@@ -410,7 +410,7 @@ def _env_entries(coords: Coordinates) -> str:
     entries = (
         ("ANVIL_SERVICE_ID", _hcl_string(coords.service_id)),
         ("ANVIL_ENV", "var.anvil_env"),
-        ("ANVIL_ALLOWED_HOSTS", _hcl_string(coords.allowed_host)),
+        ("ANVIL_ALLOWED_HOSTS", _hcl_string(coords.allowed_hosts)),
         ("ANVIL_AUTH_PROFILE", "var.anvil_env"),
         ("ANVIL_OTEL_EXPORTER", '"cloud_trace"'),
         ("ANVIL_LEDGER", ledger_value if coords.ledger else '""'),

@@ -22,7 +22,9 @@ refusal, and call nothing), ``--mcp stdio|URL|direct``
 ``ANVIL_MCP_TOKEN_ENV``). An unknown flag is a ``validation_error`` with a did-you-mean.
 
 Direct mode executes in-process with a context built from the environment: ``ANVIL_ENV``,
-``ANVIL_ALLOWED_HOSTS`` (pinned to the ``--base-url``/``ANVIL_BASE_URL`` host when unset),
+``ANVIL_BASE_URL__<SERVER>`` (re-points an operation's own server, as ``anvil serve`` reads it),
+``ANVIL_ALLOWED_HOSTS`` (pinned to the ``--base-url``/``ANVIL_BASE_URL`` host and the re-pointed
+servers' hosts when unset),
 ``ANVIL_LEDGER`` (default ``memory:``, which is not durable: required-key writes then run only in
 dev), ``ANVIL_AUTH_PROFILE``, ``ANVIL_UPSTREAM_TIMEOUT_MS``, ``ANVIL_AUDIT_FILE`` and the credential
 variables (``ANVIL_<PROFILE>_*``), as ``anvil serve`` reads them. ``--mcp stdio`` spawns ``<this
@@ -459,6 +461,8 @@ class _Command:
 
     def _context(self, client: httpx.AsyncClient) -> RuntimeContext:
         """The runtime context of original-core §7 direct mode, from flags and the environment."""
+        from anvil.air.servers import resolve_server, server_hosts
+        from anvil.cli.serve_config import server_urls
         from anvil.ledger.registry import open_ledger
         from anvil.runtime import RuntimeContext, normalize_env, parse_allowed_hosts
         from anvil.runtime.audit import FileAuditSink
@@ -467,7 +471,7 @@ class _Command:
         env = self.environ
         override = self._text_flag("base-url") or env.get("ANVIL_BASE_URL")
         servers = self.doc.service.servers
-        base_url = override or (servers[0].url if servers else "")
+        base_url = override or ((resolve_server(servers[0]).url or "") if servers else "")
         if not base_url:
             raise Refused(
                 refusal(
@@ -477,10 +481,13 @@ class _Command:
                     {"field": "--base-url"},
                 )
             )
+        try:
+            repointed = server_urls(env, self.doc, None)
+        except AnvilError as exc:
+            raise Refused(refusal(self.op.id, "validation_error", exc.message, {"field": "ANVIL_BASE_URL__"})) from None
         hosts = parse_allowed_hosts(env.get("ANVIL_ALLOWED_HOSTS"))
         if not hosts and override:
-            host = urlsplit(override).hostname
-            hosts = (host.lower(),) if host else ()
+            hosts = server_hosts([override, *repointed.values()])
         timeout_ms: int = DEFAULT_TIMEOUT_MS
         given = self._text_flag("timeout") or env.get("ANVIL_UPSTREAM_TIMEOUT_MS")
         if given:
@@ -509,6 +516,7 @@ class _Command:
             client=client,
             env=normalize_env(env.get("ANVIL_ENV")),
             allowed_hosts=hosts,
+            server_urls=repointed,
             timeout_ms=timeout_ms,
             auth_profile=self._text_flag("auth-profile") or env.get("ANVIL_AUTH_PROFILE") or "default",
             credentials={name: value for name, value in env.items() if name.startswith("ANVIL_")},

@@ -139,6 +139,7 @@ def _fleet_bundles(
             client=client,
             env=found.env,  # type: ignore[arg-type]
             allowed_hosts=found.allowed_hosts,
+            server_urls=found.server_urls,
             timeout_ms=found.timeout_ms if found.timeout_ms is not None else DEFAULT_TIMEOUT_MS,
             auth_profile=found.auth_profile,
             credentials=found.credentials,

@@ -7,10 +7,18 @@ built (and tested) from any mapping. The environment it reads:
 * ``ANVIL_ENV`` - ``dev``, ``staging``, anything else is ``prod``;
 * the upstream of a bundle: ``--base-url`` (one bundle), else ``ANVIL_BASE_URL_<ID>`` (``<ID>`` = the
   connector upper-cased, runs of other characters than ``A-Z0-9`` as ``_``: ``ANVIL_BASE_URL_TEAM_GITHUB``),
-  else ``ANVIL_BASE_URL`` (one bundle only), else the bundle's first AIR server URL;
+  else ``ANVIL_BASE_URL`` (one bundle only), else the bundle's first AIR server URL (its variables at
+  their defaults);
+* an operation that declares its own server is sent there (its variables at their defaults), whatever
+  the bundle's base URL, unless the operator re-points that server: ``ANVIL_BASE_URL_<ID>__<SERVER>``,
+  or in a single bundle also ``ANVIL_BASE_URL__<SERVER>``, where ``<SERVER>`` is the server's host (and
+  explicit port) folded the same way (``https://upload.example.com`` -> ``UPLOAD_EXAMPLE_COM``);
 * ``ANVIL_ALLOWED_HOSTS`` - comma list for every bundle; ``ANVIL_ALLOWED_HOSTS_<ID>`` - one bundle's
   own list, which wins; when neither is set, each bundle whose base URL the operator gave is pinned to
-  that URL's host. A request (and so a credential) only ever goes to its bundle's base URL origin;
+  the hosts of the URLs the operator gave it (the base URL and each re-pointed server). A request (and
+  so a credential) only ever goes to its operation's server origin, and an approved operation whose
+  server is outside the allowed hosts is refused at start-up (``config/server_not_allowed``), never
+  redirected;
 * ``ANVIL_LEDGER`` - the idempotency ledger URI shared by every bundle (``memory:``, ``sqlite:///PATH``,
   ...); when unset, ``memory:`` in dev and none elsewhere (required-key writes are then refused and
   ``/readyz`` answers 503 when some bundle needs the ledger);
@@ -46,7 +54,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import urlsplit
@@ -77,6 +85,8 @@ __all__ = [
     "ledger_options",
     "parse_bind",
     "rest_body_limit",
+    "server_urls",
+    "server_variables",
     "settings_from_env",
 ]
 
@@ -109,6 +119,8 @@ class ServeSettings:
     auth_profile: str
     credentials: Mapping[str, str]
     audit_file: str | None
+    server_urls: Mapping[str, str] = field(default_factory=dict)
+    """An operation server the operator re-pointed -> the URL its calls go to."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -231,7 +243,11 @@ def _plain_http(url: str) -> bool:
 
 
 def settings_from_env(
-    environ: Mapping[str, str], *, base_url: str | None, default_base_url: str | None
+    environ: Mapping[str, str],
+    *,
+    base_url: str | None,
+    default_base_url: str | None,
+    server_urls: Mapping[str, str] | None = None,
 ) -> ServeSettings:
     """Read the runtime settings from ``environ`` (``os.environ`` in production) and the flags.
 
@@ -239,12 +255,15 @@ def settings_from_env(
         environ: The environment.
         base_url: ``--base-url``, if given (wins over ``ANVIL_BASE_URL``).
         default_base_url: The service's own first server URL, if any.
+        server_urls: The operation servers the operator re-pointed (:func:`server_urls`).
 
     Raises:
         ConfigError: ``config/invalid`` when no base URL is known or a number is malformed.
     """
+    from anvil.air.servers import server_hosts
     from anvil.runtime.context import normalize_env, parse_allowed_hosts
 
+    repointed = dict(server_urls or {})
     operator_url = base_url or environ.get("ANVIL_BASE_URL") or None
     url = operator_url or default_base_url
     if not url:
@@ -260,8 +279,7 @@ def settings_from_env(
         )
     allowed = parse_allowed_hosts(environ.get("ANVIL_ALLOWED_HOSTS"))
     if not allowed and operator_url:
-        pinned = urlsplit(operator_url).hostname
-        allowed = (pinned.lower(),) if pinned else ()
+        allowed = server_hosts([operator_url, *repointed.values()])
     return ServeSettings(
         env=normalize_env(environ.get("ANVIL_ENV")),
         base_url=url,
@@ -275,6 +293,7 @@ def settings_from_env(
         auth_profile=environ.get("ANVIL_AUTH_PROFILE") or "default",
         credentials={name: value for name, value in environ.items() if name.startswith("ANVIL_")},
         audit_file=environ.get("ANVIL_AUDIT_FILE") or None,
+        server_urls=repointed,
     )
 
 
@@ -304,6 +323,74 @@ def base_url_variable(bundle_id: str) -> str:
     return "ANVIL_BASE_URL_" + (_NON_ALNUM.sub("_", fold_bundle_id(bundle_id).upper()).strip("_") or "BUNDLE")
 
 
+def server_variables(bundle_id: str | None, server: str, *, fleet: bool = False) -> tuple[str, ...]:
+    """The variables that re-point an operation ``server`` (its URL), the first set one winning:
+    ``ANVIL_BASE_URL_<ID>__<SERVER>``, and unless in a fleet ``ANVIL_BASE_URL__<SERVER>`` (``anvil run``,
+    with no bundle id, reads only that one)."""
+    from anvil.air.servers import SERVER_VARIABLE_PREFIX, server_variable
+
+    single = server_variable(server)
+    names = (
+        [] if bundle_id is None else [base_url_variable(bundle_id) + "__" + single.removeprefix(SERVER_VARIABLE_PREFIX)]
+    )
+    if not fleet:
+        names.append(single)
+    return tuple(names)
+
+
+def server_urls(
+    environ: Mapping[str, str], document: Document, bundle_id: str | None, *, fleet: bool = False
+) -> dict[str, str]:
+    """The operation servers of ``document`` the operator re-pointed (:func:`server_variables`) -> the URL.
+
+    Raises:
+        ConfigError: ``config/invalid`` for a value that is not an ``http(s)://HOST[:PORT][/PATH]`` URL.
+    """
+    from anvil.air.servers import own_servers
+
+    out: dict[str, str] = {}
+    for server in own_servers(document):
+        for name in server_variables(bundle_id, server, fleet=fleet):
+            value = environ.get(name) or None
+            if value is None:
+                continue
+            if not _plain_http(value):
+                raise ConfigError(
+                    "config/invalid",
+                    f"{name} must be http(s)://HOST[:PORT][/PATH], without user info.",
+                    hint="Credentials belong in their ANVIL_* credential variables.",
+                )
+            out[server] = value
+            break
+    return out
+
+
+def _check_servers(bundle_id: str, document: Document, settings: ServeSettings, *, fleet: bool) -> None:
+    """Every approved operation's own server is inside the bundle's allowed hosts.
+
+    Raises:
+        ConfigError: ``config/server_not_allowed`` naming the server, its operations and what to set.
+    """
+    from anvil.air.servers import own_servers
+    from anvil.runtime.gates import host_allowed
+
+    for server, ops in own_servers(document).items():
+        url = settings.server_urls.get(server, server)
+        if not ops or host_allowed(url, settings.env, settings.allowed_hosts):
+            continue
+        host = urlsplit(url).hostname or url
+        allowed = ", ".join(settings.allowed_hosts) or "none: only ANVIL_ENV=dev allows any host"
+        shown = ", ".join(ops[:3]) + (f" and {len(ops) - 3} more" if len(ops) > 3 else "")
+        raise ConfigError(
+            "config/server_not_allowed",
+            f"Bundle '{bundle_id}': {shown} {'is' if len(ops) == 1 else 'are'} sent to {url}, the server "
+            f"declared for {'it' if len(ops) == 1 else 'them'}, whose host {host} is outside the allowed hosts "
+            f"({allowed}).",
+            hint=f"Re-point that server with {server_variables(bundle_id, server, fleet=fleet)[-1]}=URL, or add "
+            f"{host} to {allowed_hosts_variable(bundle_id) if fleet else 'ANVIL_ALLOWED_HOSTS'}.",
+        )
+
+
 def bundle_settings(
     environ: Mapping[str, str], bundles: Sequence[tuple[str, Document]], *, base_url: str | None
 ) -> list[ServeSettings]:
@@ -311,8 +398,11 @@ def bundle_settings(
 
     Raises:
         UsageError: ``--base-url`` with two or more bundles.
-        ConfigError: ``config/invalid`` when a bundle has no known base URL or a number is malformed.
+        ConfigError: ``config/invalid`` when a bundle has no known base URL or a number is malformed;
+            ``config/server_not_allowed`` when an approved operation's own server is outside the
+            bundle's allowed hosts.
     """
+    from anvil.air.servers import resolve_server
     from anvil.runtime.context import parse_allowed_hosts
     from anvil.serve.auth.naming import fold_bundle_id
 
@@ -329,8 +419,10 @@ def bundle_settings(
     for bundle_id, document in bundles:
         servers = document.service.servers
         operator = base_url or environ.get(base_url_variable(bundle_id)) or None
+        default = resolve_server(servers[0]).url if servers else None
+        repointed = server_urls(environ, document, bundle_id, fleet=fleet)
         try:
-            found = settings_from_env(shared, base_url=operator, default_base_url=servers[0].url if servers else None)
+            found = settings_from_env(shared, base_url=operator, default_base_url=default, server_urls=repointed)
         except ConfigError as exc:
             if "base URL" not in exc.message:
                 raise
@@ -347,6 +439,7 @@ def bundle_settings(
         if pinned:
             found = replace(found, allowed_hosts=parse_allowed_hosts(pinned))
         _check_token_endpoints(bundle_id, document, found)
+        _check_servers(bundle_id, document, found, fleet=fleet)
         out.append(found)
     return out
 

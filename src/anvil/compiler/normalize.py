@@ -27,6 +27,7 @@ from anvil.air.model import (
     Output,
     Param,
     RequestBody,
+    Server,
     SourceRef,
 )
 from anvil.air.naming import derive_names, snake
@@ -36,7 +37,15 @@ from anvil.compiler.pagination import infer_pagination
 from anvil.compiler.schemas import SchemaMaterializer
 from anvil.diagnostics import Diagnostic, diagnostic
 
-__all__ = ["METHODS", "UNCOMPILED_METHODS", "Dropped", "Normalized", "normalize_document", "pointer_of"]
+__all__ = [
+    "METHODS",
+    "UNCOMPILED_METHODS",
+    "Dropped",
+    "Normalized",
+    "normalize_document",
+    "pointer_of",
+    "servers_from",
+]
 
 METHODS: Final = ("get", "put", "post", "delete", "patch", "head")
 #: Path-item methods that are not compiled into tools, and why (each gets ``operation_not_compiled``).
@@ -48,6 +57,7 @@ UNCOMPILED_METHODS: Final[dict[str, str]] = {
 _IGNORED_HEADERS: Final = frozenset({"accept", "content-type", "authorization"})
 _LOCATIONS: Final = frozenset({"path", "query", "header", "cookie", "body"})
 _SCALARS: Final = frozenset({"string", "integer", "number", "boolean"})
+_VARIABLE_KEYS: Final = ("default", "enum", "description")
 _COMPOSITORS: Final = ("oneOf", "anyOf", "allOf", "not")
 _ERROR_TABLE: Final[dict[int, ErrorCode]] = {
     400: "validation_error",
@@ -101,6 +111,33 @@ class Normalized:
     security: tuple[JSONValue, ...] = ()
 
 
+def _variables(value: JSONValue) -> JSONObject | None:
+    """A server's variables as declared (``default``, ``enum``, ``description`` of each), None when none."""
+    if not isinstance(value, dict):
+        return None
+    out: JSONObject = {}
+    for name, spec in value.items():
+        if isinstance(name, str) and isinstance(spec, dict):
+            out[name] = {key: spec[key] for key in _VARIABLE_KEYS if key in spec}
+    return out or None
+
+
+def servers_from(value: JSONValue) -> tuple[Server, ...]:
+    """The servers of a ``servers`` list (entries without a string ``url`` are left out)."""
+    out: list[Server] = []
+    for item in value if isinstance(value, list) else ():
+        if isinstance(item, dict) and isinstance(item.get("url"), str):
+            description = item.get("description")
+            out.append(
+                Server(
+                    url=item["url"],
+                    description=description if isinstance(description, str) else None,
+                    variables=_variables(item.get("variables")),
+                )
+            )
+    return tuple(out)
+
+
 def pointer_of(path: str, method: str | None = None) -> str:
     """The JSON pointer of a path item (or one of its operations)."""
     escaped = path.replace("~", "~0").replace("/", "~1")
@@ -116,6 +153,7 @@ class _Builder:
         components = document.get("components")
         self.security_schemes = components.get("securitySchemes") if isinstance(components, dict) else None
         self.base_url = server_base_url(document.get("servers"))
+        self.servers = servers_from(document.get("servers"))
         self.found: list[tuple[int | None, Diagnostic]] = []
         self.composite: set[int] = set()
         self.alternatives: set[int] = set()
@@ -190,6 +228,17 @@ class _Builder:
             projection="fields" if fields is not None else "whole",
             fields=fields or (),
         )
+
+    def own_servers(self, item: JSONObject, raw: JSONObject) -> tuple[Server, ...] | None:
+        """The operation's own servers (its ``servers``, else its path item's), None when it has none or
+        they are the service's (the same first URL, with no other variables)."""
+        servers = servers_from(raw["servers"] if "servers" in raw else item.get("servers"))
+        if not servers:
+            return None
+        main = self.servers[0] if self.servers else None
+        if main is not None and servers[0].url == main.url and servers[0].variables in (None, main.variables):
+            return None
+        return servers
 
     # --- responses ------------------------------------------------------------------------------------
 
@@ -306,6 +355,7 @@ class _Builder:
             retries=retry_policy_for(effect, idempotency),
             confirmation=confirmation_for(effect, idempotency),
             auth=resolution.auth,
+            servers=self.own_servers(item, raw),
             streaming=streaming,
             long_running=long_running,
             deprecated=raw.get("deprecated") is True,

@@ -27,7 +27,7 @@ from anvil.compiler.capabilities import discover_capabilities
 from anvil.compiler.disclosure import measure_disclosure
 from anvil.compiler.effects import check_effects
 from anvil.compiler.inputs import disambiguate_inputs
-from anvil.compiler.normalize import Normalized, normalize_document
+from anvil.compiler.normalize import Normalized, normalize_document, servers_from
 from anvil.compiler.overlay import ManifestApplication, apply_manifest, apply_service_defaults
 from anvil.compiler.schemas import SchemaMaterializer
 from anvil.compiler.validate import block, critique_names, validate_operations
@@ -87,12 +87,7 @@ def _internal(stage: str, exc: BaseException) -> Diagnostic:
 
 
 def _servers(document: JSONObject) -> tuple[Server, ...]:
-    out: list[Server] = []
-    for item in document.get("servers") or ():
-        if isinstance(item, dict) and isinstance(item.get("url"), str):
-            description = item.get("description")
-            out.append(Server(url=item["url"], description=description if isinstance(description, str) else None))
-    return tuple(out)
+    return servers_from(document.get("servers"))
 
 
 def _with_schemas(ops: Sequence[Operation], found: list[Diagnostic]) -> tuple[Operation, ...]:

@@ -1,7 +1,8 @@
 """Validation (original-core §3.6): per-operation rules, each with its code and its consequence.
 
 Validation runs after every overlay, so no manifest can talk its way past it: an operation whose
-idempotency key cannot reach the wire is blocked with retries off, a mutation without proven
+idempotency key cannot reach the wire is blocked with retries off, an operation whose own server has
+no URL is blocked (never sent to the service's server instead), a mutation without proven
 idempotency never retries, and a financial or destructive mutation always asks for confirmation.
 """
 
@@ -15,6 +16,7 @@ from typing import Final
 from anvil.air.carrier import CARRIER_SCHEMA_ISSUE, auth_carrier_conflict, resolve_carrier
 from anvil.air.inputs import input_bindings
 from anvil.air.model import Operation, RetryPolicy
+from anvil.air.servers import operation_server, resolve_server
 from anvil.compiler.classify import passthrough_inputs
 from anvil.diagnostics import Diagnostic, diagnostic
 
@@ -82,6 +84,21 @@ def _carrier_rules(op: Operation, found: list[Diagnostic]) -> Operation:
     return op
 
 
+def _server_rules(op: Operation, found: list[Diagnostic]) -> Operation:
+    """An operation with its own server is sent there (an info says where), or blocked when that server
+    has no URL to send to: never silently to the service's server instead."""
+    server = operation_server(op)
+    if server is None:
+        return op
+    resolved = resolve_server(server)
+    if resolved.url is None:
+        found.append(diagnostic("server/unresolved", f"Operation '{op.id}': {resolved.issue}.", operation=op.id))
+        return block(op, f"Blocked: the operation's own server has no URL to send to ({resolved.issue}).")
+    message = f"Operation '{op.id}' is sent to its own server {resolved.url}, not the service's."
+    found.append(diagnostic("server/operation_server", message, operation=op.id))
+    return op
+
+
 def _one(op: Operation, found: list[Diagnostic]) -> Operation:
     names = Counter(binding.property for binding in input_bindings(op))
     clashing = sorted(name for name, count in names.items() if count > 1)
@@ -95,6 +112,7 @@ def _one(op: Operation, found: list[Diagnostic]) -> Operation:
         )
         op = block(op, f"Blocked: several wire inputs map to the public input(s) {', '.join(clashing)}.")
     op = _carrier_rules(op, found)
+    op = _server_rules(op, found)
     mutation = op.effect.kind == "mutation"
     unproven = mutation and op.idempotency.mode == "none"
     if unproven and op.retries.mode == "safe":

@@ -99,6 +99,9 @@ class RuntimeContext:
             identical write after it runs again); explicit caller keys keep the ledger's retention.
         tokens: the OAuth2 client-credentials tokens this context obtained (:mod:`anvil.runtime.oauth`),
             shared by every call made with it.
+        server_urls: an operation's own server URL (as :func:`anvil.air.servers.resolve_server` gives
+            it) -> the URL its calls go to, for the servers an operator re-pointed; any other operation
+            server is called at its own URL, and an operation without one at ``base_url``.
     """
 
     service_id: str
@@ -119,6 +122,14 @@ class RuntimeContext:
     max_response_bytes: int = MAX_RESPONSE_BYTES
     derived_key_window_seconds: int = DEFAULT_DERIVED_KEY_WINDOW_SECONDS
     tokens: TokenCache = field(default_factory=TokenCache, repr=False, compare=False)
+    server_urls: Mapping[str, str] = field(default_factory=dict)
+
+    def upstream_url(self, server: str | None) -> str:
+        """The base URL a call goes to: ``base_url``, or for an operation with its own ``server`` that
+        server (re-pointed when the operator named it in :attr:`server_urls`)."""
+        if server is None:
+            return self.base_url
+        return self.server_urls.get(server, server)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

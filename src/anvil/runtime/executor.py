@@ -232,20 +232,21 @@ class _Call:
         self.resolved = resolved = gates.resolve_key(plan, ctx, opts, business, explicit)
         gates.check_timeout(ctx.timeout_ms)
         self.retry_safe = ctx.retries and retry_safe(op, key_present=resolved.key is not None)
+        base_url = ctx.upstream_url(plan.server)  # the operation's own server, else the service's
         try:
-            request = build_request(plan, arguments, ctx.base_url, resolved.key)
+            request = build_request(plan, arguments, base_url, resolved.key)
         except BuildError as exc:
             message = f"Input '{exc.field}' cannot be sent upstream."
             raise Refusal("validation_error", message, details={"field": exc.field}) from None
         if opts.dry_run:
             shown = dry_run_plan(plan, request, key_present=resolved.key is not None, retry_enabled=self.retry_safe)
             return self.finish("dry_run", plan=shown)
-        if not gates.host_allowed(ctx.base_url, ctx.env, ctx.allowed_hosts):
+        if not gates.host_allowed(base_url, ctx.env, ctx.allowed_hosts):
             raise Refusal("policy_denied", f"Upstream host is not in the allowed hosts list for env '{ctx.env}'.")
         if op.auth.type != "none":
             found = await self._credential()
             gates.check_credential_carrier(plan, found)
-            request = with_credential(request, found, ctx.base_url)
+            request = with_credential(request, found, base_url)
         write = not op.is_read
         if write and op.idempotency.mode == "required" and ctx.env != "dev":
             if ctx.ledger is None or not ctx.ledger.durable:

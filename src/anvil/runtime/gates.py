@@ -112,17 +112,23 @@ def check_operation(op: Operation) -> None:
 
 
 def check_required(plan: OperationPlan, arguments: object) -> Mapping[str, JSONValue]:
-    """Gates 3-4: the carrier resolves, arguments are an object and no required input is missing
-    (absent, null or empty).
+    """Gates 3-4: the carrier and the operation's own server (if any) resolve, arguments are an object
+    and no required input is missing (absent, null or empty).
 
     Raises:
-        Refusal: ``unsupported_operation`` (carrier) or ``validation_error`` (``details.missing``).
+        Refusal: ``unsupported_operation`` (carrier, server) or ``validation_error`` (``details.missing``).
     """
     if plan.carrier_issue is not None:
         raise Refusal(
             "unsupported_operation",
             f"Operation '{plan.op.id}' has no usable idempotency carrier.",
             details={"idempotency_carrier": plan.carrier_issue},
+        )
+    if plan.server_issue is not None:  # never sent to the service's server instead
+        raise Refusal(
+            "unsupported_operation",
+            f"Operation '{plan.op.id}' declares its own server, which has no URL to send to.",
+            details={"server": plan.server_issue},
         )
     if not isinstance(arguments, Mapping):
         raise Refusal("validation_error", "Arguments must be an object.", details={"field": "arguments"})
@@ -266,7 +272,7 @@ def resolve_key(
             texts = scope_texts(
                 service_id=ctx.service_id.strip(),
                 environment=ctx.env,
-                base_url=ctx.base_url,
+                base_url=ctx.upstream_url(plan.server),
                 auth_profile=ctx.auth_profile,
                 credential_profile=credential_profile(ctx.auth_profile, op.auth),
             )

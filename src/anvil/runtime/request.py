@@ -24,6 +24,7 @@ from anvil.air.carrier import CarrierBinding, effective_auth_carrier, resolve_ca
 from anvil.air.forms import FormError, encode_form, is_form_media_type
 from anvil.air.inputs import InputBinding, SafetyKeys, input_bindings, safety_keys
 from anvil.air.model import AuthCarrier, Operation
+from anvil.air.servers import operation_server, resolve_server
 from anvil.runtime.credentials import Credential
 
 if TYPE_CHECKING:  # a served gateway sends with its own pooled client; httpx loads only when a call is checked
@@ -89,6 +90,10 @@ class OperationPlan:
     key_check: Callable[[str], bool] | None
     auth_carrier: AuthCarrier | None
     effect_class: str
+    server: str | None = None
+    """The URL of the operation's own server (variables at their defaults); None: the service's."""
+    server_issue: str | None = None
+    """Why the operation's own server has no URL (it is then never called), else None."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -142,6 +147,8 @@ def prepare(op: Operation) -> OperationPlan:
     body = op.input.body
     whole = any(b.location == "body" for b in bindings)
     has_body = body is not None or any(b.location == "body_field" for b in bindings)
+    own = operation_server(op)
+    server = resolve_server(own) if own is not None else None
     plan = OperationPlan(
         op=op,
         method=(op.source_ref.method or "").upper(),
@@ -158,6 +165,8 @@ def prepare(op: Operation) -> OperationPlan:
         key_check=_key_check(carrier),
         auth_carrier=effective_auth_carrier(op.auth) if op.auth.type != "none" else None,
         effect_class=op.effect.class_ or ("read" if op.is_read else "irreversible"),
+        server=server.url if server is not None else None,
+        server_issue=server.issue if server is not None else None,
     )
     if len(_cache) >= _CACHE_LIMIT:
         _cache.clear()

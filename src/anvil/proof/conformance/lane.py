@@ -36,6 +36,7 @@ from anvil._types import JSONObject
 from anvil.air.carrier import resolve_carrier
 from anvil.air.inputs import safety_keys
 from anvil.air.model import Document, Operation
+from anvil.air.servers import repoint_all
 from anvil.bundle.example import example_input
 from anvil.bundle.hash import bundle_hash
 from anvil.bundle.read import read_bundle
@@ -219,11 +220,16 @@ async def _conformance(
         mocks = [await stack.enter_async_context(mock_process(directory, env=env, timeout=startup)) for _ in range(2)]
         command = [sys.executable, "-m", "anvil", "serve", str(directory), "--http", "127.0.0.1:0"]
         served = await stack.enter_async_context(
-            url_process([*command, "--base-url", mocks[0].url], env=env, what="anvil serve", timeout=startup)
+            url_process(
+                [*command, "--base-url", mocks[0].url],
+                env={**env, **repoint_all(doc, mocks[0].url)},  # an operation's own server is the mock too
+                what="anvil serve",
+                timeout=startup,
+            )
         )
         http = await stack.enter_async_context(httpx.AsyncClient(timeout=_CALL_TIMEOUT_S))
         mcp = await stack.enter_async_context(AnvilClient.http(served.url, timeout=_CALL_TIMEOUT_S))
-        cli = CliWorker(env)
+        cli = CliWorker({**env, **repoint_all(doc, mocks[1].url)})
         stack.push_async_callback(cli.aclose)
         live = await mcp.list_tools()
         views = surface_views(directory, doc, live, reference)

@@ -28,6 +28,7 @@ import httpx
 
 from anvil._types import JSONObject
 from anvil.air.model import Document, Operation
+from anvil.air.servers import repoint_all
 from anvil.bundle.hash import bundle_hash
 from anvil.bundle.read import read_bundle
 from anvil.client import AnvilClient
@@ -101,6 +102,7 @@ def credential_variables(document: Document, profile: str = "default") -> tuple[
 def _server_env(document: Document, options: SelftestOptions, url: str) -> dict[str, str]:
     env = dict(options.env)
     env.update({"ANVIL_ENV": "dev", "ANVIL_BASE_URL": url, "ANVIL_LEDGER": "memory:"})
+    env.update(repoint_all(document, url))  # an operation's own server is the sandbox too
     for name in credential_variables(document, env.get("ANVIL_AUTH_PROFILE") or "default"):
         env.setdefault(name, PLACEHOLDER_CREDENTIAL)
     return env

@@ -16,6 +16,7 @@ from anvil._types import JSONObject, JSONValue
 from anvil.air.effects import effect_class_of
 from anvil.air.inputs import input_bindings, safety_keys
 from anvil.air.model import Document, Operation
+from anvil.air.servers import own_servers
 from anvil.bundle.example import example_input, example_input_or_reason
 from anvil.compiler.disclosure import RESPONSE_BUDGET_TOKENS, TOOL_BUDGET_TOKENS
 from anvil.ledger.memory import MemoryLedger
@@ -208,6 +209,7 @@ class Simulator:
         context = RuntimeContext(
             service_id=doc.service.id,
             base_url=_BASE_URL,
+            server_urls=dict.fromkeys(own_servers(doc), _BASE_URL),  # an operation's own server is simulated too
             client=client,
             env="dev",
             allowed_hosts=(_HOST,),
