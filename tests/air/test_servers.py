@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 import pytest
 
 from anvil.air.model import Cli, Document, Effect, Idempotency, Mcp, Operation, RetryPolicy, Server, Service
