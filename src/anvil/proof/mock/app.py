@@ -40,6 +40,7 @@ from starlette.types import Receive, Scope, Send
 from anvil._types import JSONObject, JSONValue
 from anvil.air.forms import decode_form, is_form_media_type
 from anvil.air.model import Document, Operation, Param
+from anvil.proof.mock.bodies import form_body, typed_text
 from anvil.proof.mock.fit import AnswerFitter
 from anvil.proof.mock.routes import Route, route_table
 from anvil.proof.mock.schema import SchemaSet, Validator, ValueMaker
@@ -153,42 +154,15 @@ class MockApi:
         return found
 
     def _coerce(self, param: Param, text: str) -> JSONValue:
-        return self._typed_text(param.schema, text)
-
-    def _typed_text(self, schema: JSONValue, text: str) -> JSONValue:
-        kind = self.schemas.first_type(schema)
-        if kind == "integer":
-            return int(text) if _INTEGER.fullmatch(text) else text
-        if kind == "number":
-            return float(text) if _NUMBER.fullmatch(text) else text
-        if kind == "boolean":
-            return {"true": True, "false": False}.get(text, text)
-        if kind == "object":
-            found = _parse(text.encode("utf-8"))
-            return text if isinstance(found, _Unparsed) else found
-        return text
+        return typed_text(self.schemas, param.schema, text)
 
     def body_of(self, route: Route | None, content_type: str, raw: bytes) -> JSONValue:
-        """The request body as JSON values: parsed JSON, or a form body's fields typed by the operation's
-        body schema (``"5"`` back to ``5`` for an integer field, a repeated field as an array), so the
-        mock reads a key from a form field, and stores and logs a form body, as it does a JSON body."""
+        """The request body: parsed JSON, or a form body's fields typed by the operation's body schema."""
         if not raw or not is_form_media_type(content_type):
             return _parse(raw)
-        fields = decode_form(raw, content_type)
-        if fields is None:
-            return _Unparsed()
         spec = route.op.input.body if route is not None else None
-        props = self.schemas.properties(spec.schema) if spec is not None else {}
-        body: JSONObject = {}
-        for name, texts in fields.items():
-            schema = props.get(name)
-            if self.schemas.first_type(schema) == "array":
-                items = (self.schemas.deref(schema) or {}).get("items")
-                body[name] = [self._typed_text(items, text) for text in texts]
-            else:
-                typed = [self._typed_text(schema, text) for text in texts]
-                body[name] = typed[0] if len(typed) == 1 else typed
-        return body
+        body = form_body(self.schemas, spec.schema if spec is not None else None, raw, content_type)
+        return _Unparsed() if body is None else body
 
     def problem(
         self, route: Route, params: Mapping[str, str], request: Request, body: JSONValue, raw: bytes
