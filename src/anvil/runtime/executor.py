@@ -294,7 +294,8 @@ class _Call:
         except Refusal as refusal:
             details.update(refusal.details or {})
             return request, refused
-        request = with_credential(request, fresh, self.ctx.base_url)
+        server = self.plan.server if self.plan is not None else None
+        request = with_credential(request, fresh, self.ctx.upstream_url(server))  # the operation's own server
         self.resends += 1
         ctx = self.ctx
         answer = await send_once(
