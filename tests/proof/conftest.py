@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from anvil.cli.compile import compile_bundle
-from tests.cli.fixtures.upstreams import REPO, compile_example
+from tests.cli.fixtures.upstreams import REPO, compile_example, compile_files
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
@@ -40,6 +40,12 @@ def telephony(tmp_path_factory: pytest.TempPathFactory) -> Path:
     )
     assert outcome.bundle_hash is not None, [d.code for d in outcome.diagnostics if d.severity == "error"]
     return out
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A file-storage API whose two uploads declare their own server (``tests/cli/fixtures/files.yaml``)."""
+    return compile_files(tmp_path_factory.mktemp("proof") / "files")
 
 
 @pytest.fixture(scope="session")

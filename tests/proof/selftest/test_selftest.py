@@ -127,6 +127,17 @@ def test_a_form_body_api_passes_with_each_key_forwarded_in_its_form_field(teleph
     assert statuses[("fidelity", "telephony.recordings.create")] == "pass"
 
 
+def test_operations_with_their_own_server_are_driven_against_the_mock_too(files: Path) -> None:
+    report = _selftest(files)
+    assert report.passed, [c.to_json() for c in report.checks if c.status == "fail"]
+    fidelity = {c.operation: c.status for c in report.checks if c.id == "fidelity"}
+    assert fidelity == {
+        "files.files.get": "pass",
+        "files.content.create.direct": "pass",
+        "files.content.create.by_file_id": "pass",
+    }
+
+
 def test_github_mini_passes_against_its_own_mock_with_every_effect_proven(github: Path, example_mock: object) -> None:
     url = example_mock("github-mini")  # type: ignore[operator]
     report = _selftest(github, upstream=url)

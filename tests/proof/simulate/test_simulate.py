@@ -63,6 +63,13 @@ def test_simulate_passes_every_cell_and_kills_every_applicable_mutant_on_both_ex
     assert all(m["detectedBy"][0] == "surface-signature" for m in applicable)
 
 
+def test_operations_with_their_own_server_are_simulated_like_the_others(files: Path) -> None:
+    record = simulate(files)
+    assert record["summary"]["ok"] is True
+    uploads = [c for c in record["coverage"]["cells"] if c["operationId"].startswith("files.content.")]
+    assert uploads and all(c["ok"] for c in uploads)
+
+
 def test_payments_retries_a_keyed_refund_but_github_never_retries_an_unkeyed_issue(
     payments: Path, github: Path
 ) -> None:
