@@ -92,7 +92,7 @@ async def test_a_replayed_ledger_id_answers_the_first_comment_without_a_second_u
     assert len(fleet.github.comments) == 1
     assert len(fleet.github_requests("POST", "/comments")) == 1
     assert replayed is not None
-    assert (replayed["class"], replayed["idempotency_key"]) == ("reversible", None)
+    assert (replayed["class"], replayed["idempotency_key"]) == ("reversible", "e2e-replay-0001")  # as first sent
     assert replayed["undo"]["arguments"]["comment_id"] == first["id"]
 
 

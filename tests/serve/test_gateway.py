@@ -96,7 +96,7 @@ async def test_an_idempotent_replay_answers_the_same_result_without_a_second_ups
     assert again.structured_content == first.structured_content
     assert len([r for r in mock.requests if r["method"] == "POST"]) == 1
     assert effect(first)["idempotency_key"] == "same-key"
-    assert effect(again)["idempotency_key"] is None  # nothing went upstream: the ledger answered
+    assert effect(again)["idempotency_key"] == "same-key"  # the key the first call sent, echoed as the original does
     assert effect(again)["undo"] == effect(first)["undo"]
     assert effect(again)["replayed"] is True and "replayed" not in effect(first)  # the caller can tell
 

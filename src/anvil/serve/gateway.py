@@ -87,8 +87,8 @@ def _refusal(op: Operation, code: str, message: str, details: JSONObject | None 
 
 
 def _sent_key(outcome: Outcome) -> str | None:
-    """The key that went upstream for this call: a ledger replay sent nothing."""
-    return None if outcome.replayed else outcome.idempotency_key
+    """The key that went upstream for this call; a ledger replay echoes the key its first call sent."""
+    return outcome.idempotency_key
 
 
 class Gateway:
