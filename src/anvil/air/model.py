@@ -524,13 +524,18 @@ class Capability:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Document:
-    """A whole AIR document (original-core §1.1). ``diagnostics`` holds AIR-shaped dicts."""
+    """A whole AIR document (original-core §1.1). ``diagnostics`` holds AIR-shaped dicts.
+
+    ``tool_budget_tokens`` is the manifest's ``disclosure.tool_budget_tokens``: what one listed tool may
+    cost an agent (None: the default, 1200); the tool surface cuts an output schema that does not fit it.
+    """
 
     anvil_version: str = ANVIL_VERSION
     service: Service
     operations: tuple[Operation, ...] = ()
     capabilities: tuple[Capability, ...] = ()
     workflows: tuple[Workflow, ...] = ()
+    tool_budget_tokens: int | None = None
     schemas: JSONObject = field(default_factory=dict)
     diagnostics: tuple[JSONObject, ...] = ()
 

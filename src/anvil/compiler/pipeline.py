@@ -196,9 +196,11 @@ def compile_source(
     run.found.extend(repaired)
     run.found.extend(renamed_inputs)
     ops = _with_schemas(ops, run.found)
+    disclosure = manifest.disclosure if manifest is not None else None
     document = Document(
         service=service,
         operations=ops,
+        tool_budget_tokens=disclosure.tool_budget_tokens if disclosure is not None else None,
         schemas=_component_schemas(spec),
     )
     validated, validation = validate_operations(document.operations)
@@ -214,7 +216,7 @@ def compile_source(
     document = _workflows(run, document, manifest)
     service_auth = next((op.auth for op in document.operations if op.auth.type != "none"), NO_AUTH)
     document = replace(document, service=replace(document.service, auth=service_auth))
-    document = run.guard("disclosure measurement", document, lambda: measure_disclosure(document))
+    document = _disclosure(run, document)
     document = _round_trip(run, document)
     document = replace(document, diagnostics=tuple(d.to_air() for d in run.found))
     return CompileResult(document=document, diagnostics=tuple(run.found))
@@ -309,6 +311,16 @@ def _workflows(run: _Run, document: Document, manifest: Manifest | None) -> Docu
         return result
 
     result: Document = run.guard("workflows", document, step)
+    return result
+
+
+def _disclosure(run: _Run, document: Document) -> Document:
+    def step() -> Document:
+        measured, diagnostics = measure_disclosure(document)
+        run.found.extend(diagnostics)
+        return measured
+
+    result: Document = run.guard("disclosure measurement", document, step)
     return result
 
 
