@@ -32,6 +32,7 @@ from anvil.air.schema_check import is_well_formed_schema
 __all__ = [
     "DRY_RUN_PLAN_DEF",
     "DRY_RUN_PLAN_SCHEMA",
+    "DRY_RUN_PLAN_SUMMARY",
     "SUMMARISED",
     "OutputPlan",
     "OutputProjection",
@@ -59,6 +60,8 @@ DRY_RUN_PLAN_SCHEMA: JSONObject = {
 }
 #: How a summarised schema says what it stands for: ``"<Name> (summarised)"``.
 SUMMARISED: Final = "{} (summarised)"
+#: The dry-run plan in a cut schema: only its required keys (the whole plan is documented once, above).
+DRY_RUN_PLAN_SUMMARY: JSONObject = {"required": ["operation", "method", "url", "retryPlan"]}
 
 _COMPONENT_REF: Final = re.compile(r"^#/components/schemas/([^/]+)$")
 #: Keywords a published schema must not carry: OpenAPI-only ones, and identifiers and dynamic references
@@ -108,6 +111,7 @@ class OutputPlan:
     Attributes:
         body: the projected response schema (its own ``$defs`` taken out).
         own_defs: the ``$defs`` the source response schema carried itself, if any.
+        roots: the components the body names, first use first.
         order: every component reachable from the body, in the order its ``$defs`` lists them.
         depth: each reachable component's distance in references from the body (1: named by the body).
         wrap: True when the answer is not an object (published as ``{"result": ...}``).
@@ -116,6 +120,7 @@ class OutputPlan:
 
     body: JSONObject
     own_defs: JSONObject | None
+    roots: tuple[str, ...]
     order: tuple[str, ...]
     depth: dict[str, int]
     wrap: bool
@@ -135,6 +140,9 @@ class OutputSchemas:
         self._by_def: dict[str, str] = {}
         self._projected: dict[str, _Component] = {}
         self._sizes: dict[str, int] = {}
+        # Many operations answer with the same named schema: what it reaches and its cuts, once.
+        self._reached: dict[tuple[str, ...], tuple[tuple[str, ...], dict[str, int]]] = {}
+        self._cuts: dict[tuple[tuple[str, ...], int], JSONObject] = {}
 
     # --- one named schema, once ------------------------------------------------------------------------
 
@@ -233,13 +241,17 @@ class OutputSchemas:
             return None
         own = body.pop("$defs", None)
         own_defs = own if isinstance(own, dict) else None
-        order, depth = self._reach(roots)
+        key = tuple(roots)
+        reached = self._reached.get(key)
+        if reached is None:
+            reached = self._reached[key] = self._reach(roots)
+        order, depth = reached
         if not all(self._component(name).ok for name in order):
             return None
         wrap = not self._is_object(body, own_defs)
         if not is_well_formed_schema(_assemble(body, {}, wrap, dry_run)):  # the check never enters $defs
             return None
-        return OutputPlan(body=body, own_defs=own_defs, order=order, depth=depth, wrap=wrap, dry_run=dry_run)
+        return OutputPlan(body=body, own_defs=own_defs, roots=key, order=order, depth=depth, wrap=wrap, dry_run=dry_run)
 
     def _reach(self, roots: list[str]) -> tuple[tuple[str, ...], dict[str, int]]:
         """The components reachable from ``roots``: depth-first preorder (the ``$defs`` order) and depths."""
@@ -305,8 +317,8 @@ class OutputSchemas:
 
         At depth ``d`` the components at most ``d`` references from the body keep their definitions and
         the ones beyond become summaries; depth 0 keeps the body alone (unless it only names a schema);
-        the last candidate summarises the whole answer as one object. The estimate (the kept parts' sizes, summaries not counted) lets a
-        caller skip a depth that cannot fit without building it.
+        the last candidate summarises the whole answer as one object. The estimate (the kept parts'
+        sizes, summaries not counted) lets a caller skip a depth that cannot fit without building it.
         """
         deepest = max(plan.depth.values(), default=0)
         layers = [0] * (deepest + 1)
@@ -320,22 +332,31 @@ class OutputSchemas:
         yield 0, partial(self.summary, plan)
 
     def _cut(self, plan: OutputPlan, level: int) -> JSONObject:
-        kept = {name for name in plan.order if plan.depth[name] <= level}
-        body = self._stubbed(plan.body, kept) if level == 0 else plan.body
-        defs: JSONObject = {}
-        for name in plan.order:
-            if name not in kept:
-                continue
-            component = self._component(name)
-            edge = plan.depth[name] == level and any(ref not in kept for ref in component.refs)
-            defs[component.def_name] = self._stubbed(component.schema, kept) if edge else component.schema
-        return _assemble(body, defs, plan.wrap, plan.dry_run)
+        if level == 0:
+            return _assemble(self._stubbed(plan.body, set()), {}, plan.wrap, plan.dry_run, compact=True)
+        defs = self._cuts.get((plan.roots, level))
+        if defs is None:
+            kept = {name for name in plan.order if plan.depth[name] <= level}
+            defs = {}
+            for name in plan.order:
+                if name not in kept:
+                    continue
+                component = self._component(name)
+                edge = plan.depth[name] == level and any(ref not in kept for ref in component.refs)
+                defs[component.def_name] = self._stubbed(component.schema, kept) if edge else component.schema
+            self._cuts[(plan.roots, level)] = defs
+        return _assemble(plan.body, defs, plan.wrap, plan.dry_run, compact=True)
 
     def summary(self, plan: OutputPlan) -> JSONObject:
-        """The whole answer as one summarised object (accepts every object, the dry-run plan included)."""
-        ref = plan.body.get("$ref") if len(plan.body) == 1 else None
-        name = str(ref)[len(_DEFS_PREFIX) :] if isinstance(ref, str) and ref.startswith(_DEFS_PREFIX) else "Response"
-        return {"type": "object", "description": SUMMARISED.format(name)}
+        """The whole answer as one summarised object (accepts every object, the dry-run plan included).
+
+        Its description names the answer: ``"Customer (summarised)"``, ``"Comment array (summarised)"``,
+        ``"{\"result\": Comment array} (summarised)"`` for an answer published under ``result``.
+        """
+        label = _label(plan.body)
+        if plan.wrap:
+            label = f'{{"result": {label}}}'
+        return {"type": "object", "description": SUMMARISED.format(label)}
 
     def _stubbed(self, node: JSONValue, kept: set[str]) -> JSONValue:
         """A copy of a projected node whose references to components outside ``kept`` are summaries."""
@@ -365,8 +386,24 @@ class OutputSchemas:
         return out
 
 
-def _assemble(body: JSONObject, defs: JSONObject, wrap: bool, dry_run: bool) -> JSONObject:
-    """The published shape: an object (a non-object answer as ``{"result": ...}``), ``$defs`` at the root."""
+def _label(body: JSONObject) -> str:
+    """What a body is, in a few words: the schema it names, an array of it, else ``Response``."""
+    ref = body.get("$ref")
+    if isinstance(ref, str) and ref.startswith(_DEFS_PREFIX):
+        return ref[len(_DEFS_PREFIX) :]
+    items = body.get("items")
+    if body.get("type") == "array" and isinstance(items, dict) and isinstance(items.get("$ref"), str):
+        named = str(items["$ref"])
+        if named.startswith(_DEFS_PREFIX):
+            return f"{named[len(_DEFS_PREFIX) :]} array"
+    return "Response"
+
+
+def _assemble(body: JSONObject, defs: JSONObject, wrap: bool, dry_run: bool, *, compact: bool = False) -> JSONObject:
+    """The published shape: an object (a non-object answer as ``{"result": ...}``), ``$defs`` at the root.
+
+    With ``compact`` (a cut schema) the dry-run plan is the short :data:`DRY_RUN_PLAN_SUMMARY`, inline.
+    """
     schema: JSONObject
     if wrap:
         schema = {"type": "object", "properties": {"result": body}, "required": ["result"]}
@@ -382,9 +419,14 @@ def _assemble(body: JSONObject, defs: JSONObject, wrap: bool, dry_run: bool) -> 
         # ``anvil_dry_run`` answers with the request plan instead of the response: say so, or a stock
         # client would refuse every dry run of a tool that publishes an output schema.
         inner = schema.pop("$defs", {})
-        schema = {
-            "type": "object",
-            "anyOf": [schema, {"$ref": f"{_DEFS_PREFIX}{DRY_RUN_PLAN_DEF}"}],
-            "$defs": {**inner, DRY_RUN_PLAN_DEF: DRY_RUN_PLAN_SCHEMA},
-        }
+        if compact:
+            schema = {"type": "object", "anyOf": [schema, DRY_RUN_PLAN_SUMMARY]}
+            if inner:
+                schema["$defs"] = inner
+        else:
+            schema = {
+                "type": "object",
+                "anyOf": [schema, {"$ref": f"{_DEFS_PREFIX}{DRY_RUN_PLAN_DEF}"}],
+                "$defs": {**inner, DRY_RUN_PLAN_DEF: DRY_RUN_PLAN_SCHEMA},
+            }
     return schema

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Final, TypeVar
 from anvil._types import JSONObject
 from anvil.air.codec import SERVICE_ID_PATTERN, load_document, to_json
 from anvil.air.inputs import assemble_input_schema
-from anvil.air.model import NO_AUTH, Document, Operation, Server, Service, Source
+from anvil.air.model import NO_AUTH, DisclosureBudget, Document, Operation, Server, Service, Source
 from anvil.air.naming import resolve_name_collisions, snake
 from anvil.compiler.auth import server_base_url
 from anvil.compiler.auth_choice import choose_auth_schemes, service_auth_without_choice
@@ -196,11 +196,10 @@ def compile_source(
     run.found.extend(repaired)
     run.found.extend(renamed_inputs)
     ops = _with_schemas(ops, run.found)
-    disclosure = manifest.disclosure if manifest is not None else None
     document = Document(
         service=service,
         operations=ops,
-        tool_budget_tokens=disclosure.tool_budget_tokens if disclosure is not None else None,
+        disclosure=_disclosure_budget(manifest),
         schemas=_component_schemas(spec),
     )
     validated, validation = validate_operations(document.operations)
@@ -312,6 +311,19 @@ def _workflows(run: _Run, document: Document, manifest: Manifest | None) -> Docu
 
     result: Document = run.guard("workflows", document, step)
     return result
+
+
+def _disclosure_budget(manifest: Manifest | None) -> DisclosureBudget | None:
+    """The manifest's ``disclosure:`` block in AIR, defaults filled in (None when not stated)."""
+    stated = manifest.disclosure if manifest is not None else None
+    if stated is None:
+        return None
+    budget = DisclosureBudget()
+    if stated.tool_budget_tokens is not None:
+        budget = replace(budget, tool_budget_tokens=stated.tool_budget_tokens)
+    if stated.output_schema_percent is not None:
+        budget = replace(budget, output_schema_percent=stated.output_schema_percent)
+    return budget
 
 
 def _disclosure(run: _Run, document: Document) -> Document:

@@ -69,9 +69,14 @@ class ServiceManifest:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class DisclosureManifest:
-    """``disclosure:``: what one listed tool may cost an agent, in estimated tokens (default 1200)."""
+    """``disclosure:``: what one listed tool may cost an agent (AIR ``disclosure``; None: the default).
+
+    ``tool_budget_tokens`` bounds the whole tool in estimated tokens (default 1200);
+    ``output_schema_percent`` bounds what its ``outputSchema`` adds to the rest of it (default 20).
+    """
 
     tool_budget_tokens: int | None = None
+    output_schema_percent: int | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
