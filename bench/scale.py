@@ -58,7 +58,7 @@ from pathlib import Path
 from anvil.compiler import build
 spec = Path(sys.argv[1])
 root = Path(sys.argv[2]) if sys.argv[2] else None
-result = build(spec, manifest=None, service_id="corpus", source_uri=spec.name, spec_root=root)
+result = build(spec, manifest=None, service_id=sys.argv[3], source_uri=spec.name, spec_root=root)
 auth = {d.operation for d in result.diagnostics if d.code.startswith("auth/") and d.operation}
 ops = result.document.operations if result.document is not None else ()
 print(json.dumps([[op.id, op.id in auth] for op in ops]))
@@ -122,11 +122,12 @@ def _run(command: list[str], env: dict[str, str], timeout: float) -> tuple[int, 
         return process.returncode, out.read().decode("utf-8", "replace"), wall, usage.ru_maxrss / 1024
 
 
-def write_manifest(spec: Path, spec_root: Path | None, src: Path, target: Path, timeout: float) -> int:
-    """Write a manifest approving every operation of ``spec``; the number of operations."""
-    code, out, _, _ = _run(
-        [sys.executable, "-c", OPERATIONS_CHILD, str(spec), str(spec_root or "")], _env(src), timeout
-    )
+def write_manifest(
+    spec: Path, spec_root: Path | None, src: Path, target: Path, timeout: float, *, service: str = "corpus"
+) -> int:
+    """Write a manifest approving every operation of ``spec`` (compiled as ``service``); the operation count."""
+    command = [sys.executable, "-c", OPERATIONS_CHILD, str(spec), str(spec_root or ""), service]
+    code, out, _, _ = _run(command, _env(src), timeout)
     if code != 0 or not out.strip():
         raise RuntimeError("could not list the operations" if code != -9 else "timeout listing operations")
     ops = json.loads(out.strip().splitlines()[-1])
