@@ -143,6 +143,7 @@ class OutputSchemas:
         # Many operations answer with the same named schema: what it reaches and its cuts, once.
         self._reached: dict[tuple[str, ...], tuple[tuple[str, ...], dict[str, int]]] = {}
         self._cuts: dict[tuple[tuple[str, ...], int], JSONObject] = {}
+        self._wholes: dict[tuple[tuple[str, ...], bool], JSONObject] = {}
 
     # --- one named schema, once ------------------------------------------------------------------------
 
@@ -303,7 +304,13 @@ class OutputSchemas:
 
     def full(self, plan: OutputPlan) -> OutputProjection:
         """The whole output schema: every reachable component in ``$defs`` (shared, never copied)."""
-        defs: JSONObject = {self._component(name).def_name: self._component(name).schema for name in plan.order}
+        key = (plan.roots, plan.dry_run)
+        defs = self._wholes.get(key)
+        if defs is None:
+            defs = {self._component(name).def_name: self._component(name).schema for name in plan.order}
+            if plan.dry_run:
+                defs[DRY_RUN_PLAN_DEF] = DRY_RUN_PLAN_SCHEMA
+            self._wholes[key] = defs  # one mapping for every tool whose answer names the same schemas
         if plan.own_defs:  # a schema already self-contained keeps its definitions at the root
             defs = {**plan.own_defs, **defs}
         return OutputProjection(schema=_assemble(plan.body, defs, plan.wrap, plan.dry_run), wrap=plan.wrap)
@@ -402,31 +409,26 @@ def _label(body: JSONObject) -> str:
 def _assemble(body: JSONObject, defs: JSONObject, wrap: bool, dry_run: bool, *, compact: bool = False) -> JSONObject:
     """The published shape: an object (a non-object answer as ``{"result": ...}``), ``$defs`` at the root.
 
-    With ``compact`` (a cut schema) the dry-run plan is the short :data:`DRY_RUN_PLAN_SUMMARY`, inline.
+    ``defs`` are the root's ``$defs``; for a whole schema that offers a dry run they already hold the
+    plan (:meth:`OutputSchemas.full`). With ``compact`` (a cut schema) the dry-run plan is the short
+    :data:`DRY_RUN_PLAN_SUMMARY`, inline.
     """
     schema: JSONObject
     if wrap:
         schema = {"type": "object", "properties": {"result": body}, "required": ["result"]}
     elif "$ref" in body:
-        schema = {"allOf": [body]}
+        schema = {"type": "object", "allOf": [body]}
     else:
-        schema = dict(body)
-    if defs:
-        schema["$defs"] = defs
-    if wrap or "type" not in schema:
-        schema = {"type": "object", **schema}
-    if dry_run:
-        # ``anvil_dry_run`` answers with the request plan instead of the response: say so, or a stock
-        # client would refuse every dry run of a tool that publishes an output schema.
-        inner = schema.pop("$defs", {})
-        if compact:
-            schema = {"type": "object", "anyOf": [schema, DRY_RUN_PLAN_SUMMARY]}
-            if inner:
-                schema["$defs"] = inner
-        else:
-            schema = {
-                "type": "object",
-                "anyOf": [schema, {"$ref": f"{_DEFS_PREFIX}{DRY_RUN_PLAN_DEF}"}],
-                "$defs": {**inner, DRY_RUN_PLAN_DEF: DRY_RUN_PLAN_SCHEMA},
-            }
-    return schema
+        schema = dict(body) if "type" in body else {"type": "object", **body}
+    if not dry_run:
+        if defs:
+            schema["$defs"] = defs
+        return schema
+    # ``anvil_dry_run`` answers with the request plan instead of the response: say so, or a stock
+    # client would refuse every dry run of a tool that publishes an output schema.
+    if compact:
+        out: JSONObject = {"type": "object", "anyOf": [schema, DRY_RUN_PLAN_SUMMARY]}
+        if defs:
+            out["$defs"] = defs
+        return out
+    return {"type": "object", "anyOf": [schema, {"$ref": f"{_DEFS_PREFIX}{DRY_RUN_PLAN_DEF}"}], "$defs": defs}
