@@ -159,3 +159,17 @@ async def test_a_deep_cyclic_answer_the_published_summary_accepts_but_the_whole_
     assert result.is_error is True and result.structured_content is None
     assert json.loads(result.content[0].text)["error"]["code"] == "schema_mismatch"
     assert len(upstream.requests) == 1
+
+
+async def test_tools_answering_the_same_schemas_share_one_whole_schema_in_the_gateway(
+    github: Document, make_gateway: Callable[..., Gateway]
+) -> None:
+    node = {"$ref": "#/components/schemas/Node"}
+    doc = _with_output(_with_output(github, "github.issues.get", node), "github.issues.update", node)
+    doc = dataclasses.replace(doc, schemas={**github.schemas, **_CYCLIC})
+    gateway = make_gateway(doc)
+    read, update = gateway.tool("github_get_issue"), gateway.tool("github_update_issue")
+    assert read is not None and update is not None and read.output is not None and update.output is not None
+    # The table holds each tool's published definition and a reference to the document's one projection.
+    assert read.output.projection.schema["$defs"] is update.output.projection.schema["$defs"]
+    assert list(read.output.projection.schema["$defs"]) == ["Node", "Owner", "anvil:dry_run_plan"]
