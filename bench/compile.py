@@ -27,7 +27,7 @@ from scale import write_manifest
 
 REPO = Path(__file__).resolve().parent.parent
 CHILD = r"""
-import json, resource, sys, time
+import json, sys, time
 from pathlib import Path
 from anvil.cli.compile import compile_bundle
 spec, out, service, spec_root = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3], Path(sys.argv[4])
@@ -35,7 +35,9 @@ manifest = Path(sys.argv[5]) if sys.argv[5] else None
 start = time.perf_counter()
 outcome = compile_bundle(spec, out=out, manifest=manifest, service_id=service, root=spec.parent, spec_root=spec_root)
 wall = time.perf_counter() - start
-rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+# VmHWM is this program's own peak (ru_maxrss would count the pages of the parent it was forked from).
+status = Path("/proc/self/status").read_text().splitlines()
+rss = int(next(line for line in status if line.startswith("VmHWM:")).split()[1])
 errors = sorted({d.code for d in outcome.diagnostics if d.severity == "error"})
 size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file()) if out.is_dir() else 0
 tools = (out / "tools.json").stat().st_size if (out / "tools.json").is_file() else 0

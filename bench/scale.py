@@ -32,7 +32,6 @@ import csv
 import io
 import json
 import os
-import resource
 import select
 import statistics
 import subprocess
@@ -62,6 +61,23 @@ result = build(spec, manifest=None, service_id=sys.argv[3], source_uri=spec.name
 auth = {d.operation for d in result.diagnostics if d.code.startswith("auth/") and d.operation}
 ops = result.document.operations if result.document is not None else ()
 print(json.dumps([[op.id, op.id in auth] for op in ops]))
+"""
+
+
+#: Runs ``anvil ARGS...`` and writes the process's peak RSS to the file named by ``argv[1]``. The peak is
+#: ``VmHWM`` (this program's own, reset at exec): ``ru_maxrss`` would count the pages of the (large)
+#: parent this child was forked from.
+ANVIL_CHILD = r"""
+import sys
+from pathlib import Path
+from anvil.cli import main
+target = Path(sys.argv[1])
+try:
+    code = main(sys.argv[2:])
+finally:
+    peak = next(line for line in Path("/proc/self/status").read_text().splitlines() if line.startswith("VmHWM:"))
+    target.write_text(peak.split()[1])
+raise SystemExit(code)
 """
 
 
@@ -100,26 +116,29 @@ def _env(src: Path) -> dict[str, str]:
     return env
 
 
-def _run(command: list[str], env: dict[str, str], timeout: float) -> tuple[int, str, float, float]:
-    """Run ``command``; (exit status, stdout, wall seconds, peak RSS MB of that child), -9 on timeout."""
+def _run(command: list[str], env: dict[str, str], timeout: float) -> tuple[int, str, float]:
+    """Run ``command``; (exit status, stdout, wall seconds), -9 on timeout."""
     start = time.perf_counter()
     with tempfile.TemporaryFile() as out:
         process = subprocess.Popen(command, stdout=out, stderr=subprocess.DEVNULL, env=env)
-        deadline = start + timeout
-        while True:
-            pid, status, usage = os.wait4(process.pid, os.WNOHANG)
-            if pid:
-                break
-            if time.perf_counter() > deadline:
-                process.kill()
-                _, status, usage = os.wait4(process.pid, 0)
-                process.returncode = -9
-                return -9, "", time.perf_counter() - start, usage.ru_maxrss / 1024
-            time.sleep(0.01)
+        try:
+            process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+            return -9, "", time.perf_counter() - start
         wall = time.perf_counter() - start
-        process.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
-        return process.returncode, out.read().decode("utf-8", "replace"), wall, usage.ru_maxrss / 1024
+        return process.returncode, out.read().decode("utf-8", "replace"), wall
+
+
+def run_anvil(arguments: list[str], env: dict[str, str], timeout: float) -> tuple[int, str, float, float]:
+    """Run ``anvil ARGUMENTS``: (exit status, stdout, wall seconds, peak RSS MB), -9 on timeout."""
+    with tempfile.TemporaryDirectory(prefix="anvil-peak-") as tmp:
+        peak_file = Path(tmp) / "peak"
+        code, out, wall = _run([sys.executable, "-c", ANVIL_CHILD, str(peak_file), *arguments], env, timeout)
+        peak = int(peak_file.read_text()) / 1024 if peak_file.is_file() else float("nan")
+    return code, out, wall, peak
 
 
 def write_manifest(
@@ -127,7 +146,7 @@ def write_manifest(
 ) -> int:
     """Write a manifest approving every operation of ``spec`` (compiled as ``service``); the operation count."""
     command = [sys.executable, "-c", OPERATIONS_CHILD, str(spec), str(spec_root or ""), service]
-    code, out, _, _ = _run(command, _env(src), timeout)
+    code, out, _ = _run(command, _env(src), timeout)
     if code != 0 or not out.strip():
         raise RuntimeError("could not list the operations" if code != -9 else "timeout listing operations")
     ops = json.loads(out.strip().splitlines()[-1])
@@ -223,11 +242,11 @@ def measure_spec(spec: Path, spec_root: Path | None, src: Path, *, serve: bool, 
             figures.note = str(exc)
             return figures
         out = work / "bundle"
-        command = [sys.executable, "-m", "anvil", "compile", str(spec), "--manifest", str(manifest)]
-        command += ["--service", "corpus", "--out", str(out), "--root", str(work), "--json"]
+        arguments = ["compile", str(spec), "--manifest", str(manifest)]
+        arguments += ["--service", "corpus", "--out", str(out), "--root", str(work), "--json"]
         if spec_root is not None:
-            command += ["--spec-root", str(spec_root)]
-        code, stdout, wall, peak = _run(command, _env(src), timeout)
+            arguments += ["--spec-root", str(spec_root)]
+        code, stdout, wall, peak = run_anvil(arguments, _env(src), timeout)
         if code == -9:
             figures.note = f"compile timeout after {timeout:.0f} s ({peak:.0f} MB)"
             return figures
@@ -458,5 +477,4 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     sys.exit(main(sys.argv[1:]))
