@@ -4,8 +4,7 @@
 ``outputSchema`` within the tool budget, see :mod:`anvil.air.surface`; the server adds its effect keys
 to ``_meta``), so a client or reviewer can diff the tool surface without starting a server.
 ``schemas/`` holds the assembled input schema of every operation whatever its state; the runtime
-manifest lists approved operations only
-(original-core §4.1).
+manifest lists approved operations only (original-core §4.1).
 """
 
 from __future__ import annotations

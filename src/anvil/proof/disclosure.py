@@ -57,5 +57,5 @@ def served_tools(doc: Document) -> dict[str, JSONObject]:
 
 
 def tool_budget(doc: Document) -> int:
-    """The tool budget ``doc`` publishes within: its ``toolBudgetTokens``, else the default 1200."""
+    """The tool budget ``doc`` publishes within: its ``disclosure.toolBudgetTokens``, else the default 1200."""
     return surface_of(doc).budget_tokens
