@@ -38,7 +38,7 @@ from anvil._types import JSONObject
 from anvil.air.effects import ToolOf, effect_listing_meta
 from anvil.air.model import DisclosureBudget, Document, Operation
 from anvil.air.outputs import OutputPlan, OutputProjection, OutputSchemas, compact_size
-from anvil.air.tools import (
+from anvil.air.tool_elements import (
     DRY_RUN_ARGUMENT,
     operation_input_schema,
     published_input_schema,
