@@ -82,6 +82,29 @@ def test_retry_bounds_are_enforced_on_load(payments_json: dict[str, Any], field:
         assert caught.value.code == "air/invalid"
 
 
+@pytest.mark.parametrize(
+    ("budget", "loads"),
+    [
+        ({"toolBudgetTokens": 2000}, True),
+        ({"outputSchemaPercent": 0}, True),
+        ({"toolBudgetTokens": 0}, False),
+        ({"outputSchemaPercent": -1}, False),
+        ({"outputSchemaPercent": 10_001}, False),
+    ],
+)
+def test_disclosure_budgets_are_bounded_on_load(
+    payments_json: dict[str, Any], budget: dict[str, int], loads: bool
+) -> None:
+    doc = {**payments_json, "disclosure": budget}
+    if loads:
+        loaded = load_document(doc)
+        assert loaded.disclosure is not None and document_json(loaded)["disclosure"]["toolBudgetTokens"] > 0
+    else:
+        with pytest.raises(AirError) as caught:
+            load_document(doc)
+        assert caught.value.code == "air/invalid" and "disclosure." in caught.value.message
+
+
 def test_unknown_fields_and_bad_enum_values_are_refused(payments_json: dict[str, Any]) -> None:
     ops = [dict(op) for op in payments_json["operations"]]
     for bad_op in ({**ops[0], "surprise": 1}, {**ops[0], "state": "live"}):

@@ -1,4 +1,4 @@
-"""Disclosure measurement (original-core §3.7): every operation's tool surface is measured in AIR."""
+"""Disclosure measurement (original-core §3.7): every operation's published tool surface is measured in AIR."""
 
 from __future__ import annotations
 
@@ -6,25 +6,61 @@ import json
 import math
 from pathlib import Path
 
-from anvil.air.tools import tool_definition
+from anvil.air.model import DisclosureBudget
+from anvil.air.surface import OUTPUT_SCHEMA_META, surface_of
+from anvil.bundle.emit import emit_bundle
 from anvil.compiler import build
+from anvil.compiler.pipeline import CompileResult
 
 REPO = Path(__file__).resolve().parents[2]
+PAYMENTS = REPO / "examples" / "payments"
 
 
-def test_every_operation_carries_the_estimated_token_cost_of_its_tool_surface() -> None:
-    result = build(
-        REPO / "examples" / "payments" / "openapi.yaml",
-        manifest=REPO / "examples" / "payments" / "anvil.yaml",
-        service_id="payments",
-        source_uri="examples/payments/openapi.yaml",
+def _payments(manifest: Path = PAYMENTS / "anvil.yaml") -> CompileResult:
+    return build(
+        PAYMENTS / "openapi.yaml", manifest=manifest, service_id="payments", source_uri="examples/payments/openapi.yaml"
     )
-    doc = result.document
+
+
+def _with_disclosure(tmp_path: Path, block: str) -> Path:
+    manifest = tmp_path / "anvil.yaml"
+    manifest.write_text((PAYMENTS / "anvil.yaml").read_text(encoding="utf-8") + block, encoding="utf-8")
+    return manifest
+
+
+def test_every_operation_carries_the_estimated_token_cost_of_its_published_tool() -> None:
+    doc = _payments().document
     assert doc.operations
+    surface = surface_of(doc)
     for op in doc.operations:
         cost = op.disclosure_cost
         assert cost is not None, op.id
-        surface = json.dumps(tool_definition(op, doc.schemas), separators=(",", ":"), ensure_ascii=False)
-        assert cost.tool_tokens == math.ceil(len(surface) / 4)
-        assert cost.chars_per_token == round(len(surface) / cost.tool_tokens, 3)
+        published = json.dumps(surface.definition(op), separators=(",", ":"), ensure_ascii=False)
+        assert cost.tool_tokens == math.ceil(len(published) / 4)
+        assert cost.chars_per_token == round(len(published) / cost.tool_tokens, 3)
         assert (cost.estimator, cost.response_tokens, cost.response_item_tokens) == ("chars/4", 0, 0)
+
+
+def test_the_manifest_budgets_reach_air_and_a_tool_over_budget_without_output_is_a_warning(tmp_path: Path) -> None:
+    assert _payments().document.disclosure is None  # nothing stated: nothing recorded, the defaults apply
+    manifest = _with_disclosure(tmp_path, "disclosure:\n  tool_budget_tokens: 400\n  output_schema_percent: 50\n")
+    result = _payments(manifest)
+    assert result.document.disclosure == DisclosureBudget(tool_budget_tokens=400, output_schema_percent=50)
+    warned = [d for d in result.diagnostics if d.code == "disclosure/input_over_budget"]
+    assert [d.operation for d in warned] == ["payments.refunds.create"]
+    assert warned[0].severity == "warning"
+    assert "'payments_create_refund'" in warned[0].message and "400-token" in warned[0].message
+    refund = result.document.operation("payments.refunds.create")
+    assert refund is not None and refund.disclosure_cost is not None and refund.disclosure_cost.tool_tokens > 400
+    tools = json.loads(emit_bundle(result.document)["tools.json"])["tools"]
+    by_name = {tool["name"]: tool for tool in tools}
+    assert by_name["payments_create_refund"]["_meta"][OUTPUT_SCHEMA_META] == "omitted"
+    assert "outputSchema" not in by_name["payments_create_refund"]
+
+
+def test_a_budget_cut_bundle_recompiles_byte_for_byte(tmp_path: Path) -> None:
+    manifest = _with_disclosure(tmp_path, "disclosure:\n  output_schema_percent: 40\n")
+    first, second = emit_bundle(_payments(manifest).document), emit_bundle(_payments(manifest).document)
+    assert first == second
+    states = [tool["_meta"].get(OUTPUT_SCHEMA_META) for tool in json.loads(first["tools.json"])["tools"]]
+    assert "summarised" in states

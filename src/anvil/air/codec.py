@@ -18,13 +18,25 @@ from anvil.air.canonical import hash_canonical
 from anvil.air.model import Document
 from anvil.errors import AirError
 
-__all__ = ["SERVICE_ID_PATTERN", "contract_hash", "document_json", "from_json", "load_document", "to_json"]
+__all__ = [
+    "MAX_OUTPUT_SCHEMA_PERCENT",
+    "MAX_TOOL_BUDGET_TOKENS",
+    "SERVICE_ID_PATTERN",
+    "contract_hash",
+    "document_json",
+    "from_json",
+    "load_document",
+    "to_json",
+]
 
 T = TypeVar("T")
 
 SERVICE_ID_PATTERN = re.compile(r"^[a-z](?:[a-z0-9_-]{0,62}[a-z0-9])?$")
 MAX_RETRY_ATTEMPTS = 5
 MAX_RETRY_DELAY_MS = 20000
+#: The largest disclosure budgets a document may state (the manifest's bounds too).
+MAX_TOOL_BUDGET_TOKENS = 1_000_000
+MAX_OUTPUT_SCHEMA_PERCENT = 10_000
 
 
 def _camel(name: str) -> str:
@@ -146,6 +158,14 @@ def load_document(data: Any) -> Document:
     doc = from_json(Document, data)
     if not SERVICE_ID_PATTERN.match(doc.service.id):
         raise _fail("service.id", f"service id {doc.service.id!r} is not a lowercase slug of 1-64 characters")
+    budget = doc.disclosure
+    if budget is not None:
+        if not 1 <= budget.tool_budget_tokens <= MAX_TOOL_BUDGET_TOKENS:
+            where, value = "disclosure.toolBudgetTokens", budget.tool_budget_tokens
+            raise _fail(where, f"{value} is outside 1..{MAX_TOOL_BUDGET_TOKENS}")
+        if not 0 <= budget.output_schema_percent <= MAX_OUTPUT_SCHEMA_PERCENT:
+            where, value = "disclosure.outputSchemaPercent", budget.output_schema_percent
+            raise _fail(where, f"{value} is outside 0..{MAX_OUTPUT_SCHEMA_PERCENT}")
     for index, op in enumerate(doc.operations):
         r = op.retries
         where = f"operations[{index}].retries"

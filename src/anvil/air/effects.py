@@ -22,11 +22,14 @@ __all__ = [
     "DeclaredUndo",
     "FollowUpPlace",
     "FollowUpRef",
+    "ToolOf",
     "UndoKind",
     "deadline_phrase",
     "declared_contract",
     "declared_undo",
     "effect_class_of",
+    "effect_classification",
+    "effect_listing_meta",
     "follow_up_refs",
     "forwards_idempotency_key",
     "reversible_for_class",
@@ -72,6 +75,32 @@ def declared_contract(op: Operation) -> JSONObject | None:
         if piece is not None:
             out[key] = to_json(piece)
     return out
+
+
+#: Maps an AIR operation id to the tool name a caller dials on a server, or None when it is not served.
+ToolOf = Callable[[str], "str | None"]
+
+
+def effect_classification(op: Operation, tool_of: ToolOf) -> JSONObject:
+    """The ``effect`` key of a listed tool's ``_meta`` (declared or not; see :mod:`anvil.serve.mcp.listing`)."""
+    effect = op.effect
+    return {
+        "class": effect_class_of(op),
+        "deletion": effect.action == "delete" or effect.risk == "destructive",
+        "draft": tool_of(effect.draft.operation) if effect.draft is not None else None,
+        "lookup": tool_of(effect.lookup.operation) if effect.lookup is not None else None,
+        "operation": op.id,
+    }
+
+
+def effect_listing_meta(op: Operation, tool_of: ToolOf) -> JSONObject:
+    """The ``_meta`` keys ADR-0030 adds to a listed tool: the class, the contract when declared, ``effect``."""
+    contract = declared_contract(op)
+    meta: JSONObject = {"anvil/effect_class": effect_class_of(op)}
+    if contract is not None:
+        meta["anvil/effect_contract"] = contract
+    meta["effect"] = effect_classification(op, tool_of)
+    return meta
 
 
 def forwards_idempotency_key(op: Operation) -> bool:

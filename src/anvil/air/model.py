@@ -47,6 +47,7 @@ __all__ = [
     "Confirmation",
     "Deadline",
     "Delegation",
+    "DisclosureBudget",
     "DisclosureCost",
     "Document",
     "Draft",
@@ -433,6 +434,20 @@ class Pagination:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class DisclosureBudget:
+    """What one listed tool may cost an agent (the manifest's ``disclosure:``; see :mod:`anvil.air.surface`).
+
+    Attributes:
+        tool_budget_tokens: the whole tool, in estimated tokens (``chars/4``).
+        output_schema_percent: how much its ``outputSchema`` may add to the rest of the tool, in percent
+            of the rest's bytes.
+    """
+
+    tool_budget_tokens: int = 1200
+    output_schema_percent: int = 20
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class DisclosureCost:
     """What publishing and answering an operation costs in tokens (original-core §3.7)."""
 
@@ -532,13 +547,18 @@ class Capability:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Document:
-    """A whole AIR document (original-core §1.1). ``diagnostics`` holds AIR-shaped dicts."""
+    """A whole AIR document (original-core §1.1). ``diagnostics`` holds AIR-shaped dicts.
+
+    ``disclosure`` is the manifest's ``disclosure:`` block, what one listed tool may cost an agent (None:
+    the defaults); the tool surface cuts an output schema that does not fit it.
+    """
 
     anvil_version: str = ANVIL_VERSION
     service: Service
     operations: tuple[Operation, ...] = ()
     capabilities: tuple[Capability, ...] = ()
     workflows: tuple[Workflow, ...] = ()
+    disclosure: DisclosureBudget | None = None
     schemas: JSONObject = field(default_factory=dict)
     diagnostics: tuple[JSONObject, ...] = ()
 

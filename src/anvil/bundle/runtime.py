@@ -1,9 +1,10 @@
 """Machine surfaces: ``tools.json``, ``schemas/<op.id>.schema.json`` and ``runtime/operations.manifest.json``.
 
-``tools.json`` is exactly what ``tools/list`` serves for the bundle (approved operations only), so a
-client or reviewer can diff the tool surface without starting a server. ``schemas/`` holds the assembled
-input schema of every operation whatever its state; the runtime manifest lists approved operations only
-(original-core §4.1).
+``tools.json`` is exactly what ``tools/list`` serves for the bundle (approved operations only; each
+``outputSchema`` within the tool budget, see :mod:`anvil.air.surface`; the server adds its effect keys
+to ``_meta``), so a client or reviewer can diff the tool surface without starting a server.
+``schemas/`` holds the assembled input schema of every operation whatever its state; the runtime
+manifest lists approved operations only (original-core §4.1).
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ from typing import Any
 
 from anvil.air.codec import to_json
 from anvil.air.model import Document, Operation
-from anvil.air.tools import operation_input_schema, tool_definition
+from anvil.air.surface import surface_of
+from anvil.air.tools import operation_input_schema
 from anvil.bundle.encoding import json_file
 
 __all__ = ["emit_runtime", "runtime_manifest", "tools_catalog"]
@@ -20,7 +22,8 @@ __all__ = ["emit_runtime", "runtime_manifest", "tools_catalog"]
 
 def tools_catalog(doc: Document) -> dict[str, Any]:
     """``{"tools": [...]}``: the ``tools/list`` projection of the approved operations, in AIR order."""
-    return {"tools": [tool_definition(op, doc.schemas) for op in doc.operations if op.state == "approved"]}
+    surface = surface_of(doc)
+    return {"tools": [surface.definition(op) for op in doc.operations if op.state == "approved"]}
 
 
 def _runtime_entry(op: Operation) -> dict[str, Any]:

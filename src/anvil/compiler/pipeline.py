@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Final, TypeVar
 from anvil._types import JSONObject
 from anvil.air.codec import SERVICE_ID_PATTERN, load_document, to_json
 from anvil.air.inputs import assemble_input_schema
-from anvil.air.model import NO_AUTH, Document, Operation, Server, Service, Source
+from anvil.air.model import NO_AUTH, DisclosureBudget, Document, Operation, Server, Service, Source
 from anvil.air.naming import resolve_name_collisions, snake
 from anvil.compiler.auth import server_base_url
 from anvil.compiler.auth_choice import choose_auth_schemes, service_auth_without_choice
@@ -194,6 +194,7 @@ def compile_source(
     document = Document(
         service=service,
         operations=ops,
+        disclosure=_disclosure_budget(manifest),
         schemas=_component_schemas(spec),
     )
     validated, validation = validate_operations(document.operations)
@@ -209,7 +210,7 @@ def compile_source(
     document = _workflows(run, document, manifest)
     service_auth = next((op.auth for op in document.operations if op.auth.type != "none"), NO_AUTH)
     document = replace(document, service=replace(document.service, auth=service_auth))
-    document = run.guard("disclosure measurement", document, lambda: measure_disclosure(document))
+    document = _disclosure(run, document)
     document = _round_trip(run, document)
     document = replace(document, diagnostics=tuple(d.to_air() for d in run.found))
     return CompileResult(document=document, diagnostics=tuple(run.found))
@@ -304,6 +305,29 @@ def _workflows(run: _Run, document: Document, manifest: Manifest | None) -> Docu
         return result
 
     result: Document = run.guard("workflows", document, step)
+    return result
+
+
+def _disclosure_budget(manifest: Manifest | None) -> DisclosureBudget | None:
+    """The manifest's ``disclosure:`` block in AIR, defaults filled in (None when not stated)."""
+    stated = manifest.disclosure if manifest is not None else None
+    if stated is None:
+        return None
+    budget = DisclosureBudget()
+    if stated.tool_budget_tokens is not None:
+        budget = replace(budget, tool_budget_tokens=stated.tool_budget_tokens)
+    if stated.output_schema_percent is not None:
+        budget = replace(budget, output_schema_percent=stated.output_schema_percent)
+    return budget
+
+
+def _disclosure(run: _Run, document: Document) -> Document:
+    def step() -> Document:
+        measured, diagnostics = measure_disclosure(document)
+        run.found.extend(diagnostics)
+        return measured
+
+    result: Document = run.guard("disclosure measurement", document, step)
     return result
 
 

@@ -14,10 +14,11 @@ from dataclasses import dataclass
 
 from anvil._types import JSONObject, JSONValue
 from anvil.air.model import Document, Operation
+from anvil.air.surface import surface_of
 from anvil.compiler.disclosure import ESTIMATOR, estimate_tokens
 from anvil.serve.mcp.listing import served_tool_definition
 
-__all__ = ["ESTIMATOR", "Figure", "served_tools", "tokens_of"]
+__all__ = ["ESTIMATOR", "Figure", "served_tools", "tokens_of", "tool_budget"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,4 +52,10 @@ def served_tools(doc: Document) -> dict[str, JSONObject]:
     """Operation id -> the ``tools/list`` entry ``anvil serve`` publishes, for every approved operation."""
     approved: list[Operation] = [op for op in doc.operations if op.is_approved]
     names = {op.id: op.mcp.tool_name for op in approved}
-    return {op.id: served_tool_definition(op, names.get, components=doc.schemas) for op in approved}
+    surface = surface_of(doc)
+    return {op.id: served_tool_definition(op, names.get, surface=surface) for op in approved}
+
+
+def tool_budget(doc: Document) -> int:
+    """The tool budget ``doc`` publishes within: its ``disclosure.toolBudgetTokens``, else the default 1200."""
+    return surface_of(doc).budget_tokens

@@ -32,7 +32,8 @@ from anvil.air.effects import forwards_idempotency_key
 from anvil.air.inputs import safety_keys
 from anvil.air.model import Document, Operation
 from anvil.air.paths import resolve_mapping
-from anvil.air.tools import DRY_RUN_ARGUMENT, operation_input_schema, output_projection, published_input_schema
+from anvil.air.surface import surface_of
+from anvil.air.tools import DRY_RUN_ARGUMENT, operation_input_schema, published_input_schema
 from anvil.runtime.audit import audit_input
 from anvil.runtime.context import CallOptions, RuntimeContext
 from anvil.runtime.envelope import ErrorEnvelope
@@ -60,7 +61,10 @@ class ServedTool:
         key_input: the idempotency input the caller's key is forwarded into, or None (not sent).
         confirm_input: the operation's confirm input, or None.
         dry_run: True when ``anvil_dry_run`` is the reserved argument (not a business input).
-        output: the published output schema's check, or None when the tool publishes none.
+        output: the check of the whole output schema, or None when the response declares none. It is
+            the whole schema even when the listing publishes it cut to the tool budget
+            (``_meta["anvil/output_schema"]``): the cut only accepts more, so a stock client accepts
+            every answer that passes this check.
     """
 
     name: str
@@ -129,6 +133,7 @@ class Gateway:
             for op in listed
             if op.effect.lookup is not None and op.effect.lookup.operation in callable_names
         }
+        surface = surface_of(document)  # every named schema projected once for the whole table
         tools: dict[str, ServedTool] = {}
         for op in listed:
             name = naming(op)
@@ -137,11 +142,11 @@ class Gateway:
             keys = safety_keys(op)
             relaxed = [key for key in (keys.idempotency, keys.confirm) if key is not None]
             business = operation_input_schema(op).get("properties") or {}
-            projection = output_projection(op, document.schemas)
+            projection = surface.output(op)  # the whole schema: answers are checked against it
             tools[name] = ServedTool(
                 name=name,
                 op=op,
-                definition=served_tool_definition(op, tool_of, name=name, components=document.schemas),
+                definition=served_tool_definition(op, tool_of, name=name, surface=surface),
                 check=ArgumentCheck(call_schema(published_input_schema(op), relaxed)),
                 plan=EffectPlan.of(op, tool_of, lookup_targets),
                 key_input=keys.idempotency if forwards_idempotency_key(op) else None,

@@ -510,3 +510,31 @@ def test_a_key_location_without_its_key_name_is_a_wrong_type() -> None:
 
     assert [_where(item) for item in found] == [("manifest/wrong_type", "anvil.yaml", 3, 51)]
     assert manifest is not None
+
+
+def test_the_disclosure_budgets_are_read_and_bounded() -> None:
+    manifest, found = _parse(
+        """
+        disclosure:
+          tool_budget_tokens: 2000
+          output_schema_percent: 35
+        """
+    )
+    assert found == []
+    assert manifest is not None and manifest.disclosure is not None
+    assert (manifest.disclosure.tool_budget_tokens, manifest.disclosure.output_schema_percent) == (2000, 35)
+    manifest, found = _parse(
+        """
+        disclosure:
+          tool_budget_tokens: 0
+          output_schema_percent: lots
+          ladder: true
+        """
+    )
+    assert [_where(item) for item in found] == [
+        ("manifest/wrong_type", "anvil.yaml", 2, 23),
+        ("manifest/wrong_type", "anvil.yaml", 3, 26),
+        ("manifest/unknown_key", "anvil.yaml", 4, 3),
+    ]
+    assert manifest is not None and manifest.disclosure is not None
+    assert manifest.disclosure.tool_budget_tokens is None and manifest.disclosure.output_schema_percent is None

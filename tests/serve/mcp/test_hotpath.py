@@ -10,6 +10,7 @@ the hot app against the real gateway and the github-mini mock.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
@@ -26,7 +27,7 @@ from mcp.client.streamable_http import streamable_http_client
 from starlette.applications import Starlette
 
 from anvil._types import JSONObject, JSONValue
-from anvil.air.model import Document
+from anvil.air.model import DisclosureBudget, Document
 from anvil.ledger.registry import open_ledger
 from anvil.runtime.context import RuntimeContext
 from anvil.runtime.envelope import ErrorEnvelope
@@ -326,6 +327,30 @@ async def test_every_corpus_listing_is_answered_byte_for_byte_as_the_sdk_path_at
                     assert fast.status_code == 200, (name, version)
                     assert comparable(fast) == comparable(slow), (name, version)
     assert hot_path_of(hot).answered == len(providers) * len(HANDSHAKE_VERSIONS)
+    assert hot_path_of(hot).switched is False
+
+
+async def test_a_listing_with_summarised_and_omitted_output_schemas_is_answered_byte_for_byte_at_every_version(
+    github: Document, http: httpx.AsyncClient
+) -> None:
+    # A tight budget: some tools publish a cut output schema, one a one-object summary, some none at all.
+    tight = dataclasses.replace(github, disclosure=DisclosureBudget(tool_budget_tokens=400, output_schema_percent=25))
+    gateway = listing_gateway(tight, http)
+    states = {tool["_meta"].get("anvil/output_schema") for tool in gateway.tools}
+    assert {"summarised", "omitted"} <= states
+    hot = create_app(build_server(gateway), service="github")
+    sdk = create_app(build_server(gateway), service="github", hot_path=False)
+    with anyio.fail_after(60):
+        async with serving(hot, sdk) as (hot_url, sdk_url), httpx.AsyncClient() as client:
+            for version in HANDSHAKE_VERSIONS:
+                headers = {**JSON_HEADERS, "mcp-protocol-version": version}
+                fast = await client.post(hot_url, content=rpc("tools/list"), headers=headers)
+                slow = await client.post(sdk_url, content=rpc("tools/list"), headers=headers)
+                assert fast.status_code == 200, version
+                assert comparable(fast) == comparable(slow), version
+    listed = json.loads(fast.content)["result"]["tools"]
+    assert any(tool["_meta"].get("anvil/output_schema") == "summarised" for tool in listed)
+    assert hot_path_of(hot).answered == len(HANDSHAKE_VERSIONS)
     assert hot_path_of(hot).switched is False
 
 

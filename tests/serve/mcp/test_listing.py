@@ -10,6 +10,7 @@ import anyio
 import pytest
 
 from anvil.air.model import Document
+from anvil.air.surface import surface_of
 from anvil.air.tools import tool_definition
 from anvil.serve.gateway import Gateway
 from anvil.serve.mcp.listing import effect_classification, rewrite_listing_tools, served_tool_definition
@@ -181,3 +182,19 @@ async def test_a_gateway_names_its_tools_and_reported_follow_ups_with_the_given_
     assert result is not None and result.report is not None
     assert result.report["undo"]["tool"] == "github__github_delete_comment"
     assert await gateway.call("github_create_comment", arguments) is None
+
+
+@pytest.mark.anyio
+async def test_the_tool_budget_counts_each_tool_exactly_as_it_is_listed(
+    github: Document, make_gateway: Callable[..., Gateway]
+) -> None:
+    surface = surface_of(github)
+    gateway = make_gateway(github)
+    for op in github.operations:
+        if op.is_approved:
+            tool = listed(gateway, op.mcp.tool_name)
+            assert surface.published(op).served_chars == len(
+                json.dumps(tool, separators=(",", ":"), ensure_ascii=False)
+            )
+    release = listed(gateway, "github_create_release")["_meta"]
+    assert release["effect"]["lookup"] == "github_get_release"  # a follow-up, named by its tool, is counted too

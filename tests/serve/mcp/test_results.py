@@ -7,15 +7,18 @@ import json
 from collections.abc import Callable
 
 import anyio
+import httpx
 import jsonschema
 import pytest
 from referencing import Registry
 
-from anvil.air.model import Document, Output
+from anvil.air.model import DisclosureBudget, Document, Output
+from anvil.runtime.context import RuntimeContext
 from anvil.runtime.envelope import ErrorEnvelope
 from anvil.serve.gateway import Gateway
 from anvil.serve.mcp.results import CallResult
-from tests.serve.support import OWNER_REPO, MockServer, connected, op_of
+from tests.serve.raw_upstream import Answer, RawUpstream
+from tests.serve.support import OWNER_REPO, TOKEN, MockServer, connected, op_of, token_variable
 
 COMMENT = {**OWNER_REPO, "issue_number": 2, "body": "Looks good"}
 
@@ -74,6 +77,7 @@ async def test_a_recursive_output_schema_is_self_contained_through_defs(
         "Node": {"type": "object", "properties": {"child": {"$ref": "#/components/schemas/Node"}}},
     }
     doc = dataclasses.replace(_with_output(github, op.id, {"$ref": "#/components/schemas/Node"}), schemas=schemas)
+    doc = dataclasses.replace(doc, disclosure=DisclosureBudget(output_schema_percent=500))  # room for it whole
     tool = make_gateway(doc).tool("github_create_comment")
     assert tool is not None
     schema = tool.definition["outputSchema"]
@@ -100,3 +104,72 @@ def test_an_error_result_carries_its_envelope_as_text_and_no_structured_content(
     assert wire["isError"] is True
     assert json.loads(wire["content"][0]["text"]) == envelope.to_json()
     assert wire["_meta"] == {"effect": {"class": "irreversible"}}
+
+
+#: A cyclic graph: a node names its child and its owner, an owner its manager (another owner).
+_CYCLIC = {
+    "Node": {
+        "type": "object",
+        "required": ["name"],
+        "properties": {
+            "name": {"type": "string"},
+            "child": {"$ref": "#/components/schemas/Node"},
+            "owner": {"$ref": "#/components/schemas/Owner"},
+        },
+    },
+    "Owner": {
+        "type": "object",
+        "required": ["login"],
+        "properties": {"login": {"type": "string"}, "manager": {"$ref": "#/components/schemas/Owner"}},
+    },
+}
+
+
+async def test_a_deep_cyclic_answer_the_published_summary_accepts_but_the_whole_schema_refuses_is_schema_mismatch(
+    github: Document, http: httpx.AsyncClient
+) -> None:
+    op = op_of(github, "github.issues.get")
+    doc = dataclasses.replace(
+        _with_output(github, op.id, {"$ref": "#/components/schemas/Node"}),
+        schemas={**github.schemas, **_CYCLIC},
+        disclosure=DisclosureBudget(output_schema_percent=10),  # room for a one-object summary only
+    )
+    deep = {"name": "a", "child": {"name": "b", "owner": {"login": "c", "manager": {"login": 7}}}}
+    with RawUpstream(lambda request, count: Answer(body=json.dumps(deep).encode())) as upstream:
+        context = RuntimeContext(
+            service_id="github",
+            base_url=upstream.url,
+            client=http,
+            env="dev",
+            allowed_hosts=("127.0.0.1",),
+            credentials={token_variable(doc): TOKEN},
+        )
+        gateway = Gateway(doc, context)
+        tool = gateway.tool("github_get_issue")
+        assert tool is not None and tool.output is not None
+        published = tool.definition["outputSchema"]
+        assert tool.definition["_meta"]["anvil/output_schema"] == "summarised"
+        assert published == {"type": "object", "description": "Node (summarised)"}
+        jsonschema.Draft202012Validator(published, registry=Registry()).validate(deep)  # a client would accept it
+        whole = tool.output.projection.schema
+        assert not jsonschema.Draft202012Validator(whole, registry=Registry()).is_valid(deep)
+        async with connected(gateway) as client:
+            with anyio.fail_after(10):
+                result = await client.call_tool("github_get_issue", {**OWNER_REPO, "issue_number": 1})
+    assert result.is_error is True and result.structured_content is None
+    assert json.loads(result.content[0].text)["error"]["code"] == "schema_mismatch"
+    assert len(upstream.requests) == 1
+
+
+async def test_tools_answering_the_same_schemas_share_one_whole_schema_in_the_gateway(
+    github: Document, make_gateway: Callable[..., Gateway]
+) -> None:
+    node = {"$ref": "#/components/schemas/Node"}
+    doc = _with_output(_with_output(github, "github.issues.get", node), "github.issues.update", node)
+    doc = dataclasses.replace(doc, schemas={**github.schemas, **_CYCLIC})
+    gateway = make_gateway(doc)
+    read, update = gateway.tool("github_get_issue"), gateway.tool("github_update_issue")
+    assert read is not None and update is not None and read.output is not None and update.output is not None
+    # The table holds each tool's published definition and a reference to the document's one projection.
+    assert read.output.projection.schema["$defs"] is update.output.projection.schema["$defs"]
+    assert list(read.output.projection.schema["$defs"]) == ["Node", "Owner", "anvil:dry_run_plan"]

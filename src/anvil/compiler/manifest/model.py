@@ -20,6 +20,7 @@ __all__ = [
     "CarrierManifest",
     "ConfirmationManifest",
     "DeadlineManifest",
+    "DisclosureManifest",
     "DraftManifest",
     "EffectManifest",
     "FollowUpManifest",
@@ -64,6 +65,18 @@ class ServiceManifest:
     owner: str | None = None
     environment: str | None = None
     deployment_namespace: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DisclosureManifest:
+    """``disclosure:``: what one listed tool may cost an agent (AIR ``disclosure``; None: the default).
+
+    ``tool_budget_tokens`` bounds the whole tool in estimated tokens (default 1200);
+    ``output_schema_percent`` bounds what its ``outputSchema`` adds to the rest of it (default 20).
+    """
+
+    tool_budget_tokens: int | None = None
+    output_schema_percent: int | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -338,6 +351,7 @@ class Manifest:
     file: str
     service: ServiceManifest = field(default_factory=ServiceManifest)
     auth: AuthManifest | None = None
+    disclosure: DisclosureManifest | None = None
     operations: tuple[OperationManifest, ...] = ()
     workflows: tuple[WorkflowManifest, ...] = ()
     capabilities: tuple[CapabilityReview, ...] = ()

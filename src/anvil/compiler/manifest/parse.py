@@ -27,6 +27,7 @@ from typing import Any, Final
 import yaml
 
 from anvil._types import JSONObject
+from anvil.air.codec import MAX_OUTPUT_SCHEMA_PERCENT, MAX_TOOL_BUDGET_TOKENS
 from anvil.air.enums import ACTIONS, AUTH_TYPES, EFFECT_CLASSES, RETRY_CONDITIONS, RISK_LEVELS, STATES
 from anvil.compiler.manifest.model import (
     ApiKeyManifest,
@@ -35,6 +36,7 @@ from anvil.compiler.manifest.model import (
     CarrierManifest,
     ConfirmationManifest,
     DeadlineManifest,
+    DisclosureManifest,
     DraftManifest,
     EffectManifest,
     FollowUpManifest,
@@ -248,6 +250,12 @@ _TOP = obj(
             refuse={"auth": "Service-wide auth is the top-level auth: block (auth.scheme, auth.type, ...)."},
         ),
         "auth": _SERVICE_AUTH,
+        "disclosure": obj(
+            {
+                "tool_budget_tokens": integer(1, MAX_TOOL_BUDGET_TOKENS),
+                "output_schema_percent": integer(0, MAX_OUTPUT_SCHEMA_PERCENT),
+            }
+        ),
         "operations": mapping(_OPERATION),
         "workflows": mapping(_WORKFLOW),
         "capabilities": mapping(_CAPABILITY),
@@ -368,6 +376,7 @@ class _Builder:
             file=self._walker.file,
             service=ServiceManifest(**service),
             auth=self._auth(("auth",), data["auth"]) if "auth" in data else None,
+            disclosure=DisclosureManifest(**data["disclosure"]) if "disclosure" in data else None,
             operations=operations,
             workflows=workflows,
             capabilities=tuple(review for review in reviews if review is not None),

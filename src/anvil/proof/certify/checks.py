@@ -22,13 +22,13 @@ from anvil.air.effects import effect_class_of, follow_up_refs, reversible_for_cl
 from anvil.air.enums import KEYED_MODES
 from anvil.air.inputs import safety_keys
 from anvil.air.model import Document, Operation
-from anvil.air.tools import tool_definition
+from anvil.air.surface import surface_of
 from anvil.bundle.hash import bundle_files
-from anvil.compiler.disclosure import ESTIMATOR, SURFACE_BUDGET_TOKENS, TOOL_BUDGET_TOKENS
+from anvil.compiler.disclosure import ESTIMATOR, SURFACE_BUDGET_TOKENS
 from anvil.compiler.effects import check_effects
 from anvil.compiler.manifest.auth import auth_coherence_issues
 from anvil.compiler.validate import validate_operations
-from anvil.proof.disclosure import served_tools, tokens_of
+from anvil.proof.disclosure import served_tools, tokens_of, tool_budget
 from anvil.proof.generated import generated_bytes_agree
 from anvil.proof.mock.routes import route_table
 from anvil.proof.mock.schema import SchemaSet
@@ -194,12 +194,13 @@ def _surface_matches_contract(bundle: Bundle) -> Verdict:
         else {}
     )
     bad = []
+    surface = surface_of(bundle.doc)
     for op in bundle.approved:
         entry = listed.get(op.mcp.tool_name)
         if entry is None:
             bad.append(f"{op.id} (no tool)")
             continue
-        want = tool_definition(op)
+        want = surface.definition(op)
         bad += [
             f"{op.id} ({key})"
             for key in ("annotations", "_meta", "inputSchema", "description")
@@ -227,10 +228,11 @@ def _carriers_supported(bundle: Bundle) -> Verdict:
 
 def _tool_surface_budget(bundle: Bundle) -> Verdict:
     measured = {op_id: tokens_of(tool) for op_id, tool in served_tools(bundle.doc).items()}
-    over = [f"{op_id} ({tokens} tokens)" for op_id, tokens in measured.items() if tokens > TOOL_BUDGET_TOKENS]
+    budget = tool_budget(bundle.doc)
+    over = [f"{op_id} ({tokens} tokens)" for op_id, tokens in measured.items() if tokens > budget]
     if over:
-        return False, f"over the {TOOL_BUDGET_TOKENS}-token tool budget ({ESTIMATOR}): {_names(over)}"
-    return True, f"{len(measured)} operation(s) within {TOOL_BUDGET_TOKENS} tokens"
+        return False, f"over the {budget}-token tool budget ({ESTIMATOR}): {_names(over)}"
+    return True, f"{len(measured)} operation(s) within {budget} tokens"
 
 
 def _surface_at_rest_budget(bundle: Bundle) -> Verdict:

@@ -18,9 +18,9 @@ from anvil.air.inputs import input_bindings, safety_keys
 from anvil.air.model import Document, Operation
 from anvil.air.servers import own_servers
 from anvil.bundle.example import example_input, example_input_or_reason
-from anvil.compiler.disclosure import RESPONSE_BUDGET_TOKENS, TOOL_BUDGET_TOKENS
+from anvil.compiler.disclosure import RESPONSE_BUDGET_TOKENS
 from anvil.ledger.memory import MemoryLedger
-from anvil.proof.disclosure import Figure, served_tools, tokens_of
+from anvil.proof.disclosure import Figure, served_tools, tokens_of, tool_budget
 from anvil.proof.scope import LaneScope, select_operations
 from anvil.proof.simulate.pages import continuation, items_of, locatable, page_items, page_length
 from anvil.proof.simulate.upstream import Fault, SimulatedUpstream, scope_token
@@ -366,11 +366,12 @@ class Simulator:
     async def _disclosure_cells(
         self, gateway: Gateway, op: Operation, truth: Operation, cell: _CellSink, tool: JSONObject | None
     ) -> None:
-        within = f"within {TOOL_BUDGET_TOKENS} tokens"
+        budget = tool_budget(gateway.document)
+        within = f"within {budget} tokens"
         if tool is None:
             cell("disclosure", "tool-surface", within, "no such tool")
         else:
-            figure = Figure(tokens_of(tool), TOOL_BUDGET_TOKENS)
+            figure = Figure(tokens_of(tool), budget)
             cell("disclosure", "tool-surface", within, _budget_text(figure), figure=figure)
         if truth.output.schema is None:
             return  # nothing comes back to measure

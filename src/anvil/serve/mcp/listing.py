@@ -1,6 +1,6 @@
 """What ``tools/list`` publishes for one operation: the plain tool plus its effect class and contract.
 
-The plain projection is :func:`anvil.air.tools.tool_definition` (shared with the bundle's catalog).
+The plain projection is :meth:`anvil.air.surface.ToolSurface.definition` (shared with the bundle's catalog).
 Every listed tool's ``_meta`` gains, after the ``anvil/*`` keys (ADR-0030 §4):
 
 * ``anvil/effect_class``: the effective class: the declared one, else ``read`` for a read and
@@ -27,9 +27,9 @@ from collections.abc import Callable
 from typing import Any
 
 from anvil._types import JSONObject
-from anvil.air.effects import declared_contract, effect_class_of
+from anvil.air.effects import ToolOf, effect_classification, effect_listing_meta
 from anvil.air.model import Operation
-from anvil.air.tools import tool_definition
+from anvil.air.surface import ToolSurface, surface_for
 
 __all__ = [
     "ToolOf",
@@ -39,34 +39,14 @@ __all__ = [
     "served_tool_definition",
 ]
 
-#: Maps an AIR operation id to the tool name a caller dials on this server, or None when not served.
-ToolOf = Callable[[str], "str | None"]
-
-
-def effect_classification(op: Operation, tool_of: ToolOf) -> JSONObject:
-    """The ``effect`` key of a listed tool's ``_meta`` (declared or not)."""
-    effect = op.effect
-    return {
-        "class": effect_class_of(op),
-        "deletion": effect.action == "delete" or effect.risk == "destructive",
-        "draft": tool_of(effect.draft.operation) if effect.draft is not None else None,
-        "lookup": tool_of(effect.lookup.operation) if effect.lookup is not None else None,
-        "operation": op.id,
-    }
-
-
-def effect_listing_meta(op: Operation, tool_of: ToolOf) -> JSONObject:
-    """The ``_meta`` keys ADR-0030 adds to a listed tool: the class, the contract when declared, ``effect``."""
-    contract = declared_contract(op)
-    meta: JSONObject = {"anvil/effect_class": effect_class_of(op)}
-    if contract is not None:
-        meta["anvil/effect_contract"] = contract
-    meta["effect"] = effect_classification(op, tool_of)
-    return meta
-
 
 def served_tool_definition(
-    op: Operation, tool_of: ToolOf, *, name: str | None = None, components: JSONObject | None = None
+    op: Operation,
+    tool_of: ToolOf,
+    *,
+    name: str | None = None,
+    components: JSONObject | None = None,
+    surface: ToolSurface | None = None,
 ) -> JSONObject:
     """The ``tools/list`` entry for ``op`` on this server.
 
@@ -75,13 +55,17 @@ def served_tool_definition(
         tool_of: How this server names the tools it serves (for ``effect.draft``/``effect.lookup``).
         name: The name the tool is served under, when it differs from ``op.mcp.tool_name`` (a fleet's
             prefixed name); ``anvil/operation_id`` and the rest of ``_meta`` never change.
-        components: The document's ``schemas`` (the named schemas ``outputSchema`` inlines as ``$defs``).
+        components: The document's ``schemas`` (the named schemas ``outputSchema`` inlines as ``$defs``),
+            when no ``surface`` is given.
+        surface: The document's tool surface (:func:`anvil.air.surface.surface_of`): what it publishes
+            for ``op``, its ``outputSchema`` within the tool budget.
 
     Returns:
         The wire-shaped tool (``name``, ``title``, ``description``, ``inputSchema``, ``outputSchema``
-        when the success response has a schema, ``annotations``, ``_meta``).
+        when the success response has a schema that is published, ``annotations``, ``_meta``).
     """
-    definition = tool_definition(op, components)
+    chosen = surface if surface is not None else surface_for(components or {})
+    definition = chosen.definition(op)
     if name is not None:
         definition["name"] = name
     definition["_meta"] = {**definition["_meta"], **effect_listing_meta(op, tool_of)}

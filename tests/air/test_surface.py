@@ -1,0 +1,106 @@
+"""The tool surface: an outputSchema that fits is published whole; one that does not is cut or left out, and says so."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import replace
+
+from anvil._types import JSONObject
+from anvil.air.model import DisclosureBudget, Document, Operation, Output, Service
+from anvil.air.surface import OUTPUT_SCHEMA_META, ToolSurface, surface_of
+from anvil.air.tools import output_projection
+from tests.air.test_outputs import GRAPH, REF, _read
+
+
+def _served_chars(surface: ToolSurface, op: Operation) -> int:
+    return surface.published(op).served_chars
+
+
+def _graph(size: int) -> JSONObject:
+    """``size`` schemas in one cycle, each also naming the schema seven further on (a dense cyclic graph)."""
+    return {
+        f"S{i}": {
+            "type": "object",
+            "description": f"Schema {i} of a large cyclic graph, described at some length as real APIs do.",
+            "properties": {
+                "id": {"type": "string"},
+                "next": {"$ref": f"{REF}S{(i + 1) % size}"},
+                "other": {"anyOf": [{"type": "string"}, {"$ref": f"{REF}S{(i + 7) % size}"}]},
+            },
+        }
+        for i in range(size)
+    }
+
+
+def test_an_output_schema_that_fits_is_published_whole_with_no_marker() -> None:
+    op = _read({"$ref": REF + "A"})
+    roomy = ToolSurface(GRAPH, budget=DisclosureBudget(output_schema_percent=500))
+    definition = roomy.definition(op)
+    assert definition["outputSchema"] == output_projection(op, GRAPH).schema  # type: ignore[union-attr]
+    assert OUTPUT_SCHEMA_META not in definition["_meta"]
+    assert roomy.published(op).output_state is None
+
+
+def test_an_output_schema_over_the_budget_is_cut_the_same_way_every_time_and_says_so() -> None:
+    graph = _graph(60)
+    op = _read({"$ref": REF + "S0"})
+    surface = ToolSurface(graph)
+    published = surface.published(op)
+    assert published.output_state == "summarised"
+    assert published.definition["_meta"][OUTPUT_SCHEMA_META] == "summarised"
+    assert published.served_chars <= surface.budget_chars
+    again = ToolSurface(json.loads(json.dumps(graph))).definition(op)  # a fresh document, same bytes
+    assert json.dumps(again) == json.dumps(published.definition)
+    whole = output_projection(op, graph)
+    assert whole is not None and len(whole.schema["$defs"]) == 61  # the gateway still checks all of it
+
+
+def test_the_deepest_cut_that_fits_is_chosen() -> None:
+    op = _read({"type": "object", "properties": {"first": {"$ref": REF + "S0"}}})
+    graph = _graph(40)
+    small, large = (
+        ToolSurface(graph, budget=DisclosureBudget(tool_budget_tokens=budget, output_schema_percent=1000))
+        for budget in (600, 3000)
+    )
+    kept_small = small.definition(op)["outputSchema"].get("$defs", {})
+    kept_large = large.definition(op)["outputSchema"].get("$defs", {})
+    assert set(kept_small) < set(kept_large)
+    assert large.definition(op)["_meta"][OUTPUT_SCHEMA_META] == "summarised"
+    assert _served_chars(large, op) <= large.budget_chars
+
+
+def test_an_output_schema_may_add_at_most_its_share_to_the_tool() -> None:
+    op = _read({"$ref": REF + "A"})
+    for percent in (0, 10, 20, 60, 300):
+        surface = ToolSurface(GRAPH, budget=DisclosureBudget(output_schema_percent=percent))
+        published = surface.published(op)
+        bare = {key: value for key, value in published.definition.items() if key != "outputSchema"}
+        listed = len(json.dumps(published.definition, separators=(",", ":")))
+        assert listed <= len(json.dumps(bare, separators=(",", ":"))) * (100 + percent) / 100
+    assert ToolSurface(GRAPH, budget=DisclosureBudget(output_schema_percent=0)).published(op).output_state == "omitted"
+
+
+def test_a_tool_over_the_budget_without_its_output_schema_leaves_it_out_and_says_so() -> None:
+    op = _read({"$ref": REF + "A"})
+    surface = ToolSurface(GRAPH, budget=DisclosureBudget(tool_budget_tokens=50))
+    published = surface.published(op)
+    assert "outputSchema" not in published.definition
+    assert published.definition["_meta"][OUTPUT_SCHEMA_META] == "omitted"
+    assert published.rest_chars > surface.budget_chars
+    assert math.ceil(published.served_chars / 4) > surface.budget_tokens
+
+
+def test_a_tool_without_a_response_schema_publishes_none_and_no_marker() -> None:
+    definition = ToolSurface(GRAPH).definition(replace(_read({}), output=Output()))
+    assert "outputSchema" not in definition and OUTPUT_SCHEMA_META not in definition["_meta"]
+
+
+def test_a_documents_surface_uses_its_stated_budgets() -> None:
+    op = _read({"$ref": REF + "A"})
+    doc = Document(service=Service(id="svc", version="1", display_name="Svc"), operations=(op,), schemas=GRAPH)
+    assert surface_of(doc).budget == DisclosureBudget()
+    tight = replace(doc, disclosure=DisclosureBudget(tool_budget_tokens=50, output_schema_percent=20))
+    assert surface_of(tight).budget_tokens == 50
+    assert surface_of(tight).definition(op)["_meta"][OUTPUT_SCHEMA_META] == "omitted"
+    assert surface_of(tight) is surface_of(tight)  # asked again for the same document: the same projections
