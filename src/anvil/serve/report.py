@@ -7,7 +7,8 @@ over the request and the response: no schema work.
 
 Report keys, always present and in this order: ``class``, ``operation``, ``idempotency_key`` (the key
 that went upstream, else null; a replay echoes the key its first call sent), ``undo`` (null or
-``{kind, operation, tool, arguments}``), ``deadline_ms`` (the chosen undo's deadline in epoch ms, else null), ``lookup``. Optional, after them:
+``{kind, operation, tool, arguments}``), ``deadline_ms`` (the chosen undo's deadline in epoch ms,
+else null), ``lookup``. Optional, after them:
 ``compensate`` (``{operation, tool, arguments, deadline_ms}``, a reversible effect's declared
 compensation for after the deadline, only when it resolves), ``undo_unavailable`` (why a class that
 promises an undo has none in this call), ``staged`` (a staged call, §7), ``replayed`` (``true`` when
