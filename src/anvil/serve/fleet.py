@@ -23,8 +23,12 @@ Rules:
   is built with the prefixed naming, so ``_meta.effect`` (undo, compensate, lookup, staged promote and
   discard) and the listing's ``effect.draft``/``effect.lookup`` already name what callers dial.
 * **Refusals at start** (:class:`FleetError`, before any port is bound): ``fleet/no_bundles``,
-  ``fleet/duplicate_bundle`` (two bundles with one id) and ``fleet/tool_collision`` (two bundles
-  producing one wire name; names are never renamed).
+  ``fleet/duplicate_bundle`` (two bundles with one id), ``fleet/tool_collision`` (two bundles
+  producing one wire name; names are never renamed) and ``fleet/resource_collision`` (two bundles whose
+  ids fold to one connector both serving skill files under one URI).
+* **Resources**: each bundle's skill files (``FleetBundle.skill``, read at start-up) are served as
+  ``anvil://skill/<service>/<path>``, ``<connector>`` in place of the service when prefixed; a caller
+  with a grant sees a bundle's resources only when an entry names its connector.
 * **Forwarding**: only ``idempotency_key`` and ``stage`` cross from the caller's ``_meta`` to a bundle.
 * **Grants** (original-gateway §1.6-§1.7): for a caller with a grant, each tool's decision is worked
   out once per composition. ``tools/list`` shows only allowed tools; a hidden tool stays callable and
@@ -428,7 +432,8 @@ class Fleet:
         max_compositions: How many caller compositions are kept (LRU).
 
     Raises:
-        FleetError: ``fleet/no_bundles``, ``fleet/duplicate_bundle`` or ``fleet/tool_collision``.
+        FleetError: ``fleet/no_bundles``, ``fleet/duplicate_bundle``, ``fleet/tool_collision`` or
+            ``fleet/resource_collision``.
     """
 
     def __init__(
@@ -495,18 +500,24 @@ class Fleet:
         prefixed it names the bundle's connector, as its tools' prefix does.
         """
         found = self._resources.get(prefixed)
-        if found is None:
-            found = self._resources[prefixed] = tuple(
-                (
-                    bundle,
-                    skill_resources(
-                        bundle.connector if prefixed else bundle.document.service.id,
-                        bundle.document.service.id,
-                        bundle.skill,
-                    ),
-                )
-                for bundle in self.bundles
-            )
+        if found is not None:
+            return found
+        owners: dict[str, str] = {}
+        built = []
+        for bundle in self.bundles:
+            label = bundle.connector if prefixed else bundle.document.service.id
+            served = skill_resources(label, bundle.document.service.id, bundle.skill)
+            for resource in served:
+                if resource.uri in owners:  # two ids folding to one connector: never renamed, refused
+                    raise FleetError(
+                        "fleet/resource_collision",
+                        f"Resource '{resource.uri}' of bundle '{bundle.id}' collides with the resource of bundle "
+                        f"'{owners[resource.uri]}' already served under that URI.",
+                        hint="Give one of the bundles a distinct path (its id is its path in the workspace).",
+                    )
+                owners[resource.uri] = bundle.id
+            built.append((bundle, served))
+        found = self._resources[prefixed] = tuple(built)
         return found
 
     def input_schema(self, name: str) -> JSONObject | None:

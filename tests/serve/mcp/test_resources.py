@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,7 @@ from anvil.runtime.context import RuntimeContext
 from anvil.serve.auth.grants import parse_grants
 from anvil.serve.auth.principals import STATIC_ISSUER, Principal, hash_token, parse_principals
 from anvil.serve.auth.tokens import StaticTokenAuthenticator
-from anvil.serve.fleet import Fleet, FleetBundle
+from anvil.serve.fleet import Fleet, FleetBundle, FleetError
 from anvil.serve.listener import create_listener
 from anvil.serve.mcp.http import listen, serve_http
 from anvil.serve.mcp.resources import RESOURCE_NOT_FOUND
@@ -205,3 +206,13 @@ async def test_the_listener_serves_each_caller_the_resources_its_grant_reaches(
     ]
     assert hidden["error"]["code"] == RESOURCE_NOT_FOUND
     assert shown["result"]["contents"][0]["mimeType"] == "text/markdown"
+
+
+async def test_two_bundles_whose_ids_fold_to_one_connector_are_refused_at_start_for_their_resources(
+    workspace: Path, github: Document, payments: Document, http: httpx.AsyncClient
+) -> None:
+    first, second = _bundles(workspace, [github, payments], http)
+    with pytest.raises(FleetError) as caught:
+        Fleet([replace(first, id="svc"), replace(second, id="svc!!")])
+    assert caught.value.code == "fleet/resource_collision"
+    assert [bundle.connector for bundle in Fleet([first, second]).bundles] == ["github", "payments"]
