@@ -247,6 +247,7 @@ _ENTRIES: tuple[Code, ...] = (
     _e("fleet/duplicate_bundle", "Two served bundles have the same fleet id; refused before binding."),
     _e("fleet/no_bundles", "No directory holding air.json was found under the given paths."),
     _e("fleet/tool_collision", "Two bundles produce the same prefixed tool name; refused before binding."),
+    _e("fleet/resource_collision", "Two bundles serve a skill file under one resource URI; refused before binding."),
     # a plain credential variable two fleet bundles would read
     _e("fleet/ambiguous_credential", "Two bundles would read one plain credential variable; refused before binding."),
     # a <P>_TOKEN_ENDPOINT (or a declared endpoint admitted by ANVIL_CREDENTIAL_HOSTS) the client secret may not go to

@@ -193,6 +193,28 @@ def test_inspector_lists_every_tool_with_an_output_schema_where_the_response_has
     assert [name for name, has in target.expected.items() if not has] == ([] if target.name == "payments" else deletes)
 
 
+#: The skill files every example bundle serves as resources, in listing order.
+SKILL_PATHS = ("SKILL.md", "reference/idempotency.md", "reference/operations.md")
+
+
+def test_inspector_lists_each_bundles_skill_files_as_resources_and_reads_one(
+    inspector: Inspector, target: Target, bundles: dict[str, Path], tmp_path: Path
+) -> None:
+    listed = inspector.run(target.url, ["--method", "resources/list"], headers=target.headers, home=tmp_path)
+    assert listed.code == EXIT_OK, listed.stderr[-2000:]
+    services = tuple(sorted(SERVICES)) if target.fleet else (target.name,)  # a fleet lists bundles by id
+    uris = [resource["uri"] for resource in listed.result()["resources"]]
+    assert uris == [f"anvil://skill/{service}/{path}" for service in services for path in SKILL_PATHS]
+    uri = f"anvil://skill/{services[0]}/SKILL.md"
+    read = inspector.run(
+        target.url, ["--method", "resources/read", "--uri", uri], headers=target.headers, home=tmp_path
+    )
+    assert read.code == EXIT_OK, read.stderr[-2000:]
+    [content] = read.result()["contents"]
+    expected = (bundles[services[0]] / "skill" / "SKILL.md").read_text(encoding="utf-8")
+    assert (content["uri"], content["mimeType"], content["text"]) == (uri, "text/markdown", expected)
+
+
 def _read(target: Target) -> tuple[str, list[str], str]:
     """A read per target: (tool, --tool-arg pairs, the effect's operation)."""
     if target.name == "payments":

@@ -46,5 +46,5 @@ def test_the_official_conformance_suite_passes_every_scenario_a_gateway_can_serv
     )
     summary = done.stdout[done.stdout.rfind("=== SUMMARY ===") :]
     assert done.returncode == 0, summary + done.stderr[-2000:]
-    for scenario in ("server-initialize", "ping", "tools-list", "dns-rebinding-protection"):
+    for scenario in ("server-initialize", "ping", "tools-list", "resources-list", "dns-rebinding-protection"):
         assert f"✓ {scenario}:" in summary, summary

@@ -125,12 +125,13 @@ def _fleet_bundles(
     client: httpx.AsyncClient | UpstreamClient,
     ledger: Any,
     audit: AuditSink | RecordSink | None,
+    skills: Sequence[tuple[tuple[str, str], ...]] = (),
 ) -> list[FleetBundle]:
     from anvil.runtime.context import DEFAULT_DERIVED_KEY_WINDOW_SECONDS, DEFAULT_TIMEOUT_MS, RuntimeContext
     from anvil.serve.fleet import FleetBundle
 
     bundles = []
-    for (bundle_id, document), found in zip(sources, settings, strict=True):
+    for index, ((bundle_id, document), found) in enumerate(zip(sources, settings, strict=True)):
         window = found.derived_key_window_seconds
         context = RuntimeContext(
             derived_key_window_seconds=DEFAULT_DERIVED_KEY_WINDOW_SECONDS if window is None else window,
@@ -146,7 +147,8 @@ def _fleet_bundles(
             ledger=ledger,
             audit=audit,  # type: ignore[arg-type]
         )
-        bundles.append(FleetBundle(id=bundle_id, document=document, context=context))
+        skill = skills[index] if index < len(skills) else ()
+        bundles.append(FleetBundle(id=bundle_id, document=document, context=context, skill=skill))
     return bundles
 
 
@@ -202,7 +204,7 @@ async def _serve(config: ServeConfig) -> None:
             import httpx
 
             jwks_client = httpx.AsyncClient(follow_redirects=False)
-        bundles = _fleet_bundles(config.bundles, config.settings, upstream, ledger, audit)
+        bundles = _fleet_bundles(config.bundles, config.settings, upstream, ledger, audit, config.skills)
         fleet = Fleet(bundles, include_unapproved=config.include_unapproved, observer=metrics)
         if config.bind is None:
             from anvil.serve.mcp.server import build_server, run_stdio  # stdio is served by the SDK from the start

@@ -137,6 +137,8 @@ class ServeConfig:
     body_limit: int
     """The largest ``POST /call`` body in bytes."""
     include_unapproved: bool
+    skills: tuple[tuple[tuple[str, str], ...], ...] = ()
+    """Each bundle's skill files read at start-up (served as MCP resources), in the order of :attr:`bundles`."""
     workers: int = 1
     """How many HTTP worker processes ``--workers`` asked for."""
     worker: tuple[int, int] | None = None
@@ -195,6 +197,7 @@ def config_from_env(environ: Mapping[str, str], args: argparse.Namespace) -> Ser
         bind=bind,
         body_limit=body_limit,
         include_unapproved=args.include_unapproved,
+        skills=_skills(found),
         workers=args.workers,
         worker=worker,
         ledger_namespace=_ledger_namespace(found[0].path, bundles[0][1]),
@@ -632,6 +635,12 @@ def _read(sources: Sequence[BundleSource]) -> tuple[tuple[str, Document], ...]:
     from anvil.bundle.read import read_bundle
 
     return tuple((source.id, read_bundle(source.path)) for source in sources)
+
+
+def _skills(sources: Sequence[BundleSource]) -> tuple[tuple[tuple[str, str], ...], ...]:
+    from anvil.bundle.skillpack import read_skill_package
+
+    return tuple(read_skill_package(source.path) for source in sources)
 
 
 def _metrics_dir(environ: Mapping[str, str], worker: tuple[int, int] | None) -> str | None:

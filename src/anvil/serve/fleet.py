@@ -23,8 +23,12 @@ Rules:
   is built with the prefixed naming, so ``_meta.effect`` (undo, compensate, lookup, staged promote and
   discard) and the listing's ``effect.draft``/``effect.lookup`` already name what callers dial.
 * **Refusals at start** (:class:`FleetError`, before any port is bound): ``fleet/no_bundles``,
-  ``fleet/duplicate_bundle`` (two bundles with one id) and ``fleet/tool_collision`` (two bundles
-  producing one wire name; names are never renamed).
+  ``fleet/duplicate_bundle`` (two bundles with one id), ``fleet/tool_collision`` (two bundles
+  producing one wire name; names are never renamed) and ``fleet/resource_collision`` (two bundles whose
+  ids fold to one connector both serving skill files under one URI).
+* **Resources**: each bundle's skill files (``FleetBundle.skill``, read at start-up) are served as
+  ``anvil://skill/<service>/<path>``, ``<connector>`` in place of the service when prefixed; a caller
+  with a grant sees a bundle's resources only when an entry names its connector.
 * **Forwarding**: only ``idempotency_key`` and ``stage`` cross from the caller's ``_meta`` to a bundle.
 * **Grants** (original-gateway §1.6-§1.7): for a caller with a grant, each tool's decision is worked
   out once per composition. ``tools/list`` shows only allowed tools; a hidden tool stays callable and
@@ -61,11 +65,12 @@ from anvil.air.tools import DRY_RUN_ARGUMENT
 from anvil.errors import BundleError, ConfigError
 from anvil.runtime.audit import AuditScope, audit_input, audit_scope, write_audit
 from anvil.runtime.context import RuntimeContext
-from anvil.serve.auth.grants import GrantDecision, GrantTarget, decide, refusal_envelope
+from anvil.serve.auth.grants import GrantDecision, GrantTarget, decide, refusal_envelope, visible
 from anvil.serve.auth.naming import fleet_tool_name, fold_bundle_id
 from anvil.serve.auth.principals import ANONYMOUS, Principal
 from anvil.serve.controls import IDEMPOTENCY_KEY_META, STAGE_META
 from anvil.serve.gateway import Gateway, ServedTool
+from anvil.serve.mcp.resources import Resource, skill_resources
 from anvil.serve.mcp.results import CallResult
 from anvil.serve.report import call_report
 
@@ -108,11 +113,13 @@ class BundleSource:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class FleetBundle:
-    """One served bundle: its fleet id, its AIR document and the runtime context its calls run under."""
+    """One served bundle: its fleet id, its AIR document, the runtime context its calls run under, and
+    its skill files read at start-up ((path inside ``skill/``, text): served as MCP resources)."""
 
     id: str
     document: Document
     context: RuntimeContext
+    skill: tuple[tuple[str, str], ...] = ()
 
     @property
     def connector(self) -> str:
@@ -228,7 +235,17 @@ class Composition:
     Implements :class:`~anvil.serve.mcp.server.ToolProvider`; built by :meth:`Fleet.compose`.
     """
 
-    __slots__ = ("__weakref__", "_entries", "_fleet", "_identity", "prefixed", "principal", "tools")
+    __slots__ = (
+        "__weakref__",
+        "_by_uri",
+        "_entries",
+        "_fleet",
+        "_identity",
+        "prefixed",
+        "principal",
+        "resources",
+        "tools",
+    )
 
     def __init__(self, fleet: Fleet, principal: Principal) -> None:
         grants = principal.grants
@@ -261,6 +278,15 @@ class Composition:
                 listing.append(mounted.definition)
         self._entries = entries
         self.tools: tuple[JSONObject, ...] = tuple(listing)
+        # A bundle's skill files are shown to a caller whose grant names its connector (as a tool
+        # without an operation is); a read of any other URI is refused as an unknown one.
+        self.resources: tuple[Resource, ...] = tuple(
+            resource
+            for bundle, served in fleet.bundle_resources(self.prefixed)
+            if visible(grants, bundle.connector, None)
+            for resource in served
+        )
+        self._by_uri = {resource.uri: resource for resource in self.resources}
 
     @property
     def server_name(self) -> str:
@@ -271,6 +297,10 @@ class Composition:
     def version(self) -> str:
         """The MCP server version (the fleet's)."""
         return self._fleet.version
+
+    def resource(self, uri: str) -> Resource | None:
+        """The resource at ``uri`` when this caller sees it (None for an unknown or hidden one)."""
+        return self._by_uri.get(uri)
 
     def tool_names(self) -> tuple[str, ...]:
         """Every tool this caller can dial, listed or hidden by its grant."""
@@ -402,7 +432,8 @@ class Fleet:
         max_compositions: How many caller compositions are kept (LRU).
 
     Raises:
-        FleetError: ``fleet/no_bundles``, ``fleet/duplicate_bundle`` or ``fleet/tool_collision``.
+        FleetError: ``fleet/no_bundles``, ``fleet/duplicate_bundle``, ``fleet/tool_collision`` or
+            ``fleet/resource_collision``.
     """
 
     def __init__(
@@ -421,6 +452,7 @@ class Fleet:
         self._include_unapproved = include_unapproved
         self._max = max(1, max_compositions)
         self._mounted: dict[bool, dict[str, _Mounted]] = {}
+        self._resources: dict[bool, tuple[tuple[FleetBundle, tuple[Resource, ...]], ...]] = {}
         self._cache: OrderedDict[tuple[Any, ...], Composition] = OrderedDict()
         self.mounted(self.prefixed)  # builds the gateways and refuses collisions now, before any bind
         self.default = Composition(self, ANONYMOUS)
@@ -451,6 +483,42 @@ class Fleet:
     def tools(self) -> tuple[JSONObject, ...]:
         """The anonymous caller's listing."""
         return self.default.tools
+
+    @property
+    def resources(self) -> tuple[Resource, ...]:
+        """The anonymous caller's resources."""
+        return self.default.resources
+
+    def resource(self, uri: str) -> Resource | None:
+        """The anonymous caller's resource at ``uri``, if any."""
+        return self.default.resource(uri)
+
+    def bundle_resources(self, prefixed: bool) -> tuple[tuple[FleetBundle, tuple[Resource, ...]], ...]:
+        """Each bundle's skill resources for one naming mode (built on first use, then shared).
+
+        Unprefixed (one bundle, no grant) a URI names the service id, as the standalone server's;
+        prefixed it names the bundle's connector, as its tools' prefix does.
+        """
+        found = self._resources.get(prefixed)
+        if found is not None:
+            return found
+        owners: dict[str, str] = {}
+        built = []
+        for bundle in self.bundles:
+            label = bundle.connector if prefixed else bundle.document.service.id
+            served = skill_resources(label, bundle.document.service.id, bundle.skill)
+            for resource in served:
+                if resource.uri in owners:  # two ids folding to one connector: never renamed, refused
+                    raise FleetError(
+                        "fleet/resource_collision",
+                        f"Resource '{resource.uri}' of bundle '{bundle.id}' collides with the resource of bundle "
+                        f"'{owners[resource.uri]}' already served under that URI.",
+                        hint="Give one of the bundles a distinct path (its id is its path in the workspace).",
+                    )
+                owners[resource.uri] = bundle.id
+            built.append((bundle, served))
+        found = self._resources[prefixed] = tuple(built)
+        return found
 
     def input_schema(self, name: str) -> JSONObject | None:
         """The input schema of tool ``name`` under any naming this fleet serves."""

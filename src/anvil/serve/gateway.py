@@ -41,6 +41,7 @@ from anvil.runtime.executor import execute
 from anvil.runtime.outcome import Outcome
 from anvil.serve.controls import CallerControls, ControlError, KeyConflict, forward_key, read_controls
 from anvil.serve.mcp.listing import served_tool_definition
+from anvil.serve.mcp.resources import Resource
 from anvil.serve.mcp.results import CallResult, OutputCheck, conform
 from anvil.serve.mcp.validation import MAX_ARGUMENT_DEPTH, ArgumentCheck, call_schema, too_deep
 from anvil.serve.report import EffectPlan, call_report, lookup_found, staged_report
@@ -185,6 +186,15 @@ class Gateway:
         """The published input schema of tool ``name`` (None when not served)."""
         tool = self._tools.get(name)
         return tool.definition["inputSchema"] if tool is not None else None
+
+    @property
+    def resources(self) -> tuple[Resource, ...]:
+        """None: a gateway serves tools only (a fleet serves its bundles' skill files)."""
+        return ()
+
+    def resource(self, uri: str) -> Resource | None:
+        """None: a gateway serves no resources."""
+        return None
 
     def _now_ms(self) -> int:
         return int(self._clock() * 1000)

@@ -66,6 +66,23 @@ async def test_the_initialize_result_of_every_version_pair_is_the_sdks(
             assert mine["protocolVersion"] == (requested if requested in HANDSHAKE_VERSIONS else "2025-11-25")
 
 
+async def test_the_initialize_of_both_paths_advertises_tools_and_resources(github: Document, make_gateway: Any) -> None:
+    gateway: Gateway = make_gateway(github)
+    wire = SdkWire(build_server(gateway))
+    params = {"capabilities": {}, "clientInfo": {"name": "c", "version": "1"}, "protocolVersion": "2025-11-25"}
+    sdk = wire.initialize_result("2025-11-25", params)
+    mine = bootstrap.initialize_result(
+        BOOTSTRAP,
+        "2025-11-25",
+        "2025-11-25",
+        name=gateway.server_name,
+        server_version=gateway.version,
+        instructions=None,
+    )
+    expected = {"resources": {"listChanged": False, "subscribe": False}, "tools": {"listChanged": False}}
+    assert sdk["capabilities"] == mine["capabilities"] == expected
+
+
 async def test_the_sdk_finds_no_difference_with_the_bootstrap_tables(github: Document, make_gateway: Any) -> None:
     gateway: Gateway = make_gateway(github)
     assert SdkWire(build_server(gateway)).differences(BOOTSTRAP, gateway, None) == []

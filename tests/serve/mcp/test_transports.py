@@ -86,6 +86,27 @@ async def test_the_stdio_command_serves_the_bundle_with_the_official_client(
             await exercise(session, mock)
 
 
+async def test_stdio_lists_and_reads_the_bundles_skill_files_as_resources(
+    bundle: Path, serve_env: dict[str, str]
+) -> None:
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "anvil", "serve", str(bundle), "--stdio"], env=serve_env
+    )
+    with anyio.fail_after(60):
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            initialized = await session.initialize()
+            listed = await session.list_resources()
+            skill = await session.read_resource("anvil://skill/github/SKILL.md")
+    assert initialized.capabilities.resources is not None
+    assert [str(item.uri) for item in listed.resources] == [
+        "anvil://skill/github/SKILL.md",
+        "anvil://skill/github/reference/idempotency.md",
+        "anvil://skill/github/reference/operations.md",
+    ]
+    expected = (bundle / "skill" / "SKILL.md").read_text(encoding="utf-8")
+    assert getattr(skill.contents[0], "text", None) == expected
+
+
 async def test_stdio_writes_nothing_but_protocol_on_stdout(bundle: Path, serve_env: dict[str, str]) -> None:
     messages = [
         {

@@ -145,7 +145,7 @@ class ToolShape:
 @dataclass(frozen=True, slots=True)
 class InitializeShape:
     """What the SDK's ``initialize`` result holds: its keys in order, the server capabilities of a
-    tools-only low-level server, and the ``serverInfo`` keys in order."""
+    low-level server serving tools and resources, and the ``serverInfo`` keys in order."""
 
     order: tuple[str, ...]
     capabilities: JSONObject
@@ -180,7 +180,7 @@ _TOOL: Final = ToolShape(
 )
 _INITIALIZE: Final = InitializeShape(
     order=("capabilities", "instructions", "protocolVersion", "serverInfo"),
-    capabilities={"tools": {"listChanged": False}},
+    capabilities={"resources": {"listChanged": False, "subscribe": False}, "tools": {"listChanged": False}},
     server_info_order=("name", "version"),
 )
 BOOTSTRAP: Final = WireTables(

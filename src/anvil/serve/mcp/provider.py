@@ -13,13 +13,14 @@ from typing import TYPE_CHECKING, Any, Protocol
 from anvil._types import JSONObject, JSONValue
 
 if TYPE_CHECKING:
+    from anvil.serve.mcp.resources import Resource
     from anvil.serve.mcp.results import CallResult
 
 __all__ = ["ToolProvider"]
 
 
 class ToolProvider(Protocol):
-    """What the MCP server serves: a fixed tool listing and a call entry point."""
+    """What the MCP server serves: a fixed tool listing, a call entry point and the resources it may read."""
 
     @property
     def server_name(self) -> str:
@@ -32,6 +33,13 @@ class ToolProvider(Protocol):
     @property
     def tools(self) -> Sequence[JSONObject]:
         """The ``tools/list`` entries, wire-shaped, in listing order."""
+
+    @property
+    def resources(self) -> Sequence[Resource]:
+        """The resources this caller may list and read, in listing order."""
+
+    def resource(self, uri: str) -> Resource | None:
+        """The resource at ``uri`` when this caller may read it, else None (unknown and hidden alike)."""
 
     def input_schema(self, name: str) -> JSONObject | None:
         """The published input schema of tool ``name``, or None when it is not served."""

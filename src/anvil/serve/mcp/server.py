@@ -4,7 +4,9 @@ A :class:`~anvil.serve.mcp.provider.ToolProvider` (re-exported here) is anything
 answers calls with a :class:`~anvil.serve.mcp.results.CallResult`:
 a :class:`~anvil.serve.gateway.Gateway` (one bundle), or a fleet that composes several. The server
 adds nothing but protocol: the listing is built once, a call is handed to the provider as it came
-(name, arguments, ``_meta``), and an unknown tool is the JSON-RPC ``invalid params`` error.
+(name, arguments, ``_meta``), and an unknown tool is the JSON-RPC ``invalid params`` error. The
+provider's resources (its bundles' skill files) are listed and read the same way; a URI the provider
+does not serve to this caller is ``Resource not found`` (-32002).
 
 The low-level server does not validate arguments against input schemas (the provider does, and
 answers with envelopes). ``get_tool_input_schema`` is given so the SDK's 2026-era header checks read
@@ -29,6 +31,7 @@ from mcp.shared.exceptions import MCPError
 
 from anvil.serve.mcp.config import ServerSpec
 from anvil.serve.mcp.provider import ToolProvider
+from anvil.serve.mcp.resources import RESOURCE_NOT_FOUND
 
 __all__ = ["ToolProvider", "build_server", "listing_result", "run_stdio", "served_by"]
 
@@ -88,6 +91,16 @@ def build_server(
             raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name}")
         return types.CallToolResult.model_validate(result.to_wire())
 
+    async def on_list_resources(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListResourcesResult:
+        served = chosen(ctx).resources
+        return types.ListResourcesResult(resources=[types.Resource.model_validate(item.entry()) for item in served])
+
+    async def on_read_resource(ctx: Any, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
+        found = chosen(ctx).resource(str(params.uri))
+        if found is None:  # unknown and not visible to this caller answer alike
+            raise MCPError(code=RESOURCE_NOT_FOUND, message="Resource not found", data={"uri": str(params.uri)})
+        return types.ReadResourceResult.model_validate(found.contents())
+
     server: Server[Any] = Server(
         provider.server_name,
         version=provider.version,
@@ -95,6 +108,8 @@ def build_server(
         get_tool_input_schema=provider.input_schema,
         on_list_tools=on_list_tools,
         on_call_tool=on_call_tool,
+        on_list_resources=on_list_resources,
+        on_read_resource=on_read_resource,
     )
     _SERVED[server] = ServerSpec(provider, select, instructions)
     return server

@@ -1,0 +1,73 @@
+"""MCP resources: a bundle's skill package as ``anvil://skill/<service>/<path>`` (original-core §5.10).
+
+A :class:`Resource` is built once, at start-up, from the text read then; ``resources/list`` shows its
+:meth:`~Resource.entry` and ``resources/read`` answers its :meth:`~Resource.contents`. A read is a
+lookup of the whole URI in the provider's fixed table, so an unknown URI (or one the caller may not
+see) is one answer: :data:`RESOURCE_NOT_FOUND`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from anvil._types import JSONObject
+
+__all__ = ["MARKDOWN", "RESOURCE_NOT_FOUND", "Resource", "skill_resources"]
+
+#: The MCP error code for a resource that is not served (the specification's "Resource not found").
+RESOURCE_NOT_FOUND: Final = -32002
+#: The MIME type of every skill file served.
+MARKDOWN: Final = "text/markdown"
+_SKILL: Final = "SKILL.md"
+
+
+@dataclass(frozen=True, slots=True)
+class Resource:
+    """One served resource: its URI, listing fields and text."""
+
+    uri: str
+    name: str
+    description: str
+    text: str
+    priority: float
+    mime_type: str = MARKDOWN
+
+    def entry(self) -> JSONObject:
+        """The ``resources/list`` entry."""
+        return {
+            "uri": self.uri,
+            "name": self.name,
+            "description": self.description,
+            "mimeType": self.mime_type,
+            "annotations": {"audience": ["assistant"], "priority": self.priority},
+        }
+
+    def contents(self) -> JSONObject:
+        """The ``resources/read`` result."""
+        return {"contents": [{"uri": self.uri, "mimeType": self.mime_type, "text": self.text}]}
+
+
+def skill_resources(label: str, service: str, files: Sequence[tuple[str, str]]) -> tuple[Resource, ...]:
+    """The resources of one bundle's skill files ((path inside ``skill/``, text)), under ``anvil://skill/<label>/``.
+
+    Args:
+        label: The URI segment naming the bundle (its service id, or its connector in a prefixed fleet).
+        service: The service id (for the descriptions).
+        files: The skill files read at start-up.
+    """
+    out = []
+    for path, text in files:
+        skill = path == _SKILL
+        description = f"How to use the {service} tools" if skill else f"The {service} skill reference: {path}"
+        out.append(
+            Resource(
+                uri=f"anvil://skill/{label}/{path}",
+                name=f"{label}/{path}",
+                description=description,
+                text=text,
+                priority=0.95 if skill else 0.6,
+            )
+        )
+    return tuple(out)
