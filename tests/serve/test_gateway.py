@@ -436,3 +436,27 @@ async def test_arguments_nested_ten_thousand_levels_deep_are_a_validation_error_
         "max_depth": 64,
     }
     assert mock.requests == []
+
+
+async def test_a_generic_undo_caller_may_add_confirm_to_every_follow_up_and_a_typo_is_still_refused(
+    github: Document, make_gateway: Callable[..., Gateway], mock: MockServer
+) -> None:
+    async with connected(make_gateway(github)) as client:
+        with anyio.fail_after(10):
+            created = await client.call_tool("github_create_comment", {**COMMENT, "confirm": True})
+            undo = effect(created)["undo"]
+            undone = await client.call_tool(undo["tool"], {**undo["arguments"], "confirm": True})
+            typo = await client.call_tool(undo["tool"], {**undo["arguments"], "bogus": 1})
+            not_a_boolean = await client.call_tool("github_create_comment", {**COMMENT, "confirm": "yes"})
+    assert created.is_error is False and undone.is_error is False
+    assert [r["method"] for r in mock.requests] == ["POST", "DELETE"]  # confirm never reached the upstream
+    assert all("confirm" not in json.dumps(r.get("body") or {}) for r in mock.requests)
+    assert envelope(typo)["code"] == "validation_error"
+    assert envelope(not_a_boolean)["code"] == "validation_error"
+    tools = {tool.name: tool for tool in (await _listed(make_gateway(github)))}
+    assert "confirm" not in tools["github_create_comment"].input_schema["properties"]  # listed as before
+
+
+async def _listed(gateway: Gateway) -> list[Any]:
+    async with connected(gateway) as client:
+        return list((await client.list_tools()).tools)

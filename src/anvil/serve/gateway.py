@@ -25,7 +25,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from anvil._types import JSONObject, JSONValue
 from anvil.air.effects import forwards_idempotency_key
@@ -62,6 +62,8 @@ class ServedTool:
         key_input: the idempotency input the caller's key is forwarded into, or None (not sent).
         confirm_input: the operation's confirm input, or None.
         dry_run: True when ``anvil_dry_run`` is the reserved argument (not a business input).
+        ignored: arguments accepted and dropped: a ``confirm`` on a tool that does not take one
+            (ADR-0030 §6: a generic caller adds ``confirm`` to every follow-up).
         output: the check of the whole output schema, or None when the response declares none. It is
             the whole schema even when the listing publishes it cut to the tool budget
             (``_meta["anvil/output_schema"]``): the cut only accepts more, so a stock client accepts
@@ -77,6 +79,11 @@ class ServedTool:
     confirm_input: str | None
     dry_run: bool
     output: OutputCheck | None = None
+    ignored: tuple[str, ...] = ()
+
+
+#: ``confirm`` on a tool with no confirm input: accepted as a boolean and dropped (ADR-0030 §6).
+IGNORED_CONFIRM: Final[dict[str, JSONObject]] = {"confirm": {"type": "boolean"}}
 
 
 def _refusal(op: Operation, code: str, message: str, details: JSONObject | None = None) -> ErrorEnvelope:
@@ -144,16 +151,18 @@ class Gateway:
             relaxed = [key for key in (keys.idempotency, keys.confirm) if key is not None]
             business = operation_input_schema(op).get("properties") or {}
             projection = surface.output(op)  # the whole schema: answers are checked against it
+            ignored = {} if keys.confirm is not None or "confirm" in business else dict(IGNORED_CONFIRM)
             tools[name] = ServedTool(
                 name=name,
                 op=op,
                 definition=served_tool_definition(op, tool_of, name=name, surface=surface),
-                check=ArgumentCheck(call_schema(published_input_schema(op), relaxed)),
+                check=ArgumentCheck(call_schema(published_input_schema(op), relaxed, ignored)),
                 plan=EffectPlan.of(op, tool_of, lookup_targets),
                 key_input=keys.idempotency if forwards_idempotency_key(op) else None,
                 confirm_input=keys.confirm,
                 dry_run=DRY_RUN_ARGUMENT not in business,
                 output=OutputCheck(projection) if projection is not None else None,
+                ignored=tuple(ignored),
             )
         self._tools = tools
         self._by_operation = {tool.op.id: tool for tool in tools.values() if tool.op.is_approved}
@@ -251,6 +260,8 @@ class Gateway:
             if violation is not None:
                 envelope = _refusal(tool.op, "validation_error", violation.message, violation.details)
                 return self._refused(tool, envelope, args, report=not controls.stage)
+        for name in tool.ignored:
+            args.pop(name, None)
         dry_run = bool(args.pop(DRY_RUN_ARGUMENT, False)) if tool.dry_run else False
         if controls.stage:
             return await self._staged(tool, args, controls, dry_run, identity)

@@ -53,11 +53,15 @@ class Violation:
     field: str | None = None
 
 
-def call_schema(published: JSONObject, relaxed: Collection[str]) -> JSONObject:
+def call_schema(
+    published: JSONObject, relaxed: Collection[str], ignored: Mapping[str, JSONObject] | None = None
+) -> JSONObject:
     """The schema a call is validated against: ``published`` with the ``relaxed`` inputs unconstrained.
 
-    The ``relaxed`` names (the safety controls) leave ``required`` and accept any value; unknown
-    arguments are refused even when the published schema does not say so.
+    The ``relaxed`` names (the safety controls) leave ``required`` and accept any value; the
+    ``ignored`` names (a ``confirm`` the tool does not take) are accepted with their schema and then
+    dropped by the caller; every other unknown argument is refused even when the published schema
+    does not say so.
     """
     schema = copy.deepcopy(published)
     properties = schema.get("properties")
@@ -66,6 +70,8 @@ def call_schema(published: JSONObject, relaxed: Collection[str]) -> JSONObject:
     for name in relaxed:
         if name in properties:
             properties[name] = {}
+    for name, accepted in (ignored or {}).items():
+        properties.setdefault(name, dict(accepted))
     required = schema.get("required")
     if isinstance(required, list):
         schema["required"] = [name for name in required if name not in relaxed]
