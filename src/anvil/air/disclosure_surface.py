@@ -1,0 +1,86 @@
+"""The tool surface AIR's ``disclosureCost`` is measured over (original-core §3.7), and the measurement.
+
+The figure is a contract value: it sits in AIR and in the contract hash, so it must be the original's
+for the same operation. The original measures its own reconstruction of the tool it publishes, as
+compact JSON counted with o200k_base:
+
+* ``name``, ``title``, ``description``, ``annotations`` and the ``anvil/*`` ``_meta`` keys of
+  original-core §5.3/§5.5 (no effect-contract keys, no output schema);
+* ``inputSchema`` as its SDK re-emits the assembled schema: ``$schema`` (2020-12), ``type``, the
+  assembled ``properties`` with the two reserved arguments appended (``anvil_dry_run``,
+  ``anvil_projection``, with the original's descriptions), ``required``, and
+  ``additionalProperties: false``; the assembled schema's own title and description are not published.
+
+So the figure describes the same bytes in both implementations; what ``anvil serve`` lists (its output
+schemas, its effect keys) is measured separately by ``anvil certify`` (:mod:`anvil.proof.disclosure`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Final
+
+from anvil._types import JSONObject
+from anvil.air.model import DisclosureCost, Operation
+from anvil.air.tokens import ESTIMATOR, count_tokens
+from anvil.air.tools import operation_input_schema, tool_annotations, tool_description, tool_meta
+
+__all__ = ["FALLBACK_CHARS_PER_TOKEN", "measure_tool_surface", "measured_surface", "measured_surface_json"]
+
+#: ``charsPerToken`` when nothing was counted (an empty surface), as in the original.
+FALLBACK_CHARS_PER_TOKEN: Final = 4
+
+_SCHEMA_DIALECT: Final = "https://json-schema.org/draft/2020-12/schema"
+_DRY_RUN: Final[JSONObject] = {
+    "description": "Preview the wire request without executing it (no upstream call).",
+    "type": "boolean",
+}
+_PROJECTION: Final[JSONObject] = {
+    "description": (
+        "JMESPath expression (as in `aws --query`) applied to a successful response before it is measured "
+        "against the context budget, e.g. `items[].{id: id, name: name}`. Selecting fewer fields lowers the "
+        "cost per item, which raises the number of items that fit in one page. It may only narrow the "
+        "response, never expand it; an invalid expression fails the call rather than returning the "
+        "unprojected payload."
+    ),
+    "type": "string",
+}
+
+
+def measured_surface(op: Operation) -> JSONObject:
+    """The tool definition the disclosure figure of ``op`` is taken over (see the module docstring)."""
+    source = operation_input_schema(op)
+    properties = dict(source.get("properties") or {})
+    properties["anvil_dry_run"] = dict(_DRY_RUN)
+    properties["anvil_projection"] = dict(_PROJECTION)
+    required = source.get("required")
+    return {
+        "name": op.mcp.tool_name,
+        "title": op.display_name,
+        "description": tool_description(op),
+        "inputSchema": {
+            "$schema": _SCHEMA_DIALECT,
+            "type": "object",
+            "properties": properties,
+            "required": list(required) if isinstance(required, list) else [],
+            "additionalProperties": False,
+        },
+        "annotations": tool_annotations(op),
+        "_meta": tool_meta(op),
+    }
+
+
+def measured_surface_json(op: Operation) -> str:
+    """The exact text the figure counts: :func:`measured_surface` as compact JSON, non-ASCII as is."""
+    return json.dumps(measured_surface(op), separators=(",", ":"), ensure_ascii=False)
+
+
+def measure_tool_surface(op: Operation) -> DisclosureCost:
+    """``op``'s ``disclosureCost``: o200k_base tokens of its surface; response figures 0 until measured."""
+    text = measured_surface_json(op)
+    tokens = count_tokens(text)
+    chars = len(text.encode("utf-16-le", "surrogatepass")) // 2  # the original counts UTF-16 code units
+    # Rounded half up to three places as the original rounds (Math.round), not half to even.
+    ratio = math.floor(chars / tokens * 1000 + 0.5) / 1000 if tokens else FALLBACK_CHARS_PER_TOKEN
+    return DisclosureCost(tool_tokens=tokens, chars_per_token=ratio, estimator=ESTIMATOR)

@@ -1,0 +1,114 @@
+"""The surface ``disclosureCost`` measures, and the figures it gives: the original's (original-core §3.7).
+
+The corpus tests compare with ``spec/golden/disclosure``: the original's figures for 13 corpus specs,
+compiled without a manifest.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from anvil.air.disclosure_surface import measure_tool_surface, measured_surface, measured_surface_json
+from anvil.air.model import Document
+from anvil.air.tokens import count_tokens
+from anvil.compiler import build
+
+REPO = Path(__file__).resolve().parents[2]
+
+#: Specs on which every operation compiles to the original's AIR, so every row must be equal.
+EXACT = ("petstore", "petstore-expanded", "uspto", "callback-example", "link-example")
+#: Rows equal today on the larger specs; the rest differ in the compiled AIR itself (input schemas,
+#: pagination, descriptions), not in the counting. A drop fails; a rise means raising the floor.
+FLOORS = {
+    "asana": 139,
+    "jira": 374,
+    "netlify": 148,
+    "openai": 174,
+    "pagerduty": 289,
+    "plaid": 132,
+    "sentry": 179,
+    "slack": 171,
+}
+
+
+def _payments() -> Document:
+    return build(
+        REPO / "examples" / "payments" / "openapi.yaml",
+        manifest=REPO / "examples" / "payments" / "anvil.yaml",
+        service_id="payments",
+        source_uri="examples/payments/openapi.yaml",
+    ).document
+
+
+def test_the_measured_surface_is_the_originals_tool_with_both_reserved_arguments() -> None:
+    doc = _payments()
+    op = doc.operation("payments.refunds.create")
+    assert op is not None
+    surface = measured_surface(op)
+    assert list(surface) == ["name", "title", "description", "inputSchema", "annotations", "_meta"]
+    schema = surface["inputSchema"]
+    assert isinstance(schema, dict)
+    assert list(schema) == ["$schema", "type", "properties", "required", "additionalProperties"]
+    assert list(schema["properties"])[-2:] == ["anvil_dry_run", "anvil_projection"]
+    assert schema["additionalProperties"] is False
+    assert "anvil/effect_class" not in surface["_meta"]  # type: ignore[operator]
+
+
+def test_every_figure_is_the_o200k_count_of_the_surface_with_the_ratio_rounded_half_up() -> None:
+    doc = _payments()
+    for op in doc.operations:
+        cost = measure_tool_surface(op)
+        text = measured_surface_json(op)
+        assert cost.tool_tokens == count_tokens(text) != -(-len(text) // 4)
+        assert (cost.estimator, cost.response_tokens, cost.response_item_tokens) == ("o200k_base", 0, 0)
+        assert abs(cost.chars_per_token - len(text) / cost.tool_tokens) <= 0.0005
+
+
+def _golden(corpus: Path, name: str) -> tuple[str, dict[str, object]]:
+    path = corpus.parent / "spec" / "golden" / "disclosure" / f"{name}.tsv"
+    if not path.is_file():
+        pytest.skip(f"disclosure goldens not found at {path}")
+    lines = path.read_text(encoding="utf-8").splitlines()
+    spec = lines[0].split("corpus file ", 1)[1].split(",", 1)[0]
+    rows = {line.split("\t")[2]: json.loads(line.split("\t")[3]) for line in lines[2:]}
+    return spec, rows
+
+
+def _equal_rows(corpus: Path, name: str) -> tuple[int, int, list[str]]:
+    spec, golden = _golden(corpus, name)
+    doc = build(corpus / spec, service_id=name, source_uri=spec).document
+    assert sorted(op.id for op in doc.operations) == sorted(golden)
+    equal, differing = 0, []
+    for op in doc.operations:
+        cost = measure_tool_surface(op)
+        ours = {
+            "charsPerToken": cost.chars_per_token,
+            "estimator": cost.estimator,
+            "responseItemTokens": cost.response_item_tokens,
+            "responseTokens": cost.response_tokens,
+            "toolTokens": cost.tool_tokens,
+        }
+        if ours == golden[op.id]:
+            equal += 1
+        else:
+            differing.append(f"{op.id}: {ours} != {golden[op.id]}")
+    return equal, len(golden), differing
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize("name", EXACT)
+def test_every_row_of_the_small_corpus_specs_has_the_originals_figure(corpus: Path, name: str) -> None:
+    equal, total, differing = _equal_rows(corpus, name)
+    assert differing == []
+    assert equal == total > 0
+
+
+@pytest.mark.corpus
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(FLOORS))
+def test_the_larger_corpus_specs_keep_at_least_their_share_of_the_originals_figures(corpus: Path, name: str) -> None:
+    equal, _, _ = _equal_rows(corpus, name)
+    assert equal >= FLOORS[name]
