@@ -11,6 +11,7 @@ __all__ = [
     "ERROR_CODES",
     "IDEMPOTENCY_MODES",
     "KEYED_MODES",
+    "LIST_EFFECT_CLASS",
     "READ_ACTIONS",
     "RETRY_CONDITIONS",
     "RISK_LEVELS",
@@ -25,6 +26,7 @@ __all__ = [
     "IdempotencyMechanism",
     "IdempotencyMode",
     "KeyDerivation",
+    "ListEffectClass",
     "LookupBy",
     "OperationState",
     "ParamLocation",
@@ -81,3 +83,7 @@ STATES: Final[tuple[str, ...]] = get_args(OperationState)
 AUTH_TYPES: Final[tuple[str, ...]] = get_args(AuthType)
 EFFECT_CLASSES: Final[tuple[str, ...]] = get_args(EffectClass)
 ERROR_CODES: Final[tuple[str, ...]] = get_args(ErrorCode)
+#: Which listed tools carry their effect class: AIR records only the non-default ``all``.
+ListEffectClass = Literal["all"]
+#: The manifest's ``service.list_effect_class`` values (``declared`` is the default, ADR-0030 §4).
+LIST_EFFECT_CLASS: Final[tuple[str, ...]] = ("declared", *get_args(ListEffectClass))

@@ -23,6 +23,7 @@ from anvil.air.enums import (
     IdempotencyMechanism,
     IdempotencyMode,
     KeyDerivation,
+    ListEffectClass,
     LookupBy,
     OperationState,
     ParamLocation,
@@ -182,6 +183,9 @@ class Service:
     source: Source = field(default_factory=lambda: Source(kind="openapi"))
     auth: Auth = NO_AUTH
     servers: tuple[Server, ...] = ()
+    #: Which listed tools carry ``anvil/effect_class``: None (ADR-0030 §4: only those that declare an
+    #: effect contract) or ``all`` (the manifest's ``service.list_effect_class: all``).
+    list_effect_class: ListEffectClass | None = None
 
 
 # --- effect and its contract (ADR-0030) -----------------------------------------------------------

@@ -171,6 +171,8 @@ def compile_source(
         environment=environment or None,
         source=source,
         servers=_servers(spec),
+        # Recorded only when it differs from the default, so AIR without it stays the original's.
+        list_effect_class="all" if service_manifest and service_manifest.list_effect_class == "all" else None,
     )
     materializer = SchemaMaterializer(spec)
     normalized = normalize_document(spec, sid, kind=loaded.kind, materializer=materializer)

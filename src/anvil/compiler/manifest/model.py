@@ -57,7 +57,9 @@ class ServiceManifest:
     """``service:``: identity and display metadata.
 
     ``deployment_namespace`` keys deployment resources and ledger coordinates (never the service id);
-    ``anvil compile --deployment-namespace`` overrides it.
+    ``anvil compile --deployment-namespace`` overrides it. ``list_effect_class`` says which listed tools
+    carry their effect class in ``_meta``: ``declared`` (the default, ADR-0030 §4: only operations that
+    declare an effect contract) or ``all`` (every tool, undeclared ones with their default class).
     """
 
     name: str | None = None
@@ -65,6 +67,7 @@ class ServiceManifest:
     owner: str | None = None
     environment: str | None = None
     deployment_namespace: str | None = None
+    list_effect_class: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -28,7 +28,15 @@ import yaml
 
 from anvil._types import JSONObject
 from anvil.air.codec import MAX_OUTPUT_SCHEMA_PERCENT, MAX_TOOL_BUDGET_TOKENS
-from anvil.air.enums import ACTIONS, AUTH_TYPES, EFFECT_CLASSES, RETRY_CONDITIONS, RISK_LEVELS, STATES
+from anvil.air.enums import (
+    ACTIONS,
+    AUTH_TYPES,
+    EFFECT_CLASSES,
+    LIST_EFFECT_CLASS,
+    RETRY_CONDITIONS,
+    RISK_LEVELS,
+    STATES,
+)
 from anvil.compiler.manifest.model import (
     ApiKeyManifest,
     AuthManifest,
@@ -246,6 +254,7 @@ _TOP = obj(
                     pattern=r"[a-z][a-z0-9-]{0,127}",
                     describe="a deployment namespace (1-128 lowercase letters, digits and '-', starting with a letter)",
                 ),
+                "list_effect_class": one_of(LIST_EFFECT_CLASS),
             },
             refuse={"auth": "Service-wide auth is the top-level auth: block (auth.scheme, auth.type, ...)."},
         ),
