@@ -1,13 +1,14 @@
-"""Disclosure measurement (original-core §3.7): every operation's published tool surface is measured in AIR."""
+"""Disclosure measurement (original-core §3.7): every operation's tool is measured in AIR, and the tool budget."""
 
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 
+from anvil.air.disclosure_surface import measure_tool_surface, measured_surface_json
 from anvil.air.model import DisclosureBudget
-from anvil.air.surface import OUTPUT_SCHEMA_META, surface_of
+from anvil.air.surface import OUTPUT_SCHEMA_META
+from anvil.air.tokens import count_tokens
 from anvil.bundle.emit import emit_bundle
 from anvil.compiler import build
 from anvil.compiler.pipeline import CompileResult
@@ -28,17 +29,15 @@ def _with_disclosure(tmp_path: Path, block: str) -> Path:
     return manifest
 
 
-def test_every_operation_carries_the_estimated_token_cost_of_its_published_tool() -> None:
+def test_every_operation_carries_the_o200k_token_cost_of_its_tool_as_the_original_measures_it() -> None:
     doc = _payments().document
     assert doc.operations
-    surface = surface_of(doc)
     for op in doc.operations:
         cost = op.disclosure_cost
         assert cost is not None, op.id
-        published = json.dumps(surface.definition(op), separators=(",", ":"), ensure_ascii=False)
-        assert cost.tool_tokens == math.ceil(len(published) / 4)
-        assert cost.chars_per_token == round(len(published) / cost.tool_tokens, 3)
-        assert (cost.estimator, cost.response_tokens, cost.response_item_tokens) == ("chars/4", 0, 0)
+        assert cost == measure_tool_surface(op)
+        assert cost.tool_tokens == count_tokens(measured_surface_json(op))
+        assert (cost.estimator, cost.response_tokens, cost.response_item_tokens) == ("o200k_base", 0, 0)
 
 
 def test_the_manifest_budgets_reach_air_and_a_tool_over_budget_without_output_is_a_warning(tmp_path: Path) -> None:

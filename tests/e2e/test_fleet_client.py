@@ -42,7 +42,9 @@ async def test_an_unknown_tool_on_a_fleet_is_a_tool_error_not_an_unreachable_gat
     assert raised.value.envelope["error"]["details"]["code"] == "client/unknown_tool"
 
 
-async def test_every_fleet_tool_states_its_effect_class_and_structured_content_validates(fleet: Fleet) -> None:
+async def test_fleet_tools_that_declare_a_contract_state_their_class_and_structured_content_validates(
+    fleet: Fleet,
+) -> None:
     with anyio.fail_after(TIMEOUT_S):
         async with connect(fleet.url, headers=fleet.auth(WRITE_GRANTS)) as client:
             tools = await client.list_tools()
@@ -52,10 +54,14 @@ async def test_every_fleet_tool_states_its_effect_class_and_structured_content_v
     by_name = {tool["name"]: tool for tool in tools}
     for tool in tools:
         meta = tool["_meta"]
-        assert meta["anvil/effect_class"] in ("read", "reversible", "compensable", "irreversible"), tool["name"]
-        assert meta["effect"]["class"] == meta["anvil/effect_class"]
-    assert by_name["github__github_delete_comment"]["_meta"]["effect"]["deletion"] is True
-    assert by_name["payments__payments_get_customer"]["_meta"]["anvil/effect_class"] == "read"
+        if "anvil/effect_class" in meta:
+            assert meta["anvil/effect_class"] in ("read", "reversible", "compensable", "irreversible"), tool["name"]
+            assert meta["effect"]["class"] == meta["anvil/effect_class"]
+        else:  # declares no contract: listed as without contracts (ADR-0030 §4)
+            assert "effect" not in meta and "anvil/effect_contract" not in meta, tool["name"]
+    assert by_name["github__github_create_comment"]["_meta"]["anvil/effect_class"] == "reversible"
+    assert "anvil/effect_class" not in by_name["github__github_delete_comment"]["_meta"]
+    assert "anvil/effect_class" not in by_name["payments__payments_get_customer"]["_meta"]
     assert "outputSchema" in by_name["payments__payments_get_customer"]
     assert customer["id"] == "cus_123"
     assert isinstance(issues, list)

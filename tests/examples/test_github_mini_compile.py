@@ -29,9 +29,8 @@ PAYMENTS = REPO / "examples" / "payments"
 #: ``disclosureCost`` the original also measures left out. A change here means a manifest with
 #: no ``effect:`` block no longer compiles to the same AIR.
 PAYMENTS_CONTRACT_HASH = "343337b0ab82d31245fd8c51c87cef4bfedd42667a0c9197ec72886eb46a8c93"
-#: The same AIR with its disclosure measurement (estimator ``chars/4``) of the tools as published: each
-#: output schema within its share of its tool (20 %), so here a one-object summary.
-PAYMENTS_CONTRACT_HASH_MEASURED = "4da12e7ba9a1516edf1f96f43a9c563e0f3c89380f4542d81bdaf11a3303221e"
+#: The same AIR with its disclosure measurement (o200k_base token counts of the original's tool surface).
+PAYMENTS_CONTRACT_HASH_MEASURED = "a4379df1bcf92d9479ee142e1d7e4625c07297b07b36fefffa9bc39c98162646"
 
 
 def compile_github(manifest: Path = GITHUB / "anvil.yaml") -> CompileResult:

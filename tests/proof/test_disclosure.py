@@ -102,7 +102,7 @@ def test_certify_states_the_budgets_it_met_on_the_examples(github: Path) -> None
     at_rest = _check(record, AT_REST)
     assert at_rest["status"] == "passed"
     assert at_rest["detail"].startswith(f"{approved} tool(s) at rest: ")
-    assert at_rest["detail"].endswith("/20000 tokens (chars/4)")
+    assert at_rest["detail"].endswith("/20000 tokens (o200k_base)")
 
 
 def test_a_tool_surface_over_the_budget_fails_certify_with_that_check(
@@ -116,7 +116,7 @@ def test_a_tool_surface_over_the_budget_fails_certify_with_that_check(
     tokens = tokens_of(served_tools(read_bundle(bundle))["wide.things1.list"])
     assert tokens > 1200
     assert check["status"] == "failed"
-    assert check["detail"] == f"over the 1200-token tool budget (chars/4): wide.things1.list ({tokens} tokens)"
+    assert check["detail"] == f"over the 1200-token tool budget (o200k_base): wide.things1.list ({tokens} tokens)"
     assert _check(record, AT_REST)["status"] == "passed"  # one long tool is far from the 20,000 at rest
 
 
@@ -125,7 +125,7 @@ def test_a_tool_surface_over_the_budget_fails_its_simulated_disclosure_cell(verb
     assert record["summary"]["ok"] is False
     over = _cell(record, "wide.things1.list", "tool-surface")
     tokens = over["figure"]["tokens"]
-    assert over["figure"] == {"tokens": tokens, "budgetTokens": 1200, "estimator": "chars/4"}
+    assert over["figure"] == {"tokens": tokens, "budgetTokens": 1200, "estimator": "o200k_base"}
     assert (over["ok"], over["basis"], over["expected"]) == (False, "contract", "within 1200 tokens")
     assert over["actual"] == f"{tokens} tokens, over 1200"
     fine = _cell(record, "wide.things0.list", "tool-surface")

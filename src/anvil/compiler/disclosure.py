@@ -1,13 +1,10 @@
 """Disclosure measurement (original-core §3.7): what publishing each operation as a tool costs an agent.
 
-Every operation gets ``disclosureCost``: ``toolTokens`` for the compact JSON of the tool surface the
-server publishes (name, title, description, input schema with the reserved arguments, output schema
-as published, annotations, ``_meta``), and ``charsPerToken``. The surface is
-:class:`anvil.air.surface.ToolSurface`'s, built once per document, so the figure is the published
-definition's: an output schema cut to the tool budget is measured as cut. The original counts with
-the o200k_base tokenizer; its table is not available offline here, so the count is an estimate, and
-the estimator id says so (``chars/4``: one token per four characters, rounded up). Response figures
-stay 0 until a proof lane measures real answers.
+Every operation gets ``disclosureCost``: ``toolTokens``, the o200k_base tokens of the compact JSON of
+its tool as the original measures it (:mod:`anvil.air.disclosure_surface`: no output schema, no effect
+keys), and ``charsPerToken``, so the figures, and the contract hash that covers them, are the
+original's. Response figures stay 0 until a proof lane measures real answers. What ``anvil serve``
+lists (output schemas cut to the tool budget, effect keys) is counted by ``anvil certify``.
 
 An approved operation whose tool is over the budget without any output schema (its input schema
 alone is too large to publish within it) is a ``disclosure/input_over_budget`` warning naming the tool:
@@ -20,9 +17,16 @@ import dataclasses
 import math
 from typing import Final
 
-from anvil.air.model import DisclosureCost, Document
-from anvil.air.outputs import compact_size
-from anvil.air.surface import CHARS_PER_TOKEN, ESTIMATOR, TOOL_BUDGET_TOKENS, estimate_tokens, surface_of
+from anvil.air.disclosure_surface import measure_tool_surface
+from anvil.air.model import Document
+from anvil.air.surface import (
+    CHARS_PER_TOKEN,
+    ESTIMATOR as LISTING_ESTIMATOR,
+    TOOL_BUDGET_TOKENS,
+    estimate_tokens,
+    surface_of,
+)
+from anvil.air.tokens import ESTIMATOR, count_tokens
 from anvil.diagnostics import Diagnostic, diagnostic
 
 __all__ = [
@@ -31,6 +35,7 @@ __all__ = [
     "RESPONSE_BUDGET_TOKENS",
     "SURFACE_BUDGET_TOKENS",
     "TOOL_BUDGET_TOKENS",
+    "count_tokens",
     "estimate_tokens",
     "measure_disclosure",
 ]
@@ -38,12 +43,6 @@ __all__ = [
 #: The default budgets of original-core §3.7 besides one tool's: one response page, the tool list at rest.
 RESPONSE_BUDGET_TOKENS: Final = 8000
 SURFACE_BUDGET_TOKENS: Final = 20_000
-
-
-def _cost(chars: int) -> DisclosureCost:
-    tokens = math.ceil(chars / CHARS_PER_TOKEN)
-    ratio = round(chars / tokens, 3) if tokens else CHARS_PER_TOKEN
-    return DisclosureCost(tool_tokens=tokens, chars_per_token=ratio, estimator=ESTIMATOR)
 
 
 def measure_disclosure(document: Document) -> tuple[Document, list[Diagnostic]]:
@@ -58,7 +57,7 @@ def measure_disclosure(document: Document) -> tuple[Document, list[Diagnostic]]:
     found: list[Diagnostic] = []
     for op in document.operations:
         published = surface.published(op)
-        operations.append(dataclasses.replace(op, disclosure_cost=_cost(compact_size(published.definition))))
+        operations.append(dataclasses.replace(op, disclosure_cost=measure_tool_surface(op)))
         if op.is_approved and published.rest_chars > surface.budget_chars:
             tokens = math.ceil(published.rest_chars / CHARS_PER_TOKEN)
             left_out = ", and its output schema is left out" if published.output_state == "omitted" else ""
@@ -66,7 +65,7 @@ def measure_disclosure(document: Document) -> tuple[Document, list[Diagnostic]]:
                 diagnostic(
                     "disclosure/input_over_budget",
                     f"Tool '{op.mcp.tool_name}' costs {tokens} tokens without any output schema, over the "
-                    f"{surface.budget_tokens}-token tool budget ({ESTIMATOR}): its input schema is published "
+                    f"{surface.budget_tokens}-token tool budget ({LISTING_ESTIMATOR}): its input schema is published "
                     f"whole{left_out}.",
                     operation=op.id,
                     hint="Narrow the operation's inputs in the spec, or raise disclosure.tool_budget_tokens "

@@ -2,9 +2,9 @@
 
 Shared by ``anvil certify`` (the static budget checks) and ``anvil simulate`` (the ``disclosure``
 cells). The measured surface is the one ``anvil serve`` publishes: :func:`served_tool_definition`,
-the AIR tool definition plus the effect keys the server adds to ``_meta``, as compact JSON. The count
-is the compiler's estimator (``chars/4``), so a figure is comparable with AIR's ``disclosureCost``
-(which measures the definition without the server's effect keys, so it is a little lower).
+the AIR tool definition (its output schema included) plus the effect keys the server lists, as compact
+JSON, counted in o200k_base tokens like AIR's ``disclosureCost`` (which measures the original's
+reconstruction of the tool, without output schema or effect keys, so the two differ).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from anvil._types import JSONObject, JSONValue
 from anvil.air.model import Document, Operation
 from anvil.air.surface import surface_of
-from anvil.compiler.disclosure import ESTIMATOR, estimate_tokens
+from anvil.compiler.disclosure import ESTIMATOR, count_tokens
 from anvil.serve.mcp.listing import served_tool_definition
 
 __all__ = ["ESTIMATOR", "Figure", "served_tools", "tokens_of", "tool_budget"]
@@ -43,9 +43,9 @@ class Figure:
 
 
 def tokens_of(value: JSONValue) -> int:
-    """The estimated tokens of ``value`` as compact JSON (strings as they are)."""
+    """The o200k_base tokens of ``value`` as compact JSON (strings as they are)."""
     text = value if isinstance(value, str) else json.dumps(value, separators=(",", ":"), ensure_ascii=False)
-    return estimate_tokens(text)
+    return count_tokens(text)
 
 
 def served_tools(doc: Document) -> dict[str, JSONObject]:
@@ -53,7 +53,8 @@ def served_tools(doc: Document) -> dict[str, JSONObject]:
     approved: list[Operation] = [op for op in doc.operations if op.is_approved]
     names = {op.id: op.mcp.tool_name for op in approved}
     surface = surface_of(doc)
-    return {op.id: served_tool_definition(op, names.get, surface=surface) for op in approved}
+    every = doc.service.list_effect_class == "all"
+    return {op.id: served_tool_definition(op, names.get, surface=surface, every_effect_class=every) for op in approved}
 
 
 def tool_budget(doc: Document) -> int:

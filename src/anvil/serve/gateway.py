@@ -142,6 +142,7 @@ class Gateway:
             if op.effect.lookup is not None and op.effect.lookup.operation in callable_names
         }
         surface = surface_of(document)  # every named schema projected once for the whole table
+        every_class = document.service.list_effect_class == "all"
         tools: dict[str, ServedTool] = {}
         for op in listed:
             name = naming(op)
@@ -155,7 +156,9 @@ class Gateway:
             tools[name] = ServedTool(
                 name=name,
                 op=op,
-                definition=served_tool_definition(op, tool_of, name=name, surface=surface),
+                definition=served_tool_definition(
+                    op, tool_of, name=name, surface=surface, every_effect_class=every_class
+                ),
                 check=ArgumentCheck(call_schema(published_input_schema(op), relaxed, ignored)),
                 plan=EffectPlan.of(op, tool_of, lookup_targets),
                 key_input=keys.idempotency if forwards_idempotency_key(op) else None,

@@ -1,4 +1,4 @@
-"""tools/list: the plain projection, plus every tool's effect class and the contract of those that declare one."""
+"""tools/list: the plain projection, plus the effect class and contract of tools that declare one (or all, on request)."""
 
 from __future__ import annotations
 
@@ -74,19 +74,37 @@ async def test_an_operation_with_a_draft_and_a_lookup_names_their_tools(
     }
 
 
+UNDECLARED = {
+    "github.issues.update": ("irreversible", False),
+    "github.comments.delete": ("irreversible", True),
+    "github.tags.get": ("read", False),
+    "github.pulls.list": ("read", False),
+}
+
+
+def every_class(doc: Document) -> Document:
+    """``doc`` as compiled with ``service.list_effect_class: all``."""
+    return dataclasses.replace(doc, service=dataclasses.replace(doc.service, list_effect_class="all"))
+
+
 @pytest.mark.anyio
-async def test_operations_that_declare_no_contract_list_their_default_class_and_no_contract(
+async def test_operations_that_declare_no_contract_list_exactly_the_plain_projection(
     github: Document, make_gateway: Callable[..., Gateway]
 ) -> None:
     gateway = make_gateway(github)
-    expected = {
-        "github.issues.update": ("irreversible", False),
-        "github.comments.delete": ("irreversible", True),
-        "github.tags.get": ("read", False),
-        "github.pulls.list": ("read", False),
-    }
-    for op_id, (effect_class, deletion) in expected.items():
+    for op_id in UNDECLARED:
         op = op_of(github, op_id)
+        assert listed(gateway, op.mcp.tool_name) == tool_definition(op, github.schemas)
+
+
+@pytest.mark.anyio
+async def test_with_list_effect_class_all_undeclared_operations_list_their_default_class_and_no_contract(
+    github: Document, make_gateway: Callable[..., Gateway]
+) -> None:
+    doc = every_class(github)
+    gateway = make_gateway(doc)
+    for op_id, (effect_class, deletion) in UNDECLARED.items():
+        op = op_of(doc, op_id)
         definition = listed(gateway, op.mcp.tool_name)
         meta = definition["_meta"]
         assert isinstance(meta, dict)
@@ -99,17 +117,36 @@ async def test_operations_that_declare_no_contract_list_their_default_class_and_
             "lookup": None,
             "operation": op_id,
         }
-        plain = tool_definition(op, github.schemas)
+        plain = tool_definition(op, doc.schemas)
         assert {k: v for k, v in definition.items() if k != "_meta"} == {k: v for k, v in plain.items() if k != "_meta"}
         assert {k: v for k, v in meta.items() if k.startswith("anvil/") and k != "anvil/effect_class"} == plain["_meta"]
+    declared = listed(gateway, "github_create_comment")["_meta"]
+    assert declared == listed(make_gateway(github), "github_create_comment")["_meta"]  # type: ignore[index]
 
 
 @pytest.mark.anyio
-async def test_payments_tools_list_is_the_plain_projection_plus_the_effect_class_of_every_tool(
+async def test_payments_tools_list_is_exactly_the_plain_projection_on_the_wire(
     payments: Document, make_gateway: Callable[..., Gateway]
 ) -> None:
     gateway = make_gateway(payments)
     plain = [tool_definition(op, payments.schemas) for op in payments.operations if op.is_approved]
+    served = list(gateway.tools)
+    assert served == plain
+    assert not any("anvil/effect_class" in tool["_meta"] or "effect" in tool["_meta"] for tool in served)
+    async with connected(gateway) as client:
+        with anyio.fail_after(10):
+            wire = (await client.list_tools()).tools
+    dumped = [tool.model_dump(by_alias=True, exclude_none=True, mode="json") for tool in wire]
+    assert json.dumps(dumped, sort_keys=True) == json.dumps(served, sort_keys=True)
+
+
+@pytest.mark.anyio
+async def test_payments_with_list_effect_class_all_lists_the_class_of_every_tool_on_the_wire(
+    payments: Document, make_gateway: Callable[..., Gateway]
+) -> None:
+    doc = every_class(payments)
+    gateway = make_gateway(doc)
+    plain = [tool_definition(op, doc.schemas) for op in doc.operations if op.is_approved]
     served = list(gateway.tools)
     assert [{k: v for k, v in t.items() if k != "_meta"} for t in served] == [
         {k: v for k, v in t.items() if k != "_meta"} for t in plain

@@ -14,7 +14,7 @@ Every approved operation is driven through the real gateway and executor (``Gate
   ``first-page`` (a full page that continues), ``next-page`` (the continuation read from page 1 as
   the contract says reaches the upstream as the value page 1 handed out, and page 2 is served) and
   ``last-page`` (page 2 ends); the last two only when the contract locates the continuation;
-* **disclosure** (original-core §3.7 budgets, the compiler's ``chars/4`` estimator): ``tool-surface``
+* **disclosure** (original-core §3.7 budgets, o200k_base tokens): ``tool-surface``
   (the ``tools/list`` entry ``anvil serve`` publishes, at most 1200 tokens, basis ``contract``) and
   ``response-page`` (the answer text an agent receives for seeded simulated data, a full first page
   for a paged read, at most 8000 tokens, basis ``simulated-data``); each cell carries its ``figure``;

@@ -1,7 +1,8 @@
 """What ``tools/list`` publishes for one operation: the plain tool plus its effect class and contract.
 
 The plain projection is :meth:`anvil.air.surface.ToolSurface.definition` (shared with the bundle's catalog).
-Every listed tool's ``_meta`` gains, after the ``anvil/*`` keys (ADR-0030 §4):
+The ``_meta`` of a tool whose operation declares an effect contract gains, after the ``anvil/*`` keys
+(ADR-0030 §4):
 
 * ``anvil/effect_class``: the effective class: the declared one, else ``read`` for a read and
   ``irreversible`` for a write (so an effect-ledger proxy never has to guess);
@@ -17,8 +18,10 @@ Every listed tool's ``_meta`` gains, after the ``anvil/*`` keys (ADR-0030 §4):
   - ``lookup``: the tool that finds the effect when its answer was lost, or null likewise;
   - ``operation``: the operation's AIR id.
 
-An operation that declares nothing gets ``anvil/effect_class`` and ``effect`` (with null ``draft``
-and ``lookup``) and no ``anvil/effect_contract``.
+An operation that declares nothing lists exactly as it would without effect contracts (ADR-0030 §4):
+its listing costs an agent nothing more. A service compiled with ``service.list_effect_class: all``
+(AIR ``service.listEffectClass``) lists ``anvil/effect_class`` and ``effect`` (with null ``draft`` and
+``lookup``) on those tools too, and still no ``anvil/effect_contract``.
 """
 
 from __future__ import annotations
@@ -35,9 +38,15 @@ __all__ = [
     "ToolOf",
     "effect_classification",
     "effect_listing_meta",
+    "lists_effect_class",
     "rewrite_listing_tools",
     "served_tool_definition",
 ]
+
+
+def lists_effect_class(op: Operation, *, every: bool) -> bool:
+    """True when ``op``'s listed tool carries its effect class: it declares a contract, or ``every``."""
+    return every or op.effect.declares_contract
 
 
 def served_tool_definition(
@@ -47,6 +56,7 @@ def served_tool_definition(
     name: str | None = None,
     components: JSONObject | None = None,
     surface: ToolSurface | None = None,
+    every_effect_class: bool = False,
 ) -> JSONObject:
     """The ``tools/list`` entry for ``op`` on this server.
 
@@ -59,6 +69,8 @@ def served_tool_definition(
             when no ``surface`` is given.
         surface: The document's tool surface (:func:`anvil.air.surface.surface_of`): what it publishes
             for ``op``, its ``outputSchema`` within the tool budget.
+        every_effect_class: List the effect class on a tool that declares no contract too (the
+            service's ``listEffectClass: all``); by default such a tool lists as without contracts.
 
     Returns:
         The wire-shaped tool (``name``, ``title``, ``description``, ``inputSchema``, ``outputSchema``
@@ -68,7 +80,8 @@ def served_tool_definition(
     definition = chosen.definition(op)
     if name is not None:
         definition["name"] = name
-    definition["_meta"] = {**definition["_meta"], **effect_listing_meta(op, tool_of)}
+    if lists_effect_class(op, every=every_effect_class):
+        definition["_meta"] = {**definition["_meta"], **effect_listing_meta(op, tool_of)}
     return definition
 
 
