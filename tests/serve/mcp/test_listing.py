@@ -1,4 +1,4 @@
-"""tools/list: the plain projection, plus the effect class and contract of tools that declare one (or all, on request)."""
+"""tools/list: the plain projection, plus the effect keys of tools that declare a contract (of all, on request)."""
 
 from __future__ import annotations
 
