@@ -117,14 +117,22 @@ class ToolSurface:
         components: The document's named schemas (``Document.schemas``).
         budget: The disclosure budget (default: :class:`~anvil.air.model.DisclosureBudget`'s defaults).
         tool_of: How the server names the tools follow-ups are served as (default: their operation ids).
+        every_effect_class: The server lists the effect keys of tools that declare no contract too (the
+            service's ``listEffectClass: all``); by default only declared ones carry them (ADR-0030 §4).
     """
 
     def __init__(
-        self, components: JSONObject, *, budget: DisclosureBudget | None = None, tool_of: ToolOf | None = None
+        self,
+        components: JSONObject,
+        *,
+        budget: DisclosureBudget | None = None,
+        tool_of: ToolOf | None = None,
+        every_effect_class: bool = False,
     ) -> None:
         self.outputs = OutputSchemas(components)
         self.budget = budget or DisclosureBudget()
         self._tool_of: ToolOf = tool_of or _op_id
+        self._every_effect_class = every_effect_class
 
     @property
     def budget_tokens(self) -> int:
@@ -158,7 +166,9 @@ class ToolSurface:
             "inputSchema": published_input_schema(op),
         }
         annotations, meta = tool_annotations(op), tool_meta(op)
-        served = {**head, "annotations": annotations, "_meta": {**meta, **effect_listing_meta(op, self._tool_of)}}
+        listed = self._every_effect_class or op.effect.declares_contract  # what the server adds to _meta
+        effect_keys = effect_listing_meta(op, self._tool_of) if listed else {}
+        served = {**head, "annotations": annotations, "_meta": {**meta, **effect_keys}}
         text = _dumps(served)
         rest = len(text)
         plan = self._plan(op)
@@ -219,7 +229,8 @@ def surface_of(document: Document) -> ToolSurface:
     if _LAST_DOCUMENT and _LAST_DOCUMENT[0][0] is document:
         return _LAST_DOCUMENT[0][1]
     names = {op.id: op.mcp.tool_name for op in document.operations if op.is_approved}
-    surface = ToolSurface(document.schemas, budget=document.disclosure, tool_of=names.get)
+    every = document.service.list_effect_class == "all"
+    surface = ToolSurface(document.schemas, budget=document.disclosure, tool_of=names.get, every_effect_class=every)
     _LAST_DOCUMENT[:] = [(document, surface)]
     return surface
 

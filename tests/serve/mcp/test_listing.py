@@ -235,3 +235,19 @@ async def test_the_tool_budget_counts_each_tool_exactly_as_it_is_listed(
             )
     release = listed(gateway, "github_create_release")["_meta"]
     assert release["effect"]["lookup"] == "github_get_release"  # a follow-up, named by its tool, is counted too
+
+
+@pytest.mark.anyio
+async def test_the_tool_budget_counts_the_effect_keys_of_every_tool_when_all_list_them(
+    github: Document, make_gateway: Callable[..., Gateway]
+) -> None:
+    doc = every_class(github)
+    surface = surface_of(doc)
+    gateway = make_gateway(doc)
+    for op in doc.operations:
+        if op.is_approved:
+            tool = listed(gateway, op.mcp.tool_name)
+            assert "anvil/effect_class" in tool["_meta"]  # type: ignore[operator]
+            assert surface.published(op).served_chars == len(
+                json.dumps(tool, separators=(",", ":"), ensure_ascii=False)
+            )
