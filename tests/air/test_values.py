@@ -269,6 +269,37 @@ def test_a_request_leaves_out_optional_read_only_fields_and_an_answer_write_only
     assert set(ValueGenerator().make(schema, direction="response")) == {"id"}  # type: ignore[arg-type]
 
 
+def test_a_request_made_from_a_declared_example_leaves_out_the_servers_read_only_fields() -> None:
+    item = {
+        "allOf": [
+            {"type": "object", "properties": {"id": {"type": "string", "readOnly": True}}},
+            {
+                "type": "object",
+                "properties": {"name": {"type": "string"}, "owner": {"$ref": "#/components/schemas/Ref"}},
+                "example": {"id": "W1", "name": "Sprocket", "owner": {"id": "U1", "self": "/users/U1"}},
+            },
+        ]
+    }
+    ref = {"type": "object", "properties": {"id": {"type": "string"}, "self": {"type": "string", "readOnly": True}}}
+    made = ValueGenerator({"Ref": ref}).make(item, direction="request")
+    assert made == {"name": "Sprocket", "owner": {"id": "U1"}}
+
+
+def test_an_answer_made_from_a_declared_example_carries_the_read_only_fields_it_leaves_out() -> None:
+    note = {
+        "type": "object",
+        "properties": {
+            "id": {"type": "string", "readOnly": True},
+            "created_at": {"type": "string", "format": "date-time", "readOnly": True},
+            "content": {"type": "string"},
+        },
+        "example": {"content": "On the scene."},
+    }
+    made = ValueGenerator().make(note, direction="response")
+    assert isinstance(made, dict) and made["content"] == "On the scene."
+    assert isinstance(made.get("id"), str) and problems(note, made) == []
+
+
 # --- determinism and freshness --------------------------------------------------------------------
 
 

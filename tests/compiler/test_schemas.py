@@ -7,7 +7,7 @@ from typing import Any
 import jsonschema
 
 from anvil.compiler.capabilities import capability_state
-from anvil.compiler.schemas import SchemaMaterializer, def_name, lookup_pointer
+from anvil.compiler.schemas import RefCloser, SchemaMaterializer, def_name, lookup_pointer
 
 
 def components(**schemas: Any) -> dict[str, Any]:
@@ -81,3 +81,36 @@ def test_capability_state_rolls_up_member_states() -> None:
     assert capability_state(["blocked", "blocked"]) == "blocked"
     assert capability_state(["blocked", "review_required"]) == "review_required"
     assert capability_state(["generated"]) == "generated"
+
+
+def test_a_reference_into_a_component_or_to_another_section_is_replaced_by_what_it_names() -> None:
+    spec: dict[str, Any] = {
+        "components": {
+            "parameters": {"state": {"name": "state", "in": "query", "schema": {"type": "string", "enum": ["a", "b"]}}},
+            "schemas": {
+                "Base": {"allOf": [{"type": "object", "properties": {"id": {"type": "string"}}}]},
+                "Kind": {"type": "string"},
+                "Item": {
+                    "allOf": [
+                        {"$ref": "#/components/schemas/Base/allOf/0"},
+                        {
+                            "properties": {
+                                "state": {"$ref": "#/components/parameters/state/schema", "description": "kept"},
+                                "kind": {"$ref": "#/components/schemas/Kind"},
+                            }
+                        },
+                    ]
+                },
+                "Loop": {"properties": {"next": {"$ref": "#/components/schemas/Loop/properties/next"}}},
+                "Dangling": {"$ref": "#/components/schemas/Nowhere/allOf/0"},
+            },
+        }
+    }
+    closed = RefCloser(spec).components()
+    first, second = closed["Item"]["allOf"]
+    assert first == {"type": "object", "properties": {"id": {"type": "string"}}}
+    assert second["properties"]["state"] == {"type": "string", "enum": ["a", "b"], "description": "kept"}
+    assert second["properties"]["kind"] == {"$ref": "#/components/schemas/Kind"}  # a whole component stays named
+    assert closed["Loop"]["properties"]["next"] == {"$ref": "#/components/schemas/Loop/properties/next"}
+    assert closed["Dangling"] == {"$ref": "#/components/schemas/Nowhere/allOf/0"}
+    assert spec["components"]["schemas"]["Item"]["allOf"][0] == {"$ref": "#/components/schemas/Base/allOf/0"}

@@ -70,6 +70,21 @@ def events(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+@pytest.fixture(scope="module")
+def shapes(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """shapes.yaml as the pipeline takes a real spec: ``anvil init --approve all --propose-effects``,
+    then ``anvil compile`` (the shapes real corpus specs use, each in a few lines)."""
+    from anvil.cli import main
+
+    out = tmp_path_factory.mktemp("shapes")
+    manifest, bundle = out / "anvil.yaml", out / "shapes"
+    spec = str(FIXTURES / "shapes.yaml")
+    argv = ["init", spec, "--service", "shapes", "--out", str(manifest), "--approve", "all", "--propose-effects"]
+    assert main(argv) == 0
+    assert main(["compile", spec, "--manifest", str(manifest), "--out", str(bundle)]) == 0
+    return bundle
+
+
 @pytest.fixture
 def copy_bundle(tmp_path: Path) -> Callable[[Path], Path]:
     """Copy a compiled bundle so a test can tamper with it without touching the shared one."""

@@ -26,7 +26,7 @@ from urllib.parse import urlsplit
 
 from anvil._types import JSONObject, JSONValue
 
-__all__ = ["SchemaRoot", "bound", "combine", "fits", "format_fits", "json_equal", "multiple_fits"]
+__all__ = ["SchemaRoot", "bound", "combine", "discriminate", "fits", "format_fits", "json_equal", "multiple_fits"]
 
 _MAX_REFS: Final = 32
 _LOWER: Final = ("minLength", "minItems", "minProperties", "minimum")
@@ -414,3 +414,34 @@ def _type_meet(left: JSONValue, right: JSONValue) -> JSONValue:
     if not both:
         raise ValueError(f"allOf branches ask for different types ({left} and {right})")
     return both[0] if len(both) == 1 else both
+
+
+def discriminate(
+    value: JSONObject,
+    discriminator: JSONObject,
+    branch_name: str | None,
+    branch: JSONValue,
+    root: SchemaRoot,
+    props: Mapping[str, JSONValue] | None = None,
+) -> None:
+    """Set the discriminator property to the mapping key naming the branch (or the branch's name)."""
+    prop = discriminator.get("propertyName")
+    if not isinstance(prop, str):
+        return
+    ref = branch.get("$ref") if isinstance(branch, dict) else None
+    mapping = discriminator.get("mapping")
+    wanted = None
+    if isinstance(mapping, dict):
+        for key, target in mapping.items():
+            if target == ref or (
+                branch_name is not None and isinstance(target, str) and target.rsplit("/", 1)[-1] == branch_name
+            ):
+                wanted = key
+                break
+    if wanted is None:
+        wanted = branch_name
+    if wanted is None:
+        return
+    schema = (props or {}).get(prop)
+    if schema is None or fits(wanted, schema, root):
+        value[prop] = wanted

@@ -36,7 +36,16 @@ from typing import Final, Literal
 
 from anvil._types import JSONObject, JSONValue
 from anvil.air.regex_values import pattern_string
-from anvil.air.value_check import SchemaRoot, bound, combine, fits, format_fits, json_equal, multiple_fits
+from anvil.air.value_check import (
+    SchemaRoot,
+    bound,
+    combine,
+    discriminate,
+    fits,
+    format_fits,
+    json_equal,
+    multiple_fits,
+)
 
 __all__ = [
     "FORMAT_VALUES",
@@ -226,8 +235,9 @@ class ValueGenerator:
         fresh = run.fresh or bool(_FRESH_NAME.search(name))
         if self.prefer_declared and not fresh:
             for declared in _declared(node):
+                declared = self._directed(run, node, declared, 0)
                 if fits(declared, node, run.root):
-                    return copy.deepcopy(declared)
+                    return self._server_fields(run, node, copy.deepcopy(declared), level, depth)
         enum = node.get("enum")
         if isinstance(enum, list):
             rest = {k: v for k, v in node.items() if k != "enum"}
@@ -334,7 +344,7 @@ class ValueGenerator:
         """``(value,)`` made to fit ``node`` as a value of ``branch`` (tagged, or trimmed), else None."""
         if isinstance(discriminator, dict) and isinstance(value, dict):
             tagged = dict(value)
-            _discriminate(tagged, discriminator, branch_name, branch, run.root)
+            discriminate(tagged, discriminator, branch_name, branch, run.root)
             if fits(tagged, node, run.root):
                 return (tagged,)
         if fits(value, node, run.root):
@@ -414,8 +424,72 @@ class ValueGenerator:
             out[key] = self._make(run, extra if isinstance(extra, dict) else {}, key, level + 1, depth + 1, count)
         discriminator = node.get("discriminator")
         if isinstance(discriminator, dict) and ref_name is not None:
-            _discriminate(out, discriminator, ref_name, None, run.root, props)
+            discriminate(out, discriminator, ref_name, None, run.root, props)
         return out
+
+    def _directed(self, run: _Run, node: JSONValue, value: JSONValue, depth: int) -> JSONValue:
+        """A declared example without the optional properties this direction does not carry.
+
+        A spec's example of a whole object shows the server's fields (a read-only ``id``): sent in a
+        request it names an item the server would make, and every call would send the same one.
+        """
+        if run.direction is None or depth > _MAX_DEPTH or not isinstance(value, dict | list):
+            return value
+        resolved, _ = run.root.resolve(node)
+        if not isinstance(resolved, dict):
+            return value
+        if isinstance(resolved.get("allOf"), list):
+            try:
+                resolved = self._merged(run, resolved)
+            except _Fail:
+                return value
+        if isinstance(value, list):
+            items = resolved.get("items")
+            return [self._directed(run, items, item, depth + 1) for item in value] if items else value
+        props = resolved.get("properties")
+        if not isinstance(props, dict):
+            return value
+        required = _required(resolved)
+        out: JSONObject = {}
+        for key, item in value.items():
+            sub = props.get(key)
+            if sub is not None and key not in required and self._hidden(run, sub):
+                continue
+            out[key] = self._directed(run, sub, item, depth + 1) if sub is not None else item
+        return out
+
+    def _server_fields(self, run: _Run, node: JSONObject, value: JSONValue, level: int, depth: int) -> JSONValue:
+        """An answer's declared example with the read-only fields it leaves out made and added.
+
+        A spec's example of an item often omits what the server sets (``id``, ``created_at``): an
+        answer without its ``id`` names no item to undo or look up. A field that would break the
+        example's validity is left out again.
+        """
+        if run.direction != "response" or not isinstance(value, dict) or run.nodes >= _MAX_NODES:
+            return value
+        merged = node
+        if isinstance(node.get("allOf"), list):
+            try:
+                merged = self._merged(run, node)
+            except _Fail:
+                return value
+        props = merged.get("properties")
+        if not isinstance(props, dict):
+            return value
+        for key, sub in props.items():
+            if key in value or not isinstance(sub, dict | bool):
+                continue
+            resolved, _ = run.root.resolve(sub)
+            if not isinstance(resolved, dict) or resolved.get("readOnly") is not True:
+                continue
+            try:
+                made = self._make(run, sub, key, level + 1, depth + 1, 0)
+            except _Fail:
+                continue
+            trial = {**value, key: made}
+            if fits(trial, node, run.root):
+                value = trial
+        return value
 
     def _hidden(self, run: _Run, sub: JSONValue) -> bool:
         """An optional property this direction does not carry (read-only in a request, write-only in an answer)."""
@@ -609,34 +683,3 @@ def _matches(pattern: str | None, text: str) -> bool:
         return re.search(pattern, text) is not None
     except re.error:
         return False
-
-
-def _discriminate(
-    value: JSONObject,
-    discriminator: JSONObject,
-    branch_name: str | None,
-    branch: JSONValue,
-    root: SchemaRoot,
-    props: Mapping[str, JSONValue] | None = None,
-) -> None:
-    """Set the discriminator property to the mapping key naming the branch (or the branch's name)."""
-    prop = discriminator.get("propertyName")
-    if not isinstance(prop, str):
-        return
-    ref = branch.get("$ref") if isinstance(branch, dict) else None
-    mapping = discriminator.get("mapping")
-    wanted = None
-    if isinstance(mapping, dict):
-        for key, target in mapping.items():
-            if target == ref or (
-                branch_name is not None and isinstance(target, str) and target.rsplit("/", 1)[-1] == branch_name
-            ):
-                wanted = key
-                break
-    if wanted is None:
-        wanted = branch_name
-    if wanted is None:
-        return
-    schema = (props or {}).get(prop)
-    if schema is None or fits(wanted, schema, root):
-        value[prop] = wanted

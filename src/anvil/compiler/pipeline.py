@@ -29,7 +29,7 @@ from anvil.compiler.effects import check_effects
 from anvil.compiler.inputs import disambiguate_inputs
 from anvil.compiler.normalize import Normalized, normalize_document, servers_from
 from anvil.compiler.overlay import ManifestApplication, apply_manifest, apply_service_defaults
-from anvil.compiler.schemas import SchemaMaterializer
+from anvil.compiler.schemas import RefCloser, SchemaMaterializer
 from anvil.compiler.validate import block, critique_names, validate_operations
 from anvil.compiler.workflows import build_workflows
 from anvil.diagnostics import Diagnostic, diagnostic
@@ -193,11 +193,12 @@ def compile_source(
     run.found.extend(repaired)
     run.found.extend(renamed_inputs)
     ops = _with_schemas(ops, run.found)
+    closer = RefCloser(spec)
     document = Document(
         service=service,
-        operations=ops,
+        operations=_closed_outputs(ops, closer),
         disclosure=_disclosure_budget(manifest),
-        schemas=_component_schemas(spec),
+        schemas=closer.components(),
     )
     validated, validation = validate_operations(document.operations)
     run.found.extend(validation)
@@ -279,10 +280,14 @@ def _reblock(ops: tuple[Operation, ...], indexes: frozenset[int], note: str) -> 
     return tuple(block(op, note) if i in indexes and op.state != "blocked" else op for i, op in enumerate(ops))
 
 
-def _component_schemas(spec: JSONObject) -> JSONObject:
-    components = spec.get("components")
-    schemas = components.get("schemas") if isinstance(components, dict) else None
-    return dict(schemas) if isinstance(schemas, dict) else {}
+def _closed_outputs(ops: tuple[Operation, ...], closer: RefCloser) -> tuple[Operation, ...]:
+    """Each operation's answer schema with its references closed (:class:`RefCloser`)."""
+    out: list[Operation] = []
+    for op in ops:
+        schema = op.output.schema
+        closed = closer.close(schema) if isinstance(schema, dict) else schema
+        out.append(op if closed == schema else replace(op, output=replace(op.output, schema=closed)))
+    return tuple(out)
 
 
 def _effects(run: _Run, document: Document) -> Document:

@@ -20,7 +20,7 @@ from typing import Any, Final
 
 from anvil._types import JSONObject, JSONValue
 
-__all__ = ["DEFAULT_BUDGET", "SchemaMaterializer", "def_name", "lookup_pointer"]
+__all__ = ["DEFAULT_BUDGET", "RefCloser", "SchemaMaterializer", "def_name", "lookup_pointer"]
 
 #: Inline a referenced schema only while its expanded form stays under this many JSON nodes.
 DEFAULT_BUDGET: Final = 4000
@@ -373,3 +373,55 @@ def _compiles_text(pattern: str) -> bool:
     except (re.error, RecursionError, OverflowError):
         return False
     return True
+
+
+_NAMED_COMPONENT: Final = re.compile(r"^#/components/schemas/[^/]+$")
+_MAX_CLOSE_DEPTH: Final = 24
+
+
+class RefCloser:
+    """Makes every reference of a schema name a whole component (``#/components/schemas/X``).
+
+    Specs also point into a component (``#/components/schemas/Tag/allOf/0``) or elsewhere
+    (``#/components/parameters/state/schema``, ``#/components/responses/R/content/...``). A published
+    output schema resolves only whole components, so such a reference would read as "anything": inside
+    a ``oneOf`` that makes every answer match two branches and fail. Each one is replaced by a copy of
+    what it names (its own references closed the same way); one that names nothing, or only itself,
+    stays as it is. Copies are memoized per reference.
+    """
+
+    def __init__(self, spec: JSONObject) -> None:
+        """Args: spec: the loaded document every ``#/...`` reference points into."""
+        self._spec = spec
+        self._memo: dict[str, JSONValue] = {}
+
+    def close(self, node: JSONValue, open_refs: tuple[str, ...] = ()) -> JSONValue:
+        """A copy of ``node`` whose references each name a whole component (see the class docstring)."""
+        if isinstance(node, list):
+            return [self.close(item, open_refs) for item in node]
+        if not isinstance(node, dict):
+            return node
+        ref = node.get("$ref")
+        if isinstance(ref, str) and not _NAMED_COMPONENT.match(ref) and ref.startswith("#/"):
+            if ref in open_refs or len(open_refs) >= _MAX_CLOSE_DEPTH:
+                return node
+            if ref not in self._memo:
+                target = lookup_pointer(self._spec, ref)
+                closed = self.close(target, (*open_refs, ref)) if isinstance(target, dict | bool) else None
+                self._memo[ref] = closed
+            inlined = self._memo[ref]
+            if inlined is None:
+                return node
+            siblings = {key: self.close(value, open_refs) for key, value in node.items() if key != "$ref"}
+            if not siblings:
+                return inlined
+            return {**inlined, **siblings} if isinstance(inlined, dict) else {"allOf": [inlined], **siblings}
+        return {key: self.close(value, open_refs) for key, value in node.items()}
+
+    def components(self) -> JSONObject:
+        """The spec's ``components.schemas``, each closed."""
+        components = self._spec.get("components")
+        schemas = components.get("schemas") if isinstance(components, dict) else None
+        if not isinstance(schemas, dict):
+            return {}
+        return {name: self.close(schema) for name, schema in schemas.items()}

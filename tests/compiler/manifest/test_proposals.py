@@ -79,3 +79,24 @@ def test_the_drafted_proposal_is_marked_for_review_and_compiles_without_effect_e
     assert [d for d in result.diagnostics if d.code.startswith("effect/") and d.severity == "error"] == []
     created = result.document.operation("github.comments.create")
     assert created is not None and created.effect.inverse is not None
+
+
+def test_an_item_answered_as_one_of_two_shapes_is_undone_by_the_id_both_shapes_carry() -> None:
+    shape = {"type": "object", "properties": {"id": {"type": "string"}, "kind": {"type": "string"}}}
+    action = {"type": "object", "properties": {"action": {"oneOf": [{"$ref": "#/components/schemas/A"}, shape]}}}
+    spec = {
+        "openapi": "3.0.3",
+        "info": {"title": "Actions", "version": "1"},
+        "paths": {
+            "/actions": {"post": {"operationId": "createAction", "responses": _ok(schema=action)}},
+            "/actions/{id}": {
+                "parameters": [{"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}],
+                "delete": {"operationId": "deleteAction", "responses": _ok()},
+            },
+        },
+        "components": {"schemas": {"A": {"type": "object", "properties": {"id": {"type": "string"}}}}},
+    }
+    doc = compile_source(LoadResult(document=spec, version="3.0.3"), None, service_id="acts").document
+    effect = propose_effects(doc)["acts.actions.create"].effect
+    assert effect is not None
+    assert effect["inverse"] == {"operation": "acts.actions.delete", "arguments": {"id": "response.action.id"}}

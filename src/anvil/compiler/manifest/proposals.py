@@ -54,7 +54,8 @@ def _target(ref: str, schemas: Mapping[str, Any]) -> Any:
 
 
 def _resolve(schema: Any, schemas: Mapping[str, Any], depth: int = 0) -> dict[str, Any]:
-    """The properties of an object schema (``$ref`` and ``allOf`` followed a little), by name."""
+    """The properties of an object schema (``$ref`` and ``allOf`` followed a little, and the ones every
+    ``oneOf``/``anyOf`` branch shares), by name."""
     if not isinstance(schema, dict) or depth > 8:
         return {}
     ref = schema.get("$ref")
@@ -63,6 +64,10 @@ def _resolve(schema: Any, schemas: Mapping[str, Any], depth: int = 0) -> dict[st
     found = dict(schema["properties"]) if isinstance(schema.get("properties"), dict) else {}
     for part in schema.get("allOf") or ():
         found.update(_resolve(part, schemas, depth + 1))
+    for keyword in ("oneOf", "anyOf"):  # an item of one of several shapes: the fields every shape has
+        branches = [_resolve(part, schemas, depth + 1) for part in schema.get(keyword) or ()]
+        if branches and all(branches):
+            found.update({name: sub for name, sub in branches[0].items() if all(name in b for b in branches)})
     return found
 
 

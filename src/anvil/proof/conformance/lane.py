@@ -37,7 +37,7 @@ from anvil.air.carrier import resolve_carrier
 from anvil.air.inputs import safety_keys
 from anvil.air.model import Document, Operation
 from anvil.air.servers import repoint_all
-from anvil.bundle.example import example_input
+from anvil.bundle.example import example_input, example_input_or_reason
 from anvil.bundle.hash import bundle_hash
 from anvil.bundle.read import read_bundle
 from anvil.client import AnvilClient
@@ -240,19 +240,35 @@ async def _conformance(
         )
         served_lane, cli_lane = (_Lane(driver, Upstream(mock.url, http), observed) for mock in mocks)
         scope.begin(len(selected))
+        unmade: dict[str, str] = {}
         for op in selected:
             if scope.should_stop():
                 break
             scope.step("conformance", op)
+            _example, reason = example_input_or_reason(op)
+            if reason is not None:  # every surface would refuse the same invalid input: nothing to compare
+                unmade[op.id] = reason
+                finished.append(op)
+                continue
             async with anyio.create_task_group() as group:  # the CLI's call runs beside MCP and REST
                 group.start_soon(served_lane.run, ("mcp", "rest"), op)
                 group.start_soon(cli_lane.run, ("cli",), op)
             finished.append(op)
     for op in finished:
+        if op.id in unmade:
+            checks += _unmade_checks(op, unmade[op.id])
+            continue
         checks += _agreement_checks(op, observed)
         if op.confirmation.required:
             checks.append(_gate_check(op, observed))
     return checks, ["mcp", "rest", "cli", "skill"], finished
+
+
+def _unmade_checks(op: Operation, reason: str) -> list[JSONObject]:
+    """One ``skipped`` check per live comparison of an operation no valid example input exists for."""
+    ids = ["wire-agreement", "answer-agreement"] + (["gate-agreement"] if op.confirmation.required else [])
+    base: JSONObject = {"operationId": op.id, "surfaces": list(SURFACES), "status": "skipped", "detail": reason}
+    return [{"id": check_id, **base} for check_id in ids]
 
 
 def summarize(checks: list[JSONObject]) -> dict[str, int]:

@@ -6,7 +6,8 @@ form body is read into its fields, typed by the body schema),
 and answered by role: a create stores a new item (the request's fields over values generated from
 the answer schema, with a fresh id) and answers 201; get and list read what is stored; update and
 patch merge; delete removes (204 when the answer has no schema). A kind the API cannot create (no
-create operation) is filled on first read, so reads of a read-only API answer. An idempotency key in
+create operation) is filled on first use (a read, an update or a delete), so the operations of a
+read-only API answer; an item deleted stays gone. An idempotency key in
 the operation's declared carrier (else an ``Idempotency-Key`` header on any write) is honoured: the
 same key with the same request answers the first answer again without acting; with another request
 it is 409 ``idempotency_key_reused``.
@@ -42,6 +43,7 @@ from anvil.air.forms import decode_form, is_form_media_type
 from anvil.air.model import Document, Operation, Param
 from anvil.proof.mock.bodies import form_body, typed_text
 from anvil.proof.mock.fit import AnswerFitter
+from anvil.proof.mock.kinds import KindCatalog
 from anvil.proof.mock.routes import Route, route_table
 from anvil.proof.mock.schema import SchemaSet, Validator, ValueMaker
 from anvil.proof.mock.state import (
@@ -112,15 +114,17 @@ class MockApi:
         self.routes = route_table(document, self.schemas)
         self.maker = ValueMaker(self.schemas, seed)
         self.state = MockState()
-        self._creatable = {route.kind for route in self.routes if route.role == "create"}
-        self._create_templates = {(route.kind, route.template) for route in self.routes if route.role == "create"}
-        self._kind_schema: dict[str, object] = {}
-        for route in self.routes:
-            if route.item_schema is not None:
-                self._kind_schema.setdefault(route.kind, route.item_schema)
+        self.kinds = KindCatalog(self.routes, self.schemas)
         self._body_checks: dict[str, Validator] = {}
         self.fitter = AnswerFitter(self.schemas, self.maker)
         self._param_checks: dict[tuple[str, str, str], Validator] = {}
+
+    def reset(self) -> None:
+        """Forget everything and start the generated values over: after a reset the same requests get
+        the same answers (conformance compares surfaces that each start from a reset mock)."""
+        self.state.reset()
+        self.maker = ValueMaker(self.schemas, self.seed)
+        self.fitter = AnswerFitter(self.schemas, self.maker)
 
     # --- matching ---------------------------------------------------------------------------------
 
@@ -248,59 +252,34 @@ class MockApi:
 
     # --- items ------------------------------------------------------------------------------------
 
-    def _props(self, kind: str) -> dict[str, JSONValue]:
-        return self.schemas.properties(self._kind_schema.get(kind))
-
-    def id_field(self, kind: str) -> str:
-        """The field that identifies an item of ``kind``: ``id``, else ``number``, else an ``*_id``."""
-        props = self._props(kind)
-        for name in ("id", "number", "uuid", "key", "name"):
-            if name in props:
-                return name
-        return next((name for name in props if name.endswith(("_id", "Id", "_number"))), "id")
-
-    def _fields_for(self, kind: str, param: str) -> list[str]:
-        props = self._props(kind)
-        fields = [param] if param in props else []
-        fields += [name for name in props if param.endswith("_" + name) or param.endswith(name.capitalize())]
-        fields += [name for name in props if name.startswith(param + "_")]
-        fields.append(self.id_field(kind))
-        return list(dict.fromkeys(fields))
-
     def find(self, route: Route, params: Mapping[str, str]) -> tuple[str, Item] | None:
-        """The stored item the route's last path parameter names."""
-        if not route.params:
+        """The stored item the route's item parameter names (:attr:`Route.item_param`)."""
+        param = route.item_param
+        if param is None:
             return None
-        param = route.params[-1]
         wanted = params.get(param)
         store = self.state.kind(route.kind)
-        for name in self._fields_for(route.kind, param):
+        for name in self.kinds.fields_for(route.kind, param):
             for key, item in store.items():
                 if name in item.data and _text(item.data[name]) == wanted:
                     return key, item
         return None
 
-    def _typed(self, kind: str, name: str, text: str) -> JSONValue:
-        declared = self.schemas.first_type(self._props(kind).get(name))
-        if declared == "integer" and _INTEGER.fullmatch(text):
-            return int(text)
-        if declared == "number" and _NUMBER.fullmatch(text):
-            return float(text)
-        return text
-
     def _generated(self, kind: str) -> JSONObject:
-        made = self.maker.value(self._kind_schema.get(kind), kind.lower())
+        made = self.maker.value(self.kinds.schema(kind), kind.lower())
         return made if isinstance(made, dict) else {}
 
     def _fresh_id(self, kind: str) -> JSONValue:
         number = self.state.next_number(kind)
-        name = self.id_field(kind)
-        schema = self._props(kind).get(name)
+        name = self.kinds.id_field(kind)
+        schema = self.kinds.props(kind).get(name)
         declared = self.schemas.first_type(schema)
-        if declared in ("integer", "number") or (declared is None and not self._props(kind)):
+        if declared in ("integer", "number") or (declared is None and not self.kinds.props(kind)):
             return number
         prefix = re.sub(r"[^a-z0-9]", "", kind.lower())[:4] or "item"
-        plain = f"{prefix}_{number}"
+        # An id the API answers as a string but addresses by an integer path parameter (Jira's
+        # filters: ``"id": "10000"`` read back with ``GET /filter/{id}``, ``id`` an int64) is digits.
+        plain = str(number) if kind in self.kinds.numeric else f"{prefix}_{number}"
         if schema is None or self.maker.fits(plain, schema):
             return plain
         store = self.state.kind(kind)
@@ -316,7 +295,7 @@ class MockApi:
         store = self.state.kind(kind)
         if len(store) >= self.max_items:
             return _error(507, f"The mock holds its maximum of {self.max_items} items of {kind}.", "mock_full")
-        key = key if key is not None else _text(data.get(self.id_field(kind)))
+        key = key if key is not None else _text(data.get(self.kinds.id_field(kind)))
         if key in store:
             return _error(409, f"An item of {kind} with this id exists.", "already_exists")
         size = len(json.dumps(data))
@@ -327,19 +306,24 @@ class MockApi:
         return None
 
     def _materialize(self, route: Route, params: Mapping[str, str], scope: str) -> tuple[str, Item] | None:
-        """A read-only kind's item filled in on first use (the API offers no way to create it)."""
-        if route.kind in self._creatable or not route.params:
+        """A read-only kind's item filled in on first use (the API offers no way to create it), or one of
+        a closed set the API defines (``/project/type/{projectTypeKey}``)."""
+        param = route.item_param
+        if param is None or (route.kind in self.kinds.creatable and not route.names_a_closed_set):
             return None
-        param = route.params[-1]
+        if self.state.was_deleted(route.kind, params[param]):
+            return None  # it existed until it was deleted: gone, not filled in again
         data = self._generated(route.kind)
-        name = self._fields_for(route.kind, param)[0]
-        data[name] = self._typed(route.kind, name, params[param])
+        name = self.kinds.fields_for(route.kind, param)[0]
+        data[name] = self.kinds.typed(route.kind, name, params[param])
+        if name != self.kinds.id_field(route.kind):  # addressed by another field (a key): a fresh id of its own
+            data[self.kinds.id_field(route.kind)] = self._fresh_id(route.kind)
         for other, value in params.items():
-            if other in self._props(route.kind) and other != name:
-                data[other] = self._typed(route.kind, other, value)
+            if other in self.kinds.props(route.kind) and other != name:
+                data[other] = self.kinds.typed(route.kind, other, value)
         if self._store(route.kind, data, scope) is not None:
             return None
-        key = _text(data.get(self.id_field(route.kind)))
+        key = _text(data.get(self.kinds.id_field(route.kind)))
         return key, self.state.kind(route.kind)[key]
 
     def _merge(self, route: Route, target: JSONObject, body: JSONValue) -> None:
@@ -355,12 +339,14 @@ class MockApi:
         skip = (
             {carrier.pointer[0]} if carrier is not None and carrier.mechanism == "body" and carrier.pointer else set()
         )
-        id_name = self.id_field(route.kind)
-        props = self._props(route.kind)
+        id_name = self.kinds.id_field(route.kind)
+        props = self.kinds.props(route.kind)
         for key, value in body.items():
             if key in skip or key == id_name:
                 continue
-            if props and (key not in props or not self.maker.fits(value, props[key])):
+            if props and (
+                key not in props or self.kinds.read_only(route, key) or not self.maker.fits(value, props[key])
+            ):
                 continue
             target[key] = copy.deepcopy(value)
 
@@ -381,7 +367,13 @@ class MockApi:
         return status, answer
 
     def _wrap(self, route: Route, item: JSONObject) -> JSONValue:
-        """One item as the operation answers it: itself, or inside its envelope (``{"data": item}``)."""
+        """One item as the operation answers it: itself, inside its envelope (``{"data": item}``), or,
+        for a create that answers a list (a bulk create, ``{"options": [...]}``), as that list's one item."""
+        if route.role == "create" and route.list_property is not None:
+            shell = self.maker.value(route.op.output.schema, route.kind.lower())
+            listed: JSONObject = shell if isinstance(shell, dict) else {}
+            listed[route.list_property] = [copy.deepcopy(item)]
+            return listed
         if route.envelope is None:
             return copy.deepcopy(item)
         shell = self.maker.value(route.op.output.schema, route.kind.lower())
@@ -390,9 +382,14 @@ class MockApi:
         return out
 
     def _unwrapped(self, route: Route, body: JSONValue) -> JSONValue:
-        """A request body with the item's envelope taken off when it is wrapped like the answer."""
+        """A request body with the item's envelope taken off when it is wrapped like the answer (a bulk
+        create's list: its first item)."""
         if route.envelope is not None and isinstance(body, dict) and isinstance(body.get(route.envelope), dict):
             return body[route.envelope]
+        if route.role == "create" and route.list_property is not None and isinstance(body, dict):
+            listed = body.get(route.list_property)
+            if isinstance(listed, list) and listed and isinstance(listed[0], dict):
+                return listed[0]
         return body
 
     def fit(self, schema: JSONObject, value: JSONValue, name: str) -> JSONValue:
@@ -408,17 +405,18 @@ class MockApi:
             data = self._generated(route.kind)
             self._merge(route, data, self._unwrapped(route, body))
             for name, value in params.items():
-                if name in self._props(route.kind):
-                    data[name] = self._typed(route.kind, name, value)
-            id_name = self.id_field(route.kind)
+                if name in self.kinds.props(route.kind):
+                    data[name] = self.kinds.typed(route.kind, name, value)
+            id_name = self.kinds.id_field(route.kind)
             unwrapped = self._unwrapped(route, body)
-            if not isinstance(unwrapped, dict) or id_name not in unwrapped:
+            named = isinstance(unwrapped, dict) and id_name in unwrapped
+            if not named or self.kinds.read_only(route, id_name):
                 data[id_name] = self._fresh_id(route.kind)
-            else:
+            elif isinstance(unwrapped, dict):
                 data[id_name] = copy.deepcopy(unwrapped[id_name])
             key = _text(data[id_name])
-            schema = self._kind_schema.get(route.kind)
-            if isinstance(schema, dict):  # the state holds what the kind's schema can carry
+            schema = self.kinds.stored_schema(route.kind)
+            if schema is not None:  # the state holds what the kind's items can carry
                 fitted = self.fit(schema, data, route.kind.lower())
                 data = fitted if isinstance(fitted, dict) else data
             refused = self._store(route.kind, data, path, key=key)
@@ -428,21 +426,27 @@ class MockApi:
         if role == "other":
             if no_schema:
                 return (200, None) if route.method == "GET" else (204, None)
-            return 200, self.maker.value(route.op.output.schema, route.kind.lower())
+            made = self.maker.value(route.op.output.schema, route.kind.lower())
+            if route.method != "GET" and isinstance(made, dict) and isinstance(body, dict):
+                # A write the mock keeps no item for still answers with what it was sent, where the
+                # answer has those fields (the fit that follows drops a value the answer refuses).
+                answer_props = self.schemas.properties(route.op.output.schema)
+                made.update({k: copy.deepcopy(v) for k, v in body.items() if k in answer_props})
+            return 200, made
         found = self.find(route, params)
-        if found is None and role != "delete":
+        if found is None:
             found = self._materialize(route, params, path.rsplit("/", 1)[0])
         if found is None:
             return _error(404, "Not Found", "not_found")
         key, item = found
         if role == "delete":
-            self.state.forget(route.kind, key)
+            self.state.forget(route.kind, key, params.get(route.item_param or ""))
             return (204, None) if no_schema else (200, self._wrap(route, item.data))
         if role in ("update", "action"):
             merged = copy.deepcopy(item.data)
             self._merge(route, merged, self._unwrapped(route, body))
-            schema = self._kind_schema.get(route.kind)
-            if isinstance(schema, dict):
+            schema = self.kinds.stored_schema(route.kind)
+            if schema is not None:
                 fitted = self.fit(schema, merged, route.kind.lower())
                 merged = fitted if isinstance(fitted, dict) else merged
             size = len(json.dumps(merged))
@@ -456,13 +460,13 @@ class MockApi:
 
     def _list(self, route: Route, path: str, request: Request) -> JSONValue:
         store = self.state.kind(route.kind)
-        if not store and route.kind not in self._creatable:
+        if not store and route.kind not in self.kinds.creatable:
             data = self._generated(route.kind)  # a read-only collection lists one item, not nothing
-            data[self.id_field(route.kind)] = self._fresh_id(route.kind)
+            data[self.kinds.id_field(route.kind)] = self._fresh_id(route.kind)
             self._store(route.kind, data, path)
-        scoped = (route.kind, route.template) in self._create_templates
+        scoped = (route.kind, route.template) in self.kinds.create_templates
         items = [item.data for item in store.values() if not scoped or item.scope == path]
-        props = self._props(route.kind)
+        props = self.kinds.props(route.kind)
         for name, wanted in request.query_params.multi_items():
             if name not in props:
                 continue
@@ -565,7 +569,7 @@ def create_mock_app(api: MockApi) -> Starlette:
         return JSONResponse({"faults": [fault.to_json() for fault in state.faults]})
 
     async def reset(request: Request) -> Response:
-        state.reset()
+        api.reset()
         return JSONResponse({"reset": True})
 
     async def items(request: Request) -> Response:

@@ -32,7 +32,7 @@ def typed_text(schemas: SchemaSet, schema: JSONValue, text: str) -> JSONValue:
         return float(text) if _NUMBER.fullmatch(text) else text
     if kind == "boolean":
         return {"true": True, "false": False}.get(text, text)
-    if kind == "object":
+    if kind == "object" or (kind is None and text.startswith("{")):  # an object, or one of a choice (anyOf)
         try:
             found: JSONValue = json.loads(text)
         except (ValueError, RecursionError):

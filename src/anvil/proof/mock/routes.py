@@ -123,6 +123,28 @@ class Route:
     envelope: str | None = None
 
     @property
+    def item_param(self) -> str | None:
+        """The path parameter that names the item: the last one whose values are not a closed set
+        (``/tags/{id}/{entity_type}`` names tag ``id``; an enum segment selects, it does not identify),
+        else the last parameter (None without one)."""
+        selectors = {
+            p.name
+            for p in self.op.input.params
+            if p.in_ == "path" and isinstance(p.schema, dict) and ("enum" in p.schema or "const" in p.schema)
+        }
+        names = [name for name in self.params if name not in selectors]
+        return names[-1] if names else (self.params[-1] if self.params else None)
+
+    @property
+    def names_a_closed_set(self) -> bool:
+        """True when the item parameter's values are a closed set (``/project/type/{projectTypeKey}``
+        of three types): such items exist as the API defines them; no create makes one."""
+        param = next((p for p in self.op.input.params if p.in_ == "path" and p.name == self.item_param), None)
+        return (
+            param is not None and isinstance(param.schema, dict) and ("enum" in param.schema or "const" in param.schema)
+        )
+
+    @property
     def static_count(self) -> int:
         """How many fixed segments the template has (more is more specific)."""
         return sum(1 for part in self.template.split("/") if part and not _PARAM.fullmatch(part))
@@ -175,12 +197,22 @@ def _envelope(resolved: JSONObject, schemas: SchemaSet) -> tuple[str, object] | 
     props = schemas.properties(resolved)
     if not props or len(props) > 3 or _ID_LIKE & set(props):
         return None
-    objects = []
-    for key, sub in props.items():
-        inner = schemas.deref(sub)
-        if inner is not None and schemas.first_type(inner) == "object" and schemas.properties(inner):
-            objects.append((key, sub))
+    objects = [(key, sub) for key, sub in props.items() if schemas.is_object(sub)]
     return objects[0] if len(objects) == 1 else None
+
+
+def _page(resolved: JSONObject, schemas: SchemaSet) -> tuple[str, object] | None:
+    """``(property, item schema)`` when a named answer is a page of items: exactly one array property,
+    of objects, and no identity of its own (an item that has a list of objects keeps its ``id``)."""
+    props = schemas.properties(resolved)
+    if _ID_LIKE & set(props):
+        return None
+    arrays = [(key, sub) for key, sub in props.items() if schemas.first_type(sub) == "array"]
+    if len(arrays) != 1:
+        return None
+    key, sub = arrays[0]
+    items = (schemas.deref(sub) or {}).get("items")
+    return (key, items) if schemas.is_object(items) else None
 
 
 def _answer_kind(op: Operation, schemas: SchemaSet) -> tuple[str | None, object, str | None]:
@@ -195,6 +227,10 @@ def _answer_kind(op: Operation, schemas: SchemaSet) -> tuple[str | None, object,
         wrapped = _envelope(resolved, schemas) if resolved is not None else None
         if wrapped is not None and schemas.ref_name(wrapped[1]) is not None:
             return schemas.ref_name(wrapped[1]), wrapped[1], None
+        page = _page(resolved, schemas) if resolved is not None else None
+        if page is not None:  # a named page (Jira's PageBeanProject): its one list of items
+            key, items = page
+            return schemas.ref_name(items), items, key
         return name, schema, None
     resolved = schemas.deref(schema)
     if resolved is None:
@@ -253,11 +289,19 @@ def route_table(document: Document, schemas: SchemaSet) -> tuple[Route, ...]:
     # A signature (the static segments of an item collection) borrows the kind of an op that has one.
     by_signature: dict[str, str] = {}
     by_resource: dict[str, str] = {}
-    for op, method, parts, name, _item, _prop, answers_list in drafts:
+    family: dict[str, int] = {}  # how many item-collection routes share a signature
+    # A family's create names its kind first: the list and get of the same path may each answer under
+    # another schema name (IncidentTypeCustomFieldWithOptions beside IncidentTypeCustomFields) and must
+    # still see what the create stored.
+    ordered = sorted(drafts, key=lambda d: _role(d[1], d[2], d[6]) != "create")
+    for op, method, parts, name, _item, _prop, answers_list in ordered:
         role = _role(method, parts, answers_list)
-        if name is None or role in ("other", "action"):
+        if role in ("other", "action"):
             continue
         collection = parts[:-1] if role in ("get", "update", "delete") else parts
+        family[_signature(collection)] = family.get(_signature(collection), 0) + 1
+        if name is None:
+            continue
         by_signature.setdefault(_signature(collection), name)
         if op.effect.resource:
             by_resource.setdefault(op.effect.resource, name)
@@ -265,11 +309,18 @@ def route_table(document: Document, schemas: SchemaSet) -> tuple[Route, ...]:
     for op, method, parts, name, item, list_property, answers_list in drafts:
         role = _role(method, parts, answers_list)
         collection = parts[:-1] if role in ("get", "update", "delete") else parts
+        static = _STATIC_NAME.sub("_", _signature(collection)).strip("_")
+        # A path family of its own (a list, create, get... at the same static segments) is its own kind;
+        # the classifier's resource name joins only a lone route to another path's kind (two families
+        # ending in the same word, /automation_actions/actions and /incident_workflows/actions, differ).
+        lone = family.get(_signature(collection), 0) < 2 or role in ("other", "action")
+        shared = by_signature.get(_signature(collection)) if not lone else None
         kind = (
-            name
+            shared
+            or name
             or by_signature.get(_signature(collection))
-            or (by_resource.get(op.effect.resource) if op.effect.resource else None)
-            or _STATIC_NAME.sub("_", _signature(collection)).strip("_")
+            or (by_resource.get(op.effect.resource) if op.effect.resource and lone else None)
+            or static
             or "root"
         )
         if role == "create" and len(parts) >= 2 and _PARAM.fullmatch(parts[-2]):

@@ -33,15 +33,30 @@ class SchemaSet:
         """``schema`` with its ``$ref`` chain followed (sibling keys kept); None when not an object."""
         seen = 0
         while isinstance(schema, dict) and isinstance(schema.get("$ref"), str) and seen < MAX_DEPTH:
-            ref: str = schema["$ref"]
-            name = next((ref[len(p) :] for p in _REF_PREFIXES if ref.startswith(p)), None)
-            target = self.schemas.get(name) if name is not None else None
+            target = self._target(schema["$ref"])
             if not isinstance(target, dict):
                 return {k: v for k, v in schema.items() if k != "$ref"}
             siblings = {k: v for k, v in schema.items() if k != "$ref"}
             schema = {**target, **siblings}
             seen += 1
         return schema if isinstance(schema, dict) else None
+
+    def _target(self, ref: str) -> JSONValue:
+        """The node a reference names: a shared schema, or a JSON pointer into one
+        (``#/components/schemas/Tag/allOf/0``, as real specs share one branch of a composition)."""
+        rest = next((ref[len(p) :] for p in _REF_PREFIXES if ref.startswith(p)), None)
+        if rest is None:
+            return None
+        name, *pointer = [part.replace("~1", "/").replace("~0", "~") for part in rest.split("/")]
+        node = self.schemas.get(name)
+        for part in pointer:
+            if isinstance(node, dict):
+                node = node.get(part)
+            elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+                node = node[int(part)]
+            else:
+                return None
+        return node
 
     def ref_name(self, schema: JSONValue) -> str | None:
         """The shared schema a ``$ref`` names directly (``Issue`` for ``#/components/schemas/Issue``)."""
@@ -64,7 +79,31 @@ class SchemaSet:
         props = resolved.get("properties")
         if isinstance(props, dict):
             out.update(props)
+        # An item of one of several shapes has the fields of each; a field two shapes share takes
+        # what either allows (``action_type`` is ``script`` in one shape, ``job`` in the other).
+        shared: dict[str, list[JSONValue]] = {}
+        for keyword in ("oneOf", "anyOf"):
+            for branch in resolved.get(keyword) or ():
+                if isinstance(branch, dict) and len(out) + len(shared) < _MAX_PROPERTIES:
+                    for name, sub in self.properties(branch).items():
+                        if name not in out:
+                            shared.setdefault(name, []).append(sub)
+        for name, subs in shared.items():
+            out[name] = subs[0] if len(subs) == 1 else {"anyOf": subs}
         return dict(list(out.items())[:_MAX_PROPERTIES])
+
+    def is_object(self, schema: JSONValue) -> bool:
+        """True for an object schema with properties, or a choice (``oneOf``/``anyOf``) of such objects."""
+        resolved = self.deref(schema)
+        if resolved is None:
+            return False
+        if self.first_type(resolved) == "object" and self.properties(resolved):
+            return True
+        for keyword in ("oneOf", "anyOf"):
+            branches = [b for b in resolved.get(keyword) or () if isinstance(b, dict) and b.get("type") != "null"]
+            if branches and all(self.first_type(b) == "object" and self.properties(b) for b in branches):
+                return True
+        return False
 
     def first_type(self, schema: JSONValue) -> str | None:
         """The schema's declared JSON type (the first non-null one of a list), if any."""

@@ -147,6 +147,8 @@ class MockState:
     keys: OrderedDict[str, KeyedAnswer] = field(default_factory=OrderedDict)
     faults: list[Fault] = field(default_factory=list)
     log: list[JSONObject] = field(default_factory=list)
+    #: (kind, key) of deleted items, oldest first (bounded like a kind's items).
+    deleted: OrderedDict[tuple[str, str], None] = field(default_factory=OrderedDict)
     seen: int = 0
     item_bytes: int = 0
     key_bytes: int = 0
@@ -154,6 +156,7 @@ class MockState:
     def reset(self) -> None:
         """Forget every item, key, fault and logged request."""
         self.items.clear()
+        self.deleted.clear()
         self.counters.clear()
         self.keys.clear()
         self.faults.clear()
@@ -184,10 +187,19 @@ class MockState:
         self.item_bytes += size - item.size
         item.size = size
 
-    def forget(self, kind: str, key: str) -> None:
-        """Remove one stored item."""
+    def forget(self, kind: str, key: str, addressed: str | None = None) -> None:
+        """Remove one stored item, remembering it was deleted (by its key and by the path value
+        that addressed it) so a kind filled in on first use does not fill it in again."""
         item = self.kind(kind).pop(key)
         self.item_bytes -= item.size
+        for name in {key, addressed} - {None}:
+            self.deleted[(kind, str(name))] = None
+        while len(self.deleted) > MAX_ITEMS_PER_KIND:
+            self.deleted.popitem(last=False)
+
+    def was_deleted(self, kind: str, key: str) -> bool:
+        """True when an item of ``kind`` addressed as ``key`` was deleted."""
+        return (kind, key) in self.deleted
 
     def record(self, entry: JSONObject) -> JSONObject:
         """Append a request to the log (numbered from 1; the oldest entries make room)."""

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from typing import Final
 from urllib.parse import unquote
 
+import httpx
+
 from anvil._types import JSONObject, JSONValue
 from anvil.air.carrier import resolve_carrier
 from anvil.air.effects import forwards_idempotency_key
@@ -25,7 +27,7 @@ from anvil.proof.mock.routes import Route, route_table
 from anvil.proof.mock.schema import SchemaSet, Validator
 from anvil.proof.selftest.support import ABSENT, Check, Example, LogEntry, Wire, show, wire_text
 
-__all__ = ["Driver", "closing_checks", "identity_value", "operation_checks", "surface_check"]
+__all__ = ["Driver", "closing_checks", "identity_value", "operation_checks", "surface_check", "typed_for"]
 
 _GENERATOR_LIMITS: Final = frozenset({"validation_error"})
 _KEY_NAME: Final = re.compile(r"^(x[-_])?idempotency[-_]?key$", re.IGNORECASE)
@@ -115,7 +117,7 @@ class Driver:
     def creator(self, op: Operation) -> Operation | None:
         """The approved create of the item ``op`` addresses (None: ``op`` addresses no item a create makes)."""
         route = self.route_of.get(op.id)
-        if route is None or route.role not in _ITEM_ROLES or not route.params:
+        if route is None or route.role not in _ITEM_ROLES or route.item_param is None or route.names_a_closed_set:
             return None
         makers = [r.op for r in self.routes if r.role == "create" and r.kind == route.kind and r.op.is_approved]
         return next((m for m in makers if self.problem(m) is None), makers[0] if makers else None)
@@ -140,27 +142,69 @@ class Driver:
             return arguments, key, None
         made_arguments, made_key = self.arguments(create)
         result, _sent = await self.call(create, made_arguments, key=made_key)
-        if result.is_error or not isinstance(result.data, dict):
+        if result.is_error:
             return arguments, key, False
+        made = self.made_item(create, result.data) if isinstance(result.data, dict) else {}
         route = self.route_of[op.id]
-        last = route.params[-1]
+        last = route.item_param
         for binding in input_bindings(op):
             if binding.location != "path":
                 continue
             if binding.wire_name == last:
-                value = identity_value(binding.property, result.data)
+                value = identity_value(binding.property, made, wire=binding.wire_name)
+                if value is ABSENT:  # an answer that does not name the item (a bulk create's list)
+                    value = await self.newest_identity(create)
                 if value is ABSENT:
-                    value = identity_value(binding.wire_name, result.data)
-                if value is not ABSENT:
-                    arguments[binding.property] = value
+                    return arguments, key, False
+                arguments[binding.property] = typed_for(binding.schema, value)
             elif binding.property in made_arguments:
                 arguments[binding.property] = made_arguments[binding.property]
         return arguments, key, True
 
+    async def newest_identity(self, create: Operation) -> JSONValue:
+        """The identity of the item ``create`` made last, read from the generated mock's own state
+        (ABSENT on another upstream, or when the mock holds no item of that kind)."""
+        route = self.route_of.get(create.id)
+        if route is None or self.wire.log != "anvil":
+            return ABSENT
+        try:
+            answer = await self.wire.http.get("/__anvil/items", params={"kind": route.kind})
+            listed = answer.json().get("items") if answer.status_code == 200 else None
+        except (httpx.HTTPError, ValueError, AttributeError):
+            return ABSENT
+        if not isinstance(listed, list) or not listed or not isinstance(listed[-1], dict):
+            return ABSENT
+        newest, data = listed[-1].get("key"), listed[-1].get("data")
+        if isinstance(data, dict):  # the stored value itself, so an integer id stays an integer
+            return next((v for v in data.values() if isinstance(v, str | int) and wire_text(v) == newest), newest)
+        return newest if newest is not None else ABSENT
 
-def identity_value(param: str, response: Mapping[str, JSONValue]) -> JSONValue:
-    """The value in ``response`` that a path input called ``param`` names (``id`` for ``note_id``...)."""
-    candidates = [param] + [f for f in response if param.endswith("_" + f) or param.endswith(f.capitalize())]
+    def made_item(self, create: Operation, answer: Mapping[str, JSONValue]) -> Mapping[str, JSONValue]:
+        """The item a create's ``answer`` holds: the answer itself, or the item inside its envelope
+        (``{"business_service": {...}}``)."""
+        route = self.route_of.get(create.id)
+        envelope = route.envelope if route is not None else None
+        inner = answer.get(envelope) if envelope is not None else None
+        return inner if isinstance(inner, dict) else answer
+
+
+def typed_for(schema: Mapping[str, JSONValue], value: JSONValue) -> JSONValue:
+    """An identity as the input that takes it is typed: digits for an integer input become a number
+    (an API may answer ``"id": "10000"`` and address the item as ``{id}``, an int64), a number for a
+    string input its text."""
+    kind = schema.get("type")
+    if kind in ("integer", "number") and isinstance(value, str) and value.isdigit() and len(value) <= 18:
+        return int(value)
+    if kind == "string" and isinstance(value, int | float) and not isinstance(value, bool):
+        return wire_text(value)  # ``"id": 10000`` addressed as a string path segment
+    return value
+
+
+def identity_value(param: str, response: Mapping[str, JSONValue], *, wire: str | None = None) -> JSONValue:
+    """The value in ``response`` that a path input called ``param`` (on the wire ``wire``) names: the
+    field of either name itself first (``entityId``), then ``id`` for ``note_id``, ``key`` for ``idOrKey``..."""
+    candidates = [name for name in (wire, param) if name is not None]
+    candidates += [f for f in response if param.endswith("_" + f) or param.endswith(f.capitalize())]
     candidates += [f for f in response if f.startswith(param + "_")]
     candidates += [f for f in _ID_FIELDS if f in response]
     for name in candidates:
@@ -266,15 +310,25 @@ def _coordinates(op: Operation, arguments: Mapping[str, JSONValue], entry: LogEn
     return confirmed, None
 
 
-def _echo_problem(op: Operation, arguments: Mapping[str, JSONValue], answer: JSONValue) -> str | None:
-    """Where a write's answer carries a field the request set, but with another value (None: it does not)."""
+def _echo_problem(
+    op: Operation, arguments: Mapping[str, JSONValue], answer: JSONValue, *, addressed: bool = False
+) -> str | None:
+    """Where a write's answer carries a field the request set, but with another value (None: it does not).
+
+    For a write on one item (``addressed``) the path names the item: its identity fields answer as
+    the item's, whatever the body said.
+    """
     if op.is_read or not isinstance(answer, dict):
         return None
     for binding in input_bindings(op):
         if binding.location != "body_field" or binding.property not in arguments:
             continue
+        if addressed and binding.wire_name in _ID_FIELDS:
+            continue
         sent = arguments[binding.property]
-        if binding.wire_name in answer and answer[binding.wire_name] != sent and not isinstance(sent, dict | list):
+        if isinstance(sent, dict | list) or type(answer.get(binding.wire_name)) is not type(sent):
+            continue  # the API answers this field in another shape (a lead's id sent, the lead answered)
+        if binding.wire_name in answer and answer[binding.wire_name] != sent:
             return (
                 f"the answer's {binding.wire_name} is {show(answer[binding.wire_name])}, the request set {show(sent)}"
             )
@@ -319,7 +373,8 @@ async def _fidelity(driver: Driver, op: Operation) -> tuple[Check, int | None]:
         if result.data != first.response and not (first.response is None and result.data in (None, "")):
             detail = f"the answer did not round-trip: upstream {show(first.response)}, tool {show(result.data)}"
             return Check(id="fidelity", operation=op.id, status="fail", detail=detail), len(sent)
-    echo = _echo_problem(op, arguments, result.data)
+    route = driver.route_of.get(op.id)
+    echo = _echo_problem(op, arguments, result.data, addressed=route is not None and route.role in _ITEM_ROLES)
     if echo is not None:
         return Check(id="fidelity", operation=op.id, status="fail", detail=echo), len(sent)
     where = " on an item it made" if made else ""
@@ -510,8 +565,8 @@ async def operation_checks(driver: Driver, op: Operation) -> list[Check]:
         return checks + ([gate] if gate is not None else [])
     fidelity, sent = await _fidelity(driver, op)
     checks = [fidelity]
-    if gate is not None:
-        checks.append(_gate_with_confirm(gate, sent))
+    if gate is not None:  # a call the gateway refused for its example proves nothing about the gate's count
+        checks.append(_gate_with_confirm(gate, sent) if fidelity.status != "skipped" else gate)
     mapping = await _error_mapping(driver, op)
     if mapping is not None:
         checks.append(mapping)

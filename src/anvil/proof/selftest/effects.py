@@ -29,11 +29,12 @@ from typing import Final
 import httpx
 
 from anvil._types import JSONObject, JSONValue
+from anvil.air.inputs import input_bindings
 from anvil.air.model import Operation
 from anvil.air.paths import Const, parse_source, resolve_mapping
 from anvil.client import CallResult
 from anvil.proof.mock.routes import Route
-from anvil.proof.selftest.checks import Driver, identity_value
+from anvil.proof.selftest.checks import Driver, identity_value, typed_for
 from anvil.proof.selftest.support import ABSENT, Check, Difference, confirm_added, first_difference, show
 
 __all__ = ["EffectProofs"]
@@ -159,14 +160,18 @@ class _Effects:
         schema = read.input.schema or {}
         required = set(schema.get("required") or ())
         out: JSONObject = {}
-        last = route.params[-1] if route is not None and route.params else None
+        last = route.item_param if route is not None else None
+        # The call's own values carry over only where the read needs them (its path, its required
+        # inputs): an optional filter such as ``expand`` would narrow what the read observes.
+        paths = {b.property for b in input_bindings(read) if b.location == "path"}
         for name in schema.get("properties") or {}:
-            if last is not None and name == last and isinstance(response, dict):
-                value = identity_value(name, response)
+            if last is not None and last in (name, _wire_name(read, name)) and isinstance(response, dict):
+                value = identity_value(name, response, wire=_wire_name(read, name))
                 if value is not ABSENT:
-                    out[name] = value
+                    sub = (schema.get("properties") or {}).get(name)
+                    out[name] = typed_for(sub, value) if isinstance(sub, dict) else value
                     continue
-            if name in request and name not in ("confirm", "idempotency_key"):
+            if name in request and name not in ("confirm", "idempotency_key") and (name in required or name in paths):
                 out[name] = request[name]
         if not required <= set(out):
             return None
@@ -199,6 +204,8 @@ class _Effects:
     def item_read(self, op: Operation, request: Mapping[str, JSONValue], response: JSONValue) -> _Read | None:
         """The get that reads the item ``response`` names, else the list it appears in."""
         reads = self.reads_for(op)
+        if isinstance(response, dict):  # the item itself, when the answer wraps it in an envelope
+            response = dict(self.driver.made_item(op, response))
         for read in sorted(reads, key=lambda r: self.route_of[r.id].role != "get"):
             arguments = self._arguments_for(read, request, response)
             if arguments is not None:
@@ -426,6 +433,11 @@ class _Effects:
         result = await self.driver.client.call_result(tool, dict(call.get("arguments") or {}))
         report = (result.effect or {}).get("lookup")
         return report.get("found") if isinstance(report, dict) else None
+
+
+def _wire_name(op: Operation, name: str) -> str | None:
+    """The wire name of ``op``'s input ``name`` (``entityId`` for ``entity_id``), if it has one."""
+    return next((b.wire_name for b in input_bindings(op) if b.property == name), None)
 
 
 def _keyed(op: Operation) -> bool:

@@ -161,4 +161,4 @@ def locatable(paging: Pagination, item_schema: Mapping[str, Any] | None) -> bool
             return True
         properties = item_schema.get("properties") if isinstance(item_schema, Mapping) else None
         return isinstance(properties, Mapping) and "id" in properties
-    return paging.style in ("page", "offset")
+    return paging.style in ("page", "offset") and item_schema is not None  # a short page ends them

@@ -65,6 +65,29 @@ def _resolve(schema: JSONValue, defs: Mapping[str, Any]) -> JSONValue:
     return schema
 
 
+def _properties(schema: JSONValue, defs: Mapping[str, Any], depth: int = 0) -> dict[str, Any]:
+    """An object schema's properties with its ``allOf`` branches' joined (``allOf: [Page, {items}]``)."""
+    schema = _resolve(schema, defs)
+    if not isinstance(schema, dict) or depth > _MAX_DEPTH:
+        return {}
+    out: dict[str, Any] = {}
+    for branch in schema.get("allOf") or ():
+        out.update(_properties(branch, defs, depth + 1))
+    own = schema.get("properties")
+    if isinstance(own, dict):
+        out.update(own)
+    return out
+
+
+def _numeric_input(op: Operation, name: str | None) -> bool:
+    """True when the input ``name`` (a query parameter or a body field) takes an integer or number."""
+    schemas = [p.schema for p in op.input.params if p.name == name]
+    body = op.input.body
+    if body is not None:
+        schemas += [f.schema for f in body.fields if f.name == name]
+    return any(isinstance(s, dict) and s.get("type") in ("integer", "number") for s in schemas)
+
+
 def _walk_value(data: JSONValue, path: str) -> JSONValue:
     for part in path.split("."):
         data = data.get(part) if isinstance(data, dict) else None
@@ -149,8 +172,7 @@ class SimulatedUpstream:
         if paging is None or not isinstance(schema, dict):
             return None
         if paging.items_field:
-            properties = schema.get("properties")
-            schema = _resolve(properties.get(paging.items_field), defs) if isinstance(properties, dict) else None
+            schema = _resolve(_properties(schema, defs).get(paging.items_field), defs)
         if not isinstance(schema, dict) or not (schema.get("type") == "array" or "items" in schema):
             return None
         item = _resolve(schema.get("items"), defs)
@@ -190,7 +212,14 @@ class SimulatedUpstream:
         if paging.style == "cursor" and paging.next_field:
             current = _walk_value(data, paging.next_field)
             numeric = isinstance(current, int) and not isinstance(current, bool)
-            token = (2 if numeric else f"sim-cursor-{self._rng.randrange(10**9)}") if page == 1 else None
+            if page != 1:
+                token = None
+            elif numeric or _numeric_input(op, paging.cursor_param):
+                # A cursor input that takes a number (Jira's ``after``) continues with one, whatever
+                # the next field's type: a token the cursor input refuses continues nothing.
+                token = 2 if numeric else "2"
+            else:
+                token = f"sim-cursor-{self._rng.randrange(10**9)}"
             set_path(data, paging.next_field, token if token is not None else (None if numeric else ""))
         elif paging.style == "cursor" and items and isinstance(items[-1], dict) and page == 1:
             token = items[-1].get("id")

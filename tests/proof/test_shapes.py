@@ -1,0 +1,197 @@
+"""The pipeline on the shapes real APIs use (fixtures/shapes.yaml, each shape a few lines of a corpus spec).
+
+``anvil init --approve all --propose-effects`` then ``anvil compile`` make the bundle; the compiled
+schemas name only whole components, the mock answers each shape as the API would, and selftest,
+conformance and simulate pass everything they can run on it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import anyio
+import httpx
+import pytest
+
+from anvil.air.values import ValueGenerator
+from anvil.bundle.read import read_bundle
+from anvil.proof.conformance.lane import conformance
+from anvil.proof.mock import MockApi, create_mock_app
+from anvil.proof.mock.fit import AnswerFitter
+from anvil.proof.mock.routes import route_table
+from anvil.proof.mock.schema import SchemaSet, ValueMaker
+from anvil.proof.scope import LaneScope
+from anvil.proof.selftest.lane import SelftestOptions, run_selftest
+from anvil.proof.simulate.lane import simulate
+
+_WHOLE_COMPONENT = re.compile(r"#/components/schemas/[^/]+")
+
+
+def _environ() -> dict[str, str]:
+    return {key: value for key, value in os.environ.items() if not key.startswith("ANVIL_")}
+
+
+@pytest.fixture
+async def mock(shapes: Path) -> AsyncIterator[httpx.AsyncClient]:
+    app = create_mock_app(MockApi(read_bundle(shapes)))
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://mock") as client:
+        yield client
+
+
+async def _widget(mock: httpx.AsyncClient, name: str = "Sprocket") -> dict[str, object]:
+    created = await mock.post("/widgets", json={"widget": {"id": "W1", "name": name, "colour": "red"}})
+    assert created.status_code == 201, created.text
+    widget = created.json()["widget"]
+    assert isinstance(widget, dict)
+    return widget
+
+
+# --- the compiled bundle ------------------------------------------------------------------------------
+
+
+def test_every_compiled_reference_names_a_whole_component_so_the_widgets_answer_can_validate(shapes: Path) -> None:
+    doc = read_bundle(shapes)
+    text = json.dumps([doc.schemas, [op.output.schema for op in doc.operations]])
+    refs = re.findall(r'"\$ref": "([^"]+)"', text)
+    assert refs and all(_WHOLE_COMPONENT.fullmatch(ref) for ref in refs), sorted(set(refs))
+    get = doc.operation("shapes.widgets.get.by_id")
+    assert get is not None
+    answer = ValueGenerator(doc.schemas).make(get.output.schema, direction="response", published=True)
+    assert isinstance(answer, dict) and "id" in answer["widget"]
+    assert not [d for d in doc.diagnostics if d.get("code") == "effect/path_unverified"]
+
+
+def test_init_proposes_the_inverse_of_an_item_answered_as_one_of_two_shapes(shapes: Path) -> None:
+    create = read_bundle(shapes).operation("shapes.actions.create")
+    assert create is not None and create.effect.inverse is not None
+    assert dict(create.effect.inverse.arguments) == {"id": "response.action.id"}
+
+
+def test_two_path_families_ending_in_the_same_word_are_different_kinds(shapes: Path) -> None:
+    doc = read_bundle(shapes)
+    kinds = {route.op.id: route.kind for route in route_table(doc, SchemaSet(doc.schemas))}
+    assert kinds["shapes.actions.create"] == kinds["shapes.actions.get"] == kinds["shapes.actions.list.automation"]
+    assert kinds["shapes.actions.create"] != kinds["shapes.actions.list.workflows"]
+    assert kinds["shapes.widgets.create"] == kinds["shapes.widgets.get.by_id"] == kinds["shapes.widgets.list"]
+
+
+# --- the mock -----------------------------------------------------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_a_create_makes_a_fresh_id_whatever_read_only_id_the_request_carries(mock: httpx.AsyncClient) -> None:
+    first, second = await _widget(mock), await _widget(mock)
+    assert first["id"] != second["id"] and "W1" not in (first["id"], second["id"])
+    assert (first["name"], first["colour"]) == ("Sprocket", "red")
+
+
+@pytest.mark.anyio
+async def test_a_get_and_a_list_answering_under_other_schema_names_see_what_the_create_stored(
+    mock: httpx.AsyncClient,
+) -> None:
+    widget = await _widget(mock, "Gear")
+    got = await mock.get(f"/widgets/{widget['id']}")
+    assert got.status_code == 200 and got.json()["widget"]["name"] == "Gear"
+    listed = (await mock.get("/widgets")).json()["widgets"]
+    assert [item["id"] for item in listed] == [widget["id"]]
+
+
+@pytest.mark.anyio
+async def test_an_enum_segment_after_the_id_selects_a_view_of_the_item_the_id_names(mock: httpx.AsyncClient) -> None:
+    widget = await _widget(mock, "Cog")
+    viewed = await mock.get(f"/widgets/{widget['id']}/full")
+    assert viewed.status_code == 200 and viewed.json()["widget"]["name"] == "Cog"
+
+
+@pytest.mark.anyio
+async def test_an_item_answered_in_an_envelope_as_one_of_two_shapes_is_stored_and_found(
+    mock: httpx.AsyncClient,
+) -> None:
+    created = await mock.post("/automation/actions", json={"action": {"name": "restart", "action_type": "job"}})
+    action = created.json()["action"]
+    assert created.status_code == 201 and (action["name"], action["action_type"]) == ("restart", "job")
+    got = await mock.get(f"/automation/actions/{action['id']}")
+    assert got.status_code == 200 and got.json()["action"] == action
+    workflows = (await mock.get("/workflows/actions")).json()["actions"]
+    assert action["id"] not in [item["id"] for item in workflows]
+
+
+@pytest.mark.anyio
+async def test_an_item_of_a_kind_the_api_cannot_create_can_be_deleted_once(mock: httpx.AsyncClient) -> None:
+    assert (await mock.delete("/memories/m-1")).status_code == 204
+    assert (await mock.delete("/memories/m-1")).status_code == 404
+    assert (await mock.delete("/memories/m-2")).status_code == 204
+
+
+@pytest.mark.anyio
+async def test_after_a_reset_the_same_requests_get_the_same_answers(mock: httpx.AsyncClient) -> None:
+    first = (await mock.post("/tokens", json={"label": "ci"})).json()
+    assert (await mock.post("/__anvil/reset")).status_code == 200
+    again = (await mock.post("/tokens", json={"label": "ci"})).json()
+    assert first == again and re.fullmatch(r"[0-9a-f-]{36}", first["id"])
+
+
+def test_an_answer_field_that_does_not_fit_is_replaced_without_losing_the_items_identity() -> None:
+    schemas = SchemaSet({})
+    fitter = AnswerFitter(schemas, ValueMaker(schemas))
+    schema = {
+        "type": "object",
+        "required": ["field"],
+        "properties": {
+            "field": {
+                "type": "object",
+                "required": ["id"],
+                "properties": {"id": {"type": "string"}, "data_type": {"enum": ["boolean", "string"]}},
+            }
+        },
+    }
+    fitted = fitter.fit(schema, {"field": {"id": "fiel_7", "data_type": "free text"}}, "field")
+    assert isinstance(fitted, dict) and fitted["field"]["id"] == "fiel_7"
+    assert fitted["field"]["data_type"] in ("boolean", "string")
+
+
+# --- the lanes ------------------------------------------------------------------------------------------
+
+
+def test_selftest_passes_every_check_on_the_shapes_and_proves_the_inverses_by_state(shapes: Path) -> None:
+    report = anyio.run(lambda: run_selftest(shapes, SelftestOptions(env=_environ()), write=False))
+    others = [(c.id, c.operation, c.detail) for c in report.checks if c.status != "pass"]
+    # No operation of shapes.yaml takes an idempotency key: the one check there is nothing to run for.
+    assert others == [("key-forwarding", None, "no approved operation with a valid example sends a key upstream")]
+    by_id = {(c.id, c.operation): c for c in report.checks}
+    assert "on an item it made" in by_id[("fidelity", "shapes.overrides.delete")].detail  # made by a bulk create
+    assert "on an item it made" in by_id[("fidelity", "shapes.widgets.get.by_view")].detail
+    inverses = {c.operation: c.basis for c in report.checks if c.id == "effect-inverse"}
+    assert inverses == {
+        "shapes.widgets.create": "api-read",
+        "shapes.actions.create": "api-read",
+        "shapes.tokens.create": "mock-state",  # no approved read observes a token
+    }
+
+
+def test_conformance_answers_agree_on_every_surface_for_the_shapes(shapes: Path) -> None:
+    record = conformance(shapes, environ=_environ())
+    failed = [check for check in record["checks"] if check["status"] != "pass"]
+    assert failed == [] and record["summary"]["pass"] > 0
+
+
+def test_conformance_skips_an_operation_no_valid_example_can_be_made_for_and_says_why(events: Path) -> None:
+    record = conformance(events, environ=_environ(), scope=LaneScope(operations=("events.reports.create",)))
+    live = [check for check in record["checks"] if check.get("operationId") == "events.reports.create"]
+    statuses = {check["id"]: check["status"] for check in live if check["id"] != "skill-claim"}
+    assert set(statuses.values()) == {"skipped"} and "wire-agreement" in statuses
+    assert all(check["detail"].startswith("no valid example input can be made") for check in live[1:])
+
+
+def test_simulate_passes_every_cell_on_the_shapes_paging_through_an_all_of_page(shapes: Path) -> None:
+    record = simulate(shapes)
+    failed = [cell for cell in record["coverage"]["cells"] if not cell["ok"]]
+    assert failed == [] and record["coverage"]["skipped"] == []
+    paged = {
+        c["variant"]: c["actual"] for c in record["coverage"]["cells"] if c["operationId"] == "shapes.widgets.list"
+    }
+    assert paged["next-page"].startswith("page 2 requested with offset=")
