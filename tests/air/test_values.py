@@ -397,3 +397,12 @@ def test_every_generated_input_and_answer_of_every_corpus_operation_validates(co
     # what cannot be made is the specs' own contradiction (a oneOf whose branches accept the same values,
     # a required property a closed object does not declare), named with the reason
     assert len(unmade) <= 10, unmade
+
+
+def test_a_numbered_style_gives_an_integer_id_a_new_value_on_every_call() -> None:
+    pet = {"type": "object", "required": ["id", "name"], "properties": {"id": {"type": "integer"}, "name": {}}}
+    generator = ValueGenerator(style=Style(label="selftest", numbered=True))
+    first, second = generator.make(pet), generator.make(pet)
+    assert isinstance(first, dict) and isinstance(second, dict) and first["id"] != second["id"]
+    plain = ValueGenerator().make({"type": "integer"}, name="limit")
+    assert plain == 1

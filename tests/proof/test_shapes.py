@@ -23,7 +23,7 @@ from anvil.proof.conformance.lane import conformance
 from anvil.proof.mock import MockApi, create_mock_app
 from anvil.proof.mock.fit import AnswerFitter
 from anvil.proof.mock.routes import route_table
-from anvil.proof.mock.schema import SchemaSet, ValueMaker
+from anvil.proof.mock.schema import SchemaSet, Validator, ValueMaker
 from anvil.proof.scope import LaneScope
 from anvil.proof.selftest.lane import SelftestOptions, run_selftest
 from anvil.proof.simulate.lane import simulate
@@ -154,22 +154,157 @@ def test_an_answer_field_that_does_not_fit_is_replaced_without_losing_the_items_
     assert fitted["field"]["data_type"] in ("boolean", "string")
 
 
+@pytest.mark.anyio
+async def test_an_id_the_api_answers_as_a_string_but_addresses_as_an_integer_is_digits(
+    mock: httpx.AsyncClient,
+) -> None:
+    created = (await mock.post("/filters", json={"name": "open bugs"})).json()
+    assert created["id"].isdigit()
+    assert (await mock.get(f"/filters/{created['id']}")).json()["name"] == "open bugs"
+
+
+@pytest.mark.anyio
+async def test_a_field_the_answer_marks_read_only_is_kept_when_the_request_schema_sets_it(
+    mock: httpx.AsyncClient,
+) -> None:
+    role = (await mock.post("/roles", json={"name": "Developers", "description": "Writes code"})).json()
+    assert (role["name"], role["description"]) == ("Developers", "Writes code")
+
+
+@pytest.mark.anyio
+async def test_an_item_is_named_by_the_field_its_path_names_even_when_only_the_create_answers_it(
+    mock: httpx.AsyncClient,
+) -> None:
+    first = (await mock.post("/workflows", json={"name": "one"})).json()
+    second = (await mock.post("/workflows", json={"name": "two"})).json()
+    assert first["entityId"] != second["entityId"]
+    assert (await mock.delete(f"/workflows/{second['entityId']}")).status_code == 204
+    assert [w["name"] for w in (await mock.get("/workflows")).json()] == ["one"]
+
+
+@pytest.mark.anyio
+async def test_a_create_answering_only_ids_stores_the_whole_item_and_a_reference_by_id(
+    mock: httpx.AsyncClient,
+) -> None:
+    created = await mock.post("/projects", json={"key": "ANV", "name": "Anvil", "lead": "acc-7"})
+    assert set(created.json()) == {"id", "key"}
+    project = (await mock.get(f"/projects/{created.json()['key']}")).json()
+    assert (project["name"], project["lead"]["accountId"]) == ("Anvil", "acc-7")
+
+
+@pytest.mark.anyio
+async def test_a_bulk_create_answers_its_item_in_the_list_and_a_named_page_lists_it(mock: httpx.AsyncClient) -> None:
+    made = (await mock.post("/fields/f1/options", json={"options": [{"value": "red"}]})).json()["options"]
+    assert [option["value"] for option in made] == ["red"]
+    page = (await mock.get("/fields/f1/options")).json()
+    assert [option["id"] for option in page["values"]] == [made[0]["id"]]
+    assert (await mock.delete(f"/fields/f1/options/{made[0]['id']}")).status_code == 204
+
+
+@pytest.mark.anyio
+async def test_items_nothing_creates_are_filled_in_whatever_key_or_closed_value_names_them(
+    mock: httpx.AsyncClient,
+) -> None:
+    assert (await mock.get("/statuses/done")).status_code == 200
+    assert (await mock.get("/statuses/open")).status_code == 200  # another key: another item, no clash
+    assert (await mock.get("/project-types/software")).json()["key"] == "software"
+    assert (await mock.get("/tasks/custom_id/EX-9")).status_code == 200
+
+
+@pytest.mark.anyio
+async def test_a_list_filter_by_id_matches_the_object_a_reference_became(mock: httpx.AsyncClient) -> None:
+    created = await mock.post("/tasks", json={"data": {"name": "Write docs", "parent": "777"}})
+    task = created.json()["data"]
+    assert task["parent"]["gid"] == "777" and task["gid"] != "12345"
+    assert [t["gid"] for t in (await mock.get("/tasks", params={"parent": "777"})).json()["data"]] == [task["gid"]]
+    assert (await mock.get("/tasks", params={"parent": "778"})).json()["data"] == []
+
+
+@pytest.mark.anyio
+async def test_an_id_fits_the_pattern_of_the_path_that_addresses_it(mock: httpx.AsyncClient) -> None:
+    order = (await mock.post("/orders", json={"intent": "CAPTURE"})).json()
+    assert re.fullmatch(r"[A-Z0-9]+", order["id"])
+    assert (await mock.get(f"/orders/{order['id']}")).status_code == 200
+
+
+@pytest.mark.anyio
+async def test_a_write_on_no_item_answers_with_what_it_set_and_a_long_query_is_logged_whole(
+    mock: httpx.AsyncClient,
+) -> None:
+    answer = await mock.put("/settings", params={"key": "theme"}, json={"value": "dark"})
+    assert answer.json()["value"] == "dark"
+    fields = [f"f{n:02d}" for n in range(1, 71)]
+    await mock.get("/tasks", params=[("parent", "1")] + [("opt_fields", f) for f in fields])
+    logged = (await mock.get("/__anvil/requests")).json()["requests"][-1]
+    assert [v for k, v in logged["query"] if k == "opt_fields"] == fields
+
+
+@pytest.mark.anyio
+async def test_a_trailing_slash_is_logged_as_sent_and_a_fault_on_that_path_is_taken(mock: httpx.AsyncClient) -> None:
+    team = (await mock.post("/teams/", json={"slug": "core", "name": "Core"})).json()
+    assert team["slug"] == "core"
+    fault = {"status": 404, "method": "GET", "path": "/teams/core/", "body": {"message": "gone"}}
+    assert (await mock.post("/__anvil/fault", json=fault)).status_code == 201
+    assert (await mock.get("/teams/core/")).status_code == 404
+    assert (await mock.get("/teams/core/")).json()["name"] == "Core"
+    logged = (await mock.get("/__anvil/requests")).json()["requests"]
+    assert [entry["path"] for entry in logged[-2:]] == ["/teams/core/", "/teams/core/"]
+
+
+@pytest.mark.anyio
+async def test_an_item_with_one_list_of_its_own_is_an_item_not_a_page(mock: httpx.AsyncClient) -> None:
+    member = (await mock.post("/members/", json={"email": "ada@example.com"})).json()
+    assert member["email"] == "ada@example.com" and isinstance(member["teams"], list)
+    assert (await mock.get(f"/members/{member['id']}/")).json()["id"] == member["id"]
+
+
+@pytest.mark.anyio
+async def test_a_body_id_no_path_can_address_gives_way_to_an_id_the_api_makes(mock: httpx.AsyncClient) -> None:
+    dashboard = (await mock.post("/dashboards/", json={"id": "mine", "title": "Errors"})).json()
+    assert dashboard["id"].isdigit()
+    assert (await mock.get(f"/dashboards/{dashboard['id']}/")).json()["title"] == "Errors"
+
+
+@pytest.mark.anyio
+async def test_a_list_that_must_hold_items_holds_ones_its_filters_select_and_its_answer_fits(
+    mock: httpx.AsyncClient,
+) -> None:
+    first = (await mock.get("/conversations.history", params={"channel": "C1"})).json()
+    assert len(first["messages"]) == 1 and set(first["messages"][0]) <= {"text", "ts", "channel_name", "edited"}
+    again = (await mock.get("/conversations.history", params={"channel": "C1"})).json()
+    assert again["messages"] == first["messages"]
+
+
+def test_the_mocks_check_reads_nullable_and_a_tuple_of_items_as_the_spec_means_them() -> None:
+    schemas = SchemaSet({})
+    nullable = {"type": "object", "properties": {"edited": {"type": "object", "nullable": True}}}
+    assert Validator(nullable, schemas).problem({"edited": None}) is None
+    assert Validator(nullable, schemas).problem({"edited": 1}) is not None
+    pair = {"items": [{"type": "integer"}, {"type": "null"}]}
+    assert Validator(pair, schemas).problem([1, None]) is None
+    assert Validator(pair, schemas).problem(["one"]) is not None
+
+
 # --- the lanes ------------------------------------------------------------------------------------------
 
 
 def test_selftest_passes_every_check_on_the_shapes_and_proves_the_inverses_by_state(shapes: Path) -> None:
     report = anyio.run(lambda: run_selftest(shapes, SelftestOptions(env=_environ()), write=False))
-    others = [(c.id, c.operation, c.detail) for c in report.checks if c.status != "pass"]
-    # No operation of shapes.yaml takes an idempotency key: the one check there is nothing to run for.
-    assert others == [("key-forwarding", None, "no approved operation with a valid example sends a key upstream")]
+    assert [(c.id, c.operation, c.detail) for c in report.checks if c.status != "pass"] == []
     by_id = {(c.id, c.operation): c for c in report.checks}
     assert "on an item it made" in by_id[("fidelity", "shapes.overrides.delete")].detail  # made by a bulk create
     assert "on an item it made" in by_id[("fidelity", "shapes.widgets.get.by_view")].detail
+    assert "on an item it made" in by_id[("fidelity", "shapes.filters.get")].detail  # a string id, an int path
+    assert "in its carrier on the wire" in by_id[("key-forwarding", "shapes.orders.create")].detail
+    assert by_id[("error-mapping", "shapes.teams.get")].status == "pass"  # a fault on a path ending in /
     inverses = {c.operation: c.basis for c in report.checks if c.id == "effect-inverse"}
     assert inverses == {
         "shapes.widgets.create": "api-read",
         "shapes.actions.create": "api-read",
+        "shapes.workflows.create": "api-read",
+        "shapes.tasks.create": "api-read",
         "shapes.tokens.create": "mock-state",  # no approved read observes a token
+        "shapes.roles.create": "mock-state",  # nor a role
     }
 
 
@@ -191,7 +326,9 @@ def test_simulate_passes_every_cell_on_the_shapes_paging_through_an_all_of_page(
     record = simulate(shapes)
     failed = [cell for cell in record["coverage"]["cells"] if not cell["ok"]]
     assert failed == [] and record["coverage"]["skipped"] == []
-    paged = {
-        c["variant"]: c["actual"] for c in record["coverage"]["cells"] if c["operationId"] == "shapes.widgets.list"
-    }
+    cells = record["coverage"]["cells"]
+    paged = {c["variant"]: c["actual"] for c in cells if c["operationId"] == "shapes.widgets.list"}
     assert paged["next-page"].startswith("page 2 requested with offset=")
+    # An integer cursor continues with a number, though the next field is a link (a string).
+    failed_hooks = {c["variant"]: c["actual"] for c in cells if c["operationId"] == "shapes.failed.list"}
+    assert failed_hooks["next-page"] == "page 2 requested with after=2"

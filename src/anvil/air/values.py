@@ -82,6 +82,7 @@ FORMAT_VALUES: Final[dict[str, tuple[str, ...]]] = {
 #: Formats some specs put on strings that carry numbers: digits are what the API expects there.
 _NUMERIC_FORMATS: Final = frozenset({"int32", "int64", "integer", "long", "double", "float", "decimal", "number"})
 _FRESH_NAME: Final = re.compile(r"idempoten|request[-_]?id$", re.IGNORECASE)
+_ID_NAME: Final = re.compile(r"^id$|[-_]id$|[a-z]Id$")
 _MAX_LEVEL: Final = 12
 _MAX_DEPTH: Final = 64
 _MAX_NODES: Final = 4000
@@ -113,7 +114,8 @@ class Style:
     Attributes:
         label: ``selftest`` gives ``selftest-title-3`` when numbered, ``example`` alone when not; None
             gives ``title-<seeded token>``.
-        numbered: number plain strings per call (two calls never send the same request by accident).
+        numbered: number plain strings and integer ids per call (two calls never send the same
+            request by accident).
         boolean: the boolean a schema without enum, const or example gets.
     """
 
@@ -278,7 +280,9 @@ class ValueGenerator:
                 elif kind in ("string", "file"):
                     value = self._string(run, node, name, index, fresh)
                 elif kind in ("integer", "number"):
-                    value = self._number(node, kind == "integer", index)
+                    # A numbered style numbers ids too: two creates naming their item never send one id.
+                    numbered = (self.style.numbered or fresh) and bool(_ID_NAME.search(name))
+                    value = self._number(node, kind == "integer", run.call - 1 if numbered else index)
                 elif kind == "boolean":
                     value = self.style.boolean != bool(index % 2)
                 elif kind == "null":

@@ -18,6 +18,7 @@ import argparse
 import os
 import sys
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -89,9 +90,11 @@ def _checked_proposals(document: Document, args: argparse.Namespace) -> dict[str
     from anvil.cli.compile import max_file_bytes
     from anvil.compiler import build
     from anvil.compiler.manifest.draft import draft_manifest
-    from anvil.compiler.manifest.proposals import Proposal, propose_effects
+    from anvil.compiler.manifest.proposals import Proposal, propose_effects, propose_idempotency
 
     proposals = propose_effects(document)
+    for op_id, block in propose_idempotency(document).items():
+        proposals[op_id] = replace(proposals.get(op_id, Proposal(op_id)), idempotency=block)
     with tempfile.TemporaryDirectory(prefix="anvil-init-") as folder:
         trial = Path(folder) / "anvil.yaml"
         draft = draft_manifest(document, approve="all", proposals=proposals, auth_scheme=args.auth_scheme)
@@ -105,13 +108,22 @@ def _checked_proposals(document: Document, args: argparse.Namespace) -> dict[str
             max_file_bytes=max_file_bytes(os.environ),
         )
     refused: dict[str, list[str]] = {}
+    unkeyed: set[str] = set()
     for found in checked.diagnostics:
-        if found.code.startswith("effect/") and found.severity == "error" and found.operation in proposals:
+        if found.severity != "error" or found.operation not in proposals:
+            continue
+        if found.code.startswith("effect/"):
             refused.setdefault(found.operation, []).append(f"{found.code}: {found.message}")
-    return {
-        op_id: Proposal(op_id, reasons=tuple(refused[op_id])) if op_id in refused else proposal
-        for op_id, proposal in proposals.items()
-    }
+        elif "idempotency" in found.code:  # the key header cannot be carried: no idempotency proposed
+            unkeyed.add(found.operation)
+    out: dict[str, Proposal] = {}
+    for op_id, proposal in proposals.items():
+        if op_id in refused:
+            proposal = replace(proposal, effect=None, reasons=tuple(refused[op_id]))
+        if op_id in unkeyed:
+            proposal = replace(proposal, idempotency=None)
+        out[op_id] = proposal
+    return out
 
 
 def run(args: argparse.Namespace) -> int:
@@ -172,7 +184,11 @@ def run(args: argparse.Namespace) -> int:
     approved = sum(1 for line in text.splitlines() if line.strip() == "state: approved")
     if proposals is not None:
         made = sum(1 for proposal in proposals.values() if proposal.effect is not None)
-        print(f"Proposed {made} effect contracts for {len(proposals)} creates (each marked for review).")
+        creates = sum(1 for proposal in proposals.values() if proposal.effect is not None or proposal.reasons)
+        keyed = sum(1 for proposal in proposals.values() if proposal.idempotency is not None)
+        print(f"Proposed {made} effect contracts for {creates} creates (each marked for review).")
+        if keyed:
+            print(f"Proposed the idempotency key header of {keyed} writes (each marked for review).")
     print(
         f"Wrote {args.out}: {len(ops)} operations ({approved} approved) of service '{args.service}'. "
         f"Review it, approve with `anvil approve {args.out} ID...`, then "

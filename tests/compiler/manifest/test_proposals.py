@@ -9,7 +9,7 @@ import yaml
 
 from anvil.compiler import build, compile_source
 from anvil.compiler.manifest.draft import PROPOSED_MARK, draft_manifest
-from anvil.compiler.manifest.proposals import propose_effects
+from anvil.compiler.manifest.proposals import Proposal, propose_effects, propose_idempotency
 from anvil.load.result import LoadResult
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
@@ -100,3 +100,71 @@ def test_an_item_answered_as_one_of_two_shapes_is_undone_by_the_id_both_shapes_c
     effect = propose_effects(doc)["acts.actions.create"].effect
     assert effect is not None
     assert effect["inverse"] == {"operation": "acts.actions.delete", "arguments": {"id": "response.action.id"}}
+
+
+def test_a_delete_in_another_collection_ending_in_the_same_word_is_not_proposed_as_the_inverse() -> None:
+    key = {"type": "object", "properties": {"id": {"type": "string"}}}
+    param = {"in": "path", "required": True, "schema": {"type": "string"}}
+    spec = {
+        "openapi": "3.0.3",
+        "info": {"title": "Keys", "version": "1"},
+        "paths": {
+            "/projects/{p}/service_accounts/{s}/api_keys": {
+                "parameters": [{"name": "p", **param}, {"name": "s", **param}],
+                "post": {"operationId": "createServiceAccountKey", "responses": _ok(schema=key)},
+            },
+            "/projects/{p}/api_keys/{key_id}": {
+                "parameters": [{"name": "p", **param}, {"name": "key_id", **param}],
+                "delete": {"operationId": "deleteProjectKey", "responses": _ok()},
+            },
+        },
+    }
+    doc = compile_source(LoadResult(document=spec, version="3.0.3"), None, service_id="keys").document
+    (proposal,) = propose_effects(doc).values()
+    assert proposal.effect is None and proposal.reasons
+
+
+def test_a_write_taking_an_idempotency_key_header_gets_an_idempotency_block_proposed() -> None:
+    def header(name: str, required: bool = False, description: str = "") -> dict[str, Any]:
+        return {"name": name, "in": "header", "required": required, "description": description, "schema": {}}
+
+    spec = {
+        "openapi": "3.0.3",
+        "info": {"title": "Shop", "version": "1"},
+        "paths": {
+            "/orders": {
+                "post": {"operationId": "createOrder", "parameters": [header("PayPal-Request-Id")], "responses": _ok()},
+                "get": {"operationId": "listOrders", "parameters": [header("Idempotency-Key")], "responses": _ok()},
+            },
+            "/refunds": {
+                "post": {
+                    "operationId": "createRefund",
+                    "parameters": [header("Idempotency-Key", required=True)],
+                    "responses": _ok(),
+                }
+            },
+            "/notes": {
+                "post": {
+                    "operationId": "createNote",
+                    "parameters": [header("X-Request-Token", description="Makes the request idempotent.")],
+                    "responses": _ok(),
+                }
+            },
+        },
+    }
+    doc = compile_source(LoadResult(document=spec, version="3.0.3"), None, service_id="shop").document
+    proposed = propose_idempotency(doc)
+    assert proposed == {
+        "shop.orders.create": {"strategy": "key_supported", "key_location": "header", "header": "PayPal-Request-Id"},
+        "shop.refunds.create": {
+            "strategy": "required_request_key",
+            "key_location": "header",
+            "header": "Idempotency-Key",
+        },
+        "shop.notes.create": {"strategy": "key_supported", "key_location": "header", "header": "X-Request-Token"},
+    }
+    proposals = {op_id: Proposal(op_id, idempotency=block) for op_id, block in proposed.items()}
+    text = draft_manifest(doc, approve="all", proposals=proposals)
+    entry = yaml.safe_load(text)["operations"]["shop.orders.create"]
+    assert entry["idempotency"]["header"] == "PayPal-Request-Id"
+    assert PROPOSED_MARK in text and "no effect proposed" not in text

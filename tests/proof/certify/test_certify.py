@@ -209,3 +209,23 @@ def test_a_blocked_operations_finding_does_not_fail_air_valid_but_an_approved_on
     (bundle / "air.json").write_text(json.dumps(document_json(replace(doc, operations=ops)), indent=2) + "\n")
     assert read_bundle(bundle).operation("payments.refunds.create").state == "blocked"  # type: ignore[union-attr]
     assert _status(certify(bundle))["contract.air-valid"] == "passed"
+
+
+def test_an_item_route_keyed_by_a_query_beside_the_plain_one_is_not_reported_as_shadowed(tmp_path: Path) -> None:
+    ok = {"200": {"description": "ok", "content": {"application/json": {"schema": {"type": "object"}}}}}
+    item = {"parameters": [{"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}]}
+    spec = {
+        "openapi": "3.0.3",
+        "info": {"title": "Beta", "version": "1"},
+        "servers": [{"url": "https://beta.example.com"}],
+        "paths": {
+            "/responses/{id}": {**item, "get": {"operationId": "getResponse", "responses": ok}},
+            "/responses/{id}?beta=true": {**item, "get": {"operationId": "getBetaResponse", "responses": ok}},
+        },
+    }
+    source, manifest, bundle = tmp_path / "beta.json", tmp_path / "anvil.yaml", tmp_path / "beta"
+    source.write_text(json.dumps(spec), encoding="utf-8")
+    assert main(["init", str(source), "--service", "beta", "--out", str(manifest), "--approve", "all"]) == 0
+    assert main(["compile", str(source), "--manifest", str(manifest), "--out", str(bundle)]) == 0
+    check = next(c for c in certify(bundle)["checks"] if c["id"] == "runtime.mocks-consistent")
+    assert check["status"] == "passed", check["detail"]

@@ -13,7 +13,7 @@ from anvil.air.values import CannotMake
 from anvil.bundle.read import read_bundle
 from anvil.proof.mock import MockApi, create_mock_app
 from anvil.proof.mock.state import MAX_LOG
-from anvil.proof.selftest.support import ABSENT, Example, Wire, first_difference
+from anvil.proof.selftest.support import ABSENT, Example, Wire, first_difference, wire_text
 
 
 def test_equal_states_have_no_difference_and_a_reordered_identified_list_is_equal() -> None:
@@ -94,3 +94,9 @@ def test_an_operation_whose_required_input_no_value_fits_is_a_problem_named_befo
     assert example.counter == 0  # asking used up no number
     with pytest.raises(CannotMake):
         example.arguments(report)
+
+
+def test_a_list_and_an_object_are_compared_as_the_executor_writes_them_on_the_wire() -> None:
+    assert wire_text(["parts", "history"]) == "parts,history"
+    assert wire_text({"gt": 1, "lt": 2}) == '{"gt":1,"lt":2}'
+    assert (wire_text(True), wire_text(2.0), wire_text("x")) == ("true", "2", "x")

@@ -81,10 +81,18 @@ def _state(op: Operation, approve: ApproveChoice) -> str:
 def _proposal_lines(proposal: Proposal | None) -> list[str]:
     if proposal is None:
         return []
-    if proposal.effect is None:
-        return [f"    # no effect proposed: {_one_line('; '.join(proposal.reasons), 200)}"]
-    block = yaml.safe_dump({"effect": dict(proposal.effect)}, sort_keys=False, default_flow_style=False, width=1000)
-    return [f"    {PROPOSED_MARK}", *(f"    {line}" for line in block.splitlines())]
+    blocks: dict[str, object] = {}
+    if proposal.idempotency is not None:
+        blocks["idempotency"] = dict(proposal.idempotency)
+    if proposal.effect is not None:
+        blocks["effect"] = dict(proposal.effect)
+    lines = []
+    if blocks:
+        text = yaml.safe_dump(blocks, sort_keys=False, default_flow_style=False, width=1000)
+        lines = [f"    {PROPOSED_MARK}", *(f"    {line}" for line in text.splitlines())]
+    if proposal.effect is None and proposal.reasons:
+        lines.append(f"    # no effect proposed: {_one_line('; '.join(proposal.reasons), 200)}")
+    return lines
 
 
 def draft_manifest(

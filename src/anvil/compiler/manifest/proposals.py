@@ -7,7 +7,9 @@ or ``cancel`` (``/transfer/create`` and ``/transfer/cancel``). The inverse's arg
 create's request (the path parameters both share) and its answer (the new item's id: the field named
 like the delete's trailing parameter, else its part after the resource name, else ``id``). A read on
 the item path becomes the lookup by id. Every proposal is a suggestion for a reviewer: ``anvil init``
-compiles it and leaves out one the compiler's ``effect/*`` checks refuse, saying why.
+compiles it and leaves out one the compiler's ``effect/*`` checks refuse, saying why. A write whose
+spec declares an idempotency key header (``Idempotency-Key``, PayPal's ``PayPal-Request-Id``, or one
+described as idempotent) gets an ``idempotency:`` block naming it.
 """
 
 from __future__ import annotations
@@ -20,20 +22,25 @@ from typing import Any, Final
 from anvil.air.model import Document, Operation
 from anvil.air.naming import prop_key
 
-__all__ = ["Proposal", "propose_effects"]
+__all__ = ["Proposal", "propose_effects", "propose_idempotency"]
 
 _TRAILING_PARAM: Final = re.compile(r"^(?P<base>.*)/\{(?P<name>[^{}/]+)\}$")
 _PARAM: Final = re.compile(r"\{([^{}/]+)\}")
 _UNDO_WORDS: Final = ("delete", "remove", "cancel")
+#: Header names that carry an idempotency key (PayPal's is documented as its idempotency header).
+_KEY_HEADER: Final = re.compile(r"^(x-)?idempotency-?key$|^paypal-request-id$", re.IGNORECASE)
+_KEY_WORDS: Final = re.compile(r"idempoten", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
 class Proposal:
-    """An ``effect:`` block for one create (manifest spelling), or why none could be proposed."""
+    """An ``effect:`` block for one create (manifest spelling), or why none could be proposed, and an
+    ``idempotency:`` block for a write whose spec declares an idempotency key header."""
 
     operation_id: str
     effect: Mapping[str, Any] | None = None
     reasons: tuple[str, ...] = field(default_factory=tuple)
+    idempotency: Mapping[str, Any] | None = None
 
 
 def _target(ref: str, schemas: Mapping[str, Any]) -> Any:
@@ -112,6 +119,10 @@ def _id_field(param: str, answer: list[str], resource: str | None) -> str | None
     return None
 
 
+def _static(path: str) -> list[str]:
+    return [part for part in path.split("/") if part and not _PARAM.fullmatch(part)]
+
+
 def _find(ops: list[Operation], method: str, path: str) -> Operation | None:
     return next((op for op in ops if op.source_ref.method == method and op.source_ref.path == path), None)
 
@@ -132,7 +143,10 @@ def _undo_target(create: Operation, ops: list[Operation]) -> tuple[Operation | N
             if op.source_ref.method != "delete" or match is None or not match["base"].endswith(f"/{collection}"):
                 continue
             others = set(_PARAM.findall(match["base"]))
-            if others <= set(_PARAM.findall(path)) and match["base"].split("/")[1:2] == path.split("/")[1:2]:
+            # The same collection: the same fixed segments in the same order, only the parameters
+            # between them differ (not /projects/{p}/service_accounts/{s}/api_keys beside
+            # /projects/{p}/api_keys/{id}: another collection that happens to end in the same word).
+            if others <= set(_PARAM.findall(path)) and _static(match["base"]) == _static(path):
                 return op, match["name"]
     head, _, last = path.rpartition("/")
     if last.lower().startswith("create"):
@@ -202,3 +216,21 @@ def propose_effects(document: Document) -> dict[str, Proposal]:
         for op in ops
         if op.effect.kind == "mutation" and op.effect.action == "create" and op.source_ref.method == "post"
     }
+
+
+def propose_idempotency(document: Document) -> dict[str, dict[str, Any]]:
+    """An ``idempotency:`` block (manifest spelling) for every write that takes a header the spec
+    names (or describes) as an idempotency key: ``required_request_key`` when the spec requires the
+    header, else ``key_supported``; by AIR id."""
+    out: dict[str, dict[str, Any]] = {}
+    for op in document.operations:
+        if op.effect.kind != "mutation":
+            continue
+        for param in op.input.params:
+            if param.in_ != "header":
+                continue
+            if _KEY_HEADER.match(param.name) or _KEY_WORDS.search(param.description or ""):
+                strategy = "required_request_key" if param.required else "key_supported"
+                out[op.id] = {"strategy": strategy, "key_location": "header", "header": param.name}
+                break
+    return out

@@ -11,7 +11,6 @@ judged on the tool list ``anvil serve`` publishes, with the compiler's estimator
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -412,7 +411,7 @@ def _mocks_consistent(bundle: Bundle) -> Verdict:
         if route is None:
             bad.append(f"{op.id} (no mock route)")
             continue
-        sample = re.sub(r"\{[^{}/]+\}", "x", route.template)
+        sample = route.sample_path()
         first = next((r for r in routes if r.method == route.method and r.match(sample) is not None), None)
         if first is not None and first.op.id != op.id and first.template != route.template:
             bad.append(f"{op.id} (shadowed by {first.op.id})")

@@ -43,7 +43,7 @@ from anvil.air.forms import decode_form, is_form_media_type
 from anvil.air.model import Document, Operation, Param
 from anvil.proof.mock.bodies import form_body, typed_text
 from anvil.proof.mock.fit import AnswerFitter
-from anvil.proof.mock.kinds import KindCatalog
+from anvil.proof.mock.kinds import KindCatalog, filter_text
 from anvil.proof.mock.routes import Route, route_table
 from anvil.proof.mock.schema import SchemaSet, Validator, ValueMaker
 from anvil.proof.mock.state import (
@@ -55,15 +55,21 @@ from anvil.proof.mock.state import (
     MockState,
     parse_fault,
 )
+from anvil.proof.mock.wire import (
+    MAX_BODY_BYTES,
+    MAX_QUERY,
+    Unparsed,
+    finish,
+    logged,
+    logged_headers,
+    parse_body,
+    read_body,
+)
 
 __all__ = ["MAX_BODY_BYTES", "MockApi", "create_mock_app"]
 
-#: Largest request body the mock reads (413 above it).
-MAX_BODY_BYTES: Final = 1024 * 1024
-_LOGGED_BYTES: Final = 16 * 1024
-_MAX_HEADERS: Final = 64
-_SECRET_HEADERS: Final = frozenset({"authorization", "proxy-authorization", "cookie", "x-api-key"})
 _INTEGER: Final = re.compile(r"-?\d{1,18}")
+_MAX_SEEDED: Final = 10
 _NUMBER: Final = re.compile(r"-?\d{1,18}(\.\d{1,18})?([eE][-+]?\d{1,3})?")
 _METHODS: Final = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 _QUIET: Final = "ASGI callable returned without completing response."
@@ -163,10 +169,10 @@ class MockApi:
     def body_of(self, route: Route | None, content_type: str, raw: bytes) -> JSONValue:
         """The request body: parsed JSON, or a form body's fields typed by the operation's body schema."""
         if not raw or not is_form_media_type(content_type):
-            return _parse(raw)
+            return parse_body(raw)
         spec = route.op.input.body if route is not None else None
         body = form_body(self.schemas, spec.schema if spec is not None else None, raw, content_type)
-        return _Unparsed() if body is None else body
+        return Unparsed() if body is None else body
 
     def problem(
         self, route: Route, params: Mapping[str, str], request: Request, body: JSONValue, raw: bytes
@@ -209,7 +215,7 @@ class MockApi:
             return ("body", "A request body is required.") if spec.required else None
         if "json" not in spec.content_type:
             return None
-        if isinstance(body, _Unparsed):
+        if isinstance(body, Unparsed):
             return "body", "The request body is not JSON."
         check = self._body_checks.get(op.id)
         if check is None:
@@ -270,6 +276,9 @@ class MockApi:
         return made if isinstance(made, dict) else {}
 
     def _fresh_id(self, kind: str) -> JSONValue:
+        """A new id for an item of ``kind`` that fits its id field and every path parameter that
+        addresses the item (PayPal's order ``{id}`` is ``^[A-Z0-9]+$``): ``orde_1``, else a spelling of
+        it the schemas take, else a value made from them."""
         number = self.state.next_number(kind)
         name = self.kinds.id_field(kind)
         schema = self.kinds.props(kind).get(name)
@@ -279,15 +288,30 @@ class MockApi:
         prefix = re.sub(r"[^a-z0-9]", "", kind.lower())[:4] or "item"
         # An id the API answers as a string but addresses by an integer path parameter (Jira's
         # filters: ``"id": "10000"`` read back with ``GET /filter/{id}``, ``id`` an int64) is digits.
-        plain = str(number) if kind in self.kinds.numeric else f"{prefix}_{number}"
-        if schema is None or self.maker.fits(plain, schema):
-            return plain
+        spellings = [str(number)] if kind in self.kinds.numeric else []
+        spellings += [f"{prefix}_{number}", f"{prefix}{number}", f"{prefix.upper()}{number}", str(number)]
+        paths = self.kinds.param_schemas(kind)
+
+        def fits(value: JSONValue) -> bool:
+            held = schema is None or self.maker.fits(value, schema)
+            return held and all(self._addressable(_text(value), shape) for shape in paths)
+
+        for spelling in spellings:
+            if fits(spelling):
+                return spelling
         store = self.state.kind(kind)
-        for _ in range(4):  # an id the schema shapes (a uuid, a pattern): made fresh, unused in the store
-            made = self.maker.fresh(schema, name)
-            if made is not None and _text(made) not in store:
-                return made
-        return plain
+        for _ in range(4):  # an id the schemas shape (a uuid, a pattern): made fresh, unused in the store
+            for source in ([schema] if schema is not None else []) + paths:
+                made = self.maker.fresh(source, name)
+                if made is not None and _text(made) not in store and fits(made):
+                    return made
+        return spellings[0]
+
+    def _addressable(self, text: str, shape: JSONValue) -> bool:
+        """True when an id's text is a value of a path parameter ``shape`` (digits for an integer)."""
+        if self.schemas.first_type(shape) in ("integer", "number"):
+            return self.maker.fits(int(text), shape) if _INTEGER.fullmatch(text) else False
+        return self.maker.fits(text, shape)
 
     def _store(
         self, kind: str, data: JSONObject, scope: str, *, key: str | None = None
@@ -306,10 +330,14 @@ class MockApi:
         return None
 
     def _materialize(self, route: Route, params: Mapping[str, str], scope: str) -> tuple[str, Item] | None:
-        """A read-only kind's item filled in on first use (the API offers no way to create it), or one of
-        a closed set the API defines (``/project/type/{projectTypeKey}``)."""
+        """A read-only kind's item filled in on first use (the API offers no way to create it), one of a
+        closed set the API defines (``/project/type/{projectTypeKey}``), or one addressed by a key its
+        items do not carry (``/tasks/custom_id/{custom_id}``)."""
         param = route.item_param
-        if param is None or (route.kind in self.kinds.creatable and not route.names_a_closed_set):
+        if param is None:
+            return None
+        tracked = not route.names_a_closed_set and self.kinds.addresses_field(route.kind, param)
+        if route.kind in self.kinds.creatable and tracked:
             return None
         if self.state.was_deleted(route.kind, params[param]):
             return None  # it existed until it was deleted: gone, not filled in again
@@ -344,9 +372,12 @@ class MockApi:
         for key, value in body.items():
             if key in skip or key == id_name:
                 continue
-            if props and (
-                key not in props or self.kinds.read_only(route, key) or not self.maker.fits(value, props[key])
-            ):
+            if props and (key not in props or self.kinds.read_only(route, key)):
+                continue
+            if props and not self.maker.fits(value, props[key]):
+                reference = self.kinds.reference(props[key], target.get(key), value, self.maker)
+                if reference is not None:  # ``"parent": "123"`` sent, ``"parent": {"gid": "123"}`` held
+                    target[key] = reference
                 continue
             target[key] = copy.deepcopy(value)
 
@@ -410,6 +441,9 @@ class MockApi:
             id_name = self.kinds.id_field(route.kind)
             unwrapped = self._unwrapped(route, body)
             named = isinstance(unwrapped, dict) and id_name in unwrapped
+            if named and isinstance(unwrapped, dict):  # a client's id the item's paths cannot address is not its id
+                text = _text(unwrapped[id_name])
+                named = all(self._addressable(text, shape) for shape in self.kinds.param_schemas(route.kind))
             if not named or self.kinds.read_only(route, id_name):
                 data[id_name] = self._fresh_id(route.kind)
             elif isinstance(unwrapped, dict):
@@ -461,19 +495,12 @@ class MockApi:
     def _list(self, route: Route, path: str, request: Request) -> JSONValue:
         store = self.state.kind(route.kind)
         if not store and route.kind not in self.kinds.creatable:
-            data = self._generated(route.kind)  # a read-only collection lists one item, not nothing
-            data[self.kinds.id_field(route.kind)] = self._fresh_id(route.kind)
-            self._store(route.kind, data, path)
-        scoped = (route.kind, route.template) in self.kinds.create_templates
-        items = [item.data for item in store.values() if not scoped or item.scope == path]
-        props = self.kinds.props(route.kind)
-        for name, wanted in request.query_params.multi_items():
-            if name not in props:
-                continue
-            allowed = (self.schemas.deref(props[name]) or {}).get("enum")
-            if isinstance(allowed, list) and wanted not in [_text(v) for v in allowed]:
-                continue  # a filter such as state=all that no item value can equal selects everything
-            items = [item for item in items if _text(item.get(name)) == wanted]
+            self._seed(route, path, request, 1)  # a read-only collection lists one item, not nothing
+        items = self._listed(route, path, request)
+        short = self._min_listed(route) - len(items)
+        if short > 0:  # an answer that must hold some items (Slack's ``messages``, ``minItems: 1``)
+            self._seed(route, path, request, short)
+            items = self._listed(route, path, request)
         listed = copy.deepcopy(items)
         if route.list_property is None:
             return listed
@@ -481,6 +508,44 @@ class MockApi:
         out: JSONObject = shell if isinstance(shell, dict) else {}
         out[route.list_property] = listed
         return out
+
+    def _listed(self, route: Route, path: str, request: Request) -> list[JSONObject]:
+        """The stored items a list request selects: its collection's, narrowed by its field filters."""
+        scoped = (route.kind, route.template) in self.kinds.create_templates
+        items = [item.data for item in self.state.kind(route.kind).values() if not scoped or item.scope == path]
+        for name, wanted in self._filters(route, request):
+            items = [item for item in items if filter_text(item.get(name)) == wanted]
+        return items
+
+    def _filters(self, route: Route, request: Request) -> list[tuple[str, str]]:
+        props = self.kinds.props(route.kind)
+        out = []
+        for name, wanted in request.query_params.multi_items():
+            if name not in props:
+                continue
+            allowed = (self.schemas.deref(props[name]) or {}).get("enum")
+            if isinstance(allowed, list) and wanted not in [_text(v) for v in allowed]:
+                continue  # a filter such as state=all that no item value can equal selects everything
+            out.append((name, wanted))
+        return out
+
+    def _seed(self, route: Route, path: str, request: Request, count: int) -> None:
+        """Store ``count`` generated items in the list's collection, each matching its filters."""
+        for _ in range(count):
+            data = self._generated(route.kind)
+            data[self.kinds.id_field(route.kind)] = self._fresh_id(route.kind)
+            for name, wanted in self._filters(route, request):
+                data[name] = self.kinds.typed(route.kind, name, wanted)
+            if self._store(route.kind, data, path) is not None:
+                return
+
+    def _min_listed(self, route: Route) -> int:
+        """The fewest items the route's answer lists (its array's ``minItems``, bounded)."""
+        schema = self.schemas.deref(route.op.output.schema)
+        if route.list_property is not None:
+            schema = self.schemas.deref(self.schemas.properties(schema).get(route.list_property))
+        low = schema.get("minItems") if schema is not None else None
+        return min(low, _MAX_SEEDED) if isinstance(low, int) and not isinstance(low, bool) and low > 0 else 0
 
     # --- control routes ---------------------------------------------------------------------------
 
@@ -492,47 +557,6 @@ class MockApi:
             "seed": self.seed,
             "operations": len(self.routes),
         }
-
-
-class _Unparsed:
-    """A request body that is not JSON (or not the form its content type says)."""
-
-
-def _parse(raw: bytes) -> JSONValue:
-    if not raw:
-        return None
-    try:
-        return json.loads(raw)
-    except (ValueError, RecursionError):
-        return _Unparsed()
-
-
-def _logged(raw: bytes, parsed: JSONValue) -> tuple[JSONValue, bool]:
-    if len(raw) > _LOGGED_BYTES:
-        return None, True
-    if isinstance(parsed, _Unparsed):
-        return raw.decode("utf-8", errors="replace"), False
-    return parsed, False
-
-
-async def _read_body(request: Request) -> bytes | None:
-    declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > MAX_BODY_BYTES:
-        return None
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > MAX_BODY_BYTES:
-            return None
-        chunks.append(chunk)
-    return b"".join(chunks)
-
-
-def _respond(status: int, body: JSONValue) -> Response:
-    if body is None or status == 204:
-        return Response(status_code=status)
-    return JSONResponse(body, status_code=status)
 
 
 def create_mock_app(api: MockApi) -> Starlette:
@@ -557,9 +581,9 @@ def create_mock_app(api: MockApi) -> Starlette:
         if request.method == "DELETE":
             state.faults.clear()
         elif request.method == "POST":
-            raw = await _read_body(request)
-            parsed = _parse(raw or b"") if raw is not None else _Unparsed()
-            fault = parse_fault(None if isinstance(parsed, _Unparsed) else parsed)
+            raw = await read_body(request)
+            parsed = parse_body(raw or b"") if raw is not None else Unparsed()
+            fault = parse_fault(None if isinstance(parsed, Unparsed) else parsed)
             if isinstance(fault, str):
                 return JSONResponse({"message": fault, "code": "invalid_fault"}, status_code=400)
             if len(state.faults) >= MAX_FAULTS:
@@ -587,38 +611,39 @@ def create_mock_app(api: MockApi) -> Starlette:
         route, params, known = api.match(request.method, raw_path, tuple(request.query_params.multi_items()))
         entry: JSONObject = {
             "method": request.method,
-            "path": path,
-            "query": [[k, v] for k, v in request.query_params.multi_items()][:_MAX_HEADERS],
-            "headers": _headers(request, route),
+            "path": unquote(raw_path) or "/",  # as sent: a trailing slash is part of the wire
+            "query": [[k, v] for k, v in request.query_params.multi_items()][:MAX_QUERY],
+            "query_truncated": len(request.query_params.multi_items()) > MAX_QUERY,
+            "headers": logged_headers(request, route),
             "operation": route.op.id if route is not None else None,
         }
         state.record(entry)
-        raw = await _read_body(request)
+        raw = await read_body(request)
         if raw is None:
             entry.update(body=None, body_truncated=True)
-            return _finish(entry, *_error(413, "The request body is too large.", "request_too_large"))
+            return finish(entry, *_error(413, "The request body is too large.", "request_too_large"))
         body = api.body_of(route, request.headers.get("content-type", ""), raw)
-        entry["body"], entry["body_truncated"] = _logged(raw, body)
+        entry["body"], entry["body_truncated"] = logged(raw, body)
         if route is None:
             if known:
-                return _finish(entry, *_error(405, "Method Not Allowed", "method_not_allowed"))
-            return _finish(entry, *_error(404, "Not Found", "not_found"))
+                return finish(entry, *_error(405, "Method Not Allowed", "method_not_allowed"))
+            return finish(entry, *_error(404, "Not Found", "not_found"))
         problem = api.problem(route, params, request, body, raw)
         if problem is not None:
             field, message = problem
-            return _finish(entry, *_error(400, message, "invalid_input", field=field))
+            return finish(entry, *_error(400, message, "invalid_input", field=field))
         key = api.idempotency_key(route, params, request, body)
         scoped_key = f"{route.op.id}\0{key}" if key is not None else None
         fingerprint = api.fingerprint(route, path, request, raw)
         if scoped_key is not None and scoped_key in state.keys:
             first = state.keys[scoped_key]
             if first.fingerprint != fingerprint:
-                return _finish(
+                return finish(
                     entry,
                     *_error(409, "The idempotency key was used with a different request.", "idempotency_key_reused"),
                 )
             entry["replayed"] = True
-            return _finish(entry, first.status, json.loads(first.body) if first.body else None)
+            return finish(entry, first.status, json.loads(first.body) if first.body else None)
         fault = state.take_fault(request.method, path, route.template, route.op.id)
         if fault is not None:
             entry["fault"] = fault.to_json()
@@ -629,8 +654,8 @@ def create_mock_app(api: MockApi) -> Starlette:
                 entry["status"] = None
                 return _ResetResponse()
             if fault.status is not None:
-                return _finish(entry, fault.status, fault.body if fault.body is not None else _INJECTED)
-        status, answer = api.answer(route, params, path, request, body if not isinstance(body, _Unparsed) else None)
+                return finish(entry, fault.status, fault.body if fault.body is not None else _INJECTED)
+        status, answer = api.answer(route, params, path, request, body if not isinstance(body, Unparsed) else None)
         if scoped_key is not None and status < 500:
             encoded = json.dumps(answer).encode() if answer is not None else b""
             state.remember_key(scoped_key, KeyedAnswer(fingerprint, status, encoded))
@@ -642,8 +667,8 @@ def create_mock_app(api: MockApi) -> Starlette:
                 entry["status"] = None
                 return _ResetResponse()
             if fault.status is not None:
-                return _finish(entry, fault.status, fault.body if fault.body is not None else _INJECTED)
-        return _finish(entry, status, answer)
+                return finish(entry, fault.status, fault.body if fault.body is not None else _INJECTED)
+        return finish(entry, status, answer)
 
     return Starlette(
         routes=[
@@ -658,21 +683,3 @@ def create_mock_app(api: MockApi) -> Starlette:
 
 
 _INJECTED: Final[JSONObject] = {"message": "Injected fault.", "code": "injected_fault"}
-
-
-def _finish(entry: JSONObject, status: int, body: JSONValue) -> Response:
-    entry["status"] = status
-    encoded = json.dumps(body).encode() if body is not None else b""
-    entry["response"] = body if len(encoded) <= _LOGGED_BYTES else None
-    return _respond(status, body)
-
-
-def _headers(request: Request, route: Route | None) -> dict[str, str]:
-    secret = set(_SECRET_HEADERS)
-    carrier = route.op.auth.carrier if route is not None else None
-    if carrier is not None and carrier.in_ == "header":
-        secret.add(carrier.name.lower())
-    out: dict[str, str] = {}
-    for name, value in list(request.headers.items())[:_MAX_HEADERS]:
-        out[name] = "***" if name in secret else value[:1024]
-    return out

@@ -45,9 +45,14 @@ class AnswerFitter:
         return found
 
     def _project(self, schema: JSONValue, value: JSONValue, depth: int = 0) -> JSONValue:
-        """``value`` without the object fields ``schema`` forbids (``additionalProperties: false``)."""
+        """``value`` without the object fields ``schema`` forbids (``additionalProperties: false``), in
+        the objects and lists it holds too."""
         resolved = self.schemas.deref(schema)
-        if resolved is None or not isinstance(value, dict) or depth > 4:
+        if resolved is None or depth > 4:
+            return value
+        if isinstance(value, list) and isinstance(resolved.get("items"), dict):
+            return [self._project(resolved["items"], item, depth + 1) for item in value]
+        if not isinstance(value, dict):
             return value
         props = self.schemas.properties(resolved)
         closed = resolved.get("additionalProperties") is False

@@ -14,9 +14,9 @@ from typing import Final
 
 from anvil._types import JSONObject, JSONValue
 from anvil.proof.mock.routes import Route
-from anvil.proof.mock.schema import SchemaSet
+from anvil.proof.mock.schema import SchemaSet, ValueMaker
 
-__all__ = ["KindCatalog"]
+__all__ = ["KindCatalog", "filter_text"]
 
 _INTEGER: Final = re.compile(r"-?\d{1,18}")
 _NUMBER: Final = re.compile(r"-?\d{1,18}(\.\d{1,18})?([eE][-+]?\d{1,3})?")
@@ -44,17 +44,25 @@ class KindCatalog:
                     props.setdefault(name, sub)
         self.numeric = {route.kind for route in routes if self._addressed_by_number(route)}
         self._addressed: dict[str, list[str]] = {}  # kind -> the item parameters its routes name items by
+        self._param_schemas: dict[str, list[JSONValue]] = {}  # kind -> the schemas of those parameters
         for route in routes:
-            if route.role in _ITEM_ROLES and route.item_param is not None:
+            if route.role in _ITEM_ROLES and route.item_param is not None and not route.names_a_closed_set:
                 names = self._addressed.setdefault(route.kind, [])
                 if route.item_param not in names:
                     names.append(route.item_param)
+                found = [p.schema for p in route.op.input.params if p.in_ == "path" and p.name == route.item_param]
+                shapes = self._param_schemas.setdefault(route.kind, [])
+                shapes += [shape for shape in found if shape and shape not in shapes]
         self._request_fields: dict[str, dict[str, JSONValue]] = {}
 
     def _addressed_by_number(self, route: Route) -> bool:
         """True when the route names its item by an integer (or number) path parameter."""
         param = next((p for p in route.op.input.params if p.in_ == "path" and p.name == route.item_param), None)
         return param is not None and self.schemas.first_type(param.schema) in ("integer", "number")
+
+    def param_schemas(self, kind: str) -> list[JSONValue]:
+        """The schemas of the path parameters that address an item of ``kind`` (its id must fit each)."""
+        return self._param_schemas.get(kind, [])
 
     def schema(self, kind: str) -> object:
         """The item schema of ``kind`` (None when unknown)."""
@@ -77,13 +85,19 @@ class KindCatalog:
 
     def id_field(self, kind: str) -> str:
         """The field that identifies an item of ``kind``: the field an item path names by its own name
-        (``entityId`` of ``/workflow/{entityId}``, ``issueType`` of ``.../issuetype/{issueType}``), else
-        ``id`` (``number``, ``uuid``, ``key``), else ``name``, else an ``*_id``."""
+        (``entityId`` of ``/workflow/{entityId}``, ``issueType`` of ``.../issuetype/{issueType}``) or as
+        its last word (``gid`` of ``{goal_gid}``), else ``id`` (``number``, ``uuid``, ``key``, ``gid``),
+        else ``name``, else an ``*_id``."""
         props = self.props(kind)
-        addressed = next((name for name in self._addressed.get(kind, ()) if name in props), None)
+        params = self._addressed.get(kind, ())
+        addressed = next((name for name in params if name in props), None)
         if addressed is not None:
             return addressed
-        for name in ("id", "number", "uuid", "key"):
+        for param in params:  # Asana's ``{goal_gid}`` names ``gid``, ``{issue_number}`` names ``number``
+            named = next((name for name in props if _names(param, name)), None)
+            if named is not None:
+                return named
+        for name in ("id", "number", "uuid", "key", "gid"):
             if name in props:
                 return name
         if "name" in props:
@@ -94,10 +108,21 @@ class KindCatalog:
         """The fields a path parameter called ``param`` may name an item of ``kind`` by, best first."""
         props = self.props(kind)
         fields = [param] if param in props else []
-        fields += [name for name in props if param.endswith("_" + name) or param.endswith(name.capitalize())]
+        fields += [name for name in props if _names(param, name)]
         fields += [name for name in props if name.startswith(param + "_")]
         fields.append(self.id_field(kind))
         return list(dict.fromkeys(fields))
+
+    def addresses_field(self, kind: str, param: str) -> bool:
+        """True when a path parameter names a field of ``kind`` (itself, by its last word, as the start
+        of one such as ``tag`` of ``tag_name``, or, for a kind of unknown fields, as an ``id``-like name);
+        False for a key the item does not carry (Asana's ``.../custom_id/{custom_id}``)."""
+        props = self.props(kind)
+        if param in props or any(_names(param, name) or name.startswith(param + "_") for name in props):
+            return True
+        if props:
+            return False
+        return param == "id" or param.endswith(("_id", "Id", "_gid", "_key", "Key", "_number", "_uuid"))
 
     def typed(self, kind: str, name: str, text: str) -> JSONValue:
         """A path value as field ``name`` of ``kind`` holds it (digits of an integer field as a number)."""
@@ -107,6 +132,19 @@ class KindCatalog:
         if declared == "number" and _NUMBER.fullmatch(text):
             return float(text)
         return text
+
+    def reference(self, schema: JSONValue, held: JSONValue, value: JSONValue, maker: ValueMaker) -> JSONObject | None:
+        """The object a field holds when a request names it by its id (Asana's ``parent``, Jira's
+        ``lead``): the held (or a generated) object with that id, when it fits; else None."""
+        if isinstance(value, dict | list) or value is None or self.schemas.first_type(schema) != "object":
+            return None
+        props = self.schemas.properties(schema)
+        name = next((n for n in ("id", "gid", "key", "accountId", "uuid") if n in props), None)
+        if name is None:
+            return None
+        base = held if isinstance(held, dict) else maker.value(schema, name)
+        made = {**base, name: value} if isinstance(base, dict) else {name: value}
+        return made if maker.fits(made, schema) else None
 
     def read_only(self, route: Route, name: str) -> bool:
         """A field the server sets, so a request's value for it is ignored as the API would: read-only
@@ -127,3 +165,23 @@ class KindCatalog:
                 found = self.schemas.properties(found[route.envelope])
             self._request_fields[route.op.id] = found
         return found
+
+
+def _names(param: str, name: str) -> bool:
+    """True when a path parameter ends in a field's name (``goal_gid`` and ``gid``, ``projectIdOrKey`` and ``key``)."""
+    return param.endswith("_" + name) or param.endswith(name[:1].upper() + name[1:])
+
+
+def filter_text(value: JSONValue) -> str:
+    """What a list filter compares with a field: its text, or an object's id (``parent=123`` matches
+    ``"parent": {"gid": "123"}``)."""
+    if isinstance(value, dict):
+        found = next((value[n] for n in ("id", "gid", "key", "accountId", "uuid") if n in value), None)
+        return _text(found) if found is not None else ""
+    return _text(value)
+
+
+def _text(value: JSONValue) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)

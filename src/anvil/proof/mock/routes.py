@@ -153,6 +153,12 @@ class Route:
         """The path parameters when the raw ``path`` (and ``query``) fits this template, else None."""
         return self.matcher.match(path, query)
 
+    def sample_path(self) -> str:
+        """The raw path the executor sends for this template with every parameter ``x`` (a query or
+        fragment suffix percent-encoded into it, as the executor writes it)."""
+        path, suffix = _suffix(self.template)
+        return _PARAM.sub("x", path) + quote(unquote(suffix), safe=_TEMPLATE_SAFE)
+
 
 def _literal(text: str) -> str:
     # The executor's encoding of literal text; an already-encoded template byte stays as written.
@@ -240,8 +246,9 @@ def _answer_kind(op: Operation, schemas: SchemaSet) -> tuple[str | None, object,
         items = resolved.get("items")
         return schemas.ref_name(items), items, None
     if kind == "object":
-        arrays = [(key, sub) for key, sub in schemas.properties(resolved).items() if schemas.first_type(sub) == "array"]
-        if len(arrays) == 1:
+        props = schemas.properties(resolved)
+        arrays = [(key, sub) for key, sub in props.items() if schemas.first_type(sub) == "array"]
+        if len(arrays) == 1 and not _ID_LIKE & set(props):  # an item with one list (its ``id``) is no page
             key, sub = arrays[0]
             items = (schemas.deref(sub) or {}).get("items")
             return schemas.ref_name(items), items, key

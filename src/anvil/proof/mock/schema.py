@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Final
 
 from anvil._types import JSONObject, JSONValue
@@ -117,7 +118,7 @@ class SchemaSet:
             return declared
         if "properties" in resolved or "allOf" in resolved:
             return "object"
-        if "items" in resolved:
+        if isinstance(resolved.get("items"), dict):  # a list of schemas under ``items`` is a tuple of old
             return "array"
         return None
 
@@ -159,8 +160,35 @@ class ValueMaker:
         return self._generator.fits(value, schema)
 
 
+@lru_cache(maxsize=1)
+def _openapi_validator() -> Any:
+    """JSON Schema 2020-12 that also reads OpenAPI 3.0's ``nullable: true`` (and ``x-nullable``) as "or
+    null" and a list under ``items`` as a tuple: a document's shared schemas are judged as the spec
+    means them (and as their published form says), not as plain 2020-12."""
+    from jsonschema import Draft202012Validator, validators
+
+    checks = Draft202012Validator.VALIDATORS
+
+    def or_null(keyword: str) -> Any:
+        def check(validator: Any, value: Any, instance: Any, schema: Any) -> Any:
+            if instance is None and (schema.get("nullable") is True or schema.get("x-nullable") is True):
+                return
+            yield from checks[keyword](validator, value, instance, schema)
+
+        return check
+
+    def items(validator: Any, value: Any, instance: Any, schema: Any) -> Any:
+        # Swagger's (draft 4) tuple form, ``items: [a, b]``: what 2020-12 spells ``prefixItems``.
+        keyword = "prefixItems" if isinstance(value, list) else "items"
+        yield from checks[keyword](validator, value, instance, schema)
+
+    extend: Any = validators.extend  # untyped in jsonschema
+    return extend(Draft202012Validator, {"type": or_null("type"), "enum": or_null("enum"), "items": items})
+
+
 class Validator:
-    """A JSON Schema 2020-12 check that never raises: an unusable schema accepts everything."""
+    """A JSON Schema 2020-12 check (OpenAPI's ``nullable`` honoured) that never raises: an unusable
+    schema accepts everything."""
 
     def __init__(self, schema: JSONObject | None, schemas: SchemaSet) -> None:
         """Args: schema: the schema (None accepts everything); schemas: where its refs lead."""
@@ -168,9 +196,7 @@ class Validator:
         if not schema:
             return
         try:
-            from jsonschema import Draft202012Validator
-
-            self._validator = Draft202012Validator(schemas.root(schema))
+            self._validator = _openapi_validator()(schemas.root(schema))
         except Exception:  # a spec's schema we cannot judge is not the caller's fault
             self._validator = None
 

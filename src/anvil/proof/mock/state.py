@@ -215,8 +215,8 @@ class MockState:
         for fault in self.faults:
             if fault.method is not None and fault.method != method:
                 continue
-            if fault.path is not None and fault.path not in (path, template):
-                continue
+            if fault.path is not None and (fault.path.rstrip("/") or "/") not in (path, template):
+                continue  # a path is compared without its trailing slash, as requests are matched
             if fault.operation is not None and fault.operation != operation:
                 continue
             fault.times -= 1

@@ -10,7 +10,7 @@ example it could not generate is a skip too).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Final
 from urllib.parse import unquote
@@ -23,8 +23,9 @@ from anvil.air.effects import forwards_idempotency_key
 from anvil.air.inputs import idempotency_key_required, input_bindings, safety_keys
 from anvil.air.model import Document, ErrorSpec, Operation
 from anvil.client import AnvilClient, CallResult
+from anvil.proof.mock.kinds import KindCatalog
 from anvil.proof.mock.routes import Route, route_table
-from anvil.proof.mock.schema import SchemaSet, Validator
+from anvil.proof.mock.schema import SchemaSet, Validator, ValueMaker
 from anvil.proof.selftest.support import ABSENT, Check, Example, LogEntry, Wire, show, wire_text
 
 __all__ = ["Driver", "closing_checks", "identity_value", "operation_checks", "surface_check", "typed_for"]
@@ -50,11 +51,13 @@ class Driver:
     selected: list[Operation] | None = None
     routes: tuple[Route, ...] = ()
     route_of: dict[str, Route] = field(default_factory=dict)
+    kinds: KindCatalog = field(init=False)
     _problems: dict[str, str | None] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.routes = route_table(self.document, SchemaSet(self.document.schemas))
         self.route_of = {route.op.id: route for route in self.routes}
+        self.kinds = KindCatalog(self.routes, SchemaSet(self.document.schemas))
 
     def approved(self) -> list[Operation]:
         """The approved operations this run drives, in document order."""
@@ -119,6 +122,8 @@ class Driver:
         route = self.route_of.get(op.id)
         if route is None or route.role not in _ITEM_ROLES or route.item_param is None or route.names_a_closed_set:
             return None
+        if not self.kinds.addresses_field(route.kind, route.item_param):
+            return None  # a key no created item carries: nothing a create makes is found by it
         makers = [r.op for r in self.routes if r.role == "create" and r.kind == route.kind and r.op.is_approved]
         return next((m for m in makers if self.problem(m) is None), makers[0] if makers else None)
 
@@ -160,6 +165,18 @@ class Driver:
             elif binding.property in made_arguments:
                 arguments[binding.property] = made_arguments[binding.property]
         return arguments, key, True
+
+    def answer_holds(self, op: Operation) -> Callable[[str, JSONValue], bool]:
+        """Whether ``op``'s answer schema carries field ``name`` and lets it hold ``value`` (refs resolved):
+        only such a field must come back as it was sent."""
+        schemas = SchemaSet(self.document.schemas)
+        fields = schemas.properties(op.output.schema)
+        maker = ValueMaker(schemas)
+
+        def holds(name: str, value: JSONValue) -> bool:
+            return name in fields and maker.fits(value, fields[name])
+
+        return holds
 
     async def newest_identity(self, create: Operation) -> JSONValue:
         """The identity of the item ``create`` made last, read from the generated mock's own state
@@ -213,7 +230,7 @@ def identity_value(param: str, response: Mapping[str, JSONValue], *, wire: str |
     return ABSENT
 
 
-_ID_FIELDS: Final = ("id", "number", "uuid", "key", "name")
+_ID_FIELDS: Final = ("id", "gid", "number", "uuid", "key", "name")
 
 
 def _needs_key(op: Operation) -> bool:
@@ -311,20 +328,28 @@ def _coordinates(op: Operation, arguments: Mapping[str, JSONValue], entry: LogEn
 
 
 def _echo_problem(
-    op: Operation, arguments: Mapping[str, JSONValue], answer: JSONValue, *, addressed: bool = False
+    op: Operation,
+    arguments: Mapping[str, JSONValue],
+    answer: JSONValue,
+    *,
+    addressed: frozenset[str] = frozenset(),
+    holds: Callable[[str, JSONValue], bool] = lambda _name, _value: True,
 ) -> str | None:
     """Where a write's answer carries a field the request set, but with another value (None: it does not).
 
-    For a write on one item (``addressed``) the path names the item: its identity fields answer as
-    the item's, whatever the body said.
+    For a write on one item the path names the item, and a create's item is named by the API: their
+    identity fields (``addressed``) answer as the item's, whatever the body said.
     """
     if op.is_read or not isinstance(answer, dict):
         return None
+    in_path = {binding.wire_name for binding in input_bindings(op) if binding.location == "path"}
     for binding in input_bindings(op):
         if binding.location != "body_field" or binding.property not in arguments:
             continue
-        if addressed and binding.wire_name in _ID_FIELDS:
-            continue
+        if binding.wire_name in addressed or binding.wire_name in in_path:
+            continue  # the path's value governs a field the path also names (Netlify's site_id)
+        if not holds(binding.wire_name, arguments[binding.property]):
+            continue  # the answer's field cannot hold what was sent (Slack's channel ids have a pattern)
         sent = arguments[binding.property]
         if isinstance(sent, dict | list) or type(answer.get(binding.wire_name)) is not type(sent):
             continue  # the API answers this field in another shape (a lead's id sent, the lead answered)
@@ -374,7 +399,11 @@ async def _fidelity(driver: Driver, op: Operation) -> tuple[Check, int | None]:
             detail = f"the answer did not round-trip: upstream {show(first.response)}, tool {show(result.data)}"
             return Check(id="fidelity", operation=op.id, status="fail", detail=detail), len(sent)
     route = driver.route_of.get(op.id)
-    echo = _echo_problem(op, arguments, result.data, addressed=route is not None and route.role in _ITEM_ROLES)
+    addressed: frozenset[str] = frozenset()
+    if route is not None and (route.role in _ITEM_ROLES or route.role == "create"):
+        # The path names the item, or the API names a new one: its identity is the API's to answer.
+        addressed = frozenset((*_ID_FIELDS, driver.kinds.id_field(route.kind)))
+    echo = _echo_problem(op, arguments, result.data, addressed=addressed, holds=driver.answer_holds(op))
     if echo is not None:
         return Check(id="fidelity", operation=op.id, status="fail", detail=echo), len(sent)
     where = " on an item it made" if made else ""

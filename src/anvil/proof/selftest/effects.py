@@ -39,7 +39,7 @@ from anvil.proof.selftest.support import ABSENT, Check, Difference, confirm_adde
 
 __all__ = ["EffectProofs"]
 
-_ID_FIELDS: Final = ("id", "number", "uuid", "key", "name")
+_ID_FIELDS: Final = ("id", "gid", "number", "uuid", "key", "name")
 
 
 @dataclass(frozen=True, slots=True)

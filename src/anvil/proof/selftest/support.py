@@ -113,17 +113,24 @@ def show(value: JSONValue) -> str:
 
 
 def wire_text(value: JSONValue) -> str:
-    """How a scalar travels in a path, query or header (as the executor writes it)."""
+    """How a value travels in a path, query or header, as the executor writes it: a list joined by
+    commas, an object as compact JSON."""
+    import json
+
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int | float):
         return js_number(value)
+    if isinstance(value, list):
+        return ",".join(wire_text(item) for item in value)
+    if isinstance(value, dict):
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
     return str(value)
 
 
 def _identity(item: JSONValue) -> str | None:
     if isinstance(item, dict):
-        for name in ("id", "number", "uuid", "key", "name"):
+        for name in ("id", "gid", "number", "uuid", "key", "name"):
             if name in item and isinstance(item[name], str | int):
                 return f"{name}={item[name]}"
     return None
@@ -198,7 +205,9 @@ def _entry(raw: JSONValue) -> LogEntry | None:
     return LogEntry(
         method=raw["method"].upper(),
         path=raw["path"],
-        query=tuple((str(k), str(v)) for k, v in query) if isinstance(query, list) else None,
+        query=tuple((str(k), str(v)) for k, v in query)
+        if isinstance(query, list) and not raw.get("query_truncated")
+        else None,
         headers=parsed_headers,
         body=raw["body"] if "body" in raw and not raw.get("body_truncated") else ABSENT,
         status=raw["status"] if isinstance(raw.get("status"), int) else None,
