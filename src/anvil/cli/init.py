@@ -6,7 +6,9 @@ reviewer starts from what the compiler already knows instead of a blank file
 (:func:`anvil.compiler.manifest.draft.draft_manifest`). With ``--propose-effects`` each create whose
 item can be deleted (or cancelled) gets a proposed ``effect:`` block marked for review
 (:mod:`anvil.compiler.manifest.proposals`); a proposal the compiler's ``effect/*`` checks refuse is
-left out with a comment saying why. ``--force`` replaces an existing file.
+left out with a comment saying why. A write whose spec declares an idempotency key header gets a
+proposed ``idempotency:`` block too (left out when the compiler cannot carry the key). ``--force``
+replaces an existing file.
 
 Exit status: 0 written; 1 the spec could not be read (its diagnostics on stderr, nothing written);
 2 usage (a bad service id, an existing ``--out`` without ``--force``).
@@ -48,7 +50,8 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--propose-effects",
         action="store_true",
-        help="propose an effect: block (inverse or compensation, lookup) for each create whose item can be deleted",
+        help="propose an effect: block (inverse or compensation, lookup) for each create whose item can be "
+        "deleted, and an idempotency: block for each write that declares a key header",
     )
     parser.add_argument(
         "--auth-scheme",

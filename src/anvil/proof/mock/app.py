@@ -307,6 +307,16 @@ class MockApi:
                     return made
         return spellings[0]
 
+    def _fresh_keys(self, kind: str, data: JSONObject, sent: JSONValue) -> None:
+        """Give a new item its own value of every other field its paths name it by (unless sent)."""
+        number = self.state.counters.get(kind, 0)
+        for name in self.kinds.alternate_keys(kind):
+            if isinstance(sent, dict) and name in sent:
+                continue
+            made = f"{re.sub(r'[^A-Z0-9]', '', kind.upper())[:4] or 'ITEM'}-{number}"
+            if self.maker.fits(made, self.kinds.props(kind).get(name)):
+                data[name] = made
+
     def _addressable(self, text: str, shape: JSONValue) -> bool:
         """True when an id's text is a value of a path parameter ``shape`` (digits for an integer)."""
         if self.schemas.first_type(shape) in ("integer", "number"):
@@ -446,6 +456,7 @@ class MockApi:
                 named = all(self._addressable(text, shape) for shape in self.kinds.param_schemas(route.kind))
             if not named or self.kinds.read_only(route, id_name):
                 data[id_name] = self._fresh_id(route.kind)
+                self._fresh_keys(route.kind, data, unwrapped)
             elif isinstance(unwrapped, dict):
                 data[id_name] = copy.deepcopy(unwrapped[id_name])
             key = _text(data[id_name])

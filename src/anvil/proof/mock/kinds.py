@@ -85,24 +85,31 @@ class KindCatalog:
 
     def id_field(self, kind: str) -> str:
         """The field that identifies an item of ``kind``: the field an item path names by its own name
-        (``entityId`` of ``/workflow/{entityId}``, ``issueType`` of ``.../issuetype/{issueType}``) or as
-        its last word (``gid`` of ``{goal_gid}``), else ``id`` (``number``, ``uuid``, ``key``, ``gid``),
-        else ``name``, else an ``*_id``."""
+        (``entityId`` of ``/workflow/{entityId}``, ``issueType`` of ``.../issuetype/{issueType}``), else
+        ``id`` (``number``, ``uuid``, ``key``, ``gid``), else a field a path parameter ends in, else
+        ``name``, else an ``*_id``."""
         props = self.props(kind)
         params = self._addressed.get(kind, ())
         addressed = next((name for name in params if name in props), None)
         if addressed is not None:
             return addressed
-        for param in params:  # Asana's ``{goal_gid}`` names ``gid``, ``{issue_number}`` names ``number``
-            named = next((name for name in props if _names(param, name)), None)
-            if named is not None:
-                return named
         for name in ("id", "number", "uuid", "key", "gid"):
             if name in props:
                 return name
+        for param in params:  # ``{widget_ref}`` names ``ref``, when the item has no ``id`` of its own
+            named = next((name for name in props if _names(param, name)), None)
+            if named is not None:
+                return named
         if "name" in props:
             return "name"
         return next((name for name in props if name.endswith(("_id", "Id", "_number"))), "id")
+
+    def alternate_keys(self, kind: str) -> list[str]:
+        """Fields besides the id that item paths name items by (Jira's ``key`` of ``{issueIdOrKey}``):
+        each must be as unique as the id."""
+        props, identity = self.props(kind), self.id_field(kind)
+        found = [name for param in self._addressed.get(kind, ()) for name in props if _names(param, name)]
+        return [name for name in dict.fromkeys(found) if name != identity]
 
     def fields_for(self, kind: str, param: str) -> list[str]:
         """The fields a path parameter called ``param`` may name an item of ``kind`` by, best first."""
