@@ -193,6 +193,17 @@ async def test_a_create_answering_only_ids_stores_the_whole_item_and_a_reference
 
 
 @pytest.mark.anyio
+async def test_an_item_named_by_id_or_key_gets_its_own_of_each_and_is_found_by_either(
+    mock: httpx.AsyncClient,
+) -> None:
+    first = (await mock.post("/issues", json={"fields": {}})).json()
+    second = (await mock.post("/issues", json={"fields": {}})).json()
+    assert first["id"] != second["id"] and first["key"] != second["key"]
+    assert (await mock.get(f"/issues/{second['key']}")).json()["id"] == second["id"]
+    assert (await mock.get(f"/issues/{second['id']}")).json()["key"] == second["key"]
+
+
+@pytest.mark.anyio
 async def test_a_bulk_create_answers_its_item_in_the_list_and_a_named_page_lists_it(mock: httpx.AsyncClient) -> None:
     made = (await mock.post("/fields/f1/options", json={"options": [{"value": "red"}]})).json()["options"]
     assert [option["value"] for option in made] == ["red"]
