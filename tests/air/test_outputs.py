@@ -126,3 +126,25 @@ def test_a_reachable_schema_that_is_not_json_schema_publishes_nothing() -> None:
     outputs = OutputSchemas(graph)
     assert outputs.plan(_read({"$ref": REF + "A"}), dry_run=False) is None
     assert outputs.plan(replace(_read({"$ref": REF + "B"}), output=Output()), dry_run=False) is None
+
+
+def test_a_cut_through_a_one_of_still_accepts_what_the_whole_accepts() -> None:
+    kinds: JSONObject = {
+        "Script": {"type": "object", "required": ["kind"], "properties": {"kind": {"enum": ["script"]}}},
+        "Job": {"type": "object", "required": ["kind"], "properties": {"kind": {"enum": ["job"]}}},
+        "Other": {"type": "object", "properties": {"x": {"type": "integer"}}},
+    }
+    body = {
+        "type": "object",
+        "properties": {
+            "action": {"oneOf": [{"$ref": REF + "Script"}, {"$ref": REF + "Job"}]},
+            "rest": {"not": {"$ref": REF + "Other"}},
+        },
+    }
+    outputs = OutputSchemas(kinds)
+    plan = outputs.plan(_read(body), dry_run=False)
+    assert plan is not None
+    answer = {"action": {"kind": "job"}, "rest": "text"}
+    assert _validator(outputs.full(plan).schema).is_valid(answer)
+    for _, build in outputs.candidates(plan):
+        assert _validator(build()).is_valid(answer)  # two summaries {"type": "object"} overlap: not oneOf

@@ -55,14 +55,3 @@ def test_ambiguous_items_are_left_out_and_reads_without_a_continuation_do_not_pa
 
 def test_a_mutation_never_pages() -> None:
     assert _compile([{"name": "cursor", "in": "query"}], PAGE, method="post").pagination is None
-
-
-def test_a_page_that_joins_a_shared_page_schema_with_its_items_by_all_of_locates_the_items() -> None:
-    params = [
-        {"name": "offset", "in": "query", "schema": {"type": "integer"}},
-        {"name": "limit", "in": "query", "schema": {"type": "integer"}},
-    ]
-    page = {"type": "object", "properties": {"offset": {"type": "integer"}, "more": {"type": "boolean"}}}
-    response = {"allOf": [page, PAGE]}
-    paging = _compile(params, response).pagination
-    assert (paging.style, paging.cursor_param, paging.items_field) == ("offset", "offset", "data")

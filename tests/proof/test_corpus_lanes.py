@@ -57,8 +57,6 @@ RUNS: dict[str, Run] = {
     "oai-petstore-expanded.yaml": Run(
         service="petx",
         findings=(
-            Finding("certify", _BUDGET, "", _LARGE_TOOLS),
-            Finding("simulate", "disclosure/tool-surface", "petx.pets.list", _LARGE_TOOLS),
             Finding("selftest", "error-mapping", "", "the API documents its errors only as `default`, no status"),
             Finding("selftest", "key-forwarding", "", "no operation of the API takes an idempotency key"),
         ),

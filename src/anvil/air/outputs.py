@@ -376,7 +376,15 @@ class OutputSchemas:
             name = self._by_def.get(ref[len(_DEFS_PREFIX) :])
             if name is not None and name not in kept:
                 return self._stub(node, name, kept)
-        return {key: self._stubbed(value, kept) for key, value in node.items()}
+        out: JSONObject = {}
+        for key, value in node.items():
+            stubbed = self._stubbed(value, kept)
+            if stubbed == value or key not in ("oneOf", "not"):
+                out[key] = stubbed
+            elif key == "oneOf":  # summaries may overlap ({"type": "object"} twice): any of them, not one
+                out.setdefault("allOf", []).append({"anyOf": stubbed})
+            # a summarised ``not`` is dropped: refusing a summary would refuse more than the whole
+        return out
 
     def _stub(self, node: JSONObject, name: str, kept: set[str]) -> JSONObject:
         """``{"type": <the component's type>, "description": "<Name> (summarised)"}`` plus ``node``'s siblings."""

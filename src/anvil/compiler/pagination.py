@@ -89,22 +89,6 @@ def _next_field(properties: JSONObject, resolve: Callable[[JSONValue], JSONValue
     return _one(candidates)
 
 
-def _properties(schema: JSONValue, resolve: Callable[[JSONValue], JSONValue], depth: int = 0) -> JSONObject | None:
-    """An object schema's properties with its ``allOf`` branches' joined (a page is often
-    ``allOf: [Pagination, {properties: {items: ...}}]``); None when it declares none."""
-    if not isinstance(schema, dict) or depth > 8:
-        return None
-    out: JSONObject = {}
-    for branch in schema.get("allOf") or ():
-        found = _properties(resolve(branch), resolve, depth + 1)
-        if found:
-            out.update(found)
-    own = schema.get("properties")
-    if isinstance(own, dict):
-        out.update(own)
-    return out or None
-
-
 def infer_pagination(op: Operation, resolve: Callable[[JSONValue], JSONValue]) -> Pagination | None:
     """The pagination of a read, or None when it takes no continuation input (or is not a read).
 
@@ -127,7 +111,7 @@ def infer_pagination(op: Operation, resolve: Callable[[JSONValue], JSONValue]) -
     size_name = _one(name for name, _ in inputs if _keys(name) & PAGE_SIZE)
     size_schema = next((schema for name, schema in inputs if name == size_name), {}) if size_name else {}
     schema = resolve(op.output.schema) if op.output.schema is not None else None
-    properties = _properties(schema, resolve)
+    properties = schema.get("properties") if isinstance(schema, dict) else None
     items_field = next_field = None
     if isinstance(properties, dict):
         items_field = _one(name for name, raw in properties.items() if _is_array(resolve(raw)))

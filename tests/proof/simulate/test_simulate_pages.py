@@ -144,3 +144,13 @@ def test_the_paged_record_is_deterministic_for_a_seed_and_the_cursor_follows_the
     assert first == second
     token = _cells(first, "pages.events.list")["next-page"]["actual"]
     assert token != _cells(other, "pages.events.list")["next-page"]["actual"]
+
+
+def test_a_page_or_offset_read_whose_items_the_contract_does_not_locate_claims_no_next_page() -> None:
+    from anvil.air.model import Pagination
+    from anvil.proof.simulate.pages import locatable
+
+    for style in ("page", "offset"):
+        paging = Pagination(style=style, cursor_param="start")  # type: ignore[arg-type]
+        assert not locatable(paging, None)  # a short page ends the pages: without items, nothing says so
+        assert locatable(paging, {"type": "object"})

@@ -70,7 +70,6 @@ __all__ = ["MAX_BODY_BYTES", "MockApi", "create_mock_app"]
 
 _INTEGER: Final = re.compile(r"-?\d{1,18}")
 _MAX_SEEDED: Final = 10
-_NUMBER: Final = re.compile(r"-?\d{1,18}(\.\d{1,18})?([eE][-+]?\d{1,3})?")
 _METHODS: Final = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 _QUIET: Final = "ASGI callable returned without completing response."
 
