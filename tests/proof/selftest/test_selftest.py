@@ -224,3 +224,36 @@ def test_a_format_and_pattern_bound_create_round_trips_its_inverse_is_proven_and
     unmakeable = [c for c in report.checks if c.operation == "events.reports.create"]
     assert [(c.id, c.status) for c in unmakeable] == [("fidelity", "skipped")]
     assert unmakeable[0].detail.startswith("no valid example input can be made: create_report: 'body': 'range'")
+
+
+def test_an_example_the_gateway_refuses_before_the_wire_is_one_skip_and_fails_no_other_check(
+    tmp_path: Path,
+) -> None:
+    # A multipart body that is a list of files: the gateway cannot put it on the wire, and says so
+    # before the call; nothing else may then count that one refusal as a failure.
+    files = {"type": "array", "items": {"type": "string", "format": "binary"}}
+    spec = {
+        "openapi": "3.0.3",
+        "info": {"title": "Uploads", "version": "1"},
+        "servers": [{"url": "https://uploads.example.com"}],
+        "paths": {
+            "/uploads": {
+                "post": {
+                    "operationId": "upload",
+                    "requestBody": {"required": True, "content": {"multipart/form-data": {"schema": files}}},
+                    "responses": {
+                        "200": {"description": "ok", "content": {"application/json": {"schema": {"type": "object"}}}},
+                        "403": {"description": "no", "content": {"application/json": {"schema": {"type": "object"}}}},
+                    },
+                }
+            }
+        },
+    }
+    source, manifest, bundle = tmp_path / "uploads.json", tmp_path / "anvil.yaml", tmp_path / "uploads"
+    source.write_text(json.dumps(spec), encoding="utf-8")
+    assert main(["init", str(source), "--service", "uploads", "--out", str(manifest), "--approve", "all"]) == 0
+    assert main(["compile", str(source), "--manifest", str(manifest), "--out", str(bundle)]) == 0
+    report = _selftest(bundle)
+    upload = {(c.id, c.status) for c in report.checks if c.operation == "uploads.uploads.create"}
+    assert ("fidelity", "skipped") in upload and {status for _, status in upload} <= {"skipped", "pass"}
+    assert [c.id for c in report.checks if c.status == "fail"] == []

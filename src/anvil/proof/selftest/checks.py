@@ -20,6 +20,7 @@ import httpx
 from anvil._types import JSONObject, JSONValue
 from anvil.air.carrier import resolve_carrier
 from anvil.air.effects import forwards_idempotency_key
+from anvil.air.forms import is_form_media_type
 from anvil.air.inputs import idempotency_key_required, input_bindings, safety_keys
 from anvil.air.model import Document, ErrorSpec, Operation
 from anvil.client import AnvilClient, CallResult
@@ -52,6 +53,8 @@ class Driver:
     routes: tuple[Route, ...] = ()
     route_of: dict[str, Route] = field(default_factory=dict)
     kinds: KindCatalog = field(init=False)
+    #: Operation id -> why the gateway refused its example before the wire (its later checks skip it).
+    refused: dict[str, str] = field(default_factory=dict)
     _problems: dict[str, str | None] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -243,6 +246,12 @@ def _code(result: CallResult) -> str | None:
     return error.get("code") if isinstance(error, dict) else None
 
 
+def _message(result: CallResult) -> str:
+    error = (result.envelope or {}).get("error")
+    message = error.get("message") if isinstance(error, dict) else None
+    return message[:200] if isinstance(message, str) else ""
+
+
 def _upstream_status(result: CallResult) -> int | None:
     error = (result.envelope or {}).get("error")
     upstream = error.get("upstream") if isinstance(error, dict) else None
@@ -292,9 +301,12 @@ def _coordinates(op: Operation, arguments: Mapping[str, JSONValue], entry: LogEn
     if unquote(entry.path).rstrip("/") != expected_path.rstrip("/"):
         return confirmed, f"path {entry.path}, expected {expected_path}"
     body_fields: JSONObject = {}
+    form = op.input.body is not None and is_form_media_type(op.input.body.content_type)
     for binding in input_bindings(op):
         if binding.property not in arguments:
             continue
+        if form and binding.location == "body_field" and arguments[binding.property] in ([], None):
+            continue  # nothing of it reaches a form body
         value = arguments[binding.property]
         where = binding.location
         if where == "path":
@@ -313,6 +325,8 @@ def _coordinates(op: Operation, arguments: Mapping[str, JSONValue], entry: LogEn
             body_fields[binding.wire_name] = value
         elif where == "body" and entry.body is not ABSENT:
             sent = entry.body
+            if form and isinstance(value, dict):  # a form carries no empty list and no null field
+                value = {k: v for k, v in value.items() if v not in ([], None)}
             if isinstance(sent, dict) and isinstance(value, dict):
                 sent = {k: v for k, v in sent.items() if k in value}
             if sent != value:
@@ -374,7 +388,10 @@ async def _fidelity(driver: Driver, op: Operation) -> tuple[Check, int | None]:
         return Check(id="fidelity", operation=op.id, status="skipped", detail="the upstream keeps no request log"), None
     if not sent:
         if code in _GENERATOR_LIMITS:
-            detail = f"the gateway refused the generated example ({code}); nothing reached the wire"
+            said = _message(result)
+            detail = f"the gateway refused the generated example ({code}{': ' + said if said else ''}); "
+            detail += "nothing reached the wire"
+            driver.refused[op.id] = detail
             return Check(id="fidelity", operation=op.id, status="skipped", detail=detail), 0
         return Check(id="fidelity", operation=op.id, status="fail", detail=f"nothing reached the wire ({code})"), 0
     confirmed, wrong = _coordinates(op, arguments, sent[0])
@@ -596,6 +613,8 @@ async def operation_checks(driver: Driver, op: Operation) -> list[Check]:
     checks = [fidelity]
     if gate is not None:  # a call the gateway refused for its example proves nothing about the gate's count
         checks.append(_gate_with_confirm(gate, sent) if fidelity.status != "skipped" else gate)
+    if op.id in driver.refused:
+        return checks  # the checks below would send the example the gateway refused: its skip says why
     mapping = await _error_mapping(driver, op)
     if mapping is not None:
         checks.append(mapping)
@@ -607,7 +626,7 @@ async def operation_checks(driver: Driver, op: Operation) -> list[Check]:
 async def closing_checks(driver: Driver, ops: list[Operation], earlier: list[Check]) -> list[Check]:
     """The checks over the operations that ran (``ops``): read retry, mutation guard, and a skip for
     error mapping and key forwarding when no operation had one to prove (``earlier``: the checks so far)."""
-    usable = [op for op in ops if driver.problem(op) is None]
+    usable = [op for op in ops if driver.problem(op) is None and op.id not in driver.refused]
     checks = [await _retry_read(driver, usable), await _retry_guard(driver, usable)]
     ids = {check.id for check in earlier}
     if "error-mapping" not in ids:

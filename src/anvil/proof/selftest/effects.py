@@ -504,7 +504,7 @@ class EffectProofs:
         one skip for the operation (its fidelity check) already says why, and no proof is counted.
         """
         effect = op.effect
-        if self.driver.problem(op) is not None:
+        if self.driver.problem(op) is not None or op.id in self.driver.refused:
             return []
         checks: list[Check] = []
         if effect.class_ == "reversible" and effect.inverse is not None:
