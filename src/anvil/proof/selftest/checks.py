@@ -325,8 +325,8 @@ def _coordinates(op: Operation, arguments: Mapping[str, JSONValue], entry: LogEn
             body_fields[binding.wire_name] = value
         elif where == "body" and entry.body is not ABSENT:
             sent = entry.body
-            if form and isinstance(value, dict):  # a form carries no empty list and no null field
-                value = {k: v for k, v in value.items() if v not in ([], None)}
+            if form:  # a form carries text: no empty list, no null field, no type beside the text
+                sent, value = _as_form(sent), _as_form(value)
             if isinstance(sent, dict) and isinstance(value, dict):
                 sent = {k: v for k, v in sent.items() if k in value}
             if sent != value:
@@ -339,6 +339,21 @@ def _coordinates(op: Operation, arguments: Mapping[str, JSONValue], entry: LogEn
                 return confirmed, f"body field {name} arrived as {show(body.get(name, ABSENT))}, sent {show(value)}"
             confirmed += 1
     return confirmed, None
+
+
+def _as_form(value: JSONValue) -> JSONValue:
+    """A body as a form carries it: each field's text (a list's items' texts), empty fields left out."""
+    if not isinstance(value, dict):
+        return value
+    out: JSONObject = {}
+    for name, field_value in value.items():
+        if field_value in ([], None):
+            continue
+        if isinstance(field_value, list):
+            out[name] = [wire_text(item) for item in field_value]
+        else:
+            out[name] = wire_text(field_value)
+    return out
 
 
 def _echo_problem(
