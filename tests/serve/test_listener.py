@@ -113,7 +113,7 @@ def _other_key() -> ed25519.Ed25519PrivateKey:
         ("connect token", {"by_purpose": "connect", "by_grants": [], "exp": 300}, 403, "turn_token_required"),
     ],
 )
-@pytest.mark.parametrize("path", ["/mcp", "/call/github__github_list_issue"])
+@pytest.mark.parametrize("path", ["/mcp", "/call/github__github_list_issue", "/openapi"])
 async def test_inbound_auth_refusals_carry_the_code_and_a_bearer_challenge(
     jwt_app: httpx.AsyncClient, yard: Yard, case: str, claims: dict[str, Any] | None, status: int, code: str, path: str
 ) -> None:

@@ -9,6 +9,7 @@ manifest lists approved operations only (original-core §4.1).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from anvil.air.codec import to_json
@@ -17,7 +18,7 @@ from anvil.air.surface import surface_of
 from anvil.air.tools import operation_input_schema
 from anvil.bundle.encoding import json_file
 
-__all__ = ["emit_runtime", "runtime_manifest", "tools_catalog"]
+__all__ = ["emit_runtime", "runtime_entry", "runtime_manifest", "tools_catalog"]
 
 
 def tools_catalog(doc: Document) -> dict[str, Any]:
@@ -26,10 +27,12 @@ def tools_catalog(doc: Document) -> dict[str, Any]:
     return {"tools": [surface.definition(op) for op in doc.operations if op.state == "approved"]}
 
 
-def _runtime_entry(op: Operation) -> dict[str, Any]:
+def runtime_entry(op: Operation, tool_name: str | None = None) -> dict[str, Any]:
+    """One operation's runtime manifest entry; ``tool_name`` replaces ``op.mcp.tool_name`` (a fleet's
+    prefixed name, so the entry names what a caller dials)."""
     entry: dict[str, Any] = {
         "id": op.id,
-        "toolName": op.mcp.tool_name,
+        "toolName": op.mcp.tool_name if tool_name is None else tool_name,
         "cli": op.cli.command,
         "sourceRef": to_json(op.source_ref),
         "effect": to_json(op.effect),
@@ -48,14 +51,20 @@ def _runtime_entry(op: Operation) -> dict[str, Any]:
     return entry
 
 
-def runtime_manifest(doc: Document) -> dict[str, Any]:
-    """The runtime manifest: service identity, base URL and every approved operation's wire posture."""
+def runtime_manifest(doc: Document, served: Sequence[tuple[Operation, str]] | None = None) -> dict[str, Any]:
+    """The runtime manifest: service identity, base URL and every approved operation's wire posture.
+
+    ``served`` narrows and names the operations: (operation, tool name) pairs in listing order, as a
+    server that prefixes or hides tools shows them (default: every approved operation, its own name).
+    """
     servers = doc.service.servers
+    if served is None:
+        served = [(op, op.mcp.tool_name) for op in doc.operations if op.state == "approved"]
     return {
         "service": doc.service.id,
         "version": doc.service.version,
         "baseUrl": servers[0].url if servers else None,
-        "operations": [_runtime_entry(op) for op in doc.operations if op.state == "approved"],
+        "operations": [runtime_entry(op, name) for op, name in served],
     }
 
 

@@ -2,8 +2,9 @@
 
 Serves compiled bundles as MCP tools: over stdio (the default; nothing but protocol on stdout) or one
 HTTP listener (``anvil.serve.listener``) with ``/mcp`` (Streamable HTTP), ``POST /call/<tool>``
-(REST), ``/healthz``, ``/readyz`` and ``/metrics``. Once listening it prints
-``{"url": "http://HOST:PORT/mcp"}`` on stdout and one line naming the bundles and auth mode on stderr.
+(REST), ``GET /openapi`` (the operations catalog, same auth as ``/mcp``), ``/healthz``, ``/readyz`` and
+``/metrics``. Once listening it prints ``{"url": "http://HOST:PORT/mcp"}`` on stdout and one line naming
+the bundles and auth mode on stderr.
 
 Bundles: each argument is a bundle directory (holding ``air.json``; its id is the directory name) or a
 folder whose every bundle beneath is served (its id is the path relative to that folder, e.g.

@@ -17,6 +17,7 @@ never pay for the MCP SDK):
   ``call``), :mod:`~anvil.serve.controls` (``_meta.idempotency_key`` / ``_meta.stage``),
   :mod:`~anvil.serve.report` (the ``_meta.effect`` report), :mod:`~anvil.serve.fleet` (several
   bundles behind one listener), :mod:`~anvil.serve.rest` (``POST /call/<tool>``),
+  :mod:`~anvil.serve.catalog` (``GET /openapi``, the operations catalog),
   :mod:`~anvil.serve.listener` (the fleet's Starlette app), :mod:`~anvil.serve.health` (``/readyz``)
   and :mod:`~anvil.serve.metrics` (Prometheus).
 """

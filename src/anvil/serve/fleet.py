@@ -29,6 +29,9 @@ Rules:
 * **Resources**: each bundle's skill files (``FleetBundle.skill``, read at start-up) are served as
   ``anvil://skill/<service>/<path>``, ``<connector>`` in place of the service when prefixed; a caller
   with a grant sees a bundle's resources only when an entry names its connector.
+* **Catalog** (``GET /openapi``, :mod:`anvil.serve.catalog`): the runtime manifest of each bundle the
+  caller reaches, its operations as the caller's ``tools/list`` shows them (approved ones, prefixed
+  names when the tools are prefixed); built once per naming mode for callers without a grant.
 * **Forwarding**: only ``idempotency_key`` and ``stage`` cross from the caller's ``_meta`` to a bundle.
 * **Grants** (original-gateway §1.6-§1.7): for a caller with a grant, each tool's decision is worked
   out once per composition. ``tools/list`` shows only allowed tools; a hidden tool stays callable and
@@ -52,7 +55,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Final, Protocol
@@ -68,6 +71,7 @@ from anvil.runtime.context import RuntimeContext
 from anvil.serve.auth.grants import GrantDecision, GrantTarget, decide, refusal_envelope, visible
 from anvil.serve.auth.naming import fleet_tool_name, fold_bundle_id
 from anvil.serve.auth.principals import ANONYMOUS, Principal
+from anvil.serve.catalog import CatalogBundle, catalog_bytes
 from anvil.serve.controls import IDEMPOTENCY_KEY_META, STAGE_META
 from anvil.serve.gateway import Gateway, ServedTool
 from anvil.serve.mcp.resources import Resource, skill_resources
@@ -219,6 +223,22 @@ class _Mounted:
     draft: ServedTool | None
 
 
+def _catalog_bundles(
+    bundles: Sequence[FleetBundle], shown: Iterable[tuple[str, _Mounted]], reached: Callable[[FleetBundle], bool]
+) -> list[CatalogBundle]:
+    """The catalog parts of the ``reached`` bundles: each one's approved operations among ``shown``."""
+    served: dict[str, list[tuple[Operation, str]]] = {bundle.id: [] for bundle in bundles if reached(bundle)}
+    for name, mounted in shown:
+        found = served.get(mounted.bundle.id)
+        if found is not None and mounted.tool.op.is_approved:
+            found.append((mounted.tool.op, name))
+    return [
+        CatalogBundle(bundle.id, bundle.connector, bundle.document, tuple(served[bundle.id]))
+        for bundle in bundles
+        if bundle.id in served
+    ]
+
+
 @dataclass(frozen=True, slots=True)
 class _Entry:
     """One tool in one caller's composition: where it goes and what the grant said (None: no gate)."""
@@ -305,6 +325,24 @@ class Composition:
     def tool_names(self) -> tuple[str, ...]:
         """Every tool this caller can dial, listed or hidden by its grant."""
         return tuple(self._entries)
+
+    def catalog(self) -> bytes:
+        """The ``GET /openapi`` answer for this caller (:mod:`anvil.serve.catalog`).
+
+        Without a grant it is the fleet's, built once per naming mode; with one, the bundles the grant
+        names, each with the operations this caller's listing shows (built per request: a filter and
+        an encoding, nothing kept per caller).
+        """
+        grants = self.principal.grants
+        if grants is None:
+            return self._fleet.catalog(self.prefixed)
+        shown = (
+            (name, entry.mounted)
+            for name, entry in self._entries.items()
+            if entry.decision is None or entry.decision.allowed
+        )
+        reached = _catalog_bundles(self._fleet.bundles, shown, lambda bundle: visible(grants, bundle.connector, None))
+        return catalog_bytes(reached, prefixed=True)
 
     def input_schema(self, name: str) -> JSONObject | None:
         """The published input schema of tool ``name`` (None when not mounted)."""
@@ -453,6 +491,7 @@ class Fleet:
         self._max = max(1, max_compositions)
         self._mounted: dict[bool, dict[str, _Mounted]] = {}
         self._resources: dict[bool, tuple[tuple[FleetBundle, tuple[Resource, ...]], ...]] = {}
+        self._catalogs: dict[bool, bytes] = {}
         self._cache: OrderedDict[tuple[Any, ...], Composition] = OrderedDict()
         self.mounted(self.prefixed)  # builds the gateways and refuses collisions now, before any bind
         self.default = Composition(self, ANONYMOUS)
@@ -518,6 +557,14 @@ class Fleet:
                 owners[resource.uri] = bundle.id
             built.append((bundle, served))
         found = self._resources[prefixed] = tuple(built)
+        return found
+
+    def catalog(self, prefixed: bool) -> bytes:
+        """Every bundle's catalog for one naming mode, as a caller without a grant sees it (built once)."""
+        found = self._catalogs.get(prefixed)
+        if found is None:
+            parts = _catalog_bundles(self.bundles, self.mounted(prefixed).items(), lambda bundle: True)
+            found = self._catalogs[prefixed] = catalog_bytes(parts, prefixed=prefixed)
         return found
 
     def input_schema(self, name: str) -> JSONObject | None:

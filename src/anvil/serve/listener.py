@@ -6,6 +6,7 @@ Routes:
 |---|---|---|
 | ``/mcp`` | bearer | MCP Streamable HTTP (stateless JSON by default); each request is the caller's composition |
 | ``POST /call/<tool>`` | bearer | the REST route (:mod:`anvil.serve.rest`) |
+| ``GET /openapi`` | bearer | the runtime operations catalog the caller may see (:mod:`anvil.serve.catalog`) |
 | ``GET /metrics`` | none | Prometheus text (:mod:`anvil.serve.metrics`) |
 | ``GET /healthz`` | none | liveness and the artifact hash (:func:`anvil.serve.health.health_body`) |
 | ``/readyz`` | none | the ledger's and the MCP SDK's readiness (:mod:`anvil.serve.health`) |
@@ -36,7 +37,8 @@ from starlette.routing import BaseRoute, Route
 
 from anvil.serve.auth.middleware import AuthMiddleware, provider_of
 from anvil.serve.auth.tokens import Authenticator, NoAuth
-from anvil.serve.fleet import Fleet
+from anvil.serve.catalog import catalog_route
+from anvil.serve.fleet import Composition, Fleet
 from anvil.serve.health import (
     BundleReadiness,
     ReadinessProbe,
@@ -70,6 +72,12 @@ def default_readiness(fleet: Fleet, *, cache_seconds: float = 1.0) -> ReadinessP
     return ReadinessProbe(
         ledger, required=required, cache_seconds=cache_seconds, bundles=bundles if len(bundles) > 1 else ()
     )
+
+
+def _composition_of(request: Request) -> Composition | None:
+    """The caller's fleet composition the auth middleware stored (None outside a guarded route)."""
+    provider = provider_of(request)
+    return provider if isinstance(provider, Composition) else None
 
 
 def _protected_resource(resource: str, issuer: str | None) -> Route:
@@ -123,6 +131,7 @@ def create_listener(
         readyz_route(probe, fleet.service),
         metrics_route(metrics),
         call_route(provider_of, body_limit=rest_body_limit),
+        catalog_route(_composition_of),
     ]
     if resource is not None:
         routes.append(_protected_resource(resource, issuer))

@@ -1,6 +1,7 @@
 """Inbound authentication on the listener: which requests need a bearer, and whose composition they get.
 
-:class:`AuthMiddleware` (pure ASGI) guards ``/mcp`` and ``/call/*``; ``/healthz``, ``/readyz`` and
+:class:`AuthMiddleware` (pure ASGI) guards ``/mcp``, ``/call/*`` and ``/openapi`` (the operations catalog,
+which the original serves behind the same auth as ``/mcp``); ``/healthz``, ``/readyz`` and
 ``/metrics`` stay open for probes and scrapers (metrics carry tool names and counts, never arguments,
 principals or keys). For a guarded request it asks the configured
 :class:`~anvil.serve.auth.tokens.Authenticator` for the caller, then stores the caller's composition
@@ -77,6 +78,8 @@ _ALGORITHMS: Final[dict[str, tuple[str, ...]]] = {
     "oidc": ("RS256", "ES256"),
 }
 _LOOPBACK: Final = frozenset({"localhost", "127.0.0.1", "::1"})
+#: The exact paths that need a caller (and every path beneath ``/mcp/`` and ``/call/``).
+_GUARDED: Final = frozenset({"/mcp", "/call", "/openapi"})
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -160,8 +163,8 @@ def build_authenticator(settings: InboundSettings, *, client: httpx.AsyncClient 
 
 
 def is_guarded(path: str) -> bool:
-    """True for the paths that need a caller: ``/mcp`` and ``/call/*``."""
-    return path == "/mcp" or path.startswith(("/mcp/", "/call/")) or path == "/call"
+    """True for the paths that need a caller: ``/mcp``, ``/call/*`` and ``/openapi``."""
+    return path in _GUARDED or path.startswith(("/mcp/", "/call/"))
 
 
 def provider_of(request: Request | Any) -> ToolProvider | None:
