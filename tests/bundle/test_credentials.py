@@ -2,21 +2,41 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+from typing import Any
+
 import yaml
 
 from anvil.air.model import Auth, Document
 from anvil.bundle.credentials import credential_variables
 from anvil.bundle.emit import emit_bundle
+from anvil.bundle.generation import Generation
+from anvil.compiler import build
+from anvil.runtime.credentials import client_credentials_env, credential_profile, expected_env
+from tests.conftest import EXAMPLES
 
 
-def test_each_auth_requirement_lists_its_variables_and_operations(payments_doc: Document) -> None:
-    data = yaml.safe_load(emit_bundle(payments_doc)["deploy/credentials.required.yaml"])
+def _required(files: dict[str, bytes]) -> dict[str, Any]:
+    data: dict[str, Any] = yaml.safe_load(files["deploy/credentials.required.yaml"])
+    return data
+
+
+def test_a_client_credentials_requirement_lists_the_client_the_runtime_exchanges_and_its_static_token(
+    payments_doc: Document,
+) -> None:
+    data = _required(emit_bundle(payments_doc))
     assert (data["serviceId"], data["authProfile"]) == ("payments", "prod")
     assert data["credentials"] == [
         {
             "type": "oauth2_client_credentials",
             "credentialProfile": None,
-            "variables": [{"name": "ANVIL_PROD_TOKEN", "recommendedSecretId": "payments-anvil-prod-token"}],
+            "variables": [
+                {"name": "ANVIL_PROD_CLIENT_ID", "recommendedSecretId": "payments-anvil-prod-client-id"},
+                {"name": "ANVIL_PROD_CLIENT_SECRET", "recommendedSecretId": "payments-anvil-prod-client-secret"},
+            ],
+            "tokenEndpoint": {"declared": None, "oneOf": [{"name": "ANVIL_PROD_TOKEN_ENDPOINT"}]},
+            "optional": [{"name": "ANVIL_PROD_AUDIENCE"}, {"name": "ANVIL_PROD_SCOPES"}],
+            "staticToken": {"name": "ANVIL_PROD_TOKEN", "recommendedSecretId": "payments-anvil-prod-token"},
             "operations": [
                 "payments.customers.get",
                 "payments.payments.get",
@@ -27,12 +47,41 @@ def test_each_auth_requirement_lists_its_variables_and_operations(payments_doc: 
     ]
 
 
-def test_recommended_secret_ids_carry_the_deployment_namespace(payments_doc: Document) -> None:
-    from anvil.bundle.generation import Generation
+def test_the_payments_example_lists_the_names_the_runtime_reads_and_its_declared_token_endpoint() -> None:
+    folder = EXAMPLES / "payments"
+    result = build(folder / "openapi.yaml", manifest=folder / "anvil.yaml", service_id="payments")
+    assert result.document is not None
+    [entry] = _required(emit_bundle(result.document))["credentials"]
+    auth = result.document.operations[0].auth
+    profile = credential_profile("prod", auth)
+    client_id, secret, endpoint, audience, scopes = client_credentials_env(profile)
+    assert [variable["name"] for variable in entry["variables"]] == [client_id, secret]
+    assert client_id == "ANVIL_PROD_OAUTH2_D8AD572D2FB1B3F6C47061C8A5B64A62_CLIENT_ID"
+    assert entry["tokenEndpoint"] == {
+        "declared": "https://payments.internal.example.com/oauth/token",
+        "oneOf": [{"name": endpoint}, {"name": "ANVIL_CREDENTIAL_HOSTS", "naming": "payments.internal.example.com"}],
+    }
+    assert entry["optional"] == [{"name": audience}, {"name": scopes}]
+    assert [entry["staticToken"]["name"]] == list(expected_env(auth, profile))
 
+
+def test_recommended_secret_ids_carry_the_deployment_namespace(payments_doc: Document) -> None:
     files = emit_bundle(payments_doc, Generation(deployment_namespace="payments-eu"))
-    data = yaml.safe_load(files["deploy/credentials.required.yaml"])
-    assert data["credentials"][0]["variables"][0]["recommendedSecretId"] == "payments-eu-anvil-prod-token"
+    [entry] = _required(files)["credentials"]
+    assert entry["variables"][0]["recommendedSecretId"] == "payments-eu-anvil-prod-client-id"
+    assert entry["staticToken"]["recommendedSecretId"] == "payments-eu-anvil-prod-token"
+
+
+def test_a_bearer_requirement_other_than_client_credentials_lists_its_static_token_only(
+    payments_doc: Document,
+) -> None:
+    bearer = Auth(type="jwt_bearer", credential_profile="partner")
+    operations = tuple(replace(op, auth=bearer) for op in payments_doc.operations)
+    [entry] = _required(emit_bundle(replace(payments_doc, operations=operations)))["credentials"]
+    assert entry["variables"] == [
+        {"name": "ANVIL_PROD_PARTNER_TOKEN", "recommendedSecretId": "payments-anvil-prod-partner-token"}
+    ]
+    assert not {"tokenEndpoint", "optional", "staticToken"} & set(entry)
 
 
 def test_variable_names_follow_the_runtime_convention() -> None:
@@ -42,5 +91,9 @@ def test_variable_names_follow_the_runtime_convention() -> None:
     assert credential_variables(Auth(type="basic"), "staging-eu") == (
         "ANVIL_STAGING_EU_USERNAME",
         "ANVIL_STAGING_EU_PASSWORD",
+    )
+    assert credential_variables(Auth(type="oauth2_client_credentials"), "prod") == (
+        "ANVIL_PROD_CLIENT_ID",
+        "ANVIL_PROD_CLIENT_SECRET",
     )
     assert credential_variables(Auth(type="none"), "prod") == ()
