@@ -1,11 +1,17 @@
-"""Shared fixtures: repository paths, the corpus location and the service requirement switch."""
+"""Shared fixtures: repository paths, the corpus location, the service requirement switch, and the payments
+example's authorization server on loopback (``token_server``, ``token_mock``; :mod:`tests.e2e.oauth_support`)."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    from tests.e2e.oauth_support import TokenServer
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO / "examples"
@@ -34,3 +40,19 @@ def corpus() -> Path:
     if not (path / "INDEX.tsv").is_file():
         missing(f"corpus not found at {path} (set ANVIL_CORPUS)")
     return path
+
+
+@pytest.fixture(scope="module")
+def token_server() -> Iterator[TokenServer]:
+    """The payments mock and its token endpoint, one per test module (imported here only when used)."""
+    from tests.e2e.oauth_support import TokenServer
+
+    with TokenServer.serve() as server:
+        yield server
+
+
+@pytest.fixture
+def token_mock(token_server: TokenServer) -> Iterator[tuple[str, Any]]:
+    """``(url, state)`` of :func:`token_server`, back to its seed state for each test."""
+    with token_server.fresh() as fresh:
+        yield fresh

@@ -1,10 +1,11 @@
 """The payments example served as the original serves it: OAuth2 client credentials exchanged at its mock's
 token endpoint, by a real ``anvil serve`` process configured only through the original's variables.
 
-The mock (``examples/payments/mock_upstream.py``) runs in this process on loopback with one registered
-client, so it refuses any token it did not issue (or that expired) with a 401 and counts every token it
-issues; the gateway is a child process, its stderr, audit file, SQLite ledger and ``/metrics`` are read
-back to prove the client secret and the tokens reach none of them.
+The mock (``examples/payments/mock_upstream.py``, :mod:`tests.e2e.oauth_support`) runs in this process on
+loopback with one registered client, so it refuses any token it did not issue (or that expired) with a
+401 and counts every token it issues; the gateway is a child process, its stderr, audit file, SQLite
+ledger, ``/metrics`` and ``/openapi`` are read back to prove the client secret and the tokens reach none
+of them.
 """
 
 from __future__ import annotations
@@ -22,14 +23,12 @@ import pytest
 
 from anvil.bundle.read import read_bundle
 from anvil.cli.compile import compile_bundle
-from anvil.runtime.credentials import client_credentials_env, credential_profile
-from tests.e2e.support import EXAMPLES, GatewayProcess, RestAnswer, ThreadedMock, load_mock, rest_call
+from tests.e2e.oauth_support import SECRET, business, client_variables
+from tests.e2e.support import EXAMPLES, GatewayProcess, RestAnswer, rest_call
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 REPO = Path(__file__).resolve().parents[2]
-CLIENT_ID = "payments-gateway"
-SECRET = "e2e-client-secret-5b7e1d"
 READ_TOOL = "payments_get_customer"
 REFUND_TOOL = "payments_create_refund"
 REFUND = {"payment_id": "pay_123", "amount": 100, "currency": "EUR", "confirm": True}
@@ -46,33 +45,11 @@ def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-@pytest.fixture(scope="module")
-def served_mock() -> Iterator[tuple[str, Any]]:
-    module = load_mock("payments")
-    state = module.State(oauth=module.OAuth(clients={CLIENT_ID: SECRET}))
-    mock = ThreadedMock(module.create_app(state), "payments").start()
-    try:
-        yield mock.url, state
-    finally:
-        state.oauth.mode = "normal"
-        mock.stop()
-
-
-@pytest.fixture
-def mock(served_mock: tuple[str, Any]) -> Iterator[tuple[str, Any]]:
-    url, state = served_mock
-    state.reset()
-    state.oauth.lifetime = 3600
-    yield url, state
-    state.oauth.mode = "normal"
-
-
 def original_variables(bundle: Path, token_endpoint: str) -> dict[str, str]:
     """``ANVIL_DEFAULT_OAUTH2_D8AD..._CLIENT_ID``, ``_CLIENT_SECRET`` and ``_TOKEN_ENDPOINT``, as the original's."""
-    auth = read_bundle(bundle).operations[0].auth
-    client_id, secret, endpoint, _, _ = client_credentials_env(credential_profile("default", auth))
-    assert client_id == "ANVIL_DEFAULT_OAUTH2_D8AD572D2FB1B3F6C47061C8A5B64A62_CLIENT_ID"
-    return {client_id: CLIENT_ID, secret: SECRET, endpoint: token_endpoint}
+    variables = client_variables(read_bundle(bundle).operations[0].auth, token_endpoint)
+    assert "ANVIL_DEFAULT_OAUTH2_D8AD572D2FB1B3F6C47061C8A5B64A62_CLIENT_ID" in variables
+    return variables
 
 
 def gateway_env(bundle: Path, url: str, folder: Path, **extra: str) -> dict[str, str]:
@@ -92,8 +69,8 @@ def gateway_env(bundle: Path, url: str, folder: Path, **extra: str) -> dict[str,
 
 
 @pytest.fixture
-def gateway(bundle: Path, mock: tuple[str, Any], tmp_path: Path) -> Iterator[GatewayProcess]:
-    url, _ = mock
+def gateway(bundle: Path, token_mock: tuple[str, Any], tmp_path: Path) -> Iterator[GatewayProcess]:
+    url, _ = token_mock
     process = GatewayProcess(
         [str(bundle), "--http", "127.0.0.1:0"], env=gateway_env(bundle, url, tmp_path), log=tmp_path / "gateway.log"
     )
@@ -104,10 +81,6 @@ def gateway(bundle: Path, mock: tuple[str, Any], tmp_path: Path) -> Iterator[Gat
         process.stop()
 
 
-def business(state: Any, path_end: str = "") -> list[dict[str, Any]]:
-    return [r for r in state.requests if r["path"].endswith(path_end)]
-
-
 def error(answer: RestAnswer) -> dict[str, Any]:
     assert isinstance(answer.body, dict) and "error" in answer.body, answer.body
     found: dict[str, Any] = answer.body["error"]
@@ -115,9 +88,9 @@ def error(answer: RestAnswer) -> dict[str, Any]:
 
 
 async def test_the_payments_example_served_with_the_originals_oauth2_variables_exchanges_its_tokens(
-    gateway: GatewayProcess, mock: tuple[str, Any], tmp_path: Path
+    gateway: GatewayProcess, token_mock: tuple[str, Any], tmp_path: Path
 ) -> None:
-    _, state = mock
+    _, state = token_mock
     answers: list[RestAnswer] = []
     async with httpx.AsyncClient(timeout=30) as http:
 
@@ -166,6 +139,8 @@ async def test_the_payments_example_served_with_the_originals_oauth2_variables_e
         assert [a.status for a in answers[-10:]] == [200] * 10
         assert state.payments["pay_123"]["refunded_amount"] == 161
         metrics = (await http.get(f"{gateway.base}/metrics")).text
+        catalog = await http.get(f"{gateway.base}/openapi")
+        assert catalog.status_code == 200 and catalog.json()["operations"][0]["toolName"] == READ_TOOL
 
     assert [r["client_auth"] for r in state.oauth.requests] == ["client_secret_basic"] * len(state.oauth.requests)
     tokens = {r["authorization"].split()[1] for r in state.requests}
@@ -176,6 +151,7 @@ async def test_the_payments_example_served_with_the_originals_oauth2_variables_e
         "stderr": gateway.stderr(),
         "audit": audit,
         "metrics": metrics,
+        "catalog": catalog.text,
         "ledger": (tmp_path / "ledger.db").read_bytes().decode("latin-1"),
         "answers": json.dumps([[a.body, a.raw_effect] for a in answers]),
     }
@@ -185,9 +161,9 @@ async def test_the_payments_example_served_with_the_originals_oauth2_variables_e
 
 
 async def test_a_served_token_endpoint_that_hangs_or_answers_5_mb_fails_closed_within_its_bound(
-    gateway: GatewayProcess, mock: tuple[str, Any]
+    gateway: GatewayProcess, token_mock: tuple[str, Any]
 ) -> None:
-    _, state = mock
+    _, state = token_mock
     async with httpx.AsyncClient(timeout=30) as http:
         state.oauth.mode = "hang"
         began = time.monotonic()
@@ -213,9 +189,9 @@ async def test_a_served_token_endpoint_that_hangs_or_answers_5_mb_fails_closed_w
 
 
 def test_a_token_endpoint_outside_the_allowed_hosts_stops_the_gateway_at_start_up(
-    bundle: Path, mock: tuple[str, Any], tmp_path: Path
+    bundle: Path, token_mock: tuple[str, Any], tmp_path: Path
 ) -> None:
-    url, state = mock
+    url, state = token_mock
     elsewhere = url.replace("127.0.0.1", "localhost") + "/oauth/token"
     env = gateway_env(bundle, url, tmp_path, **original_variables(bundle, elsewhere))
     process = GatewayProcess([str(bundle), "--http", "127.0.0.1:0"], env=env, log=tmp_path / "refused.log")

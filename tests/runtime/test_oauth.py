@@ -1,4 +1,5 @@
-"""OAuth2 client credentials, exchanged against the payments example's own token endpoint on loopback.
+"""OAuth2 client credentials, exchanged against the payments example's own token endpoint on loopback
+(:mod:`tests.e2e.oauth_support`, through the ``token_mock`` fixture).
 
 Each test runs with both upstream clients (httpx for ``anvil run``, the pooled client ``anvil serve``
 uses): the token request goes through the same client as the call it serves.
@@ -9,16 +10,18 @@ from __future__ import annotations
 import dataclasses
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import anyio
 import httpx
 import pytest
+import yaml
 from runtime_support import FakeClock, no_sleep
 
 from anvil.air.model import AuthProvider, Document, Operation
+from anvil.bundle.emit import emit_bundle
 from anvil.compiler import build
 from anvil.ledger.memory import MemoryLedger
 from anvil.ledger.registry import open_ledger
@@ -37,14 +40,12 @@ from anvil.runtime.oauth import (
 )
 from anvil.runtime.outcome import Outcome
 from anvil.runtime.upstream import UpstreamClient
-from tests.e2e.support import ThreadedMock, load_mock
+from tests.e2e.oauth_support import CLIENT_ID, SECRET, business, client_variables
 from tests.serve.raw_upstream import Answer, RawRequest, RawUpstream
 
 pytestmark = pytest.mark.anyio
 
 PAYMENTS = Path(__file__).resolve().parents[2] / "examples" / "payments"
-CLIENT_ID = "anvil-gateway"
-SECRET = "s3cr3t-client-value-9f2c"
 READ = "payments.customers.get"
 REFUND = "payments.refunds.create"
 REFUND_ARGS = {"payment_id": "pay_123", "amount": 100, "currency": "EUR", "confirm": True}
@@ -55,26 +56,6 @@ def payments() -> Document:
     result = build(PAYMENTS / "openapi.yaml", manifest=PAYMENTS / "anvil.yaml", service_id="payments")
     assert result.document is not None
     return result.document
-
-
-@pytest.fixture(scope="module")
-def served_mock() -> Iterator[tuple[str, Any]]:
-    module = load_mock("payments")
-    state = module.State(oauth=module.OAuth(clients={CLIENT_ID: SECRET}))
-    mock = ThreadedMock(module.create_app(state), "payments").start()
-    try:
-        yield mock.url, state
-    finally:
-        state.oauth.mode = "normal"
-        mock.stop()
-
-
-@pytest.fixture
-def mock(served_mock: tuple[str, Any]) -> tuple[str, Any]:
-    url, state = served_mock
-    state.reset()
-    state.oauth.lifetime = 3600
-    return url, state
 
 
 def op(doc: Document, op_id: str) -> Operation:
@@ -89,8 +70,7 @@ def names(doc: Document) -> tuple[str, str, str, str, str]:
 
 
 def variables(doc: Document, url: str, **extra: str) -> dict[str, str]:
-    client_id, secret, endpoint, _, _ = names(doc)
-    return {client_id: CLIENT_ID, secret: SECRET, endpoint: f"{url}/oauth/token", **extra}
+    return {**client_variables(op(doc, READ).auth, f"{url}/oauth/token"), **extra}
 
 
 def context(doc: Document, url: str, client: httpx.AsyncClient | UpstreamClient, **overrides: Any) -> RuntimeContext:
@@ -110,8 +90,17 @@ def context(doc: Document, url: str, client: httpx.AsyncClient | UpstreamClient,
     return RuntimeContext(**values)
 
 
-def business(state: Any, path_end: str = "") -> list[dict[str, Any]]:
-    return [r for r in state.requests if r["path"].endswith(path_end)]
+async def concurrently(count: int, call: Callable[[], Awaitable[Outcome]]) -> list[Outcome]:
+    """``count`` calls at once; their outcomes in completion order."""
+    outcomes: list[Outcome] = []
+
+    async def one() -> None:
+        outcomes.append(await call())
+
+    async with anyio.create_task_group() as group:
+        for _ in range(count):
+            group.start_soon(one)
+    return outcomes
 
 
 def details(outcome: Outcome) -> dict[str, Any]:
@@ -120,9 +109,9 @@ def details(outcome: Outcome) -> dict[str, Any]:
 
 
 async def test_a_read_and_a_keyed_refund_reach_the_upstream_with_exchanged_tokens_of_their_own_scopes(
-    payments: Document, mock: tuple[str, Any], upstream_client: httpx.AsyncClient | UpstreamClient
+    payments: Document, token_mock: tuple[str, Any], upstream_client: httpx.AsyncClient | UpstreamClient
 ) -> None:
-    url, state = mock
+    url, state = token_mock
     ctx = context(payments, url, upstream_client)
     read = await execute(op(payments, READ), {"customer_id": "cus_123"}, ctx)
     refund = await execute(op(payments, REFUND), REFUND_ARGS, ctx, CallOptions(idempotency_key="ref-1"))
@@ -145,9 +134,9 @@ async def test_a_read_and_a_keyed_refund_reach_the_upstream_with_exchanged_token
 
 
 async def test_client_secret_post_sends_the_client_in_the_form_when_the_air_says_so(
-    payments: Document, mock: tuple[str, Any], upstream_client: httpx.AsyncClient | UpstreamClient
+    payments: Document, token_mock: tuple[str, Any], upstream_client: httpx.AsyncClient | UpstreamClient
 ) -> None:
-    url, state = mock
+    url, state = token_mock
     read = op(payments, READ)
     provider = dataclasses.replace(read.auth.provider or AuthProvider(), client_auth="client_secret_post")
     posted = dataclasses.replace(read, auth=dataclasses.replace(read.auth, provider=provider))
@@ -157,9 +146,9 @@ async def test_client_secret_post_sends_the_client_in_the_form_when_the_air_says
 
 
 async def test_the_scopes_and_audience_variables_replace_the_requirements(
-    payments: Document, mock: tuple[str, Any], upstream_client: httpx.AsyncClient | UpstreamClient
+    payments: Document, token_mock: tuple[str, Any], upstream_client: httpx.AsyncClient | UpstreamClient
 ) -> None:
-    url, state = mock
+    url, state = token_mock
     _, _, _, audience, scopes = names(payments)
     wide = variables(payments, url, **{scopes: "payments.write, payments.read", audience: "https://payments.api"})
     grant = client_credentials(op(payments, READ).auth, credential_profile("default", op(payments, READ).auth), wide,
@@ -173,27 +162,20 @@ async def test_the_scopes_and_audience_variables_replace_the_requirements(
 
 
 async def test_fifty_concurrent_calls_fetch_one_token(
-    payments: Document, mock: tuple[str, Any], upstream_client: httpx.AsyncClient | UpstreamClient
+    payments: Document, token_mock: tuple[str, Any], upstream_client: httpx.AsyncClient | UpstreamClient
 ) -> None:
-    url, state = mock
+    url, state = token_mock
     ctx = context(payments, url, upstream_client)
-    outcomes: list[Outcome] = []
-
-    async def call() -> None:
-        outcomes.append(await execute(op(payments, READ), {"customer_id": "cus_123"}, ctx))
-
-    async with anyio.create_task_group() as group:
-        for _ in range(50):
-            group.start_soon(call)
+    outcomes = await concurrently(50, lambda: execute(op(payments, READ), {"customer_id": "cus_123"}, ctx))
     assert [o.kind for o in outcomes] == ["success"] * 50
     assert len(state.oauth.requests) == 1 and len(state.oauth.issued) == 1
     assert len(business(state)) == 50 and state.oauth.refused == 0
 
 
 async def test_an_expired_token_is_refreshed_once_before_it_is_sent(
-    payments: Document, mock: tuple[str, Any], upstream_client: httpx.AsyncClient | UpstreamClient
+    payments: Document, token_mock: tuple[str, Any], upstream_client: httpx.AsyncClient | UpstreamClient
 ) -> None:
-    url, state = mock
+    url, state = token_mock
     clock = FakeClock(time.time())
     ctx = context(payments, url, upstream_client, clock=clock)
     assert (await execute(op(payments, READ), {"customer_id": "cus_123"}, ctx)).kind == "success"
@@ -216,9 +198,9 @@ def test_a_token_is_replaced_its_lifetime_less_a_skew_after_issue() -> None:
 
 
 async def test_a_401_gets_one_new_token_and_one_resend_with_the_same_idempotency_key(
-    payments: Document, mock: tuple[str, Any], upstream_client: httpx.AsyncClient | UpstreamClient
+    payments: Document, token_mock: tuple[str, Any], upstream_client: httpx.AsyncClient | UpstreamClient
 ) -> None:
-    url, state = mock
+    url, state = token_mock
     audit = MemoryAuditSink()
     ctx = context(payments, url, upstream_client, audit=audit)
     assert (await execute(op(payments, READ), {"customer_id": "cus_123"}, ctx)).kind == "success"
@@ -240,28 +222,21 @@ async def test_a_401_gets_one_new_token_and_one_resend_with_the_same_idempotency
 
 
 async def test_concurrent_401s_share_one_new_token(
-    payments: Document, mock: tuple[str, Any], upstream_client: httpx.AsyncClient | UpstreamClient
+    payments: Document, token_mock: tuple[str, Any], upstream_client: httpx.AsyncClient | UpstreamClient
 ) -> None:
-    url, state = mock
+    url, state = token_mock
     ctx = context(payments, url, upstream_client)
     assert (await execute(op(payments, READ), {"customer_id": "cus_123"}, ctx)).kind == "success"
     state.oauth.issued.clear()
-    outcomes: list[Outcome] = []
-
-    async def call() -> None:
-        outcomes.append(await execute(op(payments, READ), {"customer_id": "cus_123"}, ctx))
-
-    async with anyio.create_task_group() as group:
-        for _ in range(10):
-            group.start_soon(call)
+    outcomes = await concurrently(10, lambda: execute(op(payments, READ), {"customer_id": "cus_123"}, ctx))
     assert [o.kind for o in outcomes] == ["success"] * 10
     assert len(state.oauth.issued) == 1 and len(state.oauth.requests) == 2
 
 
 async def test_a_second_401_is_auth_required_and_releases_the_reservation(
-    payments: Document, mock: tuple[str, Any], upstream_client: httpx.AsyncClient | UpstreamClient
+    payments: Document, token_mock: tuple[str, Any], upstream_client: httpx.AsyncClient | UpstreamClient
 ) -> None:
-    url, state = mock
+    url, state = token_mock
     ctx = context(payments, url, upstream_client)
     state.faults.append({"path": "/payments/pay_123/refunds", "status": 401, "times": 2})
     refused = await execute(op(payments, REFUND), REFUND_ARGS, ctx, CallOptions(idempotency_key="ref-2x401"))
@@ -275,10 +250,32 @@ async def test_a_second_401_is_auth_required_and_releases_the_reservation(
     assert state.payments["pay_123"]["refunded_amount"] == 100
 
 
-async def test_a_static_token_still_serves_without_a_client_and_a_401_to_it_is_not_resent(
-    payments: Document, mock: tuple[str, Any], upstream_client: httpx.AsyncClient | UpstreamClient
+async def test_the_variables_the_bundle_lists_for_its_deployment_are_the_ones_the_exchange_reads(
+    payments: Document, token_mock: tuple[str, Any], upstream_client: httpx.AsyncClient | UpstreamClient
 ) -> None:
-    url, state = mock
+    url, state = token_mock
+    required = yaml.safe_load(emit_bundle(payments)["deploy/credentials.required.yaml"])
+    [entry] = required["credentials"]
+    client_id, secret = (variable["name"] for variable in entry["variables"])
+    endpoint = entry["tokenEndpoint"]["oneOf"][0]["name"]
+    listed = {client_id: CLIENT_ID, secret: SECRET, endpoint: f"{url}/oauth/token"}
+    ctx = context(payments, url, upstream_client, credentials=listed, auth_profile=required["authProfile"])
+    refund = await execute(op(payments, REFUND), REFUND_ARGS, ctx, CallOptions(idempotency_key="ref-listed"))
+    assert refund.kind == "success"
+    [token] = state.oauth.issued
+    assert business(state, "/refunds")[0]["authorization"] == f"Bearer {token}"
+    # the listed static token (here one minted by the client's first exchange) serves while no client is set
+    static = {entry["staticToken"]["name"]: token}
+    ctx = context(payments, url, upstream_client, credentials=static, auth_profile=required["authProfile"])
+    again = await execute(op(payments, REFUND), REFUND_ARGS, ctx, CallOptions(idempotency_key="ref-static"))
+    assert again.kind == "success" and len(state.oauth.requests) == 1
+    assert business(state, "/refunds")[1]["authorization"] == f"Bearer {token}"
+
+
+async def test_a_static_token_still_serves_without_a_client_and_a_401_to_it_is_not_resent(
+    payments: Document, token_mock: tuple[str, Any], upstream_client: httpx.AsyncClient | UpstreamClient
+) -> None:
+    url, state = token_mock
     static = {f"{names(payments)[0].removesuffix('_CLIENT_ID')}_TOKEN": "minted-out-of-band"}
     outcome = await execute(op(payments, READ), {"customer_id": "cus_123"}, context(payments, url, upstream_client,
                             credentials=static))  # fmt: skip
@@ -288,9 +285,9 @@ async def test_a_static_token_still_serves_without_a_client_and_a_401_to_it_is_n
 
 
 async def test_a_token_endpoint_that_hangs_fails_closed_within_its_bound_and_sends_nothing(
-    payments: Document, mock: tuple[str, Any], upstream_client: httpx.AsyncClient | UpstreamClient
+    payments: Document, token_mock: tuple[str, Any], upstream_client: httpx.AsyncClient | UpstreamClient
 ) -> None:
-    url, state = mock
+    url, state = token_mock
     ledger = MemoryLedger()
     ctx = context(payments, url, upstream_client, timeout_ms=500, ledger=ledger)
     state.oauth.mode = "hang"
@@ -314,9 +311,9 @@ async def test_a_token_endpoint_that_hangs_fails_closed_within_its_bound_and_sen
 
 
 async def test_a_5_mb_token_answer_is_refused_at_64_kib(
-    payments: Document, mock: tuple[str, Any], upstream_client: httpx.AsyncClient | UpstreamClient
+    payments: Document, token_mock: tuple[str, Any], upstream_client: httpx.AsyncClient | UpstreamClient
 ) -> None:
-    url, state = mock
+    url, state = token_mock
     state.oauth.mode = "huge"
     outcome = await execute(op(payments, REFUND), REFUND_ARGS, context(payments, url, upstream_client),
                             CallOptions(idempotency_key="ref-huge"))  # fmt: skip
@@ -326,9 +323,9 @@ async def test_a_5_mb_token_answer_is_refused_at_64_kib(
 
 
 async def test_a_refused_client_is_auth_required_with_the_token_error(
-    payments: Document, mock: tuple[str, Any], upstream_client: httpx.AsyncClient | UpstreamClient
+    payments: Document, token_mock: tuple[str, Any], upstream_client: httpx.AsyncClient | UpstreamClient
 ) -> None:
-    url, state = mock
+    url, state = token_mock
     _, secret, _, _, _ = names(payments)
     wrong = variables(payments, url, **{secret: "not-the-secret"})
     outcome = await execute(op(payments, READ), {"customer_id": "cus_123"}, context(payments, url, upstream_client,
@@ -431,9 +428,9 @@ def test_a_token_endpoint_outside_the_allowed_hosts_is_refused_before_the_secret
 
 
 async def test_a_refused_token_endpoint_is_auth_required_and_nothing_is_sent(
-    payments: Document, mock: tuple[str, Any], upstream_client: httpx.AsyncClient | UpstreamClient
+    payments: Document, token_mock: tuple[str, Any], upstream_client: httpx.AsyncClient | UpstreamClient
 ) -> None:
-    url, state = mock
+    url, state = token_mock
     elsewhere = variables(payments, url.replace("127.0.0.1", "localhost"))
     outcome = await execute(op(payments, READ), {"customer_id": "cus_123"}, context(payments, url, upstream_client,
                             credentials=elsewhere))  # fmt: skip
@@ -453,9 +450,9 @@ def test_a_client_authentication_other_than_a_secret_is_refused_with_a_code(paym
 
 
 async def test_the_secret_and_the_tokens_never_show_in_envelopes_audit_lines_ledger_rows_or_reprs(
-    payments: Document, mock: tuple[str, Any], upstream_client: httpx.AsyncClient | UpstreamClient, tmp_path: Path
+    payments: Document, token_mock: tuple[str, Any], upstream_client: httpx.AsyncClient | UpstreamClient, tmp_path: Path
 ) -> None:
-    url, state = mock
+    url, state = token_mock
     audit = MemoryAuditSink()
     ledger = open_ledger(f"sqlite:///{tmp_path / 'ledger.db'}")
     ctx = context(payments, url, upstream_client, audit=audit, ledger=ledger)
