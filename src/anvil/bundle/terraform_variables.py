@@ -1,13 +1,13 @@
 """``deploy/terraform/variables.tf``: the inputs of the generated Cloud Run + Firestore ledger module.
 
-Kept apart from :mod:`anvil.bundle.terraform` (``main.tf``) so each module stays small. Written in
-``terraform fmt`` layout. The six ledger variables (marked [L] in original-ledger §5.2) appear only when
-the store contract is the Firestore variant.
+Kept apart from :mod:`anvil.bundle.terraform` (``main.tf``) so each module stays small. Each variable is
+one row of data (:class:`_Variable`) rendered in ``terraform fmt`` layout. The six ledger variables
+(marked [L] in original-ledger §5.2) appear only when the store contract is the Firestore variant.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from dataclasses import dataclass
 
 from anvil.bundle.coordinates import Coordinates
 
@@ -21,225 +21,205 @@ HEADER = """\
 """
 
 
-def _sub(template: str, values: Mapping[str, str]) -> str:
-    for key, value in values.items():
-        template = template.replace(f"@{key}@", value)
-    return template
+@dataclass(frozen=True, slots=True)
+class _Variable:
+    """One ``variable`` block: ``default`` is an HCL literal (None: the caller must set it), ``validation``
+    a (condition, error message) pair."""
+
+    name: str
+    description: str
+    type: str = "string"
+    default: str | None = None
+    nullable: bool = False
+    validation: tuple[str, str] | None = None
+
+    def hcl(self) -> str:
+        """The block in ``terraform fmt`` layout (attributes aligned on the longest name)."""
+        lines = [
+            f'variable "{self.name}" {{',
+            f"  description = {_quote(self.description)}",
+            f"  type        = {self.type}",
+        ]
+        if self.default is not None:
+            lines.append(f"  default     = {self.default}")
+        if self.nullable:
+            lines.append("  nullable    = true")
+        if self.validation is not None:
+            condition, message = self.validation
+            lines += [
+                "",
+                "  validation {",
+                f"    condition     = {condition}",
+                f"    error_message = {_quote(message)}",
+                "  }",
+            ]
+        lines.append("}\n")
+        return "\n".join(lines)
 
 
-_VARIABLES_HEAD = """\
-variable "project_id" {
-  description = "The one GCP project Terraform deploys into (Cloud Build passes its $PROJECT_ID)."
-  type        = string
-}
+def _quote(text: str) -> str:
+    """``text`` as an HCL string literal (none of ours holds ``${`` or ``%{``)."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
-variable "region" {
-  description = "The Cloud Run and Artifact Registry region."
-  type        = string
-  default     = "us-central1"
-}
-"""
 
-_VARIABLES_LEDGER = """\
+def _integer(name: str, low: int, high: int) -> tuple[str, str]:
+    """The validation of a whole number from ``low`` to ``high``."""
+    var = f"var.{name}"
+    return (
+        f"floor({var}) == {var} && {var} >= {low} && {var} <= {high}",
+        f"{name} must be an integer from {low} to {high}.",
+    )
 
-variable "anvil_bundle_hash" {
-  description = "The reviewed bundle hash (from `anvil deploy ledger --tfvars`)."
-  type        = string
 
-  validation {
-    condition     = can(regex("^[0-9a-f]{64}$", var.anvil_bundle_hash))
-    error_message = "anvil_bundle_hash must be 64 lowercase hex characters."
-  }
-}
+def _hex64(name: str) -> tuple[str, str]:
+    """The validation of a sha256 digest in lowercase hex."""
+    return (f'can(regex("^[0-9a-f]{{64}}$", var.{name}))', f"{name} must be 64 lowercase hex characters.")
 
-variable "anvil_expected_project_id" {
-  description = "The reviewed ledger project; the plan fails when project_id differs."
-  type        = string
 
-  validation {
-    condition     = can(regex("^[a-z][a-z0-9-]{4,28}[a-z0-9]$", var.anvil_expected_project_id))
-    error_message = "anvil_expected_project_id must be a lowercase GCP project id (6-30 characters)."
-  }
-}
+_HEAD = (
+    _Variable("project_id", "The one GCP project Terraform deploys into (Cloud Build passes its $PROJECT_ID)."),
+    _Variable("region", "The Cloud Run and Artifact Registry region.", default='"us-central1"'),
+)
 
-variable "anvil_ledger_input_digest" {
-  description = "The reviewed ledger input digest (from `anvil deploy ledger --tfvars`); the plan recomputes it."
-  type        = string
+#: The six ledger variables ([L] in original-ledger §5.2): only with the Firestore store contract.
+_LEDGER = (
+    _Variable(
+        "anvil_bundle_hash",
+        "The reviewed bundle hash (from `anvil deploy ledger --tfvars`).",
+        validation=_hex64("anvil_bundle_hash"),
+    ),
+    _Variable(
+        "anvil_expected_project_id",
+        "The reviewed ledger project; the plan fails when project_id differs.",
+        validation=(
+            'can(regex("^[a-z][a-z0-9-]{4,28}[a-z0-9]$", var.anvil_expected_project_id))',
+            "anvil_expected_project_id must be a lowercase GCP project id (6-30 characters).",
+        ),
+    ),
+    _Variable(
+        "anvil_ledger_input_digest",
+        "The reviewed ledger input digest (from `anvil deploy ledger --tfvars`); the plan recomputes it.",
+        validation=_hex64("anvil_ledger_input_digest"),
+    ),
+    _Variable(
+        "ledger_database_mode",
+        "shared: reference an existing platform-owned database; dedicated: create one protected database.",
+        default='"shared"',
+        validation=(
+            'contains(["shared", "dedicated"], var.ledger_database_mode)',
+            "ledger_database_mode must be shared or dedicated.",
+        ),
+    ),
+    _Variable(
+        "ledger_database_id",
+        "The exact Firestore Native database id of the idempotency ledger.",
+        validation=(
+            'var.ledger_database_id == "(default)" || can(regex("^[a-z][a-z0-9-]{2,61}[a-z0-9]$", var.ledger_database_id))',
+            "ledger_database_id must be (default) or a 4-63 character Firestore database id.",
+        ),
+    ),
+    _Variable(
+        "ledger_location",
+        "The immutable location of a dedicated database; null in shared mode.",
+        default="null",
+        nullable=True,
+        validation=(
+            'var.ledger_location == null || can(regex("^[a-z][a-z0-9-]{1,31}[a-z0-9]$", var.ledger_location))',
+            "ledger_location must be a Firestore regional or multi-region location id.",
+        ),
+    ),
+)
 
-  validation {
-    condition     = can(regex("^[0-9a-f]{64}$", var.anvil_ledger_input_digest))
-    error_message = "anvil_ledger_input_digest must be 64 lowercase hex characters."
-  }
-}
 
-variable "ledger_database_mode" {
-  description = "shared: reference an existing platform-owned database; dedicated: create one protected database."
-  type        = string
-  default     = "shared"
-
-  validation {
-    condition     = contains(["shared", "dedicated"], var.ledger_database_mode)
-    error_message = "ledger_database_mode must be shared or dedicated."
-  }
-}
-
-variable "ledger_database_id" {
-  description = "The exact Firestore Native database id of the idempotency ledger."
-  type        = string
-
-  validation {
-    condition     = var.ledger_database_id == "(default)" || can(regex("^[a-z][a-z0-9-]{2,61}[a-z0-9]$", var.ledger_database_id))
-    error_message = "ledger_database_id must be (default) or a 4-63 character Firestore database id."
-  }
-}
-
-variable "ledger_location" {
-  description = "The immutable location of a dedicated database; null in shared mode."
-  type        = string
-  default     = null
-  nullable    = true
-
-  validation {
-    condition     = var.ledger_location == null || can(regex("^[a-z][a-z0-9-]{1,31}[a-z0-9]$", var.ledger_location))
-    error_message = "ledger_location must be a Firestore regional or multi-region location id."
-  }
-}
-"""
-
-_VARIABLES_TAIL = """\
-
-variable "ar_repo" {
-  description = "The Artifact Registry Docker repository holding the gateway image."
-  type        = string
-  default     = "anvil"
-}
-
-variable "image_tag" {
-  description = "The gateway image tag (Cloud Build passes $BUILD_ID)."
-  type        = string
-}
-
-variable "anvil_env" {
-  description = "ANVIL_ENV and the outbound credential profile of the runtime."
-  type        = string
-  default     = "@ENVIRONMENT@"
-
-  validation {
-    condition     = can(regex("^[A-Za-z0-9_.~-]{1,64}$", var.anvil_env))
-    error_message = "anvil_env must be 1-64 characters of A-Z a-z 0-9 _ . ~ -."
-  }
-}
-
-variable "min_instances" {
-  description = "Minimum Cloud Run instances."
-  type        = number
-  default     = @MIN_INSTANCES@
-}
-
-variable "max_instances" {
-  description = "Maximum Cloud Run instances."
-  type        = number
-  default     = 10
-}
-
-variable "ledger_result_ttl_seconds" {
-  description = "How long a completed result is replayed (ANVIL_LEDGER_RESULT_TTL_SECONDS)."
-  type        = number
-  default     = 604800
-
-  validation {
-    condition     = floor(var.ledger_result_ttl_seconds) == var.ledger_result_ttl_seconds && var.ledger_result_ttl_seconds >= 60 && var.ledger_result_ttl_seconds <= 31536000
-    error_message = "ledger_result_ttl_seconds must be an integer from 60 to 31536000."
-  }
-}
-
-variable "upstream_timeout_ms" {
-  description = "The per-attempt upstream deadline (ANVIL_UPSTREAM_TIMEOUT_MS)."
-  type        = number
-  default     = 20000
-
-  validation {
-    condition     = floor(var.upstream_timeout_ms) == var.upstream_timeout_ms && var.upstream_timeout_ms >= 100 && var.upstream_timeout_ms <= 30000
-    error_message = "upstream_timeout_ms must be an integer from 100 to 30000."
-  }
-}
-
-variable "invoker_members" {
-  description = "IAM members allowed to invoke the service (roles/run.invoker)."
-  type        = list(string)
-  default     = []
-}
-
-variable "ingress" {
-  description = "Cloud Run ingress."
-  type        = string
-  default     = "INGRESS_TRAFFIC_INTERNAL_ONLY"
-}
-
-variable "allow_unauthenticated" {
-  description = "Grant roles/run.invoker to allUsers."
-  type        = bool
-  default     = false
-}
-
-variable "env" {
-  description = "Extra runtime environment (names that are not compiler-owned)."
-  type        = map(string)
-  default     = {}
-
-  validation {
-    condition     = alltrue([for value in values(var.env) : !startswith(value, "REPLACE_ME")])
-    error_message = "Replace every REPLACE_ME placeholder in var.env before planning."
-  }
-}
-
-variable "anvil_unresolved_config" {
-  description = "Configuration the compiler could not resolve; must be empty to plan."
-  type        = map(string)
-  default     = {}
-
-  validation {
-    condition     = length(var.anvil_unresolved_config) == 0
-    error_message = "Resolve every entry of anvil_unresolved_config before planning."
-  }
-}
-
-variable "credentials" {
-  description = "Where the runtime reads outbound credentials: \\"\\", env or secret_manager."
-  type        = string
-  default     = ""
-
-  validation {
-    condition     = contains(["", "env", "secret_manager"], var.credentials)
-    error_message = "credentials must be \\"\\", env or secret_manager."
-  }
-}
-
-variable "secret_project" {
-  description = "The project holding credential secrets (default: project_id)."
-  type        = string
-  default     = ""
-}
-
-variable "credential_secret_refs" {
-  description = "Runtime environment variable name -> Secret Manager secret id."
-  type        = map(string)
-  default     = {}
-}
-
-variable "credential_secret_ids" {
-  description = "Secret Manager secret ids the runtime service account may read."
-  type        = list(string)
-  default     = []
-}
-"""
+def _tail(coords: Coordinates) -> tuple[_Variable, ...]:
+    """The deployment inputs after the ledger's; ``anvil_env`` and ``min_instances`` default per environment."""
+    return (
+        _Variable("ar_repo", "The Artifact Registry Docker repository holding the gateway image.", default='"anvil"'),
+        _Variable("image_tag", "The gateway image tag (Cloud Build passes $BUILD_ID)."),
+        _Variable(
+            "anvil_env",
+            "ANVIL_ENV and the outbound credential profile of the runtime.",
+            default=_quote(coords.environment),
+            validation=(
+                'can(regex("^[A-Za-z0-9_.~-]{1,64}$", var.anvil_env))',
+                "anvil_env must be 1-64 characters of A-Z a-z 0-9 _ . ~ -.",
+            ),
+        ),
+        _Variable(
+            "min_instances",
+            "Minimum Cloud Run instances.",
+            type="number",
+            default="1" if coords.environment == "prod" else "0",
+        ),
+        _Variable("max_instances", "Maximum Cloud Run instances.", type="number", default="10"),
+        _Variable(
+            "ledger_result_ttl_seconds",
+            "How long a completed result is replayed (ANVIL_LEDGER_RESULT_TTL_SECONDS).",
+            type="number",
+            default="604800",
+            validation=_integer("ledger_result_ttl_seconds", 60, 31536000),
+        ),
+        _Variable(
+            "upstream_timeout_ms",
+            "The per-attempt upstream deadline (ANVIL_UPSTREAM_TIMEOUT_MS).",
+            type="number",
+            default="20000",
+            validation=_integer("upstream_timeout_ms", 100, 30000),
+        ),
+        _Variable(
+            "invoker_members",
+            "IAM members allowed to invoke the service (roles/run.invoker).",
+            type="list(string)",
+            default="[]",
+        ),
+        _Variable("ingress", "Cloud Run ingress.", default='"INGRESS_TRAFFIC_INTERNAL_ONLY"'),
+        _Variable("allow_unauthenticated", "Grant roles/run.invoker to allUsers.", type="bool", default="false"),
+        _Variable(
+            "env",
+            "Extra runtime environment (names that are not compiler-owned).",
+            type="map(string)",
+            default="{}",
+            validation=(
+                'alltrue([for value in values(var.env) : !startswith(value, "REPLACE_ME")])',
+                "Replace every REPLACE_ME placeholder in var.env before planning.",
+            ),
+        ),
+        _Variable(
+            "anvil_unresolved_config",
+            "Configuration the compiler could not resolve; must be empty to plan.",
+            type="map(string)",
+            default="{}",
+            validation=(
+                "length(var.anvil_unresolved_config) == 0",
+                "Resolve every entry of anvil_unresolved_config before planning.",
+            ),
+        ),
+        _Variable(
+            "credentials",
+            'Where the runtime reads outbound credentials: "", env or secret_manager.',
+            default='""',
+            validation=(
+                'contains(["", "env", "secret_manager"], var.credentials)',
+                'credentials must be "", env or secret_manager.',
+            ),
+        ),
+        _Variable("secret_project", "The project holding credential secrets (default: project_id).", default='""'),
+        _Variable(
+            "credential_secret_refs",
+            "Runtime environment variable name -> Secret Manager secret id.",
+            type="map(string)",
+            default="{}",
+        ),
+        _Variable(
+            "credential_secret_ids",
+            "Secret Manager secret ids the runtime service account may read.",
+            type="list(string)",
+            default="[]",
+        ),
+    )
 
 
 def variables_tf(coords: Coordinates) -> str:
     """``variables.tf`` for one bundle's coordinates (the ledger variables only when it needs the ledger)."""
-    values = {"ENVIRONMENT": coords.environment, "MIN_INSTANCES": "1" if coords.environment == "prod" else "0"}
-    parts = [HEADER, "\n", _VARIABLES_HEAD]
-    if coords.ledger:
-        parts.append(_VARIABLES_LEDGER)
-    parts.append(_VARIABLES_TAIL)
-    return _sub("".join(parts), values)
+    blocks = (*_HEAD, *(_LEDGER if coords.ledger else ()), *_tail(coords))
+    return HEADER + "\n" + "\n".join(block.hcl() for block in blocks)
