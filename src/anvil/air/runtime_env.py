@@ -70,6 +70,7 @@ RUNTIME_ENV: Final[tuple[EnvVar, ...]] = (
     EnvVar("ANVIL_MAX_CONNECTIONS", "fixed", "Inbound connections open at once."),
     EnvVar("ANVIL_AUDIT_FILE", "operator", "Where audit lines go (a file, or - for stderr)."),
     EnvVar("ANVIL_BASE_URL", "operator", "The upstream base URL (default: the AIR server URL), within the allowlist."),
+    EnvVar("ANVIL_CREDENTIAL_HOSTS", "operator", "Hosts a declared OAuth2 token endpoint may be on (comma list)."),
     EnvVar("ANVIL_DEBUG", "operator", "1: print a traceback for an internal error."),
     EnvVar("ANVIL_INBOUND_AUDIENCE", "operator", "The audience inbound tokens must carry."),
     EnvVar("ANVIL_INBOUND_AUTH_MODE", "operator", "Inbound auth: none, static, jwt, branchyard or oidc."),
