@@ -278,6 +278,9 @@ _ENTRIES: tuple[Code, ...] = (
     _x("effect/idempotency_key_conflict", "_meta.idempotency_key differs from the key in the arguments."),
     _x("effect/invalid_meta", "_meta.idempotency_key is not a non-empty string, or _meta.stage not a boolean."),
     _x("effect/no_draft_form", "_meta.stage on an operation that declares no draft form."),
+    # --- serve/: the anvil_projection argument (error.details.code) ---------------------------------
+    _x("projection/invalid", "anvil_projection is not a JMESPath expression the gateway evaluates; nothing ran."),
+    _x("projection/failed", "anvil_projection failed on a successful answer (the effect report says what ran)."),
     # --- proof/: `anvil mock` answer codes (body "code") and selftest refusals (original-core §8.2) ----
     _e("already_exists", "anvil mock: a create names an id an item of that kind already has (409)."),
     _e("idempotency_key_reused", "anvil mock: an idempotency key sent again with a different request (409)."),

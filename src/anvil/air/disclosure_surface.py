@@ -24,7 +24,13 @@ from typing import Final
 from anvil._types import JSONObject
 from anvil.air.model import DisclosureCost, Operation
 from anvil.air.tokens import ESTIMATOR, count_tokens
-from anvil.air.tools import operation_input_schema, tool_annotations, tool_description, tool_meta
+from anvil.air.tools import (
+    PROJECTION_DESCRIPTION,
+    operation_input_schema,
+    tool_annotations,
+    tool_description,
+    tool_meta,
+)
 
 __all__ = ["FALLBACK_CHARS_PER_TOKEN", "measure_tool_surface", "measured_surface", "measured_surface_json"]
 
@@ -36,16 +42,7 @@ _DRY_RUN: Final[JSONObject] = {
     "description": "Preview the wire request without executing it (no upstream call).",
     "type": "boolean",
 }
-_PROJECTION: Final[JSONObject] = {
-    "description": (
-        "JMESPath expression (as in `aws --query`) applied to a successful response before it is measured "
-        "against the context budget, e.g. `items[].{id: id, name: name}`. Selecting fewer fields lowers the "
-        "cost per item, which raises the number of items that fit in one page. It may only narrow the "
-        "response, never expand it; an invalid expression fails the call rather than returning the "
-        "unprojected payload."
-    ),
-    "type": "string",
-}
+_PROJECTION: Final[JSONObject] = {"description": PROJECTION_DESCRIPTION, "type": "string"}
 
 
 def measured_surface(op: Operation) -> JSONObject:

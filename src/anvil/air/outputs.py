@@ -33,6 +33,9 @@ __all__ = [
     "DRY_RUN_PLAN_DEF",
     "DRY_RUN_PLAN_SCHEMA",
     "DRY_RUN_PLAN_SUMMARY",
+    "PROJECTION_VIEW_DEF",
+    "PROJECTION_VIEW_SCHEMA",
+    "PROJECTION_VIEW_SUMMARY",
     "SUMMARISED",
     "OutputPlan",
     "OutputProjection",
@@ -62,6 +65,19 @@ DRY_RUN_PLAN_SCHEMA: JSONObject = {
 SUMMARISED: Final = "{} (summarised)"
 #: The dry-run plan in a cut schema: only its required keys (the whole plan is documented once, above).
 DRY_RUN_PLAN_SUMMARY: JSONObject = {"required": ["operation", "method", "url", "retryPlan"]}
+#: The ``$defs`` name of a projected answer in a published output schema.
+PROJECTION_VIEW_DEF = "anvil:projection"
+#: What a call with ``anvil_projection`` answers on a tool that publishes an output schema: the view is
+#: any JSON the expression selects, so it travels under ``result`` beside the expression that chose it
+#: (a stock client validates ``structuredContent`` against the schema and refuses a missing one).
+PROJECTION_VIEW_SCHEMA: JSONObject = {
+    "type": "object",
+    "description": "What a call with anvil_projection returns: the expression, and under result the view it selected.",
+    "required": ["anvil_projection", "result"],
+    "properties": {"anvil_projection": {"type": "string"}, "result": {}},
+}
+#: The projected answer in a cut schema: its required keys.
+PROJECTION_VIEW_SUMMARY: JSONObject = {"required": ["anvil_projection", "result"]}
 
 _COMPONENT_REF: Final = re.compile(r"^#/components/schemas/([^/]+)$")
 #: Keywords a published schema must not carry: OpenAPI-only ones, and identifiers and dynamic references
@@ -86,7 +102,8 @@ class OutputProjection:
 
     Attributes:
         schema: the self-contained JSON Schema (``$defs`` for named components, no outside ``$ref``);
-            for a tool that offers ``anvil_dry_run``, the response schema or the dry-run plan (``anyOf``).
+            for a tool that offers ``anvil_dry_run`` or ``anvil_projection``, the response schema or
+            the dry-run plan or the projected answer (``anyOf``).
         wrap: True when the success response is not an object, so the answer is ``{"result": data}``.
     """
 
@@ -116,6 +133,7 @@ class OutputPlan:
         depth: each reachable component's distance in references from the body (1: named by the body).
         wrap: True when the answer is not an object (published as ``{"result": ...}``).
         dry_run: True when the tool offers ``anvil_dry_run``, so the schema also admits the request plan.
+        projection: True when the tool offers ``anvil_projection``, so the schema also admits a view.
     """
 
     body: JSONObject
@@ -125,6 +143,7 @@ class OutputPlan:
     depth: dict[str, int]
     wrap: bool
     dry_run: bool
+    projection: bool = False
 
 
 class OutputSchemas:
@@ -224,7 +243,7 @@ class OutputSchemas:
 
     # --- one operation ---------------------------------------------------------------------------------
 
-    def plan(self, op: Operation, *, dry_run: bool) -> OutputPlan | None:
+    def plan(self, op: Operation, *, dry_run: bool, projection: bool = False) -> OutputPlan | None:
         """What ``op``'s output schema is made of, or None when it publishes none.
 
         None when the success response declares no schema, or when it or a schema it reaches is not
@@ -250,9 +269,18 @@ class OutputSchemas:
         if not all(self._component(name).ok for name in order):
             return None
         wrap = not self._is_object(body, own_defs)
-        if not is_well_formed_schema(_assemble(body, {}, wrap, dry_run)):  # the check never enters $defs
+        if not is_well_formed_schema(_assemble(body, {}, wrap, dry_run, projection)):  # never enters $defs
             return None
-        return OutputPlan(body=body, own_defs=own_defs, roots=key, order=order, depth=depth, wrap=wrap, dry_run=dry_run)
+        return OutputPlan(
+            body=body,
+            own_defs=own_defs,
+            roots=key,
+            order=order,
+            depth=depth,
+            wrap=wrap,
+            dry_run=dry_run,
+            projection=projection,
+        )
 
     def _reach(self, roots: list[str]) -> tuple[tuple[str, ...], dict[str, int]]:
         """The components reachable from ``roots``: depth-first preorder (the ``$defs`` order) and depths."""
@@ -304,16 +332,19 @@ class OutputSchemas:
 
     def full(self, plan: OutputPlan) -> OutputProjection:
         """The whole output schema: every reachable component in ``$defs`` (shared, never copied)."""
-        key = (plan.roots, plan.dry_run)
+        key = (plan.roots, plan.dry_run, plan.projection)
         defs = self._wholes.get(key)
         if defs is None:
             defs = {self._component(name).def_name: self._component(name).schema for name in plan.order}
             if plan.dry_run:
                 defs[DRY_RUN_PLAN_DEF] = DRY_RUN_PLAN_SCHEMA
+            if plan.projection:
+                defs[PROJECTION_VIEW_DEF] = PROJECTION_VIEW_SCHEMA
             self._wholes[key] = defs  # one mapping for every tool whose answer names the same schemas
         if plan.own_defs:  # a schema already self-contained keeps its definitions at the root
             defs = {**plan.own_defs, **defs}
-        return OutputProjection(schema=_assemble(plan.body, defs, plan.wrap, plan.dry_run), wrap=plan.wrap)
+        schema = _assemble(plan.body, defs, plan.wrap, plan.dry_run, plan.projection)
+        return OutputProjection(schema=schema, wrap=plan.wrap)
 
     def full_size_at_least(self, plan: OutputPlan) -> int:
         """A lower bound of the whole schema's compact size, from its parts' sizes (nothing is built)."""
@@ -340,7 +371,9 @@ class OutputSchemas:
 
     def _cut(self, plan: OutputPlan, level: int) -> JSONObject:
         if level == 0:
-            return _assemble(self._stubbed(plan.body, set()), {}, plan.wrap, plan.dry_run, compact=True)
+            return _assemble(
+                self._stubbed(plan.body, set()), {}, plan.wrap, plan.dry_run, plan.projection, compact=True
+            )
         defs = self._cuts.get((plan.roots, level))
         if defs is None:
             kept = {name for name in plan.order if plan.depth[name] <= level}
@@ -352,10 +385,10 @@ class OutputSchemas:
                 edge = plan.depth[name] == level and any(ref not in kept for ref in component.refs)
                 defs[component.def_name] = self._stubbed(component.schema, kept) if edge else component.schema
             self._cuts[(plan.roots, level)] = defs
-        return _assemble(plan.body, defs, plan.wrap, plan.dry_run, compact=True)
+        return _assemble(plan.body, defs, plan.wrap, plan.dry_run, plan.projection, compact=True)
 
     def summary(self, plan: OutputPlan) -> JSONObject:
-        """The whole answer as one summarised object (accepts every object, the dry-run plan included).
+        """The whole answer as one summarised object (accepts every object, the dry-run plan and a view included).
 
         Its description names the answer: ``"Customer (summarised)"``, ``"Comment array (summarised)"``,
         ``"{\"result\": Comment array} (summarised)"`` for an answer published under ``result``.
@@ -414,12 +447,15 @@ def _label(body: JSONObject) -> str:
     return "Response"
 
 
-def _assemble(body: JSONObject, defs: JSONObject, wrap: bool, dry_run: bool, *, compact: bool = False) -> JSONObject:
+def _assemble(
+    body: JSONObject, defs: JSONObject, wrap: bool, dry_run: bool, projection: bool = False, *, compact: bool = False
+) -> JSONObject:
     """The published shape: an object (a non-object answer as ``{"result": ...}``), ``$defs`` at the root.
 
-    ``defs`` are the root's ``$defs``; for a whole schema that offers a dry run they already hold the
-    plan (:meth:`OutputSchemas.full`). With ``compact`` (a cut schema) the dry-run plan is the short
-    :data:`DRY_RUN_PLAN_SUMMARY`, inline.
+    ``defs`` are the root's ``$defs``; for a whole schema that offers a dry run or a projection they
+    already hold the plan and the view (:meth:`OutputSchemas.full`). With ``compact`` (a cut schema)
+    the plan and the view are their short summaries (:data:`DRY_RUN_PLAN_SUMMARY`,
+    :data:`PROJECTION_VIEW_SUMMARY`), inline.
     """
     schema: JSONObject
     if wrap:
@@ -428,15 +464,19 @@ def _assemble(body: JSONObject, defs: JSONObject, wrap: bool, dry_run: bool, *, 
         schema = {"type": "object", "allOf": [body]}
     else:
         schema = dict(body) if "type" in body else {"type": "object", **body}
-    if not dry_run:
+    # ``anvil_dry_run`` answers with the request plan and ``anvil_projection`` with a view instead of
+    # the response: say so, or a stock client would refuse every such answer of a tool that publishes
+    # an output schema.
+    others: list[JSONValue] = []
+    if dry_run:
+        others.append(DRY_RUN_PLAN_SUMMARY if compact else {"$ref": f"{_DEFS_PREFIX}{DRY_RUN_PLAN_DEF}"})
+    if projection:
+        others.append(PROJECTION_VIEW_SUMMARY if compact else {"$ref": f"{_DEFS_PREFIX}{PROJECTION_VIEW_DEF}"})
+    if not others:
         if defs:
             schema["$defs"] = defs
         return schema
-    # ``anvil_dry_run`` answers with the request plan instead of the response: say so, or a stock
-    # client would refuse every dry run of a tool that publishes an output schema.
-    if compact:
-        out: JSONObject = {"type": "object", "anyOf": [schema, DRY_RUN_PLAN_SUMMARY]}
-        if defs:
-            out["$defs"] = defs
-        return out
-    return {"type": "object", "anyOf": [schema, {"$ref": f"{_DEFS_PREFIX}{DRY_RUN_PLAN_DEF}"}], "$defs": defs}
+    out: JSONObject = {"type": "object", "anyOf": [schema, *others]}
+    if defs or not compact:
+        out["$defs"] = defs
+    return out

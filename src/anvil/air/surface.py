@@ -17,12 +17,12 @@ The name, description, input schema, annotations and ``_meta`` are always publis
 every argument. The ``outputSchema`` is published whole when it fits both; otherwise it is cut
 deterministically, the deepest cut that fits first (:meth:`anvil.air.outputs.OutputSchemas.candidates`:
 named schemas beyond a depth become ``{"type": ..., "description": "<Name> (summarised)"}``, the
-dry-run plan its required keys, and at last the whole answer one such object), and ``_meta`` says
-so: ``anvil/output_schema`` is ``summarised``; when not even the one-object summary fits (the rest of
-the tool is over the budget on its own), the ``outputSchema`` is left out and ``anvil/output_schema``
-is ``omitted``. A cut schema only accepts more than the whole, so a stock client never refuses an
-answer the gateway accepts; the gateway checks ``structuredContent`` against the whole schema
-(:meth:`ToolSurface.output`).
+dry-run plan and the projected answer their required keys, and at last the whole answer one such
+object), and ``_meta`` says so: ``anvil/output_schema`` is ``summarised``; when not even the
+one-object summary fits (the rest of the tool is over the budget on its own), the ``outputSchema`` is
+left out and ``anvil/output_schema`` is ``omitted``. A cut schema only accepts more than the whole,
+so a stock client never refuses an answer the gateway accepts; the gateway checks
+``structuredContent`` against the whole schema (:meth:`ToolSurface.output`).
 
 Everything is deterministic: the same document gives the same bytes.
 """
@@ -40,6 +40,7 @@ from anvil.air.model import DisclosureBudget, Document, Operation
 from anvil.air.outputs import OutputPlan, OutputProjection, OutputSchemas, compact_size
 from anvil.air.tool_elements import (
     DRY_RUN_ARGUMENT,
+    PROJECTION_ARGUMENT,
     operation_input_schema,
     published_input_schema,
     tool_annotations,
@@ -145,8 +146,10 @@ class ToolSurface:
         return self.budget.tool_budget_tokens * CHARS_PER_TOKEN
 
     def _plan(self, op: Operation) -> OutputPlan | None:
-        dry_run = DRY_RUN_ARGUMENT not in (operation_input_schema(op).get("properties") or {})
-        return self.outputs.plan(op, dry_run=dry_run)
+        business = operation_input_schema(op).get("properties") or {}
+        return self.outputs.plan(
+            op, dry_run=DRY_RUN_ARGUMENT not in business, projection=PROJECTION_ARGUMENT not in business
+        )
 
     def output(self, op: Operation) -> OutputProjection | None:
         """``op``'s whole output schema (what ``structuredContent`` is checked against), or None when it has none."""

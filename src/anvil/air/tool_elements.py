@@ -1,13 +1,14 @@
 """The elements of an operation's MCP tool (original-core §5.2–§5.5), one pure function each.
 
 The tool name, the description sentence, the published input schema (the assembled schema plus the
-reserved ``anvil_dry_run`` argument), the annotations and the ``anvil/*`` ``_meta`` keys. A document's
-tools are assembled from them by :class:`anvil.air.surface.ToolSurface` (which also keeps each
-``outputSchema`` within the tool budget); :mod:`anvil.air.tools` is the public face of both.
+two reserved optional arguments of original-core §5.4, ``anvil_dry_run`` and ``anvil_projection``),
+the annotations and the ``anvil/*`` ``_meta`` keys. A document's tools are assembled from them by
+:class:`anvil.air.surface.ToolSurface` (which also keeps each ``outputSchema`` within the tool
+budget); :mod:`anvil.air.tools` is the public face of both.
 
-``anvil_projection`` (the JMESPath narrowing argument of the original) is not published: nothing in
-this implementation applies it yet, and advertising an argument that is silently ignored would be a
-lie to the caller.
+The reserved arguments never travel upstream: the gateway peels them off before execution. The
+projection's description is the original's, word for word, so the tool ``anvil serve`` lists and the
+surface ``disclosureCost`` measures (:mod:`anvil.air.disclosure_surface`) say the same thing.
 """
 
 from __future__ import annotations
@@ -20,6 +21,9 @@ from anvil.air.model import Operation
 
 __all__ = [
     "DRY_RUN_ARGUMENT",
+    "MAX_PROJECTION_CHARS",
+    "PROJECTION_ARGUMENT",
+    "PROJECTION_DESCRIPTION",
     "RESERVED_ARGUMENTS",
     "operation_input_schema",
     "pagination_sentence",
@@ -31,12 +35,29 @@ __all__ = [
 
 #: The reserved argument asking for a plan instead of a call; it never travels upstream.
 DRY_RUN_ARGUMENT = "anvil_dry_run"
+#: The reserved argument naming a JMESPath view of a successful answer; it never travels upstream.
+PROJECTION_ARGUMENT = "anvil_projection"
 #: Every reserved argument name the gateway peels off before execution.
-RESERVED_ARGUMENTS: tuple[str, ...] = (DRY_RUN_ARGUMENT, "anvil_projection")
+RESERVED_ARGUMENTS: tuple[str, ...] = (DRY_RUN_ARGUMENT, PROJECTION_ARGUMENT)
+#: The longest ``anvil_projection`` expression accepted (original-core §5.4).
+MAX_PROJECTION_CHARS = 1000
+#: The original's description of ``anvil_projection`` (also measured by ``disclosureCost``).
+PROJECTION_DESCRIPTION = (
+    "JMESPath expression (as in `aws --query`) applied to a successful response before it is measured "
+    "against the context budget, e.g. `items[].{id: id, name: name}`. Selecting fewer fields lowers the "
+    "cost per item, which raises the number of items that fit in one page. It may only narrow the "
+    "response, never expand it; an invalid expression fails the call rather than returning the "
+    "unprojected payload."
+)
 
 _DRY_RUN_SCHEMA: JSONObject = {
     "type": "boolean",
     "description": "Preview only: return the request plan without calling the upstream.",
+}
+_PROJECTION_SCHEMA: JSONObject = {
+    "type": "string",
+    "maxLength": MAX_PROJECTION_CHARS,
+    "description": PROJECTION_DESCRIPTION,
 }
 
 
@@ -52,15 +73,19 @@ def operation_input_schema(op: Operation) -> JSONObject:
 
 
 def published_input_schema(op: Operation) -> JSONObject:
-    """The tool's ``inputSchema``: the assembled schema plus the optional ``anvil_dry_run`` boolean.
+    """The tool's ``inputSchema``: the assembled schema plus the optional reserved arguments.
 
-    The ``required`` list is the assembled schema's. A business input that already owns the reserved
-    name keeps it (the gateway then cannot offer a dry run for that tool, which is the safe direction).
+    ``anvil_dry_run`` (a boolean) and ``anvil_projection`` (a JMESPath expression of at most
+    :data:`MAX_PROJECTION_CHARS` characters). The ``required`` list is the assembled schema's. A
+    business input that already owns a reserved name keeps it (the gateway then does not offer that
+    reserved argument on this tool: the business input travels upstream as declared).
     """
     base = operation_input_schema(op)
     properties: dict[str, Any] = dict(base.get("properties") or {})
     if DRY_RUN_ARGUMENT not in properties:
         properties[DRY_RUN_ARGUMENT] = dict(_DRY_RUN_SCHEMA)
+    if PROJECTION_ARGUMENT not in properties:
+        properties[PROJECTION_ARGUMENT] = dict(_PROJECTION_SCHEMA)
     published: JSONObject = {}
     for key, value in base.items():
         published[key] = properties if key == "properties" else value

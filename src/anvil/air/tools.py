@@ -16,6 +16,9 @@ from anvil.air.outputs import DRY_RUN_PLAN_DEF, DRY_RUN_PLAN_SCHEMA, OutputProje
 from anvil.air.surface import surface_for
 from anvil.air.tool_elements import (
     DRY_RUN_ARGUMENT,
+    MAX_PROJECTION_CHARS,
+    PROJECTION_ARGUMENT,
+    PROJECTION_DESCRIPTION,
     RESERVED_ARGUMENTS,
     operation_input_schema,
     pagination_sentence,
@@ -29,6 +32,9 @@ __all__ = [
     "DRY_RUN_ARGUMENT",
     "DRY_RUN_PLAN_DEF",
     "DRY_RUN_PLAN_SCHEMA",
+    "MAX_PROJECTION_CHARS",
+    "PROJECTION_ARGUMENT",
+    "PROJECTION_DESCRIPTION",
     "RESERVED_ARGUMENTS",
     "OutputProjection",
     "operation_input_schema",

@@ -8,16 +8,24 @@ Handler order for a call (original-gateway §2.5.3, §2.5.5):
 
 1. Read the caller controls in ``_meta`` (``effect/invalid_meta``).
 2. Validate the arguments against the tool's schema (the safety controls are left to the gates).
-3. Peel ``anvil_dry_run``.
+3. Peel ``anvil_dry_run`` and ``anvil_projection``; check the projection (``projection/invalid``,
+   :mod:`anvil.serve.projection`).
 4. Staged (``_meta.stage: true``): the draft form (§7), see :meth:`Gateway.call`.
 5. Forward the caller's key into the operation's idempotency input when it sends one upstream
    (``effect/idempotency_key_conflict`` when the arguments hold a different one).
 6. ``execute`` with the caller's key as the audit ledger id (the executed input is bound for the audit
    line's ``input_sha256``, see :func:`anvil.runtime.audit.audit_input`).
 7. The report, unless the outcome is a dry run.
+8. A success is checked against the output schema, then narrowed to the projection's view, if any.
 
 Refusals in steps 1-5 touch nothing and write no audit line. An unstaged refusal after step 1 carries
 a failure report like any failed call; a staged call carries a report only when its draft succeeds.
+
+The projection is not part of the executed input, so it is not in the idempotency fingerprint and the
+ledger stores the whole answer: a replay under the same key with another projection (or none) is a
+replay, and answers with its own view. A projection that fails on a successful answer is an error
+(``validation_error``, ``details.code`` ``projection/failed``) that still carries the effect report,
+since the write happened; it never falls back to the whole answer.
 """
 
 from __future__ import annotations
@@ -33,7 +41,7 @@ from anvil.air.inputs import safety_keys
 from anvil.air.model import Document, Operation
 from anvil.air.paths import resolve_mapping
 from anvil.air.surface import surface_of
-from anvil.air.tools import DRY_RUN_ARGUMENT, operation_input_schema, published_input_schema
+from anvil.air.tools import DRY_RUN_ARGUMENT, PROJECTION_ARGUMENT, operation_input_schema, published_input_schema
 from anvil.runtime.audit import audit_input
 from anvil.runtime.context import CallOptions, RuntimeContext
 from anvil.runtime.envelope import ErrorEnvelope
@@ -44,6 +52,7 @@ from anvil.serve.mcp.listing import served_tool_definition
 from anvil.serve.mcp.resources import Resource
 from anvil.serve.mcp.results import CallResult, OutputCheck, conform
 from anvil.serve.mcp.validation import MAX_ARGUMENT_DEPTH, ArgumentCheck, call_schema, too_deep
+from anvil.serve.projection import Projection, ProjectionFailed, ProjectionRefusal, compile_projection
 from anvil.serve.report import EffectPlan, call_report, lookup_found, staged_report
 
 __all__ = ["Gateway", "ServedTool"]
@@ -62,6 +71,11 @@ class ServedTool:
         key_input: the idempotency input the caller's key is forwarded into, or None (not sent).
         confirm_input: the operation's confirm input, or None.
         dry_run: True when ``anvil_dry_run`` is the reserved argument (not a business input).
+        projection: True when ``anvil_projection`` is the reserved argument (not a business input).
+        structured_view: True when the tool lists an ``outputSchema``: a projected answer's
+            ``structuredContent`` is then ``{"anvil_projection": <expression>, "result": <view>}``, the
+            shape that schema admits; otherwise it is the view (``{"result": <view>}`` when the view is
+            not an object), as original-core §5.6 says.
         ignored: arguments accepted and dropped: a ``confirm`` on a tool that does not take one
             (ADR-0030 §6: a generic caller adds ``confirm`` to every follow-up).
         output: the check of the whole output schema, or None when the response declares none. It is
@@ -80,6 +94,8 @@ class ServedTool:
     dry_run: bool
     output: OutputCheck | None = None
     ignored: tuple[str, ...] = ()
+    projection: bool = False
+    structured_view: bool = False
 
 
 #: ``confirm`` on a tool with no confirm input: accepted as a boolean and dropped (ADR-0030 §6).
@@ -153,12 +169,11 @@ class Gateway:
             business = operation_input_schema(op).get("properties") or {}
             projection = surface.output(op)  # the whole schema: answers are checked against it
             ignored = {} if keys.confirm is not None or "confirm" in business else dict(IGNORED_CONFIRM)
+            definition = served_tool_definition(op, tool_of, name=name, surface=surface, every_effect_class=every_class)
             tools[name] = ServedTool(
                 name=name,
                 op=op,
-                definition=served_tool_definition(
-                    op, tool_of, name=name, surface=surface, every_effect_class=every_class
-                ),
+                definition=definition,
                 check=ArgumentCheck(call_schema(published_input_schema(op), relaxed, ignored)),
                 plan=EffectPlan.of(op, tool_of, lookup_targets),
                 key_input=keys.idempotency if forwards_idempotency_key(op) else None,
@@ -166,6 +181,8 @@ class Gateway:
                 dry_run=DRY_RUN_ARGUMENT not in business,
                 output=OutputCheck(projection) if projection is not None else None,
                 ignored=tuple(ignored),
+                projection=PROJECTION_ARGUMENT not in business,
+                structured_view="outputSchema" in definition,
             )
         self._tools = tools
         self._by_operation = {tool.op.id: tool for tool in tools.values() if tool.op.is_approved}
@@ -266,8 +283,15 @@ class Gateway:
         for name in tool.ignored:
             args.pop(name, None)
         dry_run = bool(args.pop(DRY_RUN_ARGUMENT, False)) if tool.dry_run else False
+        projection: Projection | None = None
+        if tool.projection and PROJECTION_ARGUMENT in args:
+            compiled = compile_projection(args.pop(PROJECTION_ARGUMENT))
+            if isinstance(compiled, ProjectionRefusal):
+                envelope = _refusal(tool.op, "validation_error", compiled.message, compiled.details)
+                return self._refused(tool, envelope, args, report=not controls.stage)
+            projection = compiled
         if controls.stage:
-            return await self._staged(tool, args, controls, dry_run, identity)
+            return await self._staged(tool, args, controls, dry_run, identity, projection)
         key = controls.idempotency_key
         forwarded = forward_key(args, key, tool.key_input)
         if isinstance(forwarded, KeyConflict):
@@ -298,7 +322,7 @@ class Gateway:
         )
         if succeeded:
             success = CallResult(kind="success", data=outcome.data, status=outcome.status, report=report)
-            return conform(success, tool.output, tool.op.id)
+            return _viewed(tool, conform(success, tool.output, tool.op.id), projection)
         return CallResult(kind="error", envelope=outcome.envelope, report=report)
 
     async def _staged(
@@ -308,6 +332,7 @@ class Gateway:
         controls: CallerControls,
         dry_run: bool,
         identity: Mapping[str, JSONValue] | None,
+        projection: Projection | None = None,
     ) -> CallResult:
         """Perform the draft form of ``tool`` under its own gates (ADR-0030 §7, original-gateway §2.5.5)."""
         op, stage = tool.op, tool.plan.stage
@@ -376,4 +401,38 @@ class Gateway:
         )
         # The caller dialed ``tool``, so its client validates the answer against that tool's schema.
         staged = CallResult(kind="success", data=outcome.data, status=outcome.status, report=report)
-        return conform(staged, tool.output, op.id)
+        return _viewed(tool, conform(staged, tool.output, op.id), projection)
+
+
+def _viewed(tool: ServedTool, result: CallResult, projection: Projection | None) -> CallResult:
+    """``result`` narrowed to ``projection``'s view (a success only), or the error saying why it cannot be.
+
+    The answer was checked against the tool's output schema first (a broken promise is
+    ``schema_mismatch`` whatever the caller reads of it). The failure keeps the effect report and the
+    upstream status, and never the answer.
+    """
+    if projection is None or result.kind != "success":
+        return result
+    try:
+        view = projection.apply(result.data)
+    except ProjectionFailed as failed:
+        envelope = ErrorEnvelope(
+            code="validation_error",
+            message=(
+                f"The call succeeded, but {PROJECTION_ARGUMENT} could not be applied to its answer: "
+                f"{failed.reason}. The effect report says what happened; the answer is not returned."
+            ),
+            retryable=False,
+            safe_to_retry=False,
+            operation=tool.op.id,
+            trace_id=f"trace_{uuid.uuid4()}",
+            upstream={"status": result.status} if result.status is not None else None,
+            details={"code": "projection/failed", "field": PROJECTION_ARGUMENT},
+        )
+        return CallResult(kind="error", envelope=envelope, report=result.report, status=result.status)
+    structured: JSONObject
+    if tool.structured_view:
+        structured = {PROJECTION_ARGUMENT: projection.expression, "result": view}
+    else:
+        structured = view if isinstance(view, dict) else {"result": view}
+    return CallResult(kind="success", data=view, status=result.status, report=result.report, structured=structured)

@@ -1,0 +1,334 @@
+"""``anvil_projection``: a JMESPath view of a successful answer (original-core §5.4, §5.6).
+
+A caller narrows what it reads with a JMESPath expression (the ``jmespath`` library, the reference
+implementation the JMESPath specification is tested against). Two steps, at two moments:
+
+* :func:`compile_projection`, before anything runs: the expression must be a string of at most
+  :data:`~anvil.air.tools.MAX_PROJECTION_CHARS` characters that parses, nests shallowly enough to be
+  evaluated, and calls only functions JMESPath defines with the number of arguments they take.
+  Otherwise the call is refused (``validation_error``, ``details.code`` ``projection/invalid``) before
+  any ledger reservation or upstream request.
+* :meth:`Projection.apply`, after a success: the view of the answer. Evaluation is metered. Every
+  value the interpreter produces is charged its shallow size (one unit, plus its items or keys, plus
+  one per 64 characters of a string), and the operations whose work follows the *expanded* size of
+  their operands (``==`` and ``!=``, ``contains``, ``to_string``, ``join``) are charged that size
+  first, counted by a walk that stops at the budget. JMESPath builds ``[@, @] | [@, @] | ...`` from
+  shared references, cheaply, but comparing, flattening or serializing it would take time exponential
+  in the expression's length; metered, it stops within the budget. The budget is
+  :data:`WORK_FLOOR` units, extended once, when spent, by :data:`WORK_PER_VALUE` units per value of
+  the answer (a large answer may be read whole by a few steps). A view may only narrow: it holds at
+  most :data:`NARROW_ALLOWANCE` values more than the answer. An evaluation over budget, a view that
+  is not narrower, an argument of the wrong type or a number JSON cannot carry is
+  :class:`ProjectionFailed`; the caller then gets an error, never the unprojected payload.
+
+The projection is applied by the gateway (and by ``anvil run`` in direct mode) to the data the caller
+is answered with; the executor and the ledger keep the whole answer, so an idempotent replay applies
+the replaying call's own projection.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any, Final, TypeVar, cast
+
+import jmespath
+from jmespath import exceptions as jmespath_errors
+from jmespath.functions import Functions, signature
+from jmespath.visitor import Options, TreeInterpreter, _equals
+
+from anvil._types import JSONObject, JSONValue
+from anvil.air.tools import MAX_PROJECTION_CHARS, PROJECTION_ARGUMENT
+
+__all__ = [
+    "NARROW_ALLOWANCE",
+    "WORK_FLOOR",
+    "WORK_PER_VALUE",
+    "Projection",
+    "ProjectionFailed",
+    "ProjectionRefusal",
+    "compile_projection",
+    "json_size",
+]
+
+#: Work units every evaluation may spend, whatever the answer.
+WORK_FLOOR: Final = 200_000
+#: Work units added per value of the answer once the floor is spent (reading a large answer whole).
+WORK_PER_VALUE: Final = 8
+#: How many values a view may add to the answer's (a label or a count beside what it selects).
+NARROW_ALLOWANCE: Final = 64
+#: Characters of a string counted as one more value (strings are cheap to copy, not free).
+_CHARS_PER_UNIT: Final = 64
+
+
+@dataclass(frozen=True, slots=True)
+class ProjectionRefusal:
+    """Why an expression is refused before the call: a message for the envelope and its details."""
+
+    message: str
+    details: JSONObject
+
+
+class ProjectionFailed(Exception):
+    """The view could not be taken from a successful answer; ``reason`` says why, in words for a caller."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class _Exhausted(Exception):
+    """The evaluation spent its work budget."""
+
+
+def json_size(value: object, limit: int) -> int:
+    """``value``'s size as an expanded JSON tree; the count stops soon after it passes ``limit``.
+
+    One unit per value (object, array, scalar), one per object key and one more per 64 characters of
+    a string. Shared references count once per place they appear, as serializing them would; the walk
+    has no recursion and stops once the count passes ``limit``, whatever the sharing.
+    """
+    kind = type(value)
+    if kind is not dict and kind is not list:
+        return 1 + len(value) // _CHARS_PER_UNIT if kind is str else 1  # type: ignore[arg-type]
+    count = 0
+    pending: list[Any] = [value]
+    push = pending.append
+    while pending:
+        container = pending.pop()
+        items = container.values() if type(container) is dict else container
+        count += 1 + len(container) if type(container) is dict else 1
+        for item in items:
+            kind = type(item)
+            if kind is dict or kind is list:
+                push(item)
+            elif kind is str:
+                count += 1 + len(item) // _CHARS_PER_UNIT
+            else:
+                count += 1
+        if count > limit:
+            break
+    return count
+
+
+class _Meter:
+    """The work budget of one evaluation (module docstring)."""
+
+    __slots__ = ("_answer", "answer_size", "left")
+
+    def __init__(self, answer: object) -> None:
+        self._answer = answer
+        self.answer_size: int | None = None  # counted once, when the floor is spent
+        self.left = WORK_FLOOR
+
+    def _extend(self) -> bool:
+        """Add the answer-sized share once; False when it was already added."""
+        if self.answer_size is not None:
+            return False
+        self.answer_size = json_size(self._answer, sys.maxsize)  # the answer is a finite tree
+        self.left += WORK_PER_VALUE * self.answer_size
+        return True
+
+    def spend(self, units: int) -> None:
+        """Charge ``units``.
+
+        Raises:
+            _Exhausted: the budget is spent.
+        """
+        self.left -= units
+        if self.left < 0 and not (self._extend() and self.left >= 0):
+            raise _Exhausted
+
+    def expanded(self, value: object) -> int:
+        """Charge the expanded size of ``value`` and return it (the walk stops at the budget left).
+
+        Raises:
+            _Exhausted: the budget is spent.
+        """
+        size = json_size(value, self.left)
+        if size > self.left and self._extend():
+            size = json_size(value, self.left)
+        self.spend(size)
+        return size
+
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _signature(*arguments: JSONObject) -> Callable[[_F], _F]:
+    """JMESPath's ``@signature`` (how its function table finds a function and checks its arguments), typed."""
+    return cast("Callable[[_F], _F]", signature(*arguments))
+
+
+class _MeteredFunctions(Functions):  # type: ignore[misc]  # jmespath ships no type information
+    """JMESPath's functions, the ones whose work follows their arguments' expanded size charged first."""
+
+    def __init__(self, meter: _Meter) -> None:
+        super().__init__()
+        self.meter = meter
+
+    @_signature({"types": ["array", "string"]}, {"types": []})
+    def _func_contains(self, subject: Any, search: Any) -> Any:
+        self.meter.expanded(subject)
+        self.meter.expanded(search)
+        return super()._func_contains(subject, search)
+
+    @_signature({"types": []})
+    def _func_to_string(self, arg: Any) -> Any:
+        self.meter.expanded(arg)
+        return super()._func_to_string(arg)
+
+    @_signature({"types": ["string"]}, {"types": ["array-string"]})
+    def _func_join(self, separator: Any, array: Any) -> Any:
+        total = len(separator) * len(array) + sum(len(item) for item in array)
+        self.meter.spend(total // _CHARS_PER_UNIT)
+        return super()._func_join(separator, array)
+
+
+class _Metered(TreeInterpreter):  # type: ignore[misc]  # jmespath ships no type information
+    """JMESPath's interpreter, charging every value it produces against a budget (module docstring)."""
+
+    def __init__(self, meter: _Meter) -> None:
+        super().__init__(Options(custom_functions=_MeteredFunctions(meter)))
+        self.meter = meter
+
+    def visit(self, node: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
+        # Visitor.visit's dispatch, inlined: this runs once per node per value the expression reads.
+        method = self._method_cache.get(node["type"])
+        if method is None:
+            method = self._method_cache[node["type"]] = getattr(self, f"visit_{node['type']}", self.default_visit)
+        result = method(node, *args, **kwargs)
+        meter = self.meter
+        kind = type(result)
+        if kind is list or kind is dict:
+            meter.left -= 1 + len(result)
+        elif kind is str:
+            meter.left -= 1 + len(result) // _CHARS_PER_UNIT
+        else:
+            meter.left -= 1
+        if meter.left < 0:
+            meter.spend(0)  # extend the budget once, else stop
+        return result
+
+    def visit_comparator(self, node: dict[str, Any], value: Any) -> Any:
+        if node["value"] in self._EQUALITY_OPS:
+            left = self.visit(node["children"][0], value)
+            right = self.visit(node["children"][1], value)
+            self.meter.expanded(left)  # a deep comparison walks both
+            self.meter.expanded(right)
+            equal = _equals(left, right)
+            return equal if node["value"] == "eq" else not equal
+        return super().visit_comparator(node, value)
+
+
+def _nodes(tree: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """Every node of a parsed expression (a slice's children are numbers, not nodes)."""
+    pending = [tree]
+    while pending:
+        node = pending.pop()
+        yield node
+        pending.extend(child for child in node.get("children", ()) if isinstance(child, dict))
+
+
+def _arity_problem(name: str, given: int) -> str | None:
+    """Why a call of function ``name`` with ``given`` arguments cannot run, or None when it can."""
+    spec = _MeteredFunctions.FUNCTION_TABLE.get(name)
+    if spec is None:
+        return f"unknown function {name}()"
+    signature = spec["signature"]
+    if signature and signature[-1].get("variadic"):
+        if given < len(signature):
+            return f"{name}() takes at least {len(signature)} argument(s), {given} given"
+    elif given != len(signature):
+        return f"{name}() takes {len(signature)} argument(s), {given} given"
+    return None
+
+
+def _refusal(reason: str, **details: JSONValue) -> ProjectionRefusal:
+    message = (
+        f"{PROJECTION_ARGUMENT} is not a JMESPath expression the gateway can evaluate: {reason}; nothing was called."
+    )
+    return ProjectionRefusal(message, {"code": "projection/invalid", "field": PROJECTION_ARGUMENT, **details})
+
+
+@dataclass(frozen=True, slots=True)
+class Projection:
+    """A checked ``anvil_projection`` expression, ready to apply to successful answers."""
+
+    expression: str
+    _parsed: Any
+
+    def apply(self, data: JSONValue) -> JSONValue:
+        """The view of ``data`` the expression selects.
+
+        Raises:
+            ProjectionFailed: the evaluation failed, ran out of budget, expanded the answer or made a
+                value JSON cannot carry (the caller must not get ``data`` instead).
+        """
+        meter = _Meter(data)
+        try:
+            view = _Metered(meter).visit(self._parsed.parsed, data)
+            size = meter.expanded(view)  # what serializing the view will walk
+        except _Exhausted:
+            raise ProjectionFailed("the expression needs more work than the answer allows") from None
+        except RecursionError:
+            raise ProjectionFailed("the expression nests too deeply to evaluate") from None
+        except jmespath_errors.JMESPathTypeError as exc:
+            raise ProjectionFailed(f"{exc.function_name}() got an argument of the wrong type") from None
+        except (jmespath_errors.JMESPathError, TypeError, ValueError, OverflowError):
+            raise ProjectionFailed("the expression cannot be evaluated on this answer") from None
+        # Narrower: the answer holds at least the view's values less the allowance (counted no further).
+        floor = size - NARROW_ALLOWANCE
+        answer = meter.answer_size if meter.answer_size is not None else json_size(data, floor)
+        if answer < floor:
+            raise ProjectionFailed("the view would be larger than the answer (a projection may only narrow)")
+        if not _plain_json(view):
+            raise ProjectionFailed("the view holds a number JSON cannot carry")
+        return view
+
+
+def _plain_json(value: object) -> bool:
+    """True when ``value`` is JSON: no NaN or infinity (``to_number('1e999')`` makes one), no other type."""
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, dict):
+            pending.extend(item.values())
+        elif isinstance(item, list):
+            pending.extend(item)
+        elif isinstance(item, float):
+            if not math.isfinite(item):
+                return False
+        elif not (item is None or isinstance(item, str | int)):
+            return False
+    return True
+
+
+def compile_projection(expression: object) -> Projection | ProjectionRefusal:
+    """Check ``expression`` (an ``anvil_projection`` argument) and compile it, or say why it is refused.
+
+    Refused: not a string, empty, longer than :data:`~anvil.air.tools.MAX_PROJECTION_CHARS`
+    characters, not JMESPath (``details.position`` is the character where parsing stopped), nested
+    too deeply, or calling a function JMESPath does not define or with the wrong number of arguments.
+    """
+    if not isinstance(expression, str):
+        return _refusal("it must be a string")
+    if not expression.strip():
+        return _refusal("it is empty")
+    if len(expression) > MAX_PROJECTION_CHARS:
+        return _refusal(f"it is longer than {MAX_PROJECTION_CHARS} characters", max_length=MAX_PROJECTION_CHARS)
+    try:
+        parsed = jmespath.compile(expression)
+    except jmespath_errors.ParseError as exc:
+        position = exc.lex_position if isinstance(exc.lex_position, int) else len(expression)
+        return _refusal(f"it does not parse (at character {position})", position=position)
+    except RecursionError:
+        return _refusal("it nests too deeply")
+    for node in _nodes(parsed.parsed):
+        if node.get("type") == "function_expression":
+            problem = _arity_problem(str(node.get("value")), len(node.get("children", ())))
+            if problem is not None:
+                return _refusal(problem)
+    return Projection(expression=expression, _parsed=parsed)
