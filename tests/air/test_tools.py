@@ -18,7 +18,13 @@ from anvil.air.model import (
     RequestBody,
     RetryPolicy,
 )
-from anvil.air.tools import RESERVED_ARGUMENTS, published_input_schema, tool_definition, tool_description
+from anvil.air.tools import (
+    PROJECTION_DESCRIPTION,
+    RESERVED_ARGUMENTS,
+    published_input_schema,
+    tool_definition,
+    tool_description,
+)
 
 
 def _refund() -> Operation:
@@ -128,15 +134,35 @@ def test_annotations_and_meta_follow_the_effect_posture() -> None:
     assert list(refund) == ["name", "title", "description", "inputSchema", "annotations", "_meta"]
 
 
-def test_published_schema_adds_an_optional_dry_run_flag_and_keeps_the_required_list() -> None:
+def test_published_schema_adds_the_optional_reserved_arguments_and_keeps_the_required_list() -> None:
     op = _refund()
     schema = published_input_schema(op)
     assert schema["properties"]["anvil_dry_run"]["type"] == "boolean"
     assert schema["required"] == ["payment_id", "amount", "currency", "idempotency_key", "confirm"]
-    assert "anvil_dry_run" not in schema["required"]
-    assert "anvil_projection" not in schema["properties"]
-    assert "anvil_projection" in RESERVED_ARGUMENTS
+    assert "anvil_dry_run" not in schema["required"] and "anvil_projection" not in schema["required"]
+    assert schema["properties"]["anvil_projection"] == {
+        "type": "string",
+        "maxLength": 1000,
+        "description": PROJECTION_DESCRIPTION,
+    }
+    assert set(RESERVED_ARGUMENTS) == {"anvil_dry_run", "anvil_projection"}
     assert schema["properties"]["confirm"]["const"] is True
+
+
+def test_the_listed_projection_argument_says_what_the_measured_surface_says() -> None:
+    from anvil.air.disclosure_surface import measured_surface
+
+    listed = published_input_schema(_refund())["properties"]["anvil_projection"]
+    measured = measured_surface(_refund())["inputSchema"]["properties"]["anvil_projection"]
+    assert listed["description"] == measured["description"]
+    assert "only narrow" in listed["description"]
+
+
+def test_a_business_input_that_owns_a_reserved_name_keeps_it() -> None:
+    base = _refund().input.schema or {}
+    owned = {**base, "properties": {**base["properties"], "anvil_projection": {"type": "integer"}}}
+    op = replace(_refund(), input=replace(_refund().input, schema=owned))
+    assert published_input_schema(op)["properties"]["anvil_projection"] == {"type": "integer"}
 
 
 def test_tool_definition_is_pure_and_leaves_the_operation_untouched() -> None:
@@ -162,15 +188,18 @@ def test_a_paginated_read_says_how_to_page() -> None:
 
 def test_the_output_schema_inlines_components_folds_nullable_and_wraps_non_objects() -> None:
     from anvil.air.model import Output
+    from anvil.air.outputs import PROJECTION_VIEW_DEF
     from anvil.air.tools import DRY_RUN_PLAN_DEF, output_projection
 
     components = {"Item": {"type": "object", "properties": {"name": {"type": "string", "nullable": True}}}}
     listing = replace(_read(), output=Output(schema={"type": "array", "items": {"$ref": "#/components/schemas/Item"}}))
     projection = output_projection(listing, components)
     assert projection is not None and projection.wrap
-    response, plan = projection.schema["anyOf"]
+    response, plan, view = projection.schema["anyOf"]
     assert response["properties"]["result"] == {"type": "array", "items": {"$ref": "#/$defs/Item"}}
     assert plan == {"$ref": f"#/$defs/{DRY_RUN_PLAN_DEF}"}
+    assert view == {"$ref": f"#/$defs/{PROJECTION_VIEW_DEF}"}
+    assert projection.schema["$defs"][PROJECTION_VIEW_DEF]["required"] == ["anvil_projection", "result"]
     assert projection.schema["$defs"]["Item"]["properties"]["name"] == {"type": ["string", "null"]}
     dangling = replace(_read(), output=Output(schema={"$ref": "#/components/responses/Nope"}))
     found = output_projection(dangling, components)
