@@ -260,6 +260,54 @@ async def test_rest_answers_reads_bad_arguments_unknown_tools_and_missing_bearer
     assert anonymous.headers["www-authenticate"].startswith('Bearer realm="mcp"')
 
 
+async def test_a_projection_in_the_body_narrows_the_answer_and_a_replay_gets_its_own_view_over_rest(
+    gateway: tuple[httpx.AsyncClient, Rig],
+) -> None:
+    client, rig = gateway
+    headers = {**bearer("writer"), "idempotency-key": "rest-view-1"}
+    tool = "/call/github__github_create_comment"
+    by_id = await client.post(tool, json={"arguments": {**COMMENT, "anvil_projection": "id"}}, headers=headers)
+    by_body = await client.post(tool, json={"arguments": {**COMMENT, "anvil_projection": "{b: body}"}}, headers=headers)
+    assert (by_id.status_code, by_id.json()) == (200, 100)
+    assert (by_body.status_code, by_body.json()) == (200, {"b": "Looks good ✓"})
+    assert by_body.headers["x-anvil-replayed"] == "true"
+    assert json.loads(by_id.headers["x-anvil-effect"])["undo"]["arguments"]["comment_id"] == 100
+    assert len([r for r in rig.github_requests if r["method"] == "POST"]) == 1
+    assert all("anvil_projection" not in json.dumps(r) for r in rig.github_requests)
+
+
+async def test_a_malformed_projection_over_rest_is_400_and_sends_nothing(
+    gateway: tuple[httpx.AsyncClient, Rig],
+) -> None:
+    client, rig = gateway
+    answer = await client.post(
+        "/call/github__github_create_comment",
+        json={"arguments": {**COMMENT, "anvil_projection": "[?id =="}},
+        headers={**bearer("writer"), "idempotency-key": "rest-bad-1"},
+    )
+    assert answer.status_code == 400
+    error = answer.json()["error"]
+    assert (error["code"], error["details"]["code"]) == ("validation_error", "projection/invalid")
+    assert rig.github_requests == []
+
+
+async def test_a_projection_failing_after_a_rest_write_is_400_with_the_effect_header(
+    gateway: tuple[httpx.AsyncClient, Rig],
+) -> None:
+    client, rig = gateway
+    answer = await client.post(
+        "/call/github__github_create_comment",
+        json={"arguments": {**COMMENT, "anvil_projection": "abs(body)"}},
+        headers=bearer("writer"),
+    )
+    assert answer.status_code == 400
+    assert answer.json()["error"]["details"]["code"] == "projection/failed"
+    assert "Looks good" not in answer.text
+    effect = json.loads(answer.headers["x-anvil-effect"])
+    assert effect["undo"]["tool"] == "github__github_delete_comment"  # the write landed, and says how to undo it
+    assert len(rig.github_state.comments) == 1
+
+
 # --- the strict body parser: properties over arbitrary input -------------------------------------------
 
 _scalars = (

@@ -14,7 +14,7 @@ Inputs: one ``--<kebab(property)>`` per input of the op's schema (``--input-<nam
 with a control flag), values coerced by the schema type (integer, number, boolean, JSON for objects
 and arrays; an array also takes a comma list or a repeated flag); ``--body '<json>'`` for a whole
 body; ``--input file.json`` for a base object the flags override. Controls: ``--confirm``,
-``--idempotency-key K``, ``--dry-run``, ``--stage``, ``--json``, ``--trace``, ``--no-retries``,
+``--idempotency-key K``, ``--dry-run``, ``--projection EXPR``, ``--stage``, ``--json``, ``--trace``, ``--no-retries``,
 ``--auth-profile P``, ``--base-url URL``, ``--timeout MS`` (direct only), ``--validate-input`` (check
 the arguments against the runtime's schema and key contract, print ``{"valid": true, ...}`` or the
 refusal, and call nothing), ``--mcp stdio|URL|direct``
@@ -32,8 +32,14 @@ python> -m anvil serve BUNDLE --stdio`` with this environment (``--base-url``/``
 passed as ``ANVIL_BASE_URL``/``ANVIL_AUTH_PROFILE``);
 ``--mcp http(s)://...`` connects over Streamable HTTP (``sse:<url>`` over legacy SSE). Through MCP,
 ``--confirm`` sets the op's confirm input, ``--idempotency-key`` travels as ``_meta.idempotency_key``,
-``--stage`` as ``_meta.stage`` and ``--dry-run`` as ``anvil_dry_run``. ``--stage`` needs ``--mcp``:
-only the gateway resolves a draft form.
+``--stage`` as ``_meta.stage``, ``--dry-run`` as ``anvil_dry_run`` and ``--projection`` as
+``anvil_projection``. ``--stage`` needs ``--mcp``: only the gateway resolves a draft form.
+
+``--projection EXPR`` is the reserved ``anvil_projection`` argument (:mod:`anvil.serve.projection`): a
+JMESPath view of a successful answer, printed instead of the whole answer, in every mode. The expression
+is checked before anything is called (``validation_error``, exit 2); a view that cannot be taken from a
+successful answer is an error too (exit 2) whose effect report still says what the call did. The ledger
+keeps the whole answer, so a replay prints the view its own ``--projection`` asks for.
 
 Output: stdout carries only the data (pretty JSON with ``--json``; without it, ``OK`` for null, a
 string as is, anything else as pretty JSON) or the dry-run plan, the same in every mode, so scripts
@@ -81,6 +87,7 @@ if TYPE_CHECKING:
     import httpx
 
     from anvil.runtime import RuntimeContext
+    from anvil.serve.projection import Projection
 
 __all__ = ["register", "run", "run_command"]
 
@@ -355,6 +362,7 @@ class _Command:
         op = self.op
         arguments = self._arguments()
         key = self._text_flag("idempotency-key")
+        self.projection = self._check_projection()
         if self.inv.bare("validate-input"):
             return self._validate(arguments, key)
         refused = argument_refusal(op, arguments)
@@ -383,6 +391,18 @@ class _Command:
                     refusal(op.id, "validation_error", f"--{name} applies to direct mode only.", {"field": f"--{name}"})
                 )
         return anyio.run(self._through_mcp, target, arguments, key)
+
+    def _check_projection(self) -> Projection | None:
+        """``--projection`` compiled, or None without one; a malformed expression is refused before anything runs."""
+        from anvil.serve.projection import ProjectionRefusal, compile_projection
+
+        text = self._text_flag("projection")
+        if text is None:
+            return None
+        compiled = compile_projection(text)
+        if isinstance(compiled, ProjectionRefusal):
+            raise Refused(refusal(self.op.id, "validation_error", compiled.message, dict(compiled.details)))
+        return compiled
 
     def _validate(self, arguments: JSONObject, key: str | None) -> int:
         from anvil.air.inputs import safety_keys
@@ -448,7 +468,16 @@ class _Command:
         report = self._report(outcome, arguments)
         if outcome.kind == "error" and outcome.envelope is not None:
             return self._fail(outcome.envelope.to_json(), report)
-        self._print_data(outcome.data)
+        data = outcome.data
+        if self.projection is not None:
+            from anvil.serve.projection import ProjectionFailed, failure_envelope
+
+            try:
+                data = self.projection.apply(data)
+            except ProjectionFailed as failed:
+                envelope = failure_envelope(self.op.id, failed, outcome.trace_id, outcome.status)
+                return self._fail(envelope.to_json(), report)
+        self._print_data(data)
         if outcome.replayed:
             print("anvil: replayed: the ledger answered with an earlier call's result", file=self.err)
         if outcome.replay_unavailable is not None:
@@ -527,7 +556,7 @@ class _Command:
 
     async def _through_mcp(self, target: Target, arguments: JSONObject, key: str | None) -> int:
         from anvil.air.inputs import safety_keys
-        from anvil.air.tools import DRY_RUN_ARGUMENT
+        from anvil.air.tools import DRY_RUN_ARGUMENT, PROJECTION_ARGUMENT
         from anvil.client import GatewayUnavailable
 
         op = self.op
@@ -536,6 +565,9 @@ class _Command:
             arguments[confirm] = True
         if self.inv.bare("dry-run"):
             arguments[DRY_RUN_ARGUMENT] = True
+        projection = self._text_flag("projection")
+        if projection is not None:
+            arguments[PROJECTION_ARGUMENT] = projection
         client = self._client(target)
         try:
             async with client as gateway:

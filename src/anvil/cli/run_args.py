@@ -37,7 +37,7 @@ BOOLEAN_FLAGS: Final = frozenset(
 #: The read-only views, in precedence order; each applies only when given bare.
 VIEW_FLAGS: Final = ("help", "explain", "policy", "schema", "examples", "errors")
 _VALUED: Final = frozenset(
-    {"idempotency-key", "auth-profile", "base-url", "timeout", "mcp", "mcp-token-env", "input", "body"}
+    {"idempotency-key", "auth-profile", "base-url", "timeout", "mcp", "mcp-token-env", "input", "body", "projection"}
 )
 #: Every flag that is not a business input (``--body`` is the whole-body input).
 CONTROL_FLAGS: Final = (BOOLEAN_FLAGS | _VALUED | frozenset(VIEW_FLAGS)) - {"body"}

@@ -52,7 +52,13 @@ from anvil.serve.mcp.listing import served_tool_definition
 from anvil.serve.mcp.resources import Resource
 from anvil.serve.mcp.results import CallResult, OutputCheck, conform
 from anvil.serve.mcp.validation import MAX_ARGUMENT_DEPTH, ArgumentCheck, call_schema, too_deep
-from anvil.serve.projection import Projection, ProjectionFailed, ProjectionRefusal, compile_projection
+from anvil.serve.projection import (
+    Projection,
+    ProjectionFailed,
+    ProjectionRefusal,
+    compile_projection,
+    failure_envelope,
+)
 from anvil.serve.report import EffectPlan, call_report, lookup_found, staged_report
 
 __all__ = ["Gateway", "ServedTool"]
@@ -416,19 +422,7 @@ def _viewed(tool: ServedTool, result: CallResult, projection: Projection | None)
     try:
         view = projection.apply(result.data)
     except ProjectionFailed as failed:
-        envelope = ErrorEnvelope(
-            code="validation_error",
-            message=(
-                f"The call succeeded, but {PROJECTION_ARGUMENT} could not be applied to its answer: "
-                f"{failed.reason}. The effect report says what happened; the answer is not returned."
-            ),
-            retryable=False,
-            safe_to_retry=False,
-            operation=tool.op.id,
-            trace_id=f"trace_{uuid.uuid4()}",
-            upstream={"status": result.status} if result.status is not None else None,
-            details={"code": "projection/failed", "field": PROJECTION_ARGUMENT},
-        )
+        envelope = failure_envelope(tool.op.id, failed, f"trace_{uuid.uuid4()}", result.status)
         return CallResult(kind="error", envelope=envelope, report=result.report, status=result.status)
     structured: JSONObject
     if tool.structured_view:

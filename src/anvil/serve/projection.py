@@ -41,6 +41,7 @@ from jmespath.visitor import Options, TreeInterpreter, _equals
 
 from anvil._types import JSONObject, JSONValue
 from anvil.air.tools import MAX_PROJECTION_CHARS, PROJECTION_ARGUMENT
+from anvil.runtime.envelope import ErrorEnvelope
 
 __all__ = [
     "NARROW_ALLOWANCE",
@@ -50,6 +51,7 @@ __all__ = [
     "ProjectionFailed",
     "ProjectionRefusal",
     "compile_projection",
+    "failure_envelope",
     "json_size",
 ]
 
@@ -332,3 +334,24 @@ def compile_projection(expression: object) -> Projection | ProjectionRefusal:
             if problem is not None:
                 return _refusal(problem)
     return Projection(expression=expression, _parsed=parsed)
+
+
+def failure_envelope(operation: str, failed: ProjectionFailed, trace_id: str, status: int | None) -> ErrorEnvelope:
+    """The error a caller gets when its projection failed on a successful answer (``projection/failed``).
+
+    ``validation_error`` (the caller's expression is at fault), not retryable; the message says the
+    call itself succeeded, so the caller reads the effect report that travels with it.
+    """
+    return ErrorEnvelope(
+        code="validation_error",
+        message=(
+            f"The call succeeded, but {PROJECTION_ARGUMENT} could not be applied to its answer: {failed.reason}. "
+            "The effect report says what happened; the answer is not returned."
+        ),
+        retryable=False,
+        safe_to_retry=False,
+        operation=operation,
+        trace_id=trace_id,
+        upstream={"status": status} if status is not None else None,
+        details={"code": "projection/failed", "field": PROJECTION_ARGUMENT},
+    )

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
@@ -92,6 +93,13 @@ RESULTS: dict[str, Any] = {
     "not_a_number": CallResult(kind="success", data={"nan": float("nan"), "inf": float("-inf")}, status=200),
     "error": CallResult(kind="error", envelope=ENVELOPE, report={"class": "read", "succeeded": False}),
     "dry_run": CallResult(kind="dry_run", plan={"method": "GET", "url": "http://127.0.0.1/x", "headers": {}}),
+    "projected": CallResult(
+        kind="success",
+        data=[7, None],
+        status=200,
+        report={"class": "read"},
+        structured={"anvil_projection": "[].id", "result": [7, None]},
+    ),
     "image": _Image(),
     "broken": _Broken(),
     "raising": _Raising(),
@@ -189,6 +197,7 @@ CASES: Sequence[tuple[dict[str, str], bytes]] = (
     ({}, call("surrogate")),
     ({}, call("error", {"owner": None})),
     ({}, call("dry_run", {"anvil_dry_run": True})),
+    ({}, call("projected", {"anvil_projection": "[].id"})),
     ({}, call("image")),
     ({}, call("broken")),
     ({}, call("raising")),
@@ -238,6 +247,50 @@ async def test_the_hot_path_answers_every_request_byte_for_byte_as_the_sdk_path(
                 assert hot_calls == provider.calls, body  # the provider saw the same name, arguments and _meta
     assert hot_path_of(hot).answered >= 14  # the hot verbs were answered by the hot path, not handed on
     assert hot_path_of(hot).switched is False  # answered from the bootstrap tables, which agree with the SDK
+
+
+_TRACE = re.compile(rb"trace_[0-9a-f-]{36}")
+
+
+async def test_projected_calls_of_the_real_gateway_are_answered_byte_for_byte_on_both_paths(
+    github: Document, make_gateway: Any, mock: MockServer
+) -> None:
+    gateway: Gateway = make_gateway(github)
+    hot = create_app(build_server(gateway), service="github")
+    sdk = create_app(build_server(gateway), service="github", hot_path=False)
+    issue = {**OWNER_REPO, "issue_number": 1}
+    bodies = [
+        call("github_list_issue", {**OWNER_REPO, "anvil_projection": "[].number"}),  # a view of a wrapped answer
+        call("github_get_issue", {**issue, "anvil_projection": "{n: number, t: title}"}),  # an object view
+        call("github_get_issue", {**issue, "anvil_projection": "title"}),  # a scalar view
+        call("github_get_issue", {**issue, "anvil_projection": "length(number)"}),  # fails after the read
+        call("github_get_issue", {**issue, "anvil_projection": "title["}),  # refused before the read
+        call("github_get_issue", {**issue, "anvil_projection": 7}),  # not a string
+    ]
+    answers: list[dict[str, Any]] = []
+    with anyio.fail_after(60):
+        async with serving(hot, sdk) as (hot_url, sdk_url), httpx.AsyncClient() as client:
+            for body in bodies:
+                fast = await client.post(hot_url, content=body, headers=JSON_HEADERS)
+                slow = await client.post(sdk_url, content=body, headers=JSON_HEADERS)
+                status, headers, content = comparable(fast)
+                # Each answer has its own trace id; everything else is the same bytes.
+                assert (status, headers, _TRACE.sub(b"trace_", content)) == (
+                    slow.status_code,
+                    comparable(slow)[1],
+                    _TRACE.sub(b"trace_", slow.content),
+                ), body
+                answers.append(json.loads(content)["result"])
+    assert hot_path_of(hot).answered == len(bodies)
+    listed, picked, title, failed, malformed, not_text = answers
+    view = listed["structuredContent"]
+    assert view["anvil_projection"] == "[].number" and view["result"] and all(type(n) is int for n in view["result"])
+    assert picked["structuredContent"]["result"]["n"] == 1 and title["isError"] is False
+    for refused, code in ((failed, "projection/failed"), (malformed, "projection/invalid")):
+        assert refused["isError"] is True and "structuredContent" not in refused
+        assert json.loads(refused["content"][0]["text"])["error"]["details"]["code"] == code
+    assert json.loads(not_text["content"][0]["text"])["error"]["code"] == "validation_error"
+    assert len(mock.requests) == 2 * 4  # the two refusals sent nothing, on either path
 
 
 def initialize(protocol: Any = "2025-11-25", *, request_id: Any = 1, **params: Any) -> bytes:
