@@ -67,17 +67,24 @@ _CHARS_PER_UNIT: Final = 64
 
 @dataclass(frozen=True, slots=True)
 class ProjectionRefusal:
-    """Why an expression is refused before the call: a message for the envelope and its details."""
+    """Why an expression is refused before the call: a message for the envelope and its details.
+
+    ``kind`` names the rule broken: ``type`` (not a string), ``empty``, ``length``, ``parse``,
+    ``depth`` or ``function`` (unknown, or the wrong number of arguments).
+    """
 
     message: str
     details: JSONObject
+    kind: str
 
 
 class ProjectionFailed(Exception):
     """The view could not be taken from a successful answer; ``reason`` says why, in words for a caller."""
 
-    def __init__(self, reason: str) -> None:
+    def __init__(self, kind: str, reason: str) -> None:
         super().__init__(reason)
+        #: ``budget``, ``depth``, ``type``, ``evaluation``, ``narrow`` or ``number``.
+        self.kind = kind
         self.reason = reason
 
 
@@ -248,11 +255,11 @@ def _arity_problem(name: str, given: int) -> str | None:
     return None
 
 
-def _refusal(reason: str, **details: JSONValue) -> ProjectionRefusal:
+def _refusal(kind: str, reason: str, **details: JSONValue) -> ProjectionRefusal:
     message = (
         f"{PROJECTION_ARGUMENT} is not a JMESPath expression the gateway can evaluate: {reason}; nothing was called."
     )
-    return ProjectionRefusal(message, {"code": "projection/invalid", "field": PROJECTION_ARGUMENT, **details})
+    return ProjectionRefusal(message, {"code": "projection/invalid", "field": PROJECTION_ARGUMENT, **details}, kind)
 
 
 @dataclass(frozen=True, slots=True)
@@ -272,22 +279,24 @@ class Projection:
         meter = _Meter(data)
         try:
             view = _Metered(meter).visit(self._parsed.parsed, data)
+            if view is data:
+                return view  # the whole answer (``@``): what the call answers without a projection
             size = meter.expanded(view)  # what serializing the view will walk
         except _Exhausted:
-            raise ProjectionFailed("the expression needs more work than the answer allows") from None
+            raise ProjectionFailed("budget", "the expression needs more work than the answer allows") from None
         except RecursionError:
-            raise ProjectionFailed("the expression nests too deeply to evaluate") from None
+            raise ProjectionFailed("depth", "the expression nests too deeply to evaluate") from None
         except jmespath_errors.JMESPathTypeError as exc:
-            raise ProjectionFailed(f"{exc.function_name}() got an argument of the wrong type") from None
+            raise ProjectionFailed("type", f"{exc.function_name}() got an argument of the wrong type") from None
         except (jmespath_errors.JMESPathError, TypeError, ValueError, OverflowError):
-            raise ProjectionFailed("the expression cannot be evaluated on this answer") from None
+            raise ProjectionFailed("evaluation", "the expression cannot be evaluated on this answer") from None
         # Narrower: the answer holds at least the view's values less the allowance (counted no further).
         floor = size - NARROW_ALLOWANCE
         answer = meter.answer_size if meter.answer_size is not None else json_size(data, floor)
         if answer < floor:
-            raise ProjectionFailed("the view would be larger than the answer (a projection may only narrow)")
+            raise ProjectionFailed("narrow", "the view would be larger than the answer (a projection may only narrow)")
         if not _plain_json(view):
-            raise ProjectionFailed("the view holds a number JSON cannot carry")
+            raise ProjectionFailed("number", "the view holds a number JSON cannot carry")
         return view
 
 
@@ -316,23 +325,25 @@ def compile_projection(expression: object) -> Projection | ProjectionRefusal:
     too deeply, or calling a function JMESPath does not define or with the wrong number of arguments.
     """
     if not isinstance(expression, str):
-        return _refusal("it must be a string")
+        return _refusal("type", "it must be a string")
     if not expression.strip():
-        return _refusal("it is empty")
+        return _refusal("empty", "it is empty")
     if len(expression) > MAX_PROJECTION_CHARS:
-        return _refusal(f"it is longer than {MAX_PROJECTION_CHARS} characters", max_length=MAX_PROJECTION_CHARS)
+        return _refusal(
+            "length", f"it is longer than {MAX_PROJECTION_CHARS} characters", max_length=MAX_PROJECTION_CHARS
+        )
     try:
         parsed = jmespath.compile(expression)
     except jmespath_errors.ParseError as exc:
         position = exc.lex_position if isinstance(exc.lex_position, int) else len(expression)
-        return _refusal(f"it does not parse (at character {position})", position=position)
+        return _refusal("parse", f"it does not parse (at character {position})", position=position)
     except RecursionError:
-        return _refusal("it nests too deeply")
+        return _refusal("depth", "it nests too deeply")
     for node in _nodes(parsed.parsed):
         if node.get("type") == "function_expression":
             problem = _arity_problem(str(node.get("value")), len(node.get("children", ())))
             if problem is not None:
-                return _refusal(problem)
+                return _refusal("function", problem)
     return Projection(expression=expression, _parsed=parsed)
 
 
