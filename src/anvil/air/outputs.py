@@ -162,7 +162,7 @@ class OutputSchemas:
         # Many operations answer with the same named schema: what it reaches and its cuts, once.
         self._reached: dict[tuple[str, ...], tuple[tuple[str, ...], dict[str, int]]] = {}
         self._cuts: dict[tuple[tuple[str, ...], int], JSONObject] = {}
-        self._wholes: dict[tuple[tuple[str, ...], bool], JSONObject] = {}
+        self._wholes: dict[tuple[tuple[str, ...], bool, bool], JSONObject] = {}
 
     # --- one named schema, once ------------------------------------------------------------------------
 
