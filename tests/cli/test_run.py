@@ -373,6 +373,25 @@ def test_values_are_coerced_by_schema_type(notes: Path, echo: tuple[str, list[Se
     assert bad.envelope()["details"] == {"field": "--limit", "type": "integer"}
 
 
+def test_a_flag_is_typed_by_the_schema_its_ref_names_and_by_each_type_it_admits(
+    notes: Path, echo: tuple[str, list[Seen]]
+) -> None:
+    url, seen = echo
+    seen.clear()
+    body = '{"text": "t", "replies": [{"text": "r"}]}'
+    thread = ("threads", "create", "--note-id", "n1", "--confirm", "--base-url", url)
+    ran = anvil_run(notes, *thread, "--body", body, "--project", "my-app", "--priority", "2")
+    assert ran.code == 0, ran.err  # the $ref body is JSON, the slug a string, the enumerated number a number
+    assert json.loads(seen[-1].body) == {"text": "t", "replies": [{"text": "r"}]}
+    assert "project=my-app" in seen[-1].query and "priority=2" in seen[-1].query
+    numbered = anvil_run(notes, *thread, "--body", body, "--project", "42")
+    assert numbered.code == 0, numbered.err
+    assert "project=42" in seen[-1].query
+    refused = anvil_run(notes, *thread, "--body", "[1]")
+    assert refused.code == 2 and refused.envelope()["details"] == {"field": "--body", "type": "object"}
+    assert len(seen) == 2
+
+
 def test_a_control_flag_name_is_taken_by_the_control_and_the_input_moves_to_input_prefix(notes: Path) -> None:
     ran = anvil_run(notes, "notes", "get", "--help")
     assert "--input-timeout  [query]" in ran.out

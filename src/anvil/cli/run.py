@@ -299,7 +299,10 @@ class _Command:
         op = self.op
         from anvil.air.tools import operation_input_schema
 
-        properties: JSONObject = operation_input_schema(op).get("properties") or {}
+        schema = operation_input_schema(op)
+        properties: JSONObject = schema.get("properties") or {}
+        found_defs = schema.get("$defs")
+        defs: JSONObject = found_defs if isinstance(found_defs, dict) else {}
         by_flag = {flag[2:]: prop for prop, flag in self._flags().items()}
         unknown = [name for name in self.inv.flags if name not in by_flag and name not in CONTROL_FLAGS]
         if unknown:
@@ -322,8 +325,7 @@ class _Command:
             if prop is None or (name in VIEW_FLAGS and values[-1] is True):
                 continue
             found = properties.get(prop)
-            schema: JSONObject = found if isinstance(found, dict) else {}
-            arguments[prop] = coerce_flag(op.id, f"--{name}", values, schema)
+            arguments[prop] = coerce_flag(op.id, f"--{name}", values, found if isinstance(found, dict) else {}, defs)
         return arguments
 
     def _base_input(self) -> JSONObject:

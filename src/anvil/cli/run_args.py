@@ -10,7 +10,7 @@ import json
 import math
 import uuid
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Any, Final
 from urllib.parse import urlsplit
 
 from anvil._types import JSONObject, JSONValue
@@ -27,6 +27,7 @@ __all__ = [
     "parse_tokens",
     "refusal",
     "schema_type",
+    "schema_types",
     "suggest",
 ]
 
@@ -161,14 +162,20 @@ class Refused(Exception):
         self.envelope = envelope
 
 
-def coerce_flag(op_id: str, flag: str, values: list[str | bool], schema: JSONObject) -> JSONValue:
-    """A flag's value(s) as the schema's type; a valued flag without a value is a validation_error."""
-    kind = schema_type(schema)
-    refuse = Refused(
-        refusal(op_id, "validation_error", f"{flag} is not a valid {kind or 'value'}.", {"field": flag, "type": kind})
-    )
-    if kind == "array":
-        declared = schema.get("items")
+def coerce_flag(
+    op_id: str, flag: str, values: list[str | bool], schema: JSONObject, defs: JSONObject | None = None
+) -> JSONValue:
+    """A flag's value(s) as the schema's type; a valued flag without a value is a validation_error.
+
+    ``defs`` are the ``$defs`` of the operation's input schema, so a ``$ref`` types its flag as what it
+    names (a whole body that refers to its schema is JSON, as MCP takes it). When the schema admits
+    several types (``anyOf: [integer, string]``), each is tried in its order and a string admits any
+    text: the CLI refuses only a value MCP would refuse for its type too.
+    """
+    defs = defs or {}
+    kinds = schema_types(schema, defs)
+    if kinds[:1] == ["array"]:
+        declared = _resolved(schema, defs).get("items")
         items: JSONObject = declared if isinstance(declared, dict) else {}
         out: list[JSONValue] = []
         for value in values:
@@ -178,62 +185,120 @@ def coerce_flag(op_id: str, flag: str, values: list[str | bool], schema: JSONObj
                 try:
                     parsed = json.loads(value)
                 except ValueError:
-                    raise refuse from None
+                    raise _not_valid(op_id, flag, "array") from None
                 if not isinstance(parsed, list):
-                    raise refuse
+                    raise _not_valid(op_id, flag, "array")
                 out.extend(parsed)
             else:
-                out.extend(_scalar(op_id, flag, part, items) for part in value.split(","))
+                out.extend(_scalar(op_id, flag, part, schema_types(items, defs)) for part in value.split(","))
         return out
     value = values[-1]
     if not isinstance(value, str):
-        if kind == "boolean":
+        if "boolean" in kinds:
             return True
         raise Refused(refusal(op_id, "validation_error", f"{flag} needs a value.", {"field": flag}))
-    return _scalar(op_id, flag, value, schema)
+    return _scalar(op_id, flag, value, kinds)
 
 
-def _scalar(op_id: str, flag: str, value: str, schema: JSONObject) -> JSONValue:
-    kind = schema_type(schema)
-    refuse = Refused(
+def _not_valid(op_id: str, flag: str, kind: str | None) -> Refused:
+    return Refused(
         refusal(op_id, "validation_error", f"{flag} is not a valid {kind or 'value'}.", {"field": flag, "type": kind})
     )
+
+
+def _scalar(op_id: str, flag: str, value: str, kinds: list[str]) -> JSONValue:
+    """``value`` as the first of ``kinds`` it reads as (text as is when none is declared)."""
+    for kind in kinds:
+        if kind == "string":
+            return value
+        parsed = _as(kind, value)
+        if parsed is not _UNREAD:
+            return parsed
+    if not kinds:
+        return value
+    raise _not_valid(op_id, flag, kinds[0])
+
+
+_UNREAD: Final = object()
+
+
+def _as(kind: str, value: str) -> Any:
+    """``value`` read as a JSON ``kind``, or :data:`_UNREAD`."""
+    text = value.strip()
     try:
         if kind == "integer":
-            return int(value.strip())
+            return int(text)
         if kind == "number":
-            number = float(value.strip())
+            number = float(text)
             if not math.isfinite(number):
-                raise refuse
-            return int(number) if number.is_integer() and "." not in value and "e" not in value.lower() else number
+                return _UNREAD
+            return int(number) if number.is_integer() and "." not in text and "e" not in text.lower() else number
         if kind == "boolean":
-            lowered = value.strip().lower()
-            if lowered not in ("true", "false"):
-                raise refuse
-            return lowered == "true"
-        if kind == "object":
+            return text.lower() == "true" if text.lower() in ("true", "false") else _UNREAD
+        if kind in ("object", "array"):
             parsed = json.loads(value)
-            if not isinstance(parsed, dict):
-                raise refuse
-            return parsed
+            return parsed if isinstance(parsed, dict if kind == "object" else list) else _UNREAD
     except ValueError:
-        raise refuse from None
-    return value
+        return _UNREAD
+    return _UNREAD
 
 
-def schema_type(schema: JSONObject) -> str | None:
+_MAX_REF_HOPS: Final = 32
+
+
+def _resolved(schema: JSONObject, defs: JSONObject) -> JSONObject:
+    """``schema`` with its local ``#/$defs/<Name>`` reference followed (a chain of them too)."""
+    for _ in range(_MAX_REF_HOPS):
+        ref = schema.get("$ref")
+        if not isinstance(ref, str) or not ref.startswith("#/$defs/"):
+            return schema
+        target = defs.get(ref.removeprefix("#/$defs/"))
+        if not isinstance(target, dict):
+            return schema
+        schema = target
+    return schema
+
+
+def schema_types(schema: JSONObject, defs: JSONObject | None = None, depth: int = 0) -> list[str]:
+    """The JSON types ``schema`` admits, in the order it declares them, ``null`` left out: its ``type``
+    (a list in order), else its ``allOf``/``anyOf``/``oneOf`` arms', else ``object`` for ``properties``,
+    else its ``const``/``enum`` literals' types. Empty when it declares none."""
+    schema = _resolved(schema, defs or {})
     kind = schema.get("type")
-    if isinstance(kind, list):
-        kind = next((k for k in kind if k != "null"), None)
-    if isinstance(kind, str):
-        return kind
-    for combinator in ("allOf", "anyOf", "oneOf"):
-        arms = schema.get(combinator)
-        if isinstance(arms, list):
-            for arm in arms:
-                found = schema_type(arm) if isinstance(arm, dict) else None
-                if found is not None:
-                    return found
-    if "properties" in schema:
-        return "object"
-    return None
+    declared = (
+        [kind] if isinstance(kind, str) else [k for k in kind if isinstance(k, str)] if isinstance(kind, list) else []
+    )
+    out = [k for k in declared if k != "null"]
+    if not declared and depth < _MAX_REF_HOPS:
+        for combinator in ("allOf", "anyOf", "oneOf"):
+            arms = schema.get(combinator)
+            for arm in arms if isinstance(arms, list) else []:
+                if isinstance(arm, dict):
+                    out += [k for k in schema_types(arm, defs, depth + 1) if k not in out]
+        if not out and "properties" in schema:
+            out = ["object"]
+        if not out:
+            literals = [schema["const"]] if "const" in schema else schema.get("enum")
+            for literal in literals if isinstance(literals, list) else []:
+                found = _literal_type(literal)
+                if found is not None and found not in out:
+                    out.append(found)
+    return out
+
+
+def _literal_type(value: Any) -> str | None:
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "array" if isinstance(value, list) else "object" if isinstance(value, dict) else None
+
+
+def schema_type(schema: JSONObject, defs: JSONObject | None = None) -> str | None:
+    """The first JSON type ``schema`` admits (see :func:`schema_types`), None when it declares none."""
+    kinds = schema_types(schema, defs)
+    return kinds[0] if kinds else None
