@@ -140,6 +140,22 @@ def test_business_inputs_named_like_safety_keys_push_the_safety_keys_aside() -> 
     assert flags["payment_id"] == "--payment-id"
 
 
+def test_an_input_named_like_a_cli_control_flag_gets_the_input_prefix_and_never_takes_anothers_flag() -> None:
+    params = (
+        Param(name="timeout", in_="query"),
+        Param(name="input_timeout", in_="query"),
+        Param(name="json", in_="query"),
+        Param(name="schema", in_="query"),
+    )
+    flags = cli_flags(make_op(params=params))
+    assert {prop: flags[prop] for prop in ("timeout", "input_timeout", "json", "schema")} == {
+        "timeout": "--anvil-input-timeout",  # --input-timeout is the other input's own flag
+        "input_timeout": "--input-timeout",
+        "json": "--input-json",
+        "schema": "--schema",  # a view flag given a value is the business input
+    }
+
+
 def test_numbered_safety_key_variants_skip_every_taken_name() -> None:
     params = (
         Param(name="idempotency_key", in_="query"),

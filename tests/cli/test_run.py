@@ -373,6 +373,13 @@ def test_values_are_coerced_by_schema_type(notes: Path, echo: tuple[str, list[Se
     assert bad.envelope()["details"] == {"field": "--limit", "type": "integer"}
 
 
+def test_the_cli_renames_exactly_the_flags_its_grammar_reads_as_its_own() -> None:
+    from anvil.air.inputs import CLI_CONTROL_FLAGS
+    from anvil.cli.run_args import CONTROL_FLAGS, VIEW_FLAGS
+
+    assert CONTROL_FLAGS - set(VIEW_FLAGS) == CLI_CONTROL_FLAGS
+
+
 def test_a_flag_is_typed_by_the_schema_its_ref_names_and_by_each_type_it_admits(
     notes: Path, echo: tuple[str, list[Seen]]
 ) -> None:

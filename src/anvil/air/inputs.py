@@ -24,6 +24,7 @@ from anvil.air.naming import kebab, prop_key
 
 __all__ = [
     "BODY_PROPERTY",
+    "CLI_CONTROL_FLAGS",
     "JSON_SCHEMA_DIALECT",
     "PORTABLE_KEY_SCHEMA",
     "InputBinding",
@@ -51,7 +52,12 @@ _NON_MATERIAL: Final = frozenset(
     {"type", "title", "description", "default", "example", "examples", "deprecated", "readOnly", "writeOnly"}
     | {"$comment", "nullable"}
 )
-_RESERVED_FLAGS: Final = frozenset({"--confirm", "--idempotency-key"})
+#: The words ``anvil run`` reads as its own flags: a business input named like one is ``--input-<name>``.
+#: (The read-only views, ``--schema`` and the like, stay business flags when given a value.)
+CLI_CONTROL_FLAGS: Final = frozenset(
+    {"confirm", "idempotency-key", "dry-run", "json", "trace", "no-retries", "stage", "validate-input"}
+    | {"auth-profile", "base-url", "timeout", "mcp", "mcp-token-env", "input"}
+)
 _WHOLE_BODY_SENTENCE: Final = "The request body: provide the full object."
 _CONFIRM_SENTENCE: Final = "Set to true to confirm this operation."
 _KEY_REQUIRED: Final = (
@@ -362,23 +368,26 @@ def _drop_example_key(holder: JSONObject, key: str) -> None:
 
 
 def cli_flags(op: Operation) -> dict[str, str]:
-    """CLI flag per business input property (``--<kebab>``).
+    """The ``anvil run`` flag of each business input property (``--<kebab>``), as the CLI reads them.
 
-    A flag that collides with ``--confirm`` or ``--idempotency-key`` becomes ``--input-<name>``; a flag
-    that still collides is prefixed ``anvil-`` until it is free.
+    A flag that names one of the CLI's own (:data:`CLI_CONTROL_FLAGS`) becomes ``--input-<name>``; a
+    flag that is still taken, or that another input has by its own name, is prefixed ``anvil-`` until
+    it is free.
     """
     out: dict[str, str] = {}
-    taken = set(_RESERVED_FLAGS)
+    taken: set[str] = set()
     bindings = input_bindings(op)
     natural = {"--" + kebab(b.property) for b in bindings}
     for binding in bindings:
         if binding.property in out:
             continue
         flag = "--" + kebab(binding.property)
-        if flag in _RESERVED_FLAGS:
+        if flag[2:] in CLI_CONTROL_FLAGS:
             flag = "--input-" + kebab(binding.property)
-            while flag in taken or flag in natural:
+            while flag in natural:
                 flag = "--anvil-" + flag[2:]
+        while flag in taken:
+            flag = "--anvil-" + flag[2:]
         out[binding.property] = flag
         taken.add(flag)
     return out

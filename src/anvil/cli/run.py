@@ -280,20 +280,10 @@ class _Command:
     # inputs -------------------------------------------------------------------------------------
 
     def _flags(self) -> dict[str, str]:
-        """Business property -> flag, renamed ``--input-<name>`` where it would shadow a control flag."""
+        """Business property -> flag (``--input-<name>`` where it would shadow a control flag)."""
         from anvil.air.inputs import cli_flags
-        from anvil.air.naming import kebab
 
-        flags: dict[str, str] = {}
-        taken: set[str] = set()
-        for prop, flag in cli_flags(self.op).items():
-            if flag[2:] in CONTROL_FLAGS and flag[2:] not in VIEW_FLAGS:
-                flag = "--input-" + kebab(prop)
-            while flag in taken:
-                flag = "--anvil-" + flag[2:]
-            flags[prop] = flag
-            taken.add(flag)
-        return flags
+        return cli_flags(self.op)
 
     def _arguments(self) -> JSONObject:
         op = self.op

@@ -3,10 +3,12 @@
 * ``mcp``: ``tools/call`` over Streamable HTTP to a real ``anvil serve`` process (the key travels as
   ``_meta.idempotency_key``);
 * ``rest``: ``POST /call/<tool>`` to the same process (the key as the ``Idempotency-Key`` header);
-* ``cli``: ``anvil run BUNDLE <command> --input FILE [--confirm] [--idempotency-key K] --json`` in direct
-  mode, run by one long-lived child process (``python -m anvil.cli.run_worker``, the CLI's own entry
-  point call after call: :class:`CliWorker`) rather than one process per call, which cost about a
-  second each in interpreter start, imports and reading the bundle.
+* ``cli``: ``anvil run BUNDLE <command> --<flag>=<value>... [--confirm] [--idempotency-key K] --json`` in
+  direct mode, each input given as its own flag as a person types it (:func:`cli_arguments`), so the
+  CLI's flag names, grammar and value typing are compared too; run by one long-lived child process
+  (``python -m anvil.cli.run_worker``, the CLI's own entry point call after call: :class:`CliWorker`)
+  rather than one process per call, which cost about a second each in interpreter start, imports and
+  reading the bundle.
 
 Each answers an :class:`Answer` (the data, or the error envelope's code). :func:`wire_requests` reads
 what the upstream received from ``anvil mock``'s request log and normalizes it for comparison: the
@@ -32,10 +34,20 @@ from anyio.abc import Process
 
 from anvil._types import JSONObject, JSONValue
 from anvil.air.carrier import effective_auth_carrier, resolve_carrier
+from anvil.air.inputs import cli_flags
 from anvil.air.model import Operation
 from anvil.client import AnvilClient, GatewayUnavailable
 
-__all__ = ["KEY_PLACEHOLDER", "SURFACES", "Answer", "CliWorker", "Driver", "Upstream", "wire_requests"]
+__all__ = [
+    "KEY_PLACEHOLDER",
+    "SURFACES",
+    "Answer",
+    "CliWorker",
+    "Driver",
+    "Upstream",
+    "cli_arguments",
+    "wire_requests",
+]
 
 #: The executable surfaces, in report order.
 SURFACES: Final[tuple[str, ...]] = ("mcp", "rest", "cli")
@@ -267,10 +279,8 @@ class Driver:
         self, op: Operation, arguments: JSONObject, key: str | None, confirm: str | None, upstream_url: str
     ) -> Answer:
         with tempfile.TemporaryDirectory(prefix="anvil-conformance-") as folder:
-            given = Path(folder) / "input.json"
-            given.write_text(json.dumps(arguments), encoding="utf-8")
-            command = ["run", str(self.bundle), *op.cli.command.split()]
-            command += ["--input", str(given), "--json", "--base-url", upstream_url]
+            command = ["run", str(self.bundle), *op.cli.command.split(), *cli_arguments(op, arguments, Path(folder))]
+            command += ["--json", "--base-url", upstream_url]
             if confirm:
                 command.append("--confirm")
             if key:
@@ -289,3 +299,18 @@ class Driver:
         except ValueError:
             return Answer(ok=False, code=f"exit {returncode}")
         return Answer(ok=False, code=_code(envelope))
+
+
+def cli_arguments(op: Operation, arguments: JSONObject, folder: Path) -> list[str]:
+    """``arguments`` as a person types them to ``anvil run``: one ``--<flag>=<value>`` per input (a
+    string as it is, anything else as JSON text), so the CLI's flag names, grammar and typing are what
+    is compared; a value no flag can say (null) goes in an ``--input`` file written to ``folder``."""
+    flags = cli_flags(op)
+    said = {name: value for name, value in arguments.items() if name in flags and value is not None}
+    out = [f"{flags[name]}={value if isinstance(value, str) else json.dumps(value)}" for name, value in said.items()]
+    rest = {name: value for name, value in arguments.items() if name not in said}
+    if rest:
+        given = folder / "input.json"
+        given.write_text(json.dumps(rest), encoding="utf-8")
+        out += ["--input", str(given)]
+    return out
