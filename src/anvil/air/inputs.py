@@ -56,7 +56,7 @@ _NON_MATERIAL: Final = frozenset(
 #: (The read-only views, ``--schema`` and the like, stay business flags when given a value.)
 CLI_CONTROL_FLAGS: Final = frozenset(
     {"confirm", "idempotency-key", "dry-run", "json", "trace", "no-retries", "stage", "validate-input"}
-    | {"auth-profile", "base-url", "timeout", "mcp", "mcp-token-env", "input"}
+    | {"auth-profile", "base-url", "timeout", "mcp", "mcp-token-env", "input", "projection"}
 )
 _WHOLE_BODY_SENTENCE: Final = "The request body: provide the full object."
 _CONFIRM_SENTENCE: Final = "Set to true to confirm this operation."
