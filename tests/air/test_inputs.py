@@ -253,3 +253,11 @@ def test_the_assembled_schema_is_deterministic() -> None:
     second: Any = assemble_input_schema(make_op())
     assert first == second
     assert list(first) == ["$schema", "type", "title", "description", "additionalProperties", "properties", "required"]
+
+
+def test_a_whole_body_without_a_description_is_described_by_the_originals_sentence() -> None:
+    plain = RequestBody(required=True, schema={"type": "object", "properties": {"tags": {"type": "array"}}})
+    described = RequestBody(required=True, schema={"type": "array", "description": "The tags to set."})
+    sentence = "The request body. Provide the full object; its structure is preserved from the source schema."
+    assert assemble_input_schema(make_op(body=plain))["properties"]["body"]["description"] == sentence
+    assert assemble_input_schema(make_op(body=described))["properties"]["body"]["description"] == "The tags to set."
