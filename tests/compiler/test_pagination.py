@@ -20,7 +20,12 @@ def _compile(params: list[dict[str, Any]], response: dict[str, Any], method: str
                 }
             }
         },
-        "components": {"schemas": {"Thing": {"type": "object", "properties": {"id": {"type": "string"}}}}},
+        "components": {
+            "schemas": {
+                "Thing": {"type": "object", "properties": {"id": {"type": "string"}}},
+                "Things": {"type": "array", "items": {"$ref": "#/components/schemas/Thing"}},
+            }
+        },
     }
     return normalize_document(doc, "svc").operations[0]
 
@@ -55,3 +60,18 @@ def test_ambiguous_items_are_left_out_and_reads_without_a_continuation_do_not_pa
 
 def test_a_mutation_never_pages() -> None:
     assert _compile([{"name": "cursor", "in": "query"}], PAGE, method="post").pagination is None
+
+
+def test_only_a_property_declared_an_array_in_place_is_the_items_as_in_the_original() -> None:
+    # Slack's files.info answers a named array (comments) beside a tuple-like object without a type.
+    response = {
+        "type": "object",
+        "properties": {
+            "comments": {"$ref": "#/components/schemas/Things"},
+            "meta": {"items": [{"type": "object"}]},
+            "members": {"type": "array", "items": {"$ref": "#/components/schemas/Thing"}},
+        },
+    }
+    assert _compile([{"name": "cursor", "in": "query"}], response).pagination.items_field == "members"
+    named_only = {"type": "object", "properties": {"comments": {"$ref": "#/components/schemas/Things"}}}
+    assert _compile([{"name": "cursor", "in": "query"}], named_only).pagination.items_field is None

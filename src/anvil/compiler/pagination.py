@@ -3,7 +3,10 @@
 A read pages when it takes a continuation input: a cursor (``cursor``, ``starting_after``,
 ``page_token``...), a page number (``page``) or an offset (``offset``, ``startAt``, ``skip``). The
 page-size input, the items array and the next-token field are recorded only when the source makes
-them unambiguous (exactly one candidate); a guess would send an agent paging the wrong way.
+them unambiguous (exactly one candidate); a guess would send an agent paging the wrong way. As in the
+original, the items array is a property the success schema declares ``type: array`` in place: a
+reference to a named array schema, or an ``items`` keyword without the type, is not located (the
+sentence "items at '...'" is part of the tool description the disclosure figures measure).
 """
 
 from __future__ import annotations
@@ -74,7 +77,7 @@ def _is_array(schema: JSONValue) -> bool:
     if not isinstance(schema, dict):
         return False
     kind = schema.get("type")
-    return kind == "array" or (isinstance(kind, list) and "array" in kind) or "items" in schema
+    return kind == "array" or (isinstance(kind, list) and "array" in kind)
 
 
 def _next_field(properties: JSONObject, resolve: Callable[[JSONValue], JSONValue]) -> str | None:
@@ -114,7 +117,7 @@ def infer_pagination(op: Operation, resolve: Callable[[JSONValue], JSONValue]) -
     properties = schema.get("properties") if isinstance(schema, dict) else None
     items_field = next_field = None
     if isinstance(properties, dict):
-        items_field = _one(name for name, raw in properties.items() if _is_array(resolve(raw)))
+        items_field = _one(name for name, raw in properties.items() if _is_array(raw))
         if style == "cursor":
             next_field = _next_field(properties, resolve)
     return Pagination(
