@@ -67,6 +67,13 @@ def test_payments_names_match_the_original() -> None:
     )
 
 
+def test_the_display_name_is_the_summary_as_written_and_a_blank_summary_falls_back() -> None:
+    # OpenAI writes YAML block summaries ("summary: |"), so they end in a newline; the original keeps it.
+    evals = derive_names("openai", "/evals/{eval_id}", "get", "getEval", "Get an evaluation by ID.\n")
+    assert evals.display_name == "Get an evaluation by ID.\n"
+    assert derive_names("openai", "/evals/{eval_id}", "get", "getEval", " \n").display_name == "Get eval"
+
+
 def test_slack_rpc_paths_split_into_resource_and_action() -> None:
     names = derive_names("slack", "/chat.postMessage", "post", "chat_postMessage", None)
     assert names.id == "slack.chat.post_message"

@@ -300,7 +300,7 @@ def derive_names(
     resource_key = snake(resource) or service_id
     singular = singularize(resource_key)
     canonical = snake(operation_id) if operation_id and snake(operation_id) else snake(f"{action}_{singular}")
-    display = summary.strip() if summary and summary.strip() else humanize(canonical)
+    display = summary if summary and summary.strip() else humanize(canonical)
     confidence, reasons = _confidence(canonical, resource_key, has_operation_id=bool(op_words), concrete=concrete)
     return DerivedNames(
         resource=resource,
