@@ -58,7 +58,9 @@ CLI_CONTROL_FLAGS: Final = frozenset(
     {"confirm", "idempotency-key", "dry-run", "json", "trace", "no-retries", "stage", "validate-input"}
     | {"auth-profile", "base-url", "timeout", "mcp", "mcp-token-env", "input", "projection"}
 )
-_WHOLE_BODY_SENTENCE: Final = "The request body. Provide the full object; its structure is preserved from the source schema."
+_WHOLE_BODY_SENTENCE: Final = (
+    "The request body. Provide the full object; its structure is preserved from the source schema."
+)
 _CONFIRM_SENTENCE: Final = "Set to true to confirm this operation."
 _KEY_REQUIRED: Final = (
     "Idempotency key (required): 1-255 visible ASCII characters, no spaces. "

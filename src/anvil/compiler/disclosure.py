@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Callable
 from typing import Final
 
 from anvil.air.disclosure_surface import measure_tool_surface
-from anvil.air.model import Document
+from anvil.air.model import Document, Operation
 from anvil.air.surface import (
     CHARS_PER_TOKEN,
     ESTIMATOR as LISTING_ESTIMATOR,
@@ -45,8 +46,16 @@ RESPONSE_BUDGET_TOKENS: Final = 8000
 SURFACE_BUDGET_TOKENS: Final = 20_000
 
 
-def measure_disclosure(document: Document) -> tuple[Document, list[Diagnostic]]:
+def measure_disclosure(
+    document: Document, original: Callable[[Operation], Operation] | None = None
+) -> tuple[Document, list[Diagnostic]]:
     """``document`` with ``disclosureCost`` measured on every operation, and the tools over budget.
+
+    Args:
+        document: the compiled document.
+        original: the operation as the original compiles it (its input schemas:
+            :func:`anvil.compiler.original_view.original_view`), which the figure is taken over;
+            each operation as it stands when omitted.
 
     Returns:
         The measured document, and a ``disclosure/input_over_budget`` warning per approved operation
@@ -57,7 +66,8 @@ def measure_disclosure(document: Document) -> tuple[Document, list[Diagnostic]]:
     found: list[Diagnostic] = []
     for op in document.operations:
         published = surface.published(op)
-        operations.append(dataclasses.replace(op, disclosure_cost=measure_tool_surface(op)))
+        measured = original(op) if original is not None else op
+        operations.append(dataclasses.replace(op, disclosure_cost=measure_tool_surface(measured)))
         if op.is_approved and published.rest_chars > surface.budget_chars:
             tokens = math.ceil(published.rest_chars / CHARS_PER_TOKEN)
             left_out = ", and its output schema is left out" if published.output_state == "omitted" else ""

@@ -44,6 +44,7 @@ __all__ = [
     "Normalized",
     "normalize_document",
     "pointer_of",
+    "projected_fields",
     "servers_from",
 ]
 
@@ -220,7 +221,7 @@ class _Builder:
         media = content[chosen]
         raw_schema = media.get("schema") if isinstance(media, dict) else None
         schema = self.schemas.materialize(raw_schema) if raw_schema is not None else {}
-        fields = _projected_fields(schema)
+        fields = projected_fields(schema)
         return RequestBody(
             content_type=chosen,
             required=body.get("required") is True,
@@ -402,7 +403,7 @@ def _scalar(schema: JSONValue) -> bool:
     return False
 
 
-def _projected_fields(schema: JSONObject) -> tuple[BodyField, ...] | None:
+def projected_fields(schema: JSONObject) -> tuple[BodyField, ...] | None:
     """The body fields when the body is a flat object of scalars (projection ``fields``), else None."""
     props = schema.get("properties")
     if schema.get("type") != "object" or not isinstance(props, dict) or not props:

@@ -28,6 +28,7 @@ from anvil.compiler.disclosure import measure_disclosure
 from anvil.compiler.effects import check_effects
 from anvil.compiler.inputs import disambiguate_inputs
 from anvil.compiler.normalize import Normalized, normalize_document, servers_from
+from anvil.compiler.original_view import OriginalSchemas, original_view
 from anvil.compiler.overlay import ManifestApplication, apply_manifest, apply_service_defaults
 from anvil.compiler.schemas import RefCloser, SchemaMaterializer
 from anvil.compiler.validate import block, critique_names, validate_operations
@@ -213,7 +214,7 @@ def compile_source(
     document = _workflows(run, document, manifest)
     service_auth = next((op.auth for op in document.operations if op.auth.type != "none"), NO_AUTH)
     document = replace(document, service=replace(document.service, auth=service_auth))
-    document = _disclosure(run, document)
+    document = _disclosure(run, document, spec)
     document = _round_trip(run, document)
     document = replace(document, diagnostics=tuple(d.to_air() for d in run.found))
     return CompileResult(document=document, diagnostics=tuple(run.found))
@@ -328,9 +329,11 @@ def _disclosure_budget(manifest: Manifest | None) -> DisclosureBudget | None:
     return budget
 
 
-def _disclosure(run: _Run, document: Document) -> Document:
+def _disclosure(run: _Run, document: Document, spec: JSONObject) -> Document:
+    schemas = OriginalSchemas(spec)
+
     def step() -> Document:
-        measured, diagnostics = measure_disclosure(document)
+        measured, diagnostics = measure_disclosure(document, lambda op: original_view(op, spec, schemas))
         run.found.extend(diagnostics)
         return measured
 

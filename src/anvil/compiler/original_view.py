@@ -1,0 +1,270 @@
+"""The input schemas as the original compiles them: what its disclosure figures measure (original-core §3.2, §3.7).
+
+AIR's ``disclosureCost`` is a contract value and must be the original's, so it is measured over the
+tool the original publishes, whose input schemas the original builds differently from this
+compiler (which inlines every reference it can, translates the OpenAPI 3.0 dialect and keeps
+recursion under ``$defs``):
+
+* **bundle**: every reference is inlined, then each node with the shape of a named component
+  (``#/components/schemas/X``, see :func:`_found_by_shape`) becomes a reference to it again, so
+  an inline copy of a component is found as well as a ``$ref`` to it (of several components of
+  one shape, the name that sorts first); anonymous structure nested :data:`ANONYMOUS_DEPTH` levels
+  below a schema's root (every object and list counts as a level) is cut to a stub;
+* **materialize**: an operation's schema follows one named-schema hop: a reference at its top level
+  is inlined (its own body, bundled), a reference inside that body becomes a stub naming the
+  schema. A component inlined once is reused wherever it appears again in the same schema;
+* schemas are kept verbatim otherwise (``nullable``, ``example``, vendor keys, no dialect translation).
+
+:func:`original_view` gives an operation whose params and body carry these schemas, so the
+assembled input schema (:func:`anvil.air.inputs.assemble_input_schema`) is the original's. Only the
+measurement reads it; what AIR stores and the gateway serves stay this compiler's schemas.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from typing import Any, Final
+
+from anvil._types import JSONObject, JSONValue
+from anvil.air.model import BodyField, Operation
+from anvil.compiler.normalize import projected_fields
+from anvil.compiler.schemas import lookup_pointer
+
+__all__ = ["ANONYMOUS_DEPTH", "OriginalSchemas", "original_view"]
+
+#: Levels of anonymous structure below a schema's root the original keeps before cutting to a stub.
+ANONYMOUS_DEPTH: Final = 6
+_COMPONENT_PREFIX: Final = "#/components/schemas/"
+_CUT_NOTE: Final = "nested reference truncated by Anvil to keep the schema JSON-safe and bounded"
+_MAX_INLINE_CHAIN: Final = 64
+
+
+#: Keywords that give a schema structure of its own: a named schema with one is found again by its shape.
+_STRUCTURE: Final = frozenset(
+    {"properties", "additionalProperties", "patternProperties", "items", "enum", "allOf", "anyOf", "oneOf"}
+)
+
+
+def _found_by_shape(body: JSONValue) -> bool:
+    """Whether the original recognizes ``body``, a named schema, wherever its shape recurs.
+
+    A leaf (a scalar schema without an enum, or a bare ``{"type": "object"}``) is not: it stays
+    inline wherever it is used, like anonymous structure.
+    """
+    if not isinstance(body, dict):
+        return False
+    return any(key in body for key in _STRUCTURE) or (body.get("type") == "object" and len(body) > 1)
+
+
+def _stub(node: JSONObject) -> JSONObject:
+    """The original's stand-in for cut structure: the type (when one string) and a description saying so."""
+    stub: JSONObject = {}
+    if isinstance(node.get("type"), str):
+        stub["type"] = node["type"]
+    described = node.get("description")
+    stub["description"] = f"{described} ({_CUT_NOTE})" if isinstance(described, str) else _CUT_NOTE
+    return stub
+
+
+def _digest(value: object) -> str:
+    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class OriginalSchemas:
+    """Schemas of one loaded document as the original bundles and materializes them (module docstring)."""
+
+    def __init__(self, spec: JSONObject) -> None:
+        """Args: spec: the loaded document (OpenAPI 3 shape, internal ``$ref``s kept)."""
+        self._spec = spec
+        components = spec.get("components")
+        named = components.get("schemas") if isinstance(components, dict) else None
+        self._named: JSONObject = named if isinstance(named, dict) else {}
+        self._bundled: dict[str, JSONValue] = {}
+        # Shape -> name. Several named schemas of one shape (aliases, copies) are all found as the one
+        # whose name sorts first, as the original finds them.
+        self._digests: dict[int, tuple[JSONValue, str]] = {}
+        self._shapes: dict[str, str] = {}
+        for name in sorted(self._named):
+            body = self.resolve(self._named[name])
+            if _found_by_shape(body):
+                self._shapes.setdefault(self._shape(body), name)
+
+    def materialize(self, schema: JSONValue) -> JSONValue:
+        """``schema`` (a source schema node) bundled, then materialized one named-schema hop deep."""
+        cache: dict[str, tuple[int, JSONValue]] = {}
+        return self._resolve(self._bundle(schema, 0, ()), 0, (), cache)
+
+    def resolve(self, node: JSONValue) -> JSONValue:
+        """Follow the ``$ref`` chain of a non-schema node (a parameter or a request body)."""
+        for _ in range(_MAX_INLINE_CHAIN):
+            if not (isinstance(node, dict) and isinstance(node.get("$ref"), str)):
+                break
+            node = lookup_pointer(self._spec, node["$ref"])
+        return node
+
+    # --- bundle ------------------------------------------------------------------------------------------
+
+    def _name(self, ref: str) -> str | None:
+        if not ref.startswith(_COMPONENT_PREFIX):
+            return None
+        name = ref[len(_COMPONENT_PREFIX) :].replace("~1", "/").replace("~0", "~")
+        return name if name in self._named else None
+
+    def _bundled_body(self, name: str) -> JSONValue:
+        if name not in self._bundled:
+            self._bundled[name] = self._bundle(self._named[name], 0, (), defining=name)
+        return self._bundled[name]
+
+    def _bundle(self, node: JSONValue, depth: int, inlining: tuple[str, ...], defining: str | None = None) -> JSONValue:
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str):
+                target = lookup_pointer(self._spec, ref)
+                if not isinstance(target, dict) or ref in inlining or len(inlining) >= _MAX_INLINE_CHAIN:
+                    return dict(node)  # dangling or cyclic: left as the source wrote it
+                siblings = {k: v for k, v in node.items() if k != "$ref"}
+                # The original inlines every reference, then finds named schemas again by their shape.
+                return self._bundle({**target, **siblings}, depth, (*inlining, ref), defining)
+            same = self._shapes.get(self._shape(node))
+            if same is not None and same != defining:
+                return {"$ref": _COMPONENT_PREFIX + same.replace("~", "~0").replace("/", "~1")}
+            if depth >= ANONYMOUS_DEPTH:
+                return _stub(node)
+            return {key: self._bundle(value, depth + 1, inlining) for key, value in node.items()}
+        if isinstance(node, list):
+            if depth >= ANONYMOUS_DEPTH:
+                return []
+            return [self._bundle(item, depth + 1, inlining) for item in node]
+        return node
+
+    def _shape(self, node: JSONValue, following: tuple[str, ...] = ()) -> str:
+        """A digest of ``node`` with every reference inlined (a cycle keeps its reference), independent of
+        key order: equal for a ``$ref`` to a schema and an inline copy of it."""
+        memo = self._digests.get(id(node))
+        if memo is not None and memo[0] is node:
+            return memo[1]
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            target = lookup_pointer(self._spec, ref) if isinstance(ref, str) else None
+            if isinstance(ref, str) and isinstance(target, dict) and ref not in following:
+                siblings = {k: v for k, v in node.items() if k != "$ref"}
+                digest = self._shape({**target, **siblings} if siblings else target, (*following, ref))
+            else:
+                parts = sorted((key, self._shape(value, following)) for key, value in node.items())
+                digest = _digest(["object", parts])
+        elif isinstance(node, list):
+            digest = _digest(["array", [self._shape(item, following) for item in node]])
+        else:
+            digest = _digest(["value", node])
+        self._digests[id(node)] = (node, digest)  # the node is kept, so its id is not reused
+        return digest
+
+    # --- materialize -------------------------------------------------------------------------------------
+
+    def _resolve(
+        self, node: JSONValue, hops: int, names: tuple[str, ...], cache: dict[str, tuple[int, JSONValue]]
+    ) -> JSONValue:
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            name = self._name(ref) if isinstance(ref, str) else None
+            if isinstance(ref, str):
+                if name is None:
+                    return node
+                cached = cache.get(name)
+                if cached is not None and cached[0] <= hops:
+                    return cached[1]
+                if name in names or hops >= 1:
+                    return self._hop_stub(name)
+                value = self._resolve(self._bundled_body(name), hops + 1, (*names, name), cache)
+                cache[name] = (hops, value)
+                return value
+            return {key: self._resolve(value, hops, names, cache) for key, value in node.items()}
+        if isinstance(node, list):
+            return [self._resolve(item, hops, names, cache) for item in node]
+        return node
+
+    def _hop_stub(self, name: str) -> JSONObject:
+        target = self.resolve(self._named[name])
+        kind = target.get("type") if isinstance(target, dict) else None
+        described = (
+            f"A '{name}' object; nested one level deep to keep this schema a bounded size — "
+            f"see the '{name}' schema for its full fields."
+        )
+        return _stub({"type": kind, "description": described} if isinstance(kind, str) else {"description": described})
+
+
+def _raw_operation(spec: JSONObject, op: Operation) -> tuple[JSONObject, JSONObject] | None:
+    paths = spec.get("paths")
+    path, method = op.source_ref.path, op.source_ref.method
+    item = paths.get(path) if isinstance(paths, dict) and path else None
+    raw = item.get(method) if isinstance(item, dict) and method else None
+    return (item, raw) if isinstance(item, dict) and isinstance(raw, dict) else None
+
+
+def _raw_params(schemas: OriginalSchemas, item: JSONObject, raw: JSONObject) -> dict[tuple[str, str], JSONObject]:
+    merged: dict[tuple[str, str], JSONObject] = {}
+    for group in (item.get("parameters"), raw.get("parameters")):
+        for entry in group if isinstance(group, list) else ():
+            param = schemas.resolve(entry)
+            if isinstance(param, dict) and isinstance(param.get("name"), str) and isinstance(param.get("in"), str):
+                merged[(param["name"], param["in"])] = param
+    return merged
+
+
+def _param_schema(schemas: OriginalSchemas, param: JSONObject) -> JSONValue:
+    raw_schema = param.get("schema")
+    if raw_schema is None and isinstance(param.get("content"), dict):
+        media = next(iter(param["content"].values()), None)
+        raw_schema = media.get("schema") if isinstance(media, dict) else None
+    return schemas.materialize(raw_schema) if raw_schema is not None else {"type": "string"}
+
+
+def original_view(op: Operation, spec: JSONObject, schemas: OriginalSchemas) -> Operation:
+    """``op`` with its params' and body's schemas as the original compiles them (module docstring).
+
+    Everything else (names, requiredness, safety keys, effect) is ``op``'s own; the assembled input
+    schema is dropped so it is assembled again from these schemas. An operation whose source is not
+    found in ``spec`` is returned as is.
+    """
+    found = _raw_operation(spec, op)
+    if found is None:
+        return op
+    item, raw = found
+    raw_params = _raw_params(schemas, item, raw)
+    params = tuple(
+        dataclasses.replace(p, schema=_as_object(_param_schema(schemas, raw_params[(p.name, p.in_)])))
+        if (p.name, p.in_) in raw_params
+        else p
+        for p in op.input.params
+    )
+    body = op.input.body
+    if body is not None:
+        raw_body = schemas.resolve(raw.get("requestBody"))
+        content = raw_body.get("content") if isinstance(raw_body, dict) else None
+        media = content.get(body.content_type) if isinstance(content, dict) else None
+        if isinstance(media, dict) and media.get("schema") is not None:
+            schema = _as_object(schemas.materialize(media["schema"]))
+            fields = projected_fields(schema)
+            if fields is None:
+                body = dataclasses.replace(body, schema=schema, projection="whole", fields=())
+            else:
+                body = dataclasses.replace(
+                    body, schema=schema, projection="fields", fields=_fields(body.fields, fields)
+                )
+    return dataclasses.replace(op, input=dataclasses.replace(op.input, params=params, body=body, schema=None))
+
+
+def _as_object(schema: JSONValue) -> JSONObject:
+    return schema if isinstance(schema, dict) else {}
+
+
+def _fields(ours: tuple[BodyField, ...], theirs: tuple[BodyField, ...]) -> tuple[BodyField, ...]:
+    """The original's fields, keeping the agent names and aliases a manifest gave ours."""
+    named: dict[str, Any] = {f.name: f for f in ours}
+    return tuple(
+        dataclasses.replace(named[f.name], schema=f.schema, required=f.required) if f.name in named else f
+        for f in theirs
+    )

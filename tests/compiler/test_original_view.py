@@ -1,0 +1,127 @@
+"""The input schemas as the original compiles them, which the disclosure figures measure (original-core §3.2, §3.7)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from anvil.air.disclosure_surface import measure_tool_surface
+from anvil.compiler import build
+from anvil.compiler.original_view import OriginalSchemas, original_view
+
+NOTE = "nested reference truncated by Anvil to keep the schema JSON-safe and bounded"
+
+
+def hop_stub(name: str, kind: str | None = "object") -> dict[str, Any]:
+    described = (
+        f"A '{name}' object; nested one level deep to keep this schema a bounded size — "
+        f"see the '{name}' schema for its full fields. ({NOTE})"
+    )
+    return {"type": kind, "description": described} if kind else {"description": described}
+
+
+def spec(schemas: dict[str, Any], body: dict[str, Any] | None = None) -> dict[str, Any]:
+    operation: dict[str, Any] = {"operationId": "createTag", "responses": {"201": {"description": "ok"}}}
+    if body is not None:
+        operation["requestBody"] = {"required": True, "content": {"application/json": {"schema": body}}}
+    return {
+        "openapi": "3.0.3",
+        "info": {"title": "Tags", "version": "1"},
+        "paths": {"/tags": {"post": operation}},
+        "components": {"schemas": schemas},
+    }
+
+
+TAG = {"type": "object", "properties": {"name": {"type": "string"}, "owner": {"$ref": "#/components/schemas/User"}}}
+USER = {"type": "object", "properties": {"id": {"type": "string"}}}
+
+
+def test_the_operations_schema_follows_one_named_hop_and_a_deeper_reference_is_a_stub_naming_it() -> None:
+    schemas = OriginalSchemas(spec({"Tag": TAG, "User": USER}))
+    viewed = schemas.materialize({"type": "object", "properties": {"data": {"$ref": "#/components/schemas/Tag"}}})
+    assert viewed == {
+        "type": "object",
+        "properties": {
+            "data": {"type": "object", "properties": {"name": {"type": "string"}, "owner": hop_stub("User")}}
+        },
+    }
+
+
+def test_an_inline_copy_of_a_named_schema_is_found_by_its_shape() -> None:
+    # Sentry's spec is fully dereferenced: its bodies repeat component schemas inline.
+    schemas = OriginalSchemas(spec({"Tag": TAG, "User": USER}))
+    viewed = schemas.materialize({"$ref": "#/components/schemas/Tag"})
+    inline_copy = schemas.materialize({"type": "object", "properties": {"name": {"type": "string"}, "owner": USER}})
+    assert (
+        viewed
+        == inline_copy
+        == {"type": "object", "properties": {"name": {"type": "string"}, "owner": hop_stub("User")}}
+    )
+
+
+def test_named_schemas_of_one_shape_are_all_found_as_the_name_that_sorts_first() -> None:
+    schemas = OriginalSchemas(
+        spec({"Tag": TAG, "User": USER, "Person": dict(USER), "TagAlias": {"$ref": "#/components/schemas/Tag"}})
+    )
+    assert schemas.materialize({"type": "array", "items": {"$ref": "#/components/schemas/TagAlias"}}) == {
+        "type": "array",
+        "items": {"type": "object", "properties": {"name": {"type": "string"}, "owner": hop_stub("Person")}},
+    }
+
+
+def test_a_leaf_named_schema_stays_inline_wherever_it_is_used() -> None:
+    leaves = {
+        "Name": {"type": "string", "description": "A name."},
+        "Blob": {"type": "object"},
+        "Tag": TAG,
+        "User": USER,
+    }
+    schemas = OriginalSchemas(spec(leaves))
+    body = {
+        "type": "object",
+        "properties": {
+            "tag": {"$ref": "#/components/schemas/Tag"},
+            "name": {"$ref": "#/components/schemas/Name"},
+            "blob": {"$ref": "#/components/schemas/Blob"},
+        },
+    }
+    viewed = schemas.materialize(body)
+    assert isinstance(viewed, dict)
+    assert viewed["properties"]["name"] == {"type": "string", "description": "A name."}
+    assert viewed["properties"]["blob"] == {"type": "object"}
+    assert viewed["properties"]["tag"]["properties"]["owner"] == hop_stub("User")
+
+
+def test_anonymous_structure_six_levels_below_a_schemas_root_is_cut_to_a_stub() -> None:
+    # Levels: properties 1, x 2, properties 3, y 4, properties 5, a 6 (every object and list counts).
+    deep = {"type": "object", "properties": {"a": {"type": "object", "description": "A.", "properties": {}}}}
+    nested = {"type": "object", "properties": {"x": {"type": "object", "properties": {"y": deep}}}}
+    schemas = OriginalSchemas(spec({}))
+    viewed = schemas.materialize(nested)
+    assert isinstance(viewed, dict)
+    cut = viewed["properties"]["x"]["properties"]["y"]["properties"]["a"]
+    assert cut == {"type": "object", "description": f"A. ({NOTE})"}
+    listed = schemas.materialize({"properties": {"a": {"properties": {"b": {"items": {"enum": [1]}}}}}})
+    assert '"enum": []' in json.dumps(listed)
+
+
+def test_schemas_keep_the_openapi_3_0_dialect_as_written() -> None:
+    schemas = OriginalSchemas(spec({}))
+    field = {"type": "string", "nullable": True, "example": "x", "x-vendor": 1}
+    assert schemas.materialize(field) == field
+
+
+def test_the_figure_is_taken_over_the_originals_schemas_while_air_keeps_its_own(tmp_path: Path) -> None:
+    source = tmp_path / "tags.json"
+    body = {"type": "object", "properties": {"data": {"$ref": "#/components/schemas/Tag"}}}
+    source.write_text(json.dumps(spec({"Tag": TAG, "User": USER}, body)), encoding="utf-8")
+    document = build(source, service_id="tags").document
+    op = document.operations[0]
+    assert op.input.body is not None
+    assert op.input.body.schema["properties"]["data"]["properties"]["owner"] == USER  # served whole
+    loaded = json.loads(source.read_text(encoding="utf-8"))
+    viewed = original_view(op, loaded, OriginalSchemas(loaded))
+    assert viewed.input.body is not None
+    assert viewed.input.body.schema["properties"]["data"]["properties"]["owner"] == hop_stub("User")
+    assert op.disclosure_cost == measure_tool_surface(viewed) != measure_tool_surface(op)
