@@ -19,17 +19,16 @@ from anvil.compiler import build
 REPO = Path(__file__).resolve().parents[2]
 
 #: Specs whose every row is the original's figure.
-EXACT = ("petstore", "petstore-expanded", "uspto", "callback-example", "link-example", "slack")
+EXACT = ("petstore", "petstore-expanded", "uspto", "callback-example", "link-example", "slack", "asana")
 #: Rows equal today on the larger specs (see ``bench/disclosure_diff.py`` for the rest and why). A drop
 #: fails; a rise means raising the floor.
 FLOORS = {
-    "asana": 245,
     "jira": 462,
-    "netlify": 170,
-    "openai": 264,
-    "pagerduty": 460,
+    "netlify": 171,
+    "openai": 267,
+    "pagerduty": 461,
     "plaid": 320,
-    "sentry": 214,
+    "sentry": 215,
 }
 
 

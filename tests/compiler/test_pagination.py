@@ -7,14 +7,20 @@ from typing import Any
 from anvil.compiler.normalize import normalize_document
 
 
-def _compile(params: list[dict[str, Any]], response: dict[str, Any], method: str = "get") -> Any:
+def _compile(
+    params: list[dict[str, Any]],
+    response: dict[str, Any],
+    method: str = "get",
+    path: str = "/things",
+    operation_id: str = "listThings",
+) -> Any:
     doc = {
         "openapi": "3.0.3",
         "info": {"title": "Svc", "version": "1"},
         "paths": {
-            "/things": {
+            path: {
                 method: {
-                    "operationId": "listThings",
+                    "operationId": operation_id,
                     "parameters": params,
                     "responses": {"200": {"description": "ok", "content": {"application/json": {"schema": response}}}},
                 }
@@ -75,3 +81,17 @@ def test_only_a_property_declared_an_array_in_place_is_the_items_as_in_the_origi
     assert _compile([{"name": "cursor", "in": "query"}], response).pagination.items_field == "members"
     named_only = {"type": "object", "properties": {"comments": {"$ref": "#/components/schemas/Things"}}}
     assert _compile([{"name": "cursor", "in": "query"}], named_only).pagination.items_field is None
+
+
+def test_only_a_list_or_search_read_pages_not_a_read_of_one_item_or_of_a_status() -> None:
+    params = [{"name": "cursor", "in": "query"}, {"name": "limit", "in": "query"}]
+    one = _compile([{"name": "id", "in": "path", "required": True}, *params], PAGE, path="/things/{id}")
+    assert one.effect.action == "get" and one.pagination is None
+    status = _compile(params, PAGE, path="/status_updates", operation_id="getStatusUpdates")
+    assert status.effect.action == "poll" and status.pagination is None
+    assert _compile(params, PAGE).pagination is not None
+
+
+def test_the_continuation_is_the_input_matching_the_earliest_name_of_its_style() -> None:
+    params = [{"name": "start_at", "in": "query"}, {"name": "offset", "in": "query"}]
+    assert _compile(params, PAGE).pagination.cursor_param == "offset"

@@ -22,18 +22,22 @@ __all__ = ["infer_pagination"]
 
 Style = Literal["cursor", "page", "offset", "link"]
 
-#: Continuation input names per style, compared snake-cased and lowercased; checked in this order.
-CONTINUATION: Final[tuple[tuple[Style, frozenset[str]], ...]] = (
+#: Continuation input names per style, compared snake-cased and lowercased; styles are checked in this
+#: order, and within a style the input matching the earliest name is the continuation (``offset``
+#: before ``startAt`` when a read takes both, as the original chooses).
+CONTINUATION: Final[tuple[tuple[Style, tuple[str, ...]], ...]] = (
     (
         "cursor",
-        frozenset(
-            {"cursor", "starting_after", "page_token", "pagetoken", "next_token", "nexttoken", "next_page_token"}
-            | {"continuation_token", "continuation", "page_cursor", "next_cursor", "after", "marker"}
+        (
+            *("cursor", "starting_after", "page_token", "pagetoken", "next_token", "nexttoken", "next_page_token"),
+            *("continuation_token", "continuation", "page_cursor", "next_cursor", "after", "marker"),
         ),
     ),
-    ("page", frozenset({"page", "page_number", "pagenumber"})),
-    ("offset", frozenset({"offset", "start_at", "startat", "skip"})),
+    ("page", ("page", "page_number", "pagenumber")),
+    ("offset", ("offset", "start_at", "startat", "skip")),
 )
+#: The actions of reads that page: a read of one item (``get``) or of a status (``poll``) does not.
+PAGED_ACTIONS: Final = frozenset({"list", "search"})
 #: Page-size input names.
 PAGE_SIZE: Final = frozenset(
     {"limit", "page_size", "pagesize", "per_page", "perpage", "max_results", "maxresults", "page_limit"}
@@ -99,13 +103,13 @@ def infer_pagination(op: Operation, resolve: Callable[[JSONValue], JSONValue]) -
         op: the normalized operation.
         resolve: follows a ``$ref`` of the source document (the success schema may be a reference).
     """
-    if op.effect.kind != "read":
+    if op.effect.kind != "read" or op.effect.action not in PAGED_ACTIONS:
         return None
     inputs = _inputs(op)
     style: Style | None = None
     cursor: str | None = None
     for candidate, names in CONTINUATION:
-        matches = [name for name, _ in inputs if _keys(name) & names]
+        matches = [name for known in names for name, _ in inputs if known in _keys(name)]
         if matches:
             style, cursor = candidate, matches[0]
             break
