@@ -70,27 +70,33 @@ def test_named_schemas_of_one_shape_are_all_found_as_the_name_that_sorts_first()
     }
 
 
+def test_a_schema_differing_from_a_named_one_only_in_its_own_description_is_found_as_that_one() -> None:
+    # Plaid's request schemas for two endpoints differ only in the description naming the endpoint.
+    first = {**USER, "description": "The first."}
+    second = {**USER, "description": "The second."}
+    schemas = OriginalSchemas(spec({"AUser": first, "User": second, "Tag": TAG}))
+    assert schemas.materialize({"$ref": "#/components/schemas/User"}) == first
+    tag = schemas.materialize({"$ref": "#/components/schemas/Tag"})
+    assert isinstance(tag, dict)
+    assert tag["properties"]["owner"] == hop_stub("AUser")
+
+
 def test_a_leaf_named_schema_stays_inline_wherever_it_is_used() -> None:
-    leaves = {
-        "Name": {"type": "string", "description": "A name."},
-        "Blob": {"type": "object"},
-        "Tag": TAG,
-        "User": USER,
-    }
-    schemas = OriginalSchemas(spec(leaves))
-    body = {
+    card = {
         "type": "object",
         "properties": {
-            "tag": {"$ref": "#/components/schemas/Tag"},
             "name": {"$ref": "#/components/schemas/Name"},
             "blob": {"$ref": "#/components/schemas/Blob"},
+            "owner": {"$ref": "#/components/schemas/User"},
         },
     }
-    viewed = schemas.materialize(body)
-    assert isinstance(viewed, dict)
-    assert viewed["properties"]["name"] == {"type": "string", "description": "A name."}
-    assert viewed["properties"]["blob"] == {"type": "object"}
-    assert viewed["properties"]["tag"]["properties"]["owner"] == hop_stub("User")
+    leaves = {"Name": {"type": "string", "description": "A name."}, "Blob": {"type": "object", "description": "Any."}}
+    schemas = OriginalSchemas(spec({**leaves, "Card": card, "User": USER}))
+    viewed = schemas.materialize({"$ref": "#/components/schemas/Card"})
+    assert viewed == {
+        "type": "object",
+        "properties": {"name": leaves["Name"], "blob": leaves["Blob"], "owner": hop_stub("User")},
+    }
 
 
 def test_anonymous_structure_six_levels_below_a_schemas_root_is_cut_to_a_stub() -> None:

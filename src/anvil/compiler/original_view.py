@@ -7,9 +7,11 @@ recursion under ``$defs``):
 
 * **bundle**: every reference is inlined, then each node with the shape of a named component
   (``#/components/schemas/X``, see :func:`_found_by_shape`) becomes a reference to it again, so
-  an inline copy of a component is found as well as a ``$ref`` to it (of several components of
-  one shape, the name that sorts first); anonymous structure nested :data:`ANONYMOUS_DEPTH` levels
-  below a schema's root (every object and list counts as a level) is cut to a stub;
+  an inline copy of a component is found as well as a ``$ref`` to it. A shape leaves out the
+  node's own ``description``, so two components that differ only there are one shape; of several
+  components of one shape, the name that sorts first is found. Anonymous structure nested
+  :data:`ANONYMOUS_DEPTH` levels below a schema's root (every object and list counts as a level) is
+  cut to a stub;
 * **materialize**: an operation's schema follows one named-schema hop: a reference at its top level
   is inlined (its own body, bundled), a reference inside that body becomes a stub naming the
   schema. A component inlined once is reused wherever it appears again in the same schema;
@@ -48,7 +50,8 @@ _STRUCTURE: Final = frozenset(
 
 
 def _found_by_shape(body: JSONValue) -> bool:
-    """Whether the original recognizes ``body``, a named schema, wherever its shape recurs.
+    """Whether the original recognizes ``body`` (a named schema without its own description) wherever
+    its shape recurs.
 
     A leaf (a scalar schema without an enum, or a bare ``{"type": "object"}``) is not: it stays
     inline wherever it is used, like anonymous structure.
@@ -85,11 +88,11 @@ class OriginalSchemas:
         self._bundled: dict[str, JSONValue] = {}
         # Shape -> name. Several named schemas of one shape (aliases, copies) are all found as the one
         # whose name sorts first, as the original finds them.
-        self._digests: dict[int, tuple[JSONValue, str]] = {}
+        self._digests: dict[tuple[int, bool], tuple[JSONValue, str]] = {}
         self._shapes: dict[str, str] = {}
         for name in sorted(self._named):
             body = self.resolve(self._named[name])
-            if _found_by_shape(body):
+            if isinstance(body, dict) and _found_by_shape({k: v for k, v in body.items() if k != "description"}):
                 self._shapes.setdefault(self._shape(body), name)
 
     def materialize(self, schema: JSONValue) -> JSONValue:
@@ -140,10 +143,11 @@ class OriginalSchemas:
             return [self._bundle(item, depth + 1, inlining) for item in node]
         return node
 
-    def _shape(self, node: JSONValue, following: tuple[str, ...] = ()) -> str:
+    def _shape(self, node: JSONValue, following: tuple[str, ...] = (), root: bool = True) -> str:
         """A digest of ``node`` with every reference inlined (a cycle keeps its reference), independent of
-        key order: equal for a ``$ref`` to a schema and an inline copy of it."""
-        memo = self._digests.get(id(node))
+        key order, and of the node's own ``description`` (an OpenAPI 3.1 reference may carry its own):
+        equal for a ``$ref`` to a schema and an inline copy of it."""
+        memo = self._digests.get((id(node), root))
         if memo is not None and memo[0] is node:
             return memo[1]
         if isinstance(node, dict):
@@ -151,15 +155,15 @@ class OriginalSchemas:
             target = lookup_pointer(self._spec, ref) if isinstance(ref, str) else None
             if isinstance(ref, str) and isinstance(target, dict) and ref not in following:
                 siblings = {k: v for k, v in node.items() if k != "$ref"}
-                digest = self._shape({**target, **siblings} if siblings else target, (*following, ref))
+                digest = self._shape({**target, **siblings} if siblings else target, (*following, ref), root)
             else:
-                parts = sorted((key, self._shape(value, following)) for key, value in node.items())
-                digest = _digest(["object", parts])
+                kept = (item for item in node.items() if not (root and item[0] == "description"))
+                digest = _digest(["object", sorted((key, self._shape(value, following, False)) for key, value in kept)])
         elif isinstance(node, list):
-            digest = _digest(["array", [self._shape(item, following) for item in node]])
+            digest = _digest(["array", [self._shape(item, following, False) for item in node]])
         else:
             digest = _digest(["value", node])
-        self._digests[id(node)] = (node, digest)  # the node is kept, so its id is not reused
+        self._digests[(id(node), root)] = (node, digest)  # the node is kept, so its id is not reused
         return digest
 
     # --- materialize -------------------------------------------------------------------------------------
