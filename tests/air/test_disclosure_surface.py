@@ -19,12 +19,12 @@ from anvil.compiler import build
 REPO = Path(__file__).resolve().parents[2]
 
 #: Specs whose every row is the original's figure.
-EXACT = ("petstore", "petstore-expanded", "uspto", "callback-example", "link-example", "slack", "asana", "plaid")
+EXACT = ("petstore", "petstore-expanded", "uspto", "callback-example", "link-example")
+EXACT += ("asana", "jira", "plaid", "slack")
 #: Rows equal today on the larger specs (see ``bench/disclosure_diff.py`` for the rest and why). A drop
 #: fails; a rise means raising the floor.
 FLOORS = {
-    "jira": 462,
-    "netlify": 171,
+    "netlify": 173,
     "openai": 282,
     "pagerduty": 461,
     "sentry": 222,

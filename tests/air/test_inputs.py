@@ -261,3 +261,20 @@ def test_a_whole_body_without_a_description_is_described_by_the_originals_senten
     sentence = "The request body. Provide the full object; its structure is preserved from the source schema."
     assert assemble_input_schema(make_op(body=plain))["properties"]["body"]["description"] == sentence
     assert assemble_input_schema(make_op(body=described))["properties"]["body"]["description"] == "The tags to set."
+
+
+def test_colliding_inputs_keep_the_first_and_assemble_as_the_original_with_later_wins() -> None:
+    path_id = Param(name="id", in_="path", required=True, schema={"type": "integer"})
+    body = RequestBody(
+        required=True,
+        schema={"type": "object", "properties": {"id": {"type": "string"}, "name": {"type": "string"}}},
+        projection="fields",
+        fields=(BodyField(name="id", schema={"type": "string"}), BodyField(name="name", schema={"type": "string"})),
+    )
+    op = make_op(params=(path_id,), body=body)
+    kept = assemble_input_schema(op)
+    assert list(kept["properties"])[:2] == ["id", "name"]
+    assert kept["properties"]["id"]["type"] == "integer"
+    theirs = assemble_input_schema(op, later_wins=True)
+    assert list(theirs["properties"])[:2] == ["id", "name"]
+    assert theirs["properties"]["id"]["type"] == "string"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -131,3 +132,46 @@ def test_the_figure_is_taken_over_the_originals_schemas_while_air_keeps_its_own(
     assert viewed.input.body is not None
     assert viewed.input.body.schema["properties"]["data"]["properties"]["owner"] == hop_stub("User")
     assert op.disclosure_cost == measure_tool_surface(viewed) != measure_tool_surface(op)
+
+
+def test_inputs_this_compiler_names_apart_are_measured_under_the_one_name_the_original_gives_them(
+    tmp_path: Path,
+) -> None:
+    # Jira's PUT /projectCategory/{id} takes a path id and a body field id.
+    source = tmp_path / "categories.json"
+    document = spec({})
+    document["paths"] = {
+        "/categories/{id}": {
+            "put": {
+                "operationId": "updateCategory",
+                "parameters": [{"name": "id", "in": "path", "required": True, "schema": {"type": "integer"}}],
+                "requestBody": {
+                    "content": {
+                        "application/json": {
+                            "schema": {
+                                "type": "object",
+                                "properties": {"id": {"type": "string"}, "name": {"type": "string"}},
+                            }
+                        }
+                    }
+                },
+                "responses": {"200": {"description": "ok"}},
+            }
+        }
+    }
+    source.write_text(json.dumps(document), encoding="utf-8")
+    built = build(source, service_id="categories").document
+    op = built.operations[0]
+    assert op.input.schema is not None
+    assert list(op.input.schema["properties"])[:3] == ["id", "id_body", "name"]
+    loaded = json.loads(source.read_text(encoding="utf-8"))
+    named = dataclasses.replace(op, input=dataclasses.replace(op.input, body=_unnamed(op.input.body)))
+    viewed = original_view(op, loaded, OriginalSchemas(loaded), named)
+    assert viewed.input.schema is not None
+    assert list(viewed.input.schema["properties"])[:2] == ["id", "name"]
+    assert viewed.input.schema["properties"]["id"]["type"] == "string"
+    assert op.disclosure_cost == measure_tool_surface(viewed)
+
+
+def _unnamed(body: Any) -> Any:
+    return dataclasses.replace(body, fields=tuple(dataclasses.replace(f, agent_name=None) for f in body.fields))

@@ -231,11 +231,16 @@ def idempotency_key_schema(op: Operation, carrier: CarrierBinding | None = None)
     return schema
 
 
-def assemble_input_schema(op: Operation) -> JSONObject:
+def assemble_input_schema(op: Operation, *, later_wins: bool = False) -> JSONObject:
     """The assembled input schema of original-core §1.6 (what ``op.input.schema`` stores).
 
     Property order: params (minus the idempotency carrier), body fields or ``body``, the idempotency
     key, then confirm. Nested ``$defs`` of the wire schemas are hoisted to the root.
+
+    Two inputs published under one name block the operation (``duplicate_agent_input_name``); the
+    first one's property is kept. ``later_wins`` assembles as the original does instead (the later
+    input's schema in the first one's place, the name listed in ``required`` once per required input),
+    which is what its disclosure figures measure.
     """
     carrier = _carrier(op)
     defs: dict[str, Any] = {}
@@ -243,7 +248,7 @@ def assemble_input_schema(op: Operation) -> JSONObject:
     required: list[str] = []
     for source in _sources(op, carrier):
         name = source.binding.property
-        if name in properties:
+        if name in properties and not later_wins:
             continue  # duplicate_agent_input_name blocks the operation; keep the first
         properties[name] = _property(source, defs)
         if source.binding.required:

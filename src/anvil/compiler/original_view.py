@@ -30,6 +30,7 @@ import json
 from typing import Any, Final
 
 from anvil._types import JSONObject, JSONValue
+from anvil.air.inputs import assemble_input_schema
 from anvil.air.model import BodyField, Operation
 from anvil.compiler.normalize import projected_fields
 from anvil.compiler.schemas import lookup_pointer
@@ -226,16 +227,29 @@ def _param_schema(schemas: OriginalSchemas, param: JSONObject) -> JSONValue:
     return schemas.materialize(raw_schema) if raw_schema is not None else {"type": "string"}
 
 
-def original_view(op: Operation, spec: JSONObject, schemas: OriginalSchemas) -> Operation:
+def original_view(
+    op: Operation, spec: JSONObject, schemas: OriginalSchemas, named: Operation | None = None
+) -> Operation:
     """``op`` with its params' and body's schemas as the original compiles them (module docstring).
 
-    Everything else (names, requiredness, safety keys, effect) is ``op``'s own; the assembled input
-    schema is dropped so it is assembled again from these schemas. An operation whose source is not
-    found in ``spec`` is returned as is.
+    Everything else (requiredness, safety keys, effect) is ``op``'s own, and its input schema is
+    assembled again from these schemas as the original assembles it.
+
+    Args:
+        op: the compiled operation.
+        spec: the loaded document it was compiled from.
+        schemas: that document's :class:`OriginalSchemas`.
+        named: ``op`` before its colliding inputs were given names of their own
+            (:func:`anvil.compiler.inputs.disambiguate_inputs`): the original publishes them under
+            one name, the later input's schema in the first one's place. None when none collided.
+
+    An operation whose source is not found in ``spec`` is returned as is.
     """
     found = _raw_operation(spec, op)
     if found is None:
         return op
+    if named is not None:
+        op = _names_of(op, named)
     item, raw = found
     raw_params = _raw_params(schemas, item, raw)
     params = tuple(
@@ -258,7 +272,23 @@ def original_view(op: Operation, spec: JSONObject, schemas: OriginalSchemas) -> 
                 body = dataclasses.replace(
                     body, schema=schema, projection="fields", fields=_fields(body.fields, fields)
                 )
-    return dataclasses.replace(op, input=dataclasses.replace(op.input, params=params, body=body, schema=None))
+    viewed = dataclasses.replace(op, input=dataclasses.replace(op.input, params=params, body=body, schema=None))
+    schema = assemble_input_schema(viewed, later_wins=True)
+    return dataclasses.replace(viewed, input=dataclasses.replace(viewed.input, schema=schema))
+
+
+def _names_of(op: Operation, named: Operation) -> Operation:
+    """``op`` with the agent names its inputs had in ``named``."""
+    params = op.input.params
+    if len(params) == len(named.input.params):
+        pairs = zip(params, named.input.params, strict=True)
+        params = tuple(dataclasses.replace(p, agent_name=before.agent_name) for p, before in pairs)
+    body, before_body = op.input.body, named.input.body
+    if body is not None and before_body is not None and len(body.fields) == len(before_body.fields):
+        matched = zip(body.fields, before_body.fields, strict=True)
+        fields = tuple(dataclasses.replace(f, agent_name=before.agent_name) for f, before in matched)
+        body = dataclasses.replace(body, fields=fields)
+    return dataclasses.replace(op, input=dataclasses.replace(op.input, params=params, body=body))
 
 
 def _as_object(schema: JSONValue) -> JSONObject:

@@ -182,7 +182,9 @@ def compile_source(
     ops, repaired = _repair_again(ops, manifest is not None)
     ops = _reblock(ops, normalized.composite, _COMPOSITE_NOTE)
     ops = _reblock(ops, run.contested_auth, _CONTESTED_SCHEME_NOTE)
-    ops, renamed_inputs = disambiguate_inputs(ops)
+    named, (ops, renamed_inputs) = ops, disambiguate_inputs(ops)
+    # The original publishes colliding inputs under one name; its disclosure figures measure that.
+    collided = {before.id: before for before, after in zip(named, ops, strict=True) if before != after}
     # Pagination is inferred for reads only; a manifest that makes an operation a mutation drops it.
     ops = tuple(replace(op, pagination=None) if op.pagination and op.effect.kind != "read" else op for op in ops)
     for index, item in normalized.diagnostics:  # normalize findings carry the final id of their operation
@@ -214,7 +216,7 @@ def compile_source(
     document = _workflows(run, document, manifest)
     service_auth = next((op.auth for op in document.operations if op.auth.type != "none"), NO_AUTH)
     document = replace(document, service=replace(document.service, auth=service_auth))
-    document = _disclosure(run, document, spec)
+    document = _disclosure(run, document, spec, collided)
     document = _round_trip(run, document)
     document = replace(document, diagnostics=tuple(d.to_air() for d in run.found))
     return CompileResult(document=document, diagnostics=tuple(run.found))
@@ -329,11 +331,13 @@ def _disclosure_budget(manifest: Manifest | None) -> DisclosureBudget | None:
     return budget
 
 
-def _disclosure(run: _Run, document: Document, spec: JSONObject) -> Document:
+def _disclosure(run: _Run, document: Document, spec: JSONObject, collided: dict[str, Operation]) -> Document:
     schemas = OriginalSchemas(spec)
 
     def step() -> Document:
-        measured, diagnostics = measure_disclosure(document, lambda op: original_view(op, spec, schemas))
+        measured, diagnostics = measure_disclosure(
+            document, lambda op: original_view(op, spec, schemas, collided.get(op.id))
+        )
         run.found.extend(diagnostics)
         return measured
 
