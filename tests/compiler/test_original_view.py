@@ -10,6 +10,7 @@ from typing import Any
 from anvil.air.disclosure_surface import measure_tool_surface
 from anvil.compiler import build
 from anvil.compiler.original_view import OriginalSchemas, original_view
+from anvil.load.spec import load_spec
 
 NOTE = "nested reference truncated by Anvil to keep the schema JSON-safe and bounded"
 
@@ -175,3 +176,34 @@ def test_inputs_this_compiler_names_apart_are_measured_under_the_one_name_the_or
 
 def _unnamed(body: Any) -> Any:
     return dataclasses.replace(body, fields=tuple(dataclasses.replace(f, agent_name=None) for f in body.fields))
+
+
+def test_a_body_shared_by_a_swagger_path_item_is_not_measured_as_the_originals_converter_leaves_it_out(
+    tmp_path: Path,
+) -> None:
+    source = tmp_path / "logs.json"
+    source.write_text(
+        json.dumps(
+            {
+                "swagger": "2.0",
+                "info": {"title": "Logs", "version": "1"},
+                "paths": {
+                    "/builds/{build_id}/log": {
+                        "parameters": [
+                            {"name": "build_id", "in": "path", "required": True, "type": "string"},
+                            {"name": "msg", "in": "body", "schema": {"type": "object", "properties": {"m": {}}}},
+                        ],
+                        "post": {"operationId": "updateLog", "responses": {"204": {"description": "ok"}}},
+                    }
+                },
+            }
+        ),
+        encoding="utf-8",
+    )
+    op = build(source, service_id="logs").document.operations[0]
+    assert op.input.body is not None  # served: the upstream takes the body
+    loaded = load_spec(source).document
+    assert loaded is not None
+    viewed = original_view(op, loaded, OriginalSchemas(loaded))
+    assert viewed.input.body is None
+    assert op.disclosure_cost == measure_tool_surface(viewed)

@@ -143,3 +143,32 @@ def test_the_oai_petstore_separate_spec_loads_from_its_folder(corpus: Path) -> N
     assert sorted(schemas) == ["Error", "NewPet", "Pet"]
     assert schemas["NewPet"]["allOf"][0] == {"$ref": "#/components/schemas/Pet"}
     assert len(result.files) == 5
+
+
+def test_a_path_items_shared_body_parameter_is_every_methods_body_marked_as_shared(tmp_path: Path) -> None:
+    # Netlify's POST /builds/{build_id}/log declares its body on the path item.
+    source = tmp_path / "logs.yaml"
+    source.write_text(
+        "swagger: '2.0'\n"
+        "info: {title: Logs, version: '1'}\n"
+        "paths:\n"
+        "  /builds/{build_id}/log:\n"
+        "    parameters:\n"
+        "      - {name: build_id, in: path, required: true, type: string}\n"
+        "      - {name: msg, in: body, required: true, schema: {type: object}}\n"
+        "    post:\n"
+        "      responses: {'204': {description: ok}}\n"
+        "    put:\n"
+        "      parameters: [{name: own, in: body, schema: {type: string}}]\n"
+        "      responses: {'204': {description: ok}}\n",
+        encoding="utf-8",
+    )
+    document = load_spec(source).document
+    assert document is not None
+    item = document["paths"]["/builds/{build_id}/log"]
+    assert item["post"]["requestBody"] == {
+        "content": {"application/json": {"schema": {"type": "object"}}},
+        "required": True,
+        "x-anvil-shared-body": True,
+    }
+    assert "x-anvil-shared-body" not in item["put"]["requestBody"]

@@ -34,6 +34,7 @@ from anvil.air.inputs import assemble_input_schema
 from anvil.air.model import BodyField, Operation
 from anvil.compiler.normalize import projected_fields
 from anvil.compiler.schemas import lookup_pointer
+from anvil.load.swagger import SHARED_BODY
 
 __all__ = ["ANONYMOUS_DEPTH", "OriginalSchemas", "original_view"]
 
@@ -259,8 +260,10 @@ def original_view(
         for p in op.input.params
     )
     body = op.input.body
+    raw_body = schemas.resolve(raw.get("requestBody"))
+    if isinstance(raw_body, dict) and raw_body.get(SHARED_BODY) is True:
+        body = None  # the original's Swagger converter leaves a path item's shared body parameter out
     if body is not None:
-        raw_body = schemas.resolve(raw.get("requestBody"))
         content = raw_body.get("content") if isinstance(raw_body, dict) else None
         media = content.get(body.content_type) if isinstance(content, dict) else None
         if isinstance(media, dict) and media.get("schema") is not None:

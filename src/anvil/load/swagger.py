@@ -17,10 +17,13 @@ from anvil._types import JSONObject, JSONValue
 from anvil.load.merge import METHODS
 from anvil.load.refs import MISSING, follow, split_fragment
 
-__all__ = ["OPENAPI_VERSION", "convert_swagger"]
+__all__ = ["OPENAPI_VERSION", "SHARED_BODY", "convert_swagger"]
 
 #: The ``openapi`` version written into converted documents.
 OPENAPI_VERSION: Final = "3.0.3"
+#: Marks a ``requestBody`` made from a ``body`` parameter its path item declares for every method. The
+#: operation takes that body; the original's converter leaves it out (its disclosure figures count none).
+SHARED_BODY: Final = "x-anvil-shared-body"
 
 _JSON: Final = "application/json"
 _FORM: Final = "application/x-www-form-urlencoded"
@@ -281,10 +284,11 @@ class _Converter:
         params, body, form = self._split(node.get("parameters"))
         names = {_identity(param) for param in form}
         form = form + [param for param in shared_form if _identity(param) not in names]
-        body = body or shared_body
         request: JSONObject | None = None
         if body is not None:
             request = self.body(body, consumes)
+        elif shared_body is not None:
+            request = {**self.body(shared_body, consumes), SHARED_BODY: True}
         elif form:
             request = self.form(form, consumes)
         out: JSONObject = {}
