@@ -25,7 +25,7 @@ EXACT += ("asana", "jira", "netlify", "plaid", "slack")
 #: fails; a rise means raising the floor.
 FLOORS = {
     "openai": 282,
-    "pagerduty": 461,
+    "pagerduty": 464,
     "sentry": 222,
 }
 

@@ -207,3 +207,23 @@ def test_a_body_shared_by_a_swagger_path_item_is_not_measured_as_the_originals_c
     viewed = original_view(op, loaded, OriginalSchemas(loaded))
     assert viewed.input.body is None
     assert op.disclosure_cost == measure_tool_surface(viewed)
+
+
+def test_a_node_a_reference_points_into_is_reused_as_bundled_where_first_met_unless_six_levels_down() -> None:
+    # PagerDuty points into other schemas (#/components/schemas/Tag/allOf/0).
+    inner = {"type": "object", "properties": {"a": {"type": "string", "enum": ["x"]}}}
+    home = {"type": "object", "properties": {"inner": inner}}
+    schemas = OriginalSchemas(spec({"Home": home}))
+    pointer = {"$ref": "#/components/schemas/Home/properties/inner"}
+    at_home = schemas.materialize({"$ref": "#/components/schemas/Home"})
+    assert isinstance(at_home, dict)
+    deeper = schemas.materialize(
+        {"type": "object", "properties": {"x": {"type": "object", "properties": {"y": pointer}}}}
+    )
+    assert isinstance(deeper, dict)
+    assert deeper["properties"]["x"]["properties"]["y"] == at_home["properties"]["inner"]
+    assert at_home["properties"]["inner"]["properties"]["a"] == {"type": "string", "enum": ["x"]}  # not cut at 6
+    six_down = {"properties": {"p": {"properties": {"q": {"properties": {"r": pointer}}}}}}  # r is level 6
+    cut = schemas.materialize(six_down)
+    assert isinstance(cut, dict)
+    assert cut["properties"]["p"]["properties"]["q"]["properties"]["r"] == {"type": "object", "description": NOTE}

@@ -11,14 +11,17 @@ recursion under ``$defs``):
   node's own ``description``, so two components that differ only there are one shape; of several
   components of one shape, the name that sorts first is found. Anonymous structure nested
   :data:`ANONYMOUS_DEPTH` levels below a schema's root (every object and list counts as a level) is
-  cut to a stub;
+  cut to a stub. Above that, a node met again (a reference pointing into another schema) reuses
+  what it became where it was met at that depth or shallower; every named schema is bundled first,
+  in document order;
 * **materialize**: an operation's schema follows one named-schema hop: a reference at its top level
   is inlined (its own body, bundled), a reference inside that body becomes a stub naming the
   schema. A component inlined once is reused wherever it appears again in the same schema;
 * schemas are kept verbatim otherwise (``nullable``, ``example``, vendor keys, no dialect translation).
 
 :func:`original_view` gives an operation whose params and body carry these schemas, so the
-assembled input schema (:func:`anvil.air.inputs.assemble_input_schema`) is the original's. Only the
+assembled input schema (:func:`anvil.air.inputs.assemble_input_schema`, colliding inputs assembled
+as the original assembles them) is the original's. Only the
 measurement reads it; what AIR stores and the gateway serves stay this compiler's schemas.
 """
 
@@ -88,6 +91,8 @@ class OriginalSchemas:
         named = components.get("schemas") if isinstance(components, dict) else None
         self._named: JSONObject = named if isinstance(named, dict) else {}
         self._bundled: dict[str, JSONValue] = {}
+        # Source node (by identity) -> (depth, bundled value, the node).
+        self._seen: dict[int, tuple[int, JSONValue, JSONValue]] = {}
         # Shape -> name. Several named schemas of one shape (aliases, copies) are all found as the one
         # whose name sorts first, as the original finds them.
         self._digests: dict[tuple[int, bool], tuple[JSONValue, str]] = {}
@@ -99,6 +104,9 @@ class OriginalSchemas:
 
     def materialize(self, schema: JSONValue) -> JSONValue:
         """``schema`` (a source schema node) bundled, then materialized one named-schema hop deep."""
+        if not self._bundled:
+            for name in self._named:  # the original bundles every named schema first, in document order
+                self._bundled_body(name)
         cache: dict[str, tuple[int, JSONValue]] = {}
         return self._resolve(self._bundle(schema, 0, ()), 0, (), cache)
 
@@ -132,18 +140,27 @@ class OriginalSchemas:
                     return dict(node)  # dangling or cyclic: left as the source wrote it
                 siblings = {k: v for k, v in node.items() if k != "$ref"}
                 # The original inlines every reference, then finds named schemas again by their shape.
-                return self._bundle({**target, **siblings}, depth, (*inlining, ref), defining)
+                inlined = {**target, **siblings} if siblings else target
+                return self._bundle(inlined, depth, (*inlining, ref), defining)
             same = self._shapes.get(self._shape(node))
             if same is not None and same != defining:
                 return {"$ref": _COMPONENT_PREFIX + same.replace("~", "~0").replace("/", "~1")}
-            if depth >= ANONYMOUS_DEPTH:
-                return _stub(node)
-            return {key: self._bundle(value, depth + 1, inlining) for key, value in node.items()}
-        if isinstance(node, list):
-            if depth >= ANONYMOUS_DEPTH:
-                return []
-            return [self._bundle(item, depth + 1, inlining) for item in node]
-        return node
+        if not isinstance(node, dict | list):
+            return node
+        if depth >= ANONYMOUS_DEPTH:
+            return _stub(node) if isinstance(node, dict) else []
+        # A node met again (a reference points into it) reuses what it became where it was met at this
+        # depth or shallower, as the original reuses it: named schemas are bundled first, in document order.
+        seen = self._seen.get(id(node))
+        if seen is not None and seen[2] is node and seen[0] <= depth:
+            return seen[1]
+        out: JSONValue
+        if isinstance(node, dict):
+            out = {key: self._bundle(value, depth + 1, inlining) for key, value in node.items()}
+        else:
+            out = [self._bundle(item, depth + 1, inlining) for item in node]
+        self._seen[id(node)] = (depth, out, node)  # the node is kept, so its id is not reused
+        return out
 
     def _shape(self, node: JSONValue, following: tuple[str, ...] = (), root: bool = True) -> str:
         """A digest of ``node`` with every reference inlined (a cycle keeps its reference), independent of
