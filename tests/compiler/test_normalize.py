@@ -166,6 +166,14 @@ def test_a_202_only_operation_is_long_running() -> None:
     assert any(c.predicate == "longRunning" for c in op.evidence.claims)
 
 
+def test_an_operation_that_may_also_answer_202_is_long_running() -> None:
+    # Sentry adds a member with 201, or 202 when the join waits for approval.
+    responses = {"201": {"description": "Added"}, "202": {"description": "Requested"}}
+    op = only(normalize_document(spec({"/members": {"post": {"responses": responses}}}), "svc"))
+    assert op.long_running
+    assert op.output.description == "Added"
+
+
 def test_declared_error_statuses_map_to_the_runtime_taxonomy() -> None:
     responses = {
         str(status): {"description": f"status {status}"}

@@ -256,7 +256,8 @@ class _Builder:
             if not isinstance(response, dict):
                 break
             output, streaming = _output(response)
-            long_running = status == "202" or _has_header(response, "operation-location")
+            # A 202 among the answers says the work may finish later, even beside a 200 or 201.
+            long_running = "202" in by_status or _has_header(response, "operation-location")
             break
         errors: list[ErrorSpec] = []
         for status_text, status in by_status.items():
