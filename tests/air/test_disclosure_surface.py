@@ -23,7 +23,7 @@ EXACT = ("petstore", "petstore-expanded", "uspto", "callback-example", "link-exa
 EXACT += ("asana", "jira", "netlify", "pagerduty", "plaid", "sentry", "slack")
 #: Rows equal today on the larger specs (see ``bench/disclosure_diff.py`` for the rest and why). A drop
 #: fails; a rise means raising the floor.
-FLOORS = {"openai": 282}
+FLOORS = {"openai": 284}
 
 
 def _payments() -> Document:

@@ -227,3 +227,19 @@ def test_a_node_a_reference_points_into_is_reused_as_bundled_where_first_met_unl
     cut = schemas.materialize(six_down)
     assert isinstance(cut, dict)
     assert cut["properties"]["p"]["properties"]["q"]["properties"]["r"] == {"type": "object", "description": NOTE}
+
+
+def test_a_reference_with_keys_of_its_own_is_inlined_with_them_first_and_winning() -> None:
+    # OpenAI writes {"$ref": "#/components/schemas/AssistantsApiResponseFormatOption", "nullable": true}.
+    option = {"description": "The format.", "oneOf": [{"type": "string"}, {"type": "integer"}], "x-tag": 1}
+    schemas = OriginalSchemas(spec({"Option": option}))
+    viewed = schemas.materialize(
+        {"properties": {"f": {"$ref": "#/components/schemas/Option", "nullable": True, "x-tag": 2}}}
+    )
+    assert isinstance(viewed, dict)
+    assert list(viewed["properties"]["f"].items()) == [
+        ("nullable", True),
+        ("x-tag", 2),
+        ("description", "The format."),
+        ("oneOf", [{"type": "string"}, {"type": "integer"}]),
+    ]

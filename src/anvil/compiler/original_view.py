@@ -140,7 +140,8 @@ class OriginalSchemas:
                     return dict(node)  # dangling or cyclic: left as the source wrote it
                 siblings = {k: v for k, v in node.items() if k != "$ref"}
                 # The original inlines every reference, then finds named schemas again by their shape.
-                inlined = {**target, **siblings} if siblings else target
+                # Its own keys come first and win (OpenAI: {"$ref": ..., "nullable": true}).
+                inlined = {**siblings, **{k: v for k, v in target.items() if k not in siblings}} if siblings else target
                 return self._bundle(inlined, depth, (*inlining, ref), defining)
             same = self._shapes.get(self._shape(node))
             if same is not None and same != defining:
