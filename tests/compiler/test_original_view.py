@@ -243,3 +243,13 @@ def test_a_reference_with_keys_of_its_own_is_inlined_with_them_first_and_winning
         ("description", "The format."),
         ("oneOf", [{"type": "string"}, {"type": "integer"}]),
     ]
+
+
+def test_of_named_schemas_of_one_shape_the_one_named_as_the_nodes_title_is_found_before_the_first_name() -> None:
+    # OpenAI's Reasoning and its copy BetaReasoning are both titled "Reasoning".
+    reasoning = {"type": "object", "title": "Reasoning", "properties": {"effort": {"type": "string"}}}
+    wrapper = {"type": "object", "properties": {"r": {"$ref": "#/components/schemas/Reasoning"}}}
+    schemas = OriginalSchemas(spec({"BetaReasoning": dict(reasoning), "Reasoning": reasoning, "Wrapper": wrapper}))
+    viewed = schemas.materialize({"$ref": "#/components/schemas/Wrapper"})
+    assert isinstance(viewed, dict)
+    assert viewed["properties"]["r"] == hop_stub("Reasoning")

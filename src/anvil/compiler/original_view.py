@@ -9,7 +9,8 @@ recursion under ``$defs``):
   (``#/components/schemas/X``, see :func:`_found_by_shape`) becomes a reference to it again, so
   an inline copy of a component is found as well as a ``$ref`` to it. A shape leaves out the
   node's own ``description``, so two components that differ only there are one shape; of several
-  components of one shape, the name that sorts first is found. Anonymous structure nested
+  components of one shape, the one named as the node's ``title`` is found, else the name that sorts
+  first. Anonymous structure nested
   :data:`ANONYMOUS_DEPTH` levels below a schema's root (every object and list counts as a level) is
   cut to a stub. Above that, a node met again (a reference pointing into another schema) reuses
   what it became where it was met at that depth or shallower; every named schema is bundled first,
@@ -93,14 +94,19 @@ class OriginalSchemas:
         self._bundled: dict[str, JSONValue] = {}
         # Source node (by identity) -> (depth, bundled value, the node).
         self._seen: dict[int, tuple[int, JSONValue, JSONValue]] = {}
-        # Shape -> name. Several named schemas of one shape (aliases, copies) are all found as the one
-        # whose name sorts first, as the original finds them.
+        # Shape -> name. Several named schemas of one shape (aliases, copies such as OpenAI's Metadata and
+        # BetaMetadata) are found as the one whose name is the node's title (OpenAI's Reasoning, titled
+        # "Reasoning" like its copy BetaReasoning), else as the one whose name sorts first.
         self._digests: dict[tuple[int, bool], tuple[JSONValue, str]] = {}
         self._shapes: dict[str, str] = {}
+        self._titled: set[tuple[str, str]] = set()
         for name in sorted(self._named):
             body = self.resolve(self._named[name])
             if isinstance(body, dict) and _found_by_shape({k: v for k, v in body.items() if k != "description"}):
-                self._shapes.setdefault(self._shape(body), name)
+                shape = self._shape(body)
+                self._shapes.setdefault(shape, name)
+                if body.get("title") == name:
+                    self._titled.add((shape, name))
 
     def materialize(self, schema: JSONValue) -> JSONValue:
         """``schema`` (a source schema node) bundled, then materialized one named-schema hop deep."""
@@ -143,7 +149,8 @@ class OriginalSchemas:
                 # Its own keys come first and win (OpenAI: {"$ref": ..., "nullable": true}).
                 inlined = {**siblings, **{k: v for k, v in target.items() if k not in siblings}} if siblings else target
                 return self._bundle(inlined, depth, (*inlining, ref), defining)
-            same = self._shapes.get(self._shape(node))
+            shape, title = self._shape(node), node.get("title")
+            same = title if isinstance(title, str) and (shape, title) in self._titled else self._shapes.get(shape)
             if same is not None and same != defining:
                 return {"$ref": _COMPONENT_PREFIX + same.replace("~", "~0").replace("/", "~1")}
         if not isinstance(node, dict | list):
