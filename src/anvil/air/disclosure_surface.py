@@ -10,6 +10,8 @@ compact JSON counted with o200k_base:
   assembled ``properties`` with the two reserved arguments appended (``anvil_dry_run``,
   ``anvil_projection``, with the original's descriptions), ``required``, and
   ``additionalProperties: false``; the assembled schema's own title and description are not published.
+  The schemas in it are the original's compilation of the source (the compiler measures the operation
+  :mod:`anvil.compiler.original_view` gives, not the one AIR stores).
 
 So the figure describes the same bytes in both implementations; what ``anvil serve`` lists (its output
 schemas, its effect keys) is measured separately by ``anvil certify`` (:mod:`anvil.proof.disclosure`).

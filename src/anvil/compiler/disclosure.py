@@ -2,7 +2,8 @@
 
 Every operation gets ``disclosureCost``: ``toolTokens``, the o200k_base tokens of the compact JSON of
 its tool as the original measures it (:mod:`anvil.air.disclosure_surface`: no output schema, no effect
-keys), and ``charsPerToken``, so the figures, and the contract hash that covers them, are the
+keys, the input schemas as the original compiles them: :mod:`anvil.compiler.original_view`), and
+``charsPerToken``, so the figures, and the contract hash that covers them, are the
 original's. Response figures stay 0 until a proof lane measures real answers. What ``anvil serve``
 lists (output schemas cut to the tool budget, effect keys) is counted by ``anvil certify``.
 
