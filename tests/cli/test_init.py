@@ -190,3 +190,50 @@ def test_init_lists_the_specs_security_schemes_and_auth_scheme_chooses_one_servi
     document = build(path, manifest=manifest, service_id="jira").document
     blocked = [op.id for op in document.operations if op.state == "blocked"]
     assert len(blocked) <= 2, blocked  # jql passthrough (a finding about the API), never auth
+
+
+def test_init_writes_a_reviewed_override_that_serves_an_end_user_oauth_flow_as_a_bearer_token(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec = tmp_path / "openapi.yaml"
+    flow = {"authorizationCode": {"authorizationUrl": "https://x.example/a", "tokenUrl": "https://x.example/t"}}
+    spec.write_text(
+        json.dumps(
+            {
+                "openapi": "3.0.3",
+                "info": {"title": "Chat", "version": "1"},
+                "security": [{"chatAuth": []}],
+                "paths": {
+                    "/channels": {"get": {"operationId": "listChannels", "responses": {"200": {"description": "ok"}}}}
+                },
+                "components": {"securitySchemes": {"chatAuth": {"type": "oauth2", "flows": flow}}},
+            }
+        ),
+        encoding="utf-8",
+    )
+    manifest = tmp_path / "anvil.yaml"
+    argv = [
+        "init",
+        str(spec),
+        "--service",
+        "chat",
+        "--out",
+        str(manifest),
+        "--approve",
+        "all",
+        "--auth-scheme",
+        "chatAuth",
+    ]
+    code, _, err = _anvil(capsys, *argv, "--auth-type", "bearer")
+    assert code == 2 and "--auth-reason" in err and not manifest.exists()
+    reason = "Tokens come from the operator's app, minted out of band."
+    code, _, err = _anvil(capsys, *argv, "--auth-type", "bearer", "--auth-reason", reason)
+    assert code == 0, err
+    auth = yaml.safe_load(manifest.read_text(encoding="utf-8"))["auth"]
+    assert auth == {"scheme": "chatAuth", "type": "bearer", "override": True, "reason": reason}
+    from anvil.compiler import build
+
+    (served,) = build(spec, manifest=manifest, service_id="chat").document.operations
+    assert served.state == "approved" and served.auth.type == "jwt_bearer"
+    (blocked,) = build(spec, service_id="chat").document.operations
+    assert blocked.state == "blocked"  # without the override, the end-user flow is served nowhere

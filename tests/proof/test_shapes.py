@@ -286,6 +286,29 @@ async def test_a_list_that_must_hold_items_holds_ones_its_filters_select_and_its
     assert again["messages"] == first["messages"]
 
 
+@pytest.mark.anyio
+async def test_an_rpc_remove_takes_away_what_its_add_stored_named_by_what_the_add_took(
+    mock: httpx.AsyncClient,
+) -> None:
+    token = {"token": "t"}
+
+    async def pins() -> list[object]:
+        return (await mock.get("/__anvil/items", params={"kind": "pins_add"})).json()["items"]
+
+    assert (await mock.post("/pins.add", data={"channel": "C1", "timestamp": "1.5"}, headers=token)).is_success
+    assert (await mock.post("/pins.add", data={"channel": "C2"}, headers=token)).is_success
+    assert len(await pins()) == 2
+    other = await mock.post("/pins.remove", data={"channel": "C1", "timestamp": "9.9"}, headers=token)
+    assert other.status_code == 404 and len(await pins()) == 2  # no pin at that timestamp
+    removed = await mock.post("/pins.remove", data={"channel": "C1", "timestamp": "1.5"}, headers=token)
+    assert removed.status_code == 200 and set(removed.json()) == {"ok"}
+    assert len(await pins()) == 1
+    reminder = (await mock.post("/reminders.add", data={"text": "call"})).json()["reminder"]
+    assert (await mock.post("/reminders.delete", data={"reminder": "nope"})).status_code == 404
+    assert (await mock.post("/reminders.delete", data={"reminder": reminder["id"]})).status_code == 200
+    assert (await mock.post("/reminders.delete", data={"reminder": reminder["id"]})).status_code == 404
+
+
 def test_the_mocks_check_reads_nullable_and_a_tuple_of_items_as_the_spec_means_them() -> None:
     schemas = SchemaSet({})
     nullable = {"type": "object", "properties": {"edited": {"type": "object", "nullable": True}}}
@@ -316,7 +339,11 @@ def test_selftest_passes_every_check_on_the_shapes_and_proves_the_inverses_by_st
         "shapes.tasks.create": "api-read",
         "shapes.tokens.create": "mock-state",  # no approved read observes a token
         "shapes.roles.create": "mock-state",  # nor a role
+        "shapes.assets.create": "api-read",  # the asset answered beside its upload form
+        "shapes.pins.add": "mock-state",  # an RPC add undone by its remove, named by what the add took
+        "shapes.reminders.add": "mock-state",  # ... or by the id the add answered
     }
+    assert "on an item it made" in by_id[("fidelity", "shapes.pins.remove")].detail
 
 
 def test_conformance_answers_agree_on_every_surface_for_the_shapes(shapes: Path) -> None:

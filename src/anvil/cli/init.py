@@ -1,4 +1,5 @@
-"""``anvil init SPEC --service ID --out MANIFEST [--spec-root DIR] [--approve none|reads|all] [--propose-effects]``.
+"""``anvil init SPEC --service ID --out MANIFEST [--spec-root DIR] [--approve none|reads|all] [--propose-effects]``
+``[--auth-scheme NAME [--auth-type TYPE --auth-reason TEXT]] [--force]``.
 
 Writes a first, reviewable ``anvil.yaml`` for a spec: every operation keyed by its AIR id, the
 classifier's posture as comments, ``state: approved`` only as ``--approve`` says (default: none), so a
@@ -7,8 +8,11 @@ reviewer starts from what the compiler already knows instead of a blank file
 item can be deleted (or cancelled) gets a proposed ``effect:`` block marked for review
 (:mod:`anvil.compiler.manifest.proposals`); a proposal the compiler's ``effect/*`` checks refuse is
 left out with a comment saying why. A write whose spec declares an idempotency key header gets a
-proposed ``idempotency:`` block too (left out when the compiler cannot carry the key). ``--force``
-replaces an existing file.
+proposed ``idempotency:`` block too (left out when the compiler cannot carry the key).
+``--auth-scheme`` chooses one of the spec's security schemes service-wide; with ``--auth-type`` and
+``--auth-reason`` it is served as that type, a reviewed override (a spec whose only scheme is an
+end-user OAuth flow, Slack's or Netlify's, is otherwise served nowhere). ``--force`` replaces an
+existing file.
 
 Exit status: 0 written; 1 the spec could not be read (its diagnostics on stderr, nothing written);
 2 usage (a bad service id, an existing ``--out`` without ``--force``).
@@ -35,6 +39,7 @@ __all__ = ["register", "run"]
 
 def register(parser: argparse.ArgumentParser) -> None:
     """Add the ``init`` arguments to its subparser."""
+    from anvil.air.enums import AUTH_TYPES
     from anvil.compiler.manifest.draft import APPROVE_CHOICES
 
     parser.add_argument("spec", metavar="SPEC", help="the OpenAPI 3.x or Swagger 2.0 file (YAML or JSON)")
@@ -58,6 +63,14 @@ def register(parser: argparse.ArgumentParser) -> None:
         metavar="NAME",
         help="choose one of the spec's security schemes service-wide (writes auth: {scheme: NAME})",
     )
+    parser.add_argument(
+        "--auth-type",
+        metavar="TYPE",
+        choices=("bearer", *AUTH_TYPES),
+        help="with --auth-scheme and --auth-reason: serve that scheme as TYPE, a reviewed override (an end-user "
+        "OAuth flow's tokens obtained out of band: bearer)",
+    )
+    parser.add_argument("--auth-reason", metavar="TEXT", help="why the --auth-type override is sound (written down)")
     parser.add_argument("--force", action="store_true", help="replace an existing --out file")
 
 
@@ -88,6 +101,20 @@ def _security_schemes(args: argparse.Namespace) -> dict[str, str]:
     return out
 
 
+def _auth_override(args: argparse.Namespace) -> tuple[str, str] | None:
+    """``(type, reason)`` of a reviewed auth override, or None; both flags, and a scheme, or neither."""
+    kind, reason = args.auth_type, (args.auth_reason or "").strip()
+    if kind is None and not args.auth_reason:
+        return None
+    if kind is None or not reason or not args.auth_scheme:
+        raise UsageError(
+            "cli/usage",
+            "--auth-type and --auth-reason go together, with --auth-scheme: an override is a reviewed statement",
+            hint="Pass --auth-scheme NAME --auth-type TYPE --auth-reason 'why it is sound'.",
+        )
+    return kind, reason
+
+
 def _checked_proposals(document: Document, args: argparse.Namespace) -> dict[str, Proposal]:
     """Proposals the compiler's effect checks accept; a refused one keeps the refusal as its reason."""
     from anvil.cli.compile import max_file_bytes
@@ -100,7 +127,13 @@ def _checked_proposals(document: Document, args: argparse.Namespace) -> dict[str
         proposals[op_id] = replace(proposals.get(op_id, Proposal(op_id)), idempotency=block)
     with tempfile.TemporaryDirectory(prefix="anvil-init-") as folder:
         trial = Path(folder) / "anvil.yaml"
-        draft = draft_manifest(document, approve="all", proposals=proposals, auth_scheme=args.auth_scheme)
+        draft = draft_manifest(
+            document,
+            approve="all",
+            proposals=proposals,
+            auth_scheme=args.auth_scheme,
+            auth_override=_auth_override(args),
+        )
         trial.write_text(draft, encoding="utf-8")
         checked = build(
             Path(args.spec),
@@ -144,6 +177,7 @@ def run(args: argparse.Namespace) -> int:
             f"--service {args.service!r} is not a valid service id",
             hint="Use a lowercase slug of 1-64 characters: letters, digits, '-' and '_', starting with a letter.",
         )
+    override = _auth_override(args)
     out = Path(args.out)
     if out.exists() and not args.force:
         raise UsageError(
@@ -181,6 +215,7 @@ def run(args: argparse.Namespace) -> int:
         proposals=proposals,
         schemes=schemes,
         auth_scheme=args.auth_scheme,
+        auth_override=override,
     )
     write_text_atomically(out, text)
     ops = result.document.operations

@@ -168,3 +168,94 @@ def test_a_write_taking_an_idempotency_key_header_gets_an_idempotency_block_prop
     entry = yaml.safe_load(text)["operations"]["shop.orders.create"]
     assert entry["idempotency"]["header"] == "PayPal-Request-Id"
     assert PROPOSED_MARK in text and "no effect proposed" not in text
+
+
+def _form(properties: dict[str, Any], required: list[str] | None = None) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "object", "properties": properties}
+    if required:
+        schema["required"] = required
+    return {"content": {"application/x-www-form-urlencoded": {"schema": schema}}}
+
+
+def _rpc(paths: dict[str, Any], schemas: dict[str, Any] | None = None) -> dict[str, Proposal]:
+    spec: dict[str, Any] = {"openapi": "3.0.3", "info": {"title": "Rpc", "version": "1"}, "paths": paths}
+    if schemas:
+        spec["components"] = {"schemas": schemas}
+    return propose_effects(compile_source(LoadResult(document=spec, version="3.0.3"), None, service_id="rpc").document)
+
+
+_TEXT: dict[str, Any] = {"type": "string"}
+_OK: dict[str, Any] = {"type": "object", "properties": {"ok": {"type": "boolean"}}}
+
+
+def test_an_rpc_add_is_undone_by_its_remove_taking_the_identifying_arguments_the_add_took() -> None:
+    token = [{"name": "token", "in": "header", "required": True, "schema": _TEXT}]
+    pin = _form({"channel": _TEXT, "timestamp": _TEXT}, ["channel"])
+    proposals = _rpc(
+        {
+            "/pins.add": {"post": {"parameters": token, "requestBody": pin, "responses": _ok(schema=_OK)}},
+            "/pins.remove": {"post": {"parameters": token, "requestBody": pin, "responses": _ok(schema=_OK)}},
+        }
+    )
+    assert proposals["rpc.pins.add"].effect == {
+        "class": "reversible",
+        "inverse": {
+            "operation": "rpc.pins.remove",
+            "arguments": {"token": "request.token", "channel": "request.channel", "timestamp": "request.timestamp?"},
+        },
+    }
+
+
+def test_an_rpc_delete_takes_the_id_the_add_answered_inside_its_envelope() -> None:
+    reminder = {
+        "type": "object",
+        "properties": {"ok": {"type": "boolean"}, "reminder": {"$ref": "#/components/schemas/R"}},
+    }
+    proposals = _rpc(
+        {
+            "/reminders.add": {"post": {"requestBody": _form({"text": _TEXT}), "responses": _ok(schema=reminder)}},
+            "/reminders.delete": {"post": {"requestBody": _form({"reminder": _TEXT}), "responses": _ok(schema=_OK)}},
+        },
+        {"R": {"type": "object", "properties": {"id": _TEXT, "text": _TEXT}}},
+    )
+    effect = proposals["rpc.reminders.add"].effect
+    assert effect is not None
+    assert effect["inverse"] == {"operation": "rpc.reminders.delete", "arguments": {"reminder": "response.reminder.id"}}
+
+
+def test_an_rpc_remove_requiring_what_the_add_may_be_called_without_is_left_out_saying_why() -> None:
+    proposals = _rpc(
+        {
+            "/groups.addMember": {
+                "post": {"requestBody": _form({"group": _TEXT, "team": _TEXT}, ["group"]), "responses": _ok()}
+            },
+            "/groups.removeMember": {
+                "post": {"requestBody": _form({"group": _TEXT, "team": _TEXT}, ["group", "team"]), "responses": _ok()}
+            },
+        }
+    )
+    proposal = next(p for op_id, p in proposals.items() if op_id.endswith("add_member"))
+    assert proposal.effect is None
+    assert proposal.reasons == (
+        "rpc.groups.remove_member requires 'team', which rpc.groups.add_member may be called without",
+    )
+
+
+def test_an_rpc_create_with_a_whole_body_gives_its_remove_the_bodys_fields_and_the_answers_id() -> None:
+    body = {
+        "type": "object",
+        "required": ["user", "details"],
+        "properties": {"user": _TEXT, "details": {"type": "object", "properties": {"query": _TEXT}}},
+    }
+    answer = {"type": "object", "properties": {"rule": {"type": "object", "properties": {"id": _TEXT}}}}
+    remove = _form({"user": _TEXT, "rule_id": _TEXT}, ["user", "rule_id"])
+    json_body = {"required": True, "content": {"application/json": {"schema": body}}}
+    proposals = _rpc(
+        {
+            "/rules/create": {"post": {"requestBody": json_body, "responses": _ok(schema=answer)}},
+            "/rules/remove": {"post": {"requestBody": remove, "responses": _ok()}},
+        }
+    )
+    proposal = next(p for op_id, p in proposals.items() if "remove" not in op_id)
+    assert proposal.effect is not None
+    assert proposal.effect["inverse"]["arguments"] == {"user": "request.body.user", "rule_id": "response.rule.id"}

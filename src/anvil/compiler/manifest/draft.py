@@ -103,6 +103,7 @@ def draft_manifest(
     proposals: Mapping[str, Proposal] | None = None,
     schemes: Mapping[str, str] | None = None,
     auth_scheme: str | None = None,
+    auth_override: tuple[str, str] | None = None,
 ) -> str:
     """The text of a first ``anvil.yaml`` for ``document`` (deterministic: the same input, the same text).
 
@@ -115,6 +116,9 @@ def draft_manifest(
         schemes: the spec's security schemes (name -> a short description), listed as a comment so
             a reviewer can choose one with ``auth: {scheme: NAME}``.
         auth_scheme: the scheme to choose service-wide (a top-level ``auth: {scheme: ...}`` block).
+        auth_override: ``(type, reason)``: serve the chosen scheme as that auth type, a reviewed
+            override (``override: true`` and the reason written beside it), as when an end-user OAuth
+            flow's tokens are obtained out of band and sent as a static bearer token.
 
     Returns:
         YAML text ending in a newline; every operation keyed by its AIR id.
@@ -140,6 +144,13 @@ def draft_manifest(
         )
     if auth_scheme:
         header += ["", "auth:", f"  scheme: {yaml_key(auth_scheme)}"]
+        if auth_override is not None:
+            kind, reason = auth_override
+            header += [
+                f"  type: {yaml_key(kind)}",
+                "  override: true",
+                f"  reason: {json.dumps(_one_line(reason, 300), ensure_ascii=False)}",
+            ]
     body: list[str] = ["", "operations:"]
     operations: Sequence[Operation] = sorted(document.operations, key=lambda op: op.id)
     if not operations:

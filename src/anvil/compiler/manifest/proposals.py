@@ -1,15 +1,22 @@
 """Effect contracts ``anvil init --propose-effects`` proposes: each create and the call that undoes it.
 
 A create is paired with the delete of the item it made, found by path: the delete's path is the
-create's path plus one trailing ``{param}`` segment (``POST /pets`` and ``DELETE /pets/{id}``), or,
-in RPC-style APIs, the create's path with its last word ``create`` turned into ``delete``, ``remove``
-or ``cancel`` (``/transfer/create`` and ``/transfer/cancel``). The inverse's arguments come from the
-create's request (the path parameters both share) and its answer (the new item's id: the field named
-like the delete's trailing parameter, else its part after the resource name, else ``id``). A read on
-the item path becomes the lookup by id. Every proposal is a suggestion for a reviewer: ``anvil init``
-compiles it and leaves out one the compiler's ``effect/*`` checks refuse, saying why. A write whose
-spec declares an idempotency key header (``Idempotency-Key``, PayPal's ``PayPal-Request-Id``, or one
-described as idempotent) gets an ``idempotency:`` block naming it.
+create's path plus one trailing ``{param}`` segment (``POST /pets`` and ``DELETE /pets/{id}``). The
+inverse's arguments come from the create's request (the path parameters both share) and its answer
+(the new item's id: the field named like the delete's trailing parameter, else its part after the
+resource name, else ``id``). A read on the item path becomes the lookup by id.
+
+In RPC-style APIs the path's last word is the verb (:mod:`anvil.air.rpc`): ``/pins.add`` is undone by
+``/pins.remove`` and ``/transfer/create`` by ``/transfer/delete`` or ``/remove`` (inverses: the item
+is gone again), or compensated by ``/transfer/cancel`` (the item stays, cancelled). Such an undo
+takes the identifying arguments the make took from its request (Slack's ``channel`` and
+``timestamp``), and an input the make did not take from its answer (``reminder`` from
+``{"reminder": {"id": ...}}``).
+
+Every proposal is a suggestion for a reviewer: ``anvil init`` compiles it and leaves out one the
+compiler's ``effect/*`` checks refuse, saying why. A write whose spec declares an idempotency key
+header (``Idempotency-Key``, PayPal's ``PayPal-Request-Id``, or one described as idempotent) gets an
+``idempotency:`` block naming it.
 """
 
 from __future__ import annotations
@@ -17,16 +24,17 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, Literal
 
+from anvil.air.inputs import input_bindings
 from anvil.air.model import Document, Operation
 from anvil.air.naming import prop_key
+from anvil.air.rpc import rpc_verb, undo_paths
 
 __all__ = ["Proposal", "propose_effects", "propose_idempotency"]
 
 _TRAILING_PARAM: Final = re.compile(r"^(?P<base>.*)/\{(?P<name>[^{}/]+)\}$")
 _PARAM: Final = re.compile(r"\{([^{}/]+)\}")
-_UNDO_WORDS: Final = ("delete", "remove", "cancel")
 #: Header names that carry an idempotency key (PayPal's is documented as its idempotency header).
 _KEY_HEADER: Final = re.compile(r"^(x-)?idempotency-?key$|^paypal-request-id$", re.IGNORECASE)
 _KEY_WORDS: Final = re.compile(r"idempoten", re.IGNORECASE)
@@ -78,43 +86,68 @@ def _resolve(schema: Any, schemas: Mapping[str, Any], depth: int = 0) -> dict[st
     return found
 
 
-def _answer_fields(schema: Any, schemas: Mapping[str, Any]) -> list[str]:
-    """Paths into the answer a new item's id may sit at: top-level fields, then one wrapper deep."""
+def _answer_fields(schema: Any, schemas: Mapping[str, Any]) -> dict[str, Any]:
+    """Paths into the answer a new item's id may sit at, with their schemas: top-level fields, then
+    one wrapper deep."""
     top = _resolve(schema, schemas)
-    nested = [f"{name}.{inner}" for name, value in top.items() for inner in _resolve(value, schemas)]
-    return [*top, *nested]
+    nested = {f"{name}.{inner}": sub for name, value in top.items() for inner, sub in _resolve(value, schemas).items()}
+    return {**top, **nested}
 
 
 def _path_params(op: Operation) -> list[str]:
     return _PARAM.findall(op.source_ref.path or "")
 
 
-def _id_field(param: str, answer: list[str], resource: str | None) -> str | None:
-    """The answer field that carries the new item's id for a delete taking ``{param}``.
+def _is_object(schema: Any, schemas: Mapping[str, Any]) -> bool:
+    """True when a field's schema is an object with fields (a wrapper, not an id)."""
+    return bool(_resolve(schema, schemas))
 
-    Candidates in order: the parameter's own name, its part after the resource name
+
+def _id_field(
+    param: str,
+    answer: Mapping[str, Any],
+    resource: str | None,
+    schemas: Mapping[str, Any],
+    *,
+    level: Literal["name", "resource", "any"] = "any",
+) -> str | None:
+    """The answer field that carries the new item's id for an undo taking ``param``.
+
+    Candidates in order: the parameter's own name, the ``id`` of the object an ``<x>_id`` names
+    (``transfer_id`` of ``{"transfer": {"id": ...}}``), its part after the resource name
     (``comment_id`` of ``comments`` -> ``id``), then ``id``; each first at the top of the answer, then
-    inside a one-field wrapper (PagerDuty's ``{"team": {"id": ...}}``).
+    inside a one-field wrapper (PagerDuty's ``{"team": {"id": ...}}``). A candidate that is itself an
+    object gives its ``id`` (Slack's ``reminder`` answered as ``{"reminder": {"id": ...}}``).
+    ``level`` narrows the candidates: ``name`` keeps only the parameter's own name, ``resource`` adds
+    its part after the resource name but not a bare ``id`` (an RPC input such as ``client_user_id`` is
+    no id of the item).
     """
     candidates = [param]
-    if resource:
+    if resource and level != "name":
         prefixes = (resource.rstrip("s") + "_", resource + "_", resource.rstrip("s"))
         candidates += [
             param[len(prefix) :].lstrip("_").lower()
             for prefix in prefixes
             if param.lower().startswith(prefix.lower()) and len(param) > len(prefix)
         ]
-    candidates.append("id")
+    if level == "any":
+        candidates.append("id")
     top = [field for field in answer if "." not in field]
     wrapped = [field for field in answer if "." in field]
+    owner = param[:-3] if param.endswith("_id") else param[:-2] if param.endswith("Id") else None
+    if owner and level != "name" and f"{owner}.id" in answer and not _is_object(answer[f"{owner}.id"], schemas):
+        return f"{owner}.id"  # ``transfer_id`` of ``{"transfer": {"id": ...}}``
     for candidate in candidates:
         if candidate in top:
-            return candidate
+            if not _is_object(answer[candidate], schemas):
+                return candidate
+            if f"{candidate}.id" in answer and not _is_object(answer[f"{candidate}.id"], schemas):
+                return f"{candidate}.id"
     wrappers = {field.split(".", 1)[0] for field in wrapped}
     if len(wrappers) == 1:
         for candidate in candidates:
             found = next((field for field in wrapped if field.split(".", 1)[1] == candidate), None)
-            if found is not None:
+            if found is not None and not _is_object(answer[found], schemas):
                 return found
     return None
 
@@ -127,15 +160,16 @@ def _find(ops: list[Operation], method: str, path: str) -> Operation | None:
     return next((op for op in ops if op.source_ref.method == method and op.source_ref.path == path), None)
 
 
-def _undo_target(create: Operation, ops: list[Operation]) -> tuple[Operation | None, str | None]:
-    """The delete that undoes ``create``, and the name of its trailing item parameter (None for RPC style)."""
+def _undo_target(create: Operation, ops: list[Operation]) -> tuple[Operation | None, str | None, str]:
+    """The operation that undoes ``create``, the name of its trailing item parameter (None for RPC
+    style), and how it undoes it (``inverse`` or ``compensate``)."""
     path = create.source_ref.path or ""
     for op in ops:
         if op.source_ref.method != "delete":
             continue
         match = _TRAILING_PARAM.match(op.source_ref.path or "")
         if match and match["base"] == path:
-            return op, match["name"]
+            return op, match["name"], "inverse"
     collection = path.rstrip("/").rsplit("/", 1)[-1]
     if collection and "{" not in collection:  # /issues/{n}/comments -> /issues/comments/{comment_id}
         for op in ops:
@@ -147,24 +181,94 @@ def _undo_target(create: Operation, ops: list[Operation]) -> tuple[Operation | N
             # between them differ (not /projects/{p}/service_accounts/{s}/api_keys beside
             # /projects/{p}/api_keys/{id}: another collection that happens to end in the same word).
             if others <= set(_PARAM.findall(path)) and _static(match["base"]) == _static(path):
-                return op, match["name"]
-    head, _, last = path.rpartition("/")
-    if last.lower().startswith("create"):
-        for word in _UNDO_WORDS:
-            target = _find(ops, "post", f"{head}/{word}{last[len('create') :]}") or _find(ops, "delete", path)
-            if target is not None:
-                return target, None
-    return None, None
+                return op, match["name"], "inverse"
+    for undo_path, how in undo_paths(path):  # RPC style: /pins.add -> /pins.remove, /x/create -> /x/cancel
+        target = _find(ops, "post", undo_path)
+        if target is not None and target.id != create.id:
+            return target, None, how
+    if rpc_verb(path) is not None:
+        target = _find(ops, "delete", path)
+        if target is not None:
+            return target, None, "inverse"
+    return None, None, "inverse"
+
+
+def _sent(create: Operation, schemas: Mapping[str, Any]) -> dict[str, tuple[str, bool]]:
+    """What the create's request carries, by input name: the request path that reads it and whether
+    the create requires it (a whole body's fields are read inside it: ``request.body.client_user_id``)."""
+    out: dict[str, tuple[str, bool]] = {}
+    for binding in input_bindings(create):
+        if binding.location != "body":
+            out[binding.property] = (f"request.{binding.property}", binding.required)
+            continue
+        body = create.input.body
+        schema = body.schema if body is not None else binding.schema
+        required = set(_resolve_required(schema, schemas))
+        for name in _resolve(schema, schemas):
+            if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+                out.setdefault(prop_key(name), (f"request.body.{name}", binding.required and name in required))
+    return out
+
+
+def _resolve_required(schema: Any, schemas: Mapping[str, Any], depth: int = 0) -> list[str]:
+    """The required fields of an object schema (``$ref`` and ``allOf`` followed)."""
+    if not isinstance(schema, dict) or depth > 8:
+        return []
+    ref = schema.get("$ref")
+    if isinstance(ref, str):
+        return _resolve_required(_target(ref, schemas), schemas, depth + 1)
+    found = [name for name in schema.get("required") or () if isinstance(name, str)]
+    for part in schema.get("allOf") or ():
+        found += _resolve_required(part, schemas, depth + 1)
+    return found
+
+
+def _rpc_arguments(
+    create: Operation, target: Operation, answer: Mapping[str, Any], schemas: Mapping[str, Any]
+) -> tuple[dict[str, Any], list[str]]:
+    """An RPC undo's arguments: each input the create also took comes from its request (the identifying
+    arguments the add took: Slack's ``channel`` and ``timestamp`` of ``pins.add``); one it did not take
+    comes from the answer (the new item's id), when the answer carries it."""
+    sent = _sent(create, schemas)
+    arguments: dict[str, Any] = {}
+    reasons: list[str] = []
+    for binding in input_bindings(target):
+        if binding.location == "body":
+            if binding.required:
+                reasons.append(f"{target.id} takes a whole request body")
+            continue
+        if binding.property in sent:
+            path, required = sent[binding.property]
+            if binding.required and not required:  # a call without it could not be undone
+                reasons.append(f"{target.id} requires '{binding.wire_name}', which {create.id} may be called without")
+            arguments[binding.property] = path + ("" if required else "?")
+            continue
+        level: Literal["name", "resource", "any"] = "resource" if binding.required else "name"
+        found = _id_field(binding.wire_name, answer, create.effect.resource, schemas, level=level)
+        if found is not None:
+            arguments[binding.property] = f"response.{found}"
+        elif binding.required:
+            reasons.append(f"no field of the create's request or answer gives {target.id}'s '{binding.wire_name}'")
+    named = [b for b in input_bindings(target) if b.property in arguments and b.location != "header"]
+    if not reasons and not named:
+        reasons.append(f"nothing the create sends or answers names the item {target.id} would undo")
+    return arguments, reasons
 
 
 def _one(create: Operation, ops: list[Operation], schemas: Mapping[str, Any]) -> Proposal:
-    target, item_param = _undo_target(create, ops)
+    target, item_param, kind = _undo_target(create, ops)
     if target is None:
         return Proposal(create.id, reasons=("no delete, remove or cancel of the created item was found",))
     answer = _answer_fields(create.output.schema, schemas)
+    if item_param is None:  # RPC style: the undo names the item by what the create sent or answered
+        found, reasons = _rpc_arguments(create, target, answer, schemas)
+        if reasons:
+            return Proposal(create.id, reasons=tuple(reasons))
+        effect_class = "reversible" if kind == "inverse" else "compensable"
+        return Proposal(create.id, effect={"class": effect_class, kind: {"operation": target.id, "arguments": found}})
     shared = set(_path_params(create))
     arguments: dict[str, Any] = {}
-    reasons: list[str] = []
+    reasons = []
     for param in target.input.params:
         if not (param.required or param.in_ == "path"):
             continue
@@ -172,38 +276,21 @@ def _one(create: Operation, ops: list[Operation], schemas: Mapping[str, Any]) ->
         if param.in_ == "path" and param.name in shared:
             arguments[name] = f"request.{name}"
         elif param.name == item_param or param.in_ == "path":
-            found = _id_field(param.name, answer, create.effect.resource)
-            if found is None:
+            field = _id_field(param.name, answer, create.effect.resource, schemas)
+            if field is None:
                 reasons.append(f"no field of the create's answer carries {target.id}'s '{param.name}'")
             else:
-                arguments[name] = f"response.{found}"
+                arguments[name] = f"response.{field}"
         else:
             reasons.append(f"{target.id} requires '{param.name}', which neither the request nor the answer gives")
-    if target.input.body is not None and target.input.body.required and item_param is not None:
+    if target.input.body is not None and target.input.body.required:
         reasons.append(f"{target.id} requires a request body")
-    if item_param is None:  # RPC style: the body carries the id
-        body = target.input.body
-        if body is not None and body.projection == "fields":
-            for item in body.fields:
-                if item.required:
-                    found = _id_field(item.name, answer, create.effect.resource)
-                    if found is None:
-                        reasons.append(f"no field of the create's answer carries {target.id}'s '{item.name}'")
-                    else:
-                        arguments[prop_key(item.agent_name or item.name)] = f"response.{found}"
-        elif body is not None and body.required:
-            reasons.append(f"{target.id} takes a whole request body")
     if reasons:
         return Proposal(create.id, reasons=tuple(reasons))
-    kind = "inverse" if target.source_ref.method == "delete" or item_param is not None else "compensate"
-    effect: dict[str, Any] = {
-        "class": "reversible" if kind == "inverse" else "compensable",
-        kind: {"operation": target.id, "arguments": arguments},
-    }
-    if item_param is not None:
-        read = _find(ops, "get", target.source_ref.path or "")
-        if read is not None and read.is_read:
-            effect["lookup"] = {"operation": read.id, "by": "id", "arguments": dict(arguments)}
+    effect: dict[str, Any] = {"class": "reversible", "inverse": {"operation": target.id, "arguments": arguments}}
+    read = _find(ops, "get", target.source_ref.path or "")
+    if read is not None and read.is_read:
+        effect["lookup"] = {"operation": read.id, "by": "id", "arguments": dict(arguments)}
     return Proposal(create.id, effect=effect)
 
 

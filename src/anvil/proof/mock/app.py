@@ -5,7 +5,9 @@ validated against the operation's inputs (400 ``{"message", "code": "invalid_inp
 form body is read into its fields, typed by the body schema),
 and answered by role: a create stores a new item (the request's fields over values generated from
 the answer schema, with a fresh id) and answers 201; get and list read what is stored; update and
-patch merge; delete removes (204 when the answer has no schema). A kind the API cannot create (no
+patch merge; delete removes (204 when the answer has no schema), and an RPC remove (``/pins.remove``)
+removes the item its paired add stored whose fields or whose add's request hold the values it was
+sent (404 when none does). A kind the API cannot create (no
 create operation) is filled on first use (a read, an update or a delete), so the operations of a
 read-only API answer; an item deleted stays gone. An idempotency key in
 the operation's declared carrier (else an ``Idempotency-Key`` header on any write) is honoured: the
@@ -36,7 +38,6 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route as StarletteRoute
-from starlette.types import Receive, Scope, Send
 
 from anvil._types import JSONObject, JSONValue
 from anvil.air.forms import decode_form, is_form_media_type
@@ -44,6 +45,7 @@ from anvil.air.model import Document, Operation, Param
 from anvil.proof.mock.bodies import form_body, typed_text
 from anvil.proof.mock.fit import AnswerFitter
 from anvil.proof.mock.kinds import KindCatalog, filter_text
+from anvil.proof.mock.removal import named_item, request_fields
 from anvil.proof.mock.routes import Route, route_table
 from anvil.proof.mock.schema import SchemaSet, Validator, ValueMaker
 from anvil.proof.mock.state import (
@@ -58,6 +60,8 @@ from anvil.proof.mock.state import (
 from anvil.proof.mock.wire import (
     MAX_BODY_BYTES,
     MAX_QUERY,
+    QuietReset,
+    ResetResponse,
     Unparsed,
     finish,
     logged,
@@ -71,7 +75,6 @@ __all__ = ["MAX_BODY_BYTES", "MockApi", "create_mock_app"]
 _INTEGER: Final = re.compile(r"-?\d{1,18}")
 _MAX_SEEDED: Final = 10
 _METHODS: Final = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
-_QUIET: Final = "ASGI callable returned without completing response."
 
 
 def _text(value: JSONValue) -> str:
@@ -82,23 +85,6 @@ def _text(value: JSONValue) -> str:
 
 def _error(status: int, message: str, code: str, **extra: JSONValue) -> tuple[int, JSONValue]:
     return status, {"message": message, "code": code, **extra}
-
-
-class _ResetResponse(Response):
-    """Starts an answer and stops half way: the server closes the connection (a lost answer)."""
-
-    def __init__(self) -> None:
-        super().__init__(status_code=200)
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        headers = [(b"content-type", b"application/json"), (b"content-length", b"4096")]
-        await send({"type": "http.response.start", "status": 200, "headers": headers})
-        await send({"type": "http.response.body", "body": b"{", "more_body": True})
-
-
-class _QuietReset(logging.Filter):
-    def filter(self, record: logging.LogRecord) -> bool:
-        return _QUIET not in record.getMessage()
 
 
 class MockApi:
@@ -323,7 +309,7 @@ class MockApi:
         return self.maker.fits(text, shape)
 
     def _store(
-        self, kind: str, data: JSONObject, scope: str, *, key: str | None = None
+        self, kind: str, data: JSONObject, scope: str, *, key: str | None = None, sent: JSONObject | None = None
     ) -> tuple[int, JSONValue] | None:
         store = self.state.kind(kind)
         if len(store) >= self.max_items:
@@ -331,10 +317,10 @@ class MockApi:
         key = key if key is not None else _text(data.get(self.kinds.id_field(kind)))
         if key in store:
             return _error(409, f"An item of {kind} with this id exists.", "already_exists")
-        size = len(json.dumps(data))
+        size = len(json.dumps(data)) + (len(json.dumps(sent)) if sent else 0)
         if self.state.item_bytes + size > MAX_ITEM_BYTES:
             return _error(507, f"The mock holds its maximum of {MAX_ITEM_BYTES} bytes of items.", "mock_full")
-        store[key] = Item(data, scope)
+        store[key] = Item(data, scope, sent=sent or {})
         self.state.resize(store[key], size)
         return None
 
@@ -463,8 +449,16 @@ class MockApi:
             if schema is not None:  # the state holds what the kind's items can carry
                 fitted = self.fit(schema, data, route.kind.lower())
                 data = fitted if isinstance(fitted, dict) else data
-            refused = self._store(route.kind, data, path, key=key)
+            sent = request_fields(route, request.query_params.items(), body)
+            refused = self._store(route.kind, data, path, key=key, sent=sent)
             return refused if refused is not None else (201, self._wrap(route, data))
+        if role == "remove":
+            fields = request_fields(route, request.query_params.items(), body)
+            gone = named_item(self.state.kind(route.kind), fields, self.kinds.id_field(route.kind))
+            if gone is None:
+                return _error(404, "Not Found", "not_found")
+            self.state.forget(route.kind, gone)
+            return (204, None) if no_schema else (200, self.maker.value(route.op.output.schema, route.kind.lower()))
         if role == "list":
             return 200, self._list(route, path, request)
         if role == "other":
@@ -493,7 +487,7 @@ class MockApi:
             if schema is not None:
                 fitted = self.fit(schema, merged, route.kind.lower())
                 merged = fitted if isinstance(fitted, dict) else merged
-            size = len(json.dumps(merged))
+            size = len(json.dumps(merged)) + (len(json.dumps(item.sent)) if item.sent else 0)
             if self.state.item_bytes - item.size + size > MAX_ITEM_BYTES:
                 return _error(507, f"The mock holds its maximum of {MAX_ITEM_BYTES} bytes of items.", "mock_full")
             item.data = merged
@@ -573,8 +567,8 @@ def create_mock_app(api: MockApi) -> Starlette:
     """The ASGI app serving ``api`` (routes in the module docstring)."""
     state = api.state
     errors = logging.getLogger("uvicorn.error")
-    if not any(isinstance(f, _QuietReset) for f in errors.filters):
-        errors.addFilter(_QuietReset())
+    if not any(isinstance(f, QuietReset) for f in errors.filters):
+        errors.addFilter(QuietReset())
 
     async def describe(request: Request) -> Response:
         return JSONResponse(api.describe())
@@ -662,7 +656,7 @@ def create_mock_app(api: MockApi) -> Starlette:
                 await anyio.sleep(fault.delay_ms / 1000)
             if fault.reset:
                 entry["status"] = None
-                return _ResetResponse()
+                return ResetResponse()
             if fault.status is not None:
                 return finish(entry, fault.status, fault.body if fault.body is not None else _INJECTED)
         status, answer = api.answer(route, params, path, request, body if not isinstance(body, Unparsed) else None)
@@ -675,7 +669,7 @@ def create_mock_app(api: MockApi) -> Starlette:
                 await anyio.sleep(fault.delay_ms / 1000)
             if fault.reset:
                 entry["status"] = None
-                return _ResetResponse()
+                return ResetResponse()
             if fault.status is not None:
                 return finish(entry, fault.status, fault.body if fault.body is not None else _INJECTED)
         return finish(entry, status, answer)

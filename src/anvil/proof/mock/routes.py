@@ -9,13 +9,16 @@ segments. A *role* says what the operation does to its kind:
 * ``list``: a read of a collection answers the items created under that same path;
 * ``get`` / ``update`` / ``delete``: an item addressed by its last path parameter;
 * ``action``: a ``POST /items/{id}/verb`` whose answer is that item (merged with the request);
+* ``remove``: an RPC-style remove or delete (``POST /pins.remove``) beside the add or create that
+  makes its kind (``POST /pins.add``, :mod:`anvil.air.rpc`): it takes away the item whose fields, or
+  whose create's request, hold the values it was sent;
 * ``other``: answered with a value generated from the answer schema.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Final, Literal
 from urllib.parse import parse_qsl, quote, unquote
 
@@ -23,11 +26,12 @@ from anvil._types import JSONObject
 from anvil.air.carrier import CarrierBinding, resolve_carrier
 from anvil.air.enums import KEYED_MODES
 from anvil.air.model import Document, Operation
+from anvil.air.rpc import MAKE_VERBS, UNDO_VERBS, rpc_verb
 from anvil.proof.mock.schema import SchemaSet
 
 __all__ = ["Role", "Route", "TemplateMatcher", "route_table", "specificity"]
 
-Role = Literal["create", "list", "get", "update", "delete", "action", "other"]
+Role = Literal["create", "list", "get", "update", "delete", "action", "remove", "other"]
 _PARAM: Final = re.compile(r"\{([^{}/]+)\}")
 _STATIC_NAME: Final = re.compile(r"[^A-Za-z0-9]+")
 #: The characters the executor keeps as written in a template's literal text; the rest (``?``, ``#``,
@@ -194,17 +198,37 @@ def _signature(parts: list[str]) -> str:
 _ID_LIKE: Final = frozenset({"id", "number", "uuid", "key"})
 
 
-def _envelope(resolved: JSONObject, schemas: SchemaSet) -> tuple[str, object] | None:
+def _envelope(
+    resolved: JSONObject, schemas: SchemaSet, names: frozenset[str] = frozenset()
+) -> tuple[str, object] | None:
     """``(property, item schema)`` when an answer object only wraps one item (``{"data": {...}}``).
 
     A wrapper has no identity of its own, at most three properties, and exactly one whose value is an
-    object with properties (the item); anything else is an item with a nested object.
+    object with properties (the item), or, among several, one named like the item (``names``: Netlify's
+    ``{"form": {...}, "asset": {...}}`` answering ``POST /sites/{id}/assets``); anything else is an
+    item with a nested object.
     """
     props = schemas.properties(resolved)
     if not props or len(props) > 3 or _ID_LIKE & set(props):
         return None
     objects = [(key, sub) for key, sub in props.items() if schemas.is_object(sub)]
-    return objects[0] if len(objects) == 1 else None
+    named = [(key, sub) for key, sub in objects if key in names]
+    return objects[0] if len(objects) == 1 else named[0] if len(named) == 1 else None
+
+
+def _item_names(parts: list[str]) -> frozenset[str]:
+    """What an item of a collection path may be called: its last fixed segment, singular too
+    (``assets`` -> ``asset``, ``policies`` -> ``policy``)."""
+    fixed = [part for part in parts if not _PARAM.fullmatch(part)]
+    if not fixed:
+        return frozenset()
+    word = fixed[-1]
+    names = {word}
+    if word.endswith("ies"):
+        names.add(word[:-3] + "y")
+    elif word.endswith("s"):
+        names.add(word[:-1])
+    return frozenset(names)
 
 
 def _page(resolved: JSONObject, schemas: SchemaSet) -> tuple[str, object] | None:
@@ -224,13 +248,14 @@ def _page(resolved: JSONObject, schemas: SchemaSet) -> tuple[str, object] | None
 def _answer_kind(op: Operation, schemas: SchemaSet) -> tuple[str | None, object, str | None]:
     """``(shared schema name, item schema, list property)`` of what the operation answers."""
     schema = op.output.schema
+    names = _item_names(_segments(op.source_ref.path or ""))
     name = schemas.ref_name(schema)
     if name is not None:
         resolved = schemas.deref(schema)
         if resolved is not None and schemas.first_type(resolved) == "array":
             items = resolved.get("items")
             return schemas.ref_name(items), items, None
-        wrapped = _envelope(resolved, schemas) if resolved is not None else None
+        wrapped = _envelope(resolved, schemas, names) if resolved is not None else None
         if wrapped is not None and schemas.ref_name(wrapped[1]) is not None:
             return schemas.ref_name(wrapped[1]), wrapped[1], None
         page = _page(resolved, schemas) if resolved is not None else None
@@ -252,7 +277,7 @@ def _answer_kind(op: Operation, schemas: SchemaSet) -> tuple[str | None, object,
             key, sub = arrays[0]
             items = (schemas.deref(sub) or {}).get("items")
             return schemas.ref_name(items), items, key
-        wrapped = _envelope(resolved, schemas)
+        wrapped = _envelope(resolved, schemas, names)
         if wrapped is not None:
             return schemas.ref_name(wrapped[1]), wrapped[1], None
     return None, schema, None
@@ -338,7 +363,8 @@ def route_table(document: Document, schemas: SchemaSet) -> tuple[Route, ...]:
             item = {"$ref": f"#/components/schemas/{kind}"}
         template = ("/" + "/".join(parts) if parts else "/") + _suffix(op.source_ref.path or "")[1]
         resolved = schemas.deref(op.output.schema)
-        wrapped = _envelope(resolved, schemas) if resolved is not None and list_property is None else None
+        names = _item_names(parts)
+        wrapped = _envelope(resolved, schemas, names) if resolved is not None and list_property is None else None
         matcher = TemplateMatcher.of(template)
         pattern, params = matcher.pattern, matcher.params
         routes.append(
@@ -357,5 +383,23 @@ def route_table(document: Document, schemas: SchemaSet) -> tuple[Route, ...]:
                 envelope=wrapped[0] if wrapped is not None and role != "list" else None,
             )
         )
+    routes = _paired_removes(routes)
     routes.sort(key=lambda route: (specificity(route.template), route.template, route.method))
     return tuple(routes)
+
+
+def _paired_removes(routes: list[Route]) -> list[Route]:
+    """Each RPC remove or delete (``POST /pins.remove``) with a create beside it (``POST /pins.add``)
+    becomes that create's kind's ``remove`` (no item schema of its own: its answer is no item)."""
+    creates = {route.template: route for route in routes if route.method == "POST" and route.role == "create"}
+    out: list[Route] = []
+    for route in routes:
+        verb = rpc_verb(route.template) if route.method == "POST" and route.role == "create" else None
+        if verb is not None and UNDO_VERBS.get(verb.verb) == "inverse":
+            maker = next((creates[t] for t in map(verb.with_verb, MAKE_VERBS) if t in creates), None)
+            if maker is not None:
+                route = replace(
+                    route, role="remove", kind=maker.kind, item_schema=None, list_property=None, envelope=None
+                )
+        out.append(route)
+    return out

@@ -40,11 +40,14 @@ _MAX_TIMES: Final = 1_000
 
 @dataclass(slots=True)
 class Item:
-    """One stored item: its data, the collection path it was created under, and its size in bytes."""
+    """One stored item: its data, the collection path it was created under, its size in bytes, and
+    the fields its create was sent (an RPC remove finds the item by them: ``pins.remove`` names the
+    pin by the ``channel`` and ``timestamp`` that ``pins.add`` took, which the pin's answer lacks)."""
 
     data: JSONObject
     scope: str
     size: int = 0
+    sent: JSONObject = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)

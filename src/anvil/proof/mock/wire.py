@@ -7,10 +7,12 @@ the headers and the query is bounded too, and credentials are masked (``***``).
 from __future__ import annotations
 
 import json
+import logging
 from typing import Final
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
+from starlette.types import Receive, Scope, Send
 
 from anvil._types import JSONObject, JSONValue
 from anvil.proof.mock.routes import Route
@@ -18,6 +20,8 @@ from anvil.proof.mock.routes import Route
 __all__ = [
     "MAX_BODY_BYTES",
     "MAX_QUERY",
+    "QuietReset",
+    "ResetResponse",
     "Unparsed",
     "finish",
     "logged",
@@ -33,6 +37,7 @@ MAX_BODY_BYTES: Final = 1024 * 1024
 MAX_QUERY: Final = 1024
 _LOGGED_BYTES: Final = 16 * 1024
 _MAX_HEADERS: Final = 64
+_QUIET: Final = "ASGI callable returned without completing response."
 _SECRET_HEADERS: Final = frozenset({"authorization", "proxy-authorization", "cookie", "x-api-key"})
 
 
@@ -99,3 +104,22 @@ def logged_headers(request: Request, route: Route | None) -> dict[str, str]:
     for name, value in list(request.headers.items())[:_MAX_HEADERS]:
         out[name] = "***" if name in secret else value[:1024]
     return out
+
+
+class ResetResponse(Response):
+    """Starts an answer and stops half way: the server closes the connection (a lost answer)."""
+
+    def __init__(self) -> None:
+        super().__init__(status_code=200)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        headers = [(b"content-type", b"application/json"), (b"content-length", b"4096")]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": b"{", "more_body": True})
+
+
+class QuietReset(logging.Filter):
+    """Keeps the server's complaint about a :class:`ResetResponse` (a lost answer on purpose) out of its log."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return _QUIET not in record.getMessage()

@@ -23,6 +23,7 @@ from anvil.air.effects import forwards_idempotency_key
 from anvil.air.forms import is_form_media_type
 from anvil.air.inputs import idempotency_key_required, input_bindings, safety_keys
 from anvil.air.model import Document, ErrorSpec, Operation
+from anvil.air.paths import resolve_mapping
 from anvil.client import AnvilClient, CallResult
 from anvil.proof.mock.kinds import KindCatalog
 from anvil.proof.mock.routes import Route, route_table
@@ -123,6 +124,10 @@ class Driver:
     def creator(self, op: Operation) -> Operation | None:
         """The approved create of the item ``op`` addresses (None: ``op`` addresses no item a create makes)."""
         route = self.route_of.get(op.id)
+        if route is not None and route.role == "remove":  # an RPC remove takes away what its add made
+            makers = [r.op for r in self.routes if r.role == "create" and r.kind == route.kind and r.op.is_approved]
+            paired = [m for m in makers if m.effect.inverse is not None and m.effect.inverse.operation == op.id]
+            return next((m for m in paired + makers if self.problem(m) is None), None)
         if route is None or route.role not in _ITEM_ROLES or route.item_param is None or route.names_a_closed_set:
             return None
         if not self.kinds.addresses_field(route.kind, route.item_param):
@@ -154,6 +159,9 @@ class Driver:
             return arguments, key, False
         made = self.made_item(create, result.data) if isinstance(result.data, dict) else {}
         route = self.route_of[op.id]
+        if route.role == "remove":
+            arguments.update(_removal(op, create, made_arguments, result.data))
+            return arguments, key, True
         last = route.item_param
         for binding in input_bindings(op):
             if binding.location != "path":
@@ -206,6 +214,28 @@ class Driver:
         envelope = route.envelope if route is not None else None
         inner = answer.get(envelope) if envelope is not None else None
         return inner if isinstance(inner, dict) else answer
+
+
+def _removal(op: Operation, create: Operation, sent: Mapping[str, JSONValue], answer: JSONValue) -> JSONObject:
+    """The arguments that name, to the RPC remove ``op``, the item ``create`` just made: the create's
+    declared inverse to ``op`` resolved on that call, and every input of ``op`` the create was sent
+    (or answered) under the same name."""
+    body = sent.get("body")
+    fields = {**(body if isinstance(body, dict) else {}), **sent}
+    out: JSONObject = {}
+    answered = answer if isinstance(answer, dict) else {}
+    for binding in input_bindings(op):
+        if binding.location == "body":
+            continue
+        if binding.property in fields:
+            out[binding.property] = fields[binding.property]
+        elif binding.wire_name in answered and not isinstance(answered[binding.wire_name], dict | list):
+            out[binding.property] = answered[binding.wire_name]
+    inverse = create.effect.inverse
+    if inverse is not None and inverse.operation == op.id:
+        resolved = resolve_mapping(inverse.arguments, request=dict(sent), response=answer)
+        out.update(resolved.arguments or {})
+    return out
 
 
 def typed_for(schema: Mapping[str, JSONValue], value: JSONValue) -> JSONValue:
