@@ -69,6 +69,23 @@ RUNS: dict[str, Run] = {
             Finding("simulate", "disclosure/tool-surface", "paypal.*", _LARGE_TOOLS),
         ),
     ),
+    "slack-web-api.json": Run(
+        service="slack",
+        # Slack offers only an end-user OAuth flow: served as a bearer token obtained out of band.
+        init=("--auth-scheme", "slackAuth", "--auth-type", "bearer", "--auth-reason", "Tokens come from the app."),
+        operations=("slack.pins.*", "slack.reactions.*", "slack.stars.*", "slack.reminders.*"),
+        findings=(
+            Finding("certify", _AT_REST, "", _LARGE_SURFACE),
+            Finding(
+                "certify",
+                "semantic.sibling-descriptions-distinct",
+                "",
+                "the spec describes files.remote.info and files.remote.list in the same words",
+            ),
+            Finding("selftest", "error-mapping", "", "the API answers errors as 200 {ok: false}: none documented"),
+            Finding("selftest", "key-forwarding", "", "no operation of the API takes an idempotency key"),
+        ),
+    ),
     "pagerduty-rest.json": Run(
         service="pd",
         operations=(

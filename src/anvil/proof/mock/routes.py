@@ -283,6 +283,12 @@ def _answer_kind(op: Operation, schemas: SchemaSet) -> tuple[str | None, object,
     return None, schema, None
 
 
+def _sends_list(op: Operation, prop: str, schemas: SchemaSet) -> bool:
+    """True when the request body carries a list under ``prop`` (a bulk create's items)."""
+    body = op.input.body
+    return body is not None and schemas.first_type(schemas.properties(body.schema).get(prop)) == "array"
+
+
 def _role(method: str, parts: list[str], answers_list: bool) -> Role:
     ends_in_param = bool(parts) and _PARAM.fullmatch(parts[-1]) is not None
     if method == "GET":
@@ -315,6 +321,14 @@ def route_table(document: Document, schemas: SchemaSet) -> tuple[Route, ...]:
             continue
         parts = _segments(template)
         name, item, list_property = _answer_kind(op, schemas)
+        if (
+            list_property is not None
+            and _role(method, parts, True) == "create"
+            and not _sends_list(op, list_property, schemas)
+        ):
+            # A write answering one list beside its own fields is no bulk create unless it was sent that
+            # list (Plaid's report ``{report, user_id, warnings: [...]}``): its whole answer is the item.
+            name, item, list_property = schemas.ref_name(op.output.schema), op.output.schema, None
         resolved = schemas.deref(op.output.schema)
         answers_list = list_property is not None or (resolved is not None and schemas.first_type(resolved) == "array")
         drafts.append((op, method, parts, name, item, list_property, answers_list))

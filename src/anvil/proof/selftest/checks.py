@@ -160,7 +160,7 @@ class Driver:
         made = self.made_item(create, result.data) if isinstance(result.data, dict) else {}
         route = self.route_of[op.id]
         if route.role == "remove":
-            arguments.update(_removal(op, create, made_arguments, result.data))
+            arguments.update(_removal(op, create, made_arguments, result.data, arguments))
             return arguments, key, True
         last = route.item_param
         for binding in input_bindings(op):
@@ -216,21 +216,32 @@ class Driver:
         return inner if isinstance(inner, dict) else answer
 
 
-def _removal(op: Operation, create: Operation, sent: Mapping[str, JSONValue], answer: JSONValue) -> JSONObject:
+def _removal(
+    op: Operation, create: Operation, sent: Mapping[str, JSONValue], answer: JSONValue, made: Mapping[str, JSONValue]
+) -> JSONObject:
     """The arguments that name, to the RPC remove ``op``, the item ``create`` just made: the create's
-    declared inverse to ``op`` resolved on that call, and every input of ``op`` the create was sent
-    (or answered) under the same name."""
+    declared inverse to ``op`` resolved on that call, and every input of ``op`` (or field of its whole
+    body, over the ones ``made`` for it) the create was sent or answered under the same name."""
     body = sent.get("body")
     fields = {**(body if isinstance(body, dict) else {}), **sent}
-    out: JSONObject = {}
     answered = answer if isinstance(answer, dict) else {}
+
+    def named(name: str) -> JSONValue:
+        if name in fields:
+            return fields[name]
+        found = answered.get(name)
+        return found if found is not None and not isinstance(found, dict | list) else ABSENT
+
+    out: JSONObject = {}
     for binding in input_bindings(op):
         if binding.location == "body":
+            whole = made.get(binding.property)
+            if isinstance(whole, dict):
+                out[binding.property] = {k: v if named(k) is ABSENT else named(k) for k, v in whole.items()}
             continue
-        if binding.property in fields:
-            out[binding.property] = fields[binding.property]
-        elif binding.wire_name in answered and not isinstance(answered[binding.wire_name], dict | list):
-            out[binding.property] = answered[binding.wire_name]
+        value = named(binding.property)
+        if value is not ABSENT:
+            out[binding.property] = value
     inverse = create.effect.inverse
     if inverse is not None and inverse.operation == op.id:
         resolved = resolve_mapping(inverse.arguments, request=dict(sent), response=answer)

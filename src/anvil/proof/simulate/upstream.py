@@ -6,8 +6,9 @@ from the surface under test, so a mutant that understates what the API needs (a 
 refused here exactly as the real API would refuse it:
 
 * a request to no operation's path and method is 404;
-* an operation that needs auth answers 401 without ``Authorization`` and 403 when the bearer token
-  (``sim <scope> <scope>...``) lacks a scope the reference declares;
+* an operation that needs auth answers 401 without its credential (in ``Authorization``, or where its
+  API key travels) and 403 when the token (``sim <scope> <scope>...``) lacks a scope the reference
+  declares;
 * the injected fault (``throttle`` 429, ``outage`` 503, ``conflict`` 409) answers every attempt;
 * otherwise 200 (201 for a create) with data made from the output schema by the one value generator
   (:mod:`anvil.air.values`, seeded), so every answer validates against the published output schema
@@ -29,6 +30,7 @@ from typing import Any, Final, Literal
 import httpx
 
 from anvil._types import JSONValue
+from anvil.air.carrier import effective_auth_carrier
 from anvil.air.model import Document, Operation
 from anvil.air.values import CannotMake, Style, ValueGenerator
 from anvil.proof.mock.routes import TemplateMatcher, specificity
@@ -54,6 +56,20 @@ def _granted(authorization: str | None) -> set[str] | None:
     token = authorization.split(" ", 1)[-1]
     parts = token.split("+")
     return set(parts[1:]) if parts and parts[0] == _TOKEN_PREFIX else set()
+
+
+def _credential(op: Operation, request: httpx.Request) -> str | None:
+    """The credential a request carries where ``op``'s auth puts it: the ``Authorization`` header, or an
+    API key's own header or query parameter (Plaid's ``PLAID-SECRET``)."""
+    carrier = effective_auth_carrier(op.auth)
+    found: str | None
+    if carrier is None:
+        found = request.headers.get("authorization")
+    elif carrier.in_ == "query":
+        found = request.url.params.get(carrier.name)
+    else:
+        found = request.headers.get(carrier.name)
+    return found
 
 
 def _resolve(schema: JSONValue, defs: Mapping[str, Any]) -> JSONValue:
@@ -143,7 +159,7 @@ class SimulatedUpstream:
             return httpx.Response(404, json={"message": "Not Found"})
         self.hits[op.id] += 1
         if op.auth.type != "none":
-            granted = _granted(request.headers.get("authorization"))
+            granted = _granted(_credential(op, request))
             if granted is None:
                 return httpx.Response(401, json={"message": "Unauthenticated"})
             if not set(op.auth.scopes) <= granted:
