@@ -107,6 +107,7 @@ _ENTRIES: tuple[Code, ...] = (
     _d("empty_retry_conditions", "warning", "Retries enabled with no conditions; retries off."),
     _d("no_declared_scopes", "info", "An authenticated mutation without scopes."),
     _d("query_language_passthrough", "error", "An input passes a query language through without a policy; blocked."),
+    _d("form_body_not_object", "warning", "A form body whose schema is not an object of named parts; blocked."),
     # servers an operation (or its path item) declares for itself
     _d("server/operation_server", "info", "An operation is sent to its own server, not the service's."),
     _d("server/unresolved", "error", "An operation's own server has no absolute URL (a variable, relative); blocked."),

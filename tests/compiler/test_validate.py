@@ -203,3 +203,16 @@ def test_weak_names_are_critiqued_from_the_latest_name_quality_claim() -> None:
     fixed = Claim(subject="svc.thing.replace", predicate="name.quality", value=0.95, source="spec", confidence=0.95)
     assert [d.code for d in critique_names([make_op(evidence=Evidence(claims=(weak,)))])] == ["weak_operation_name"]
     assert critique_names([make_op(evidence=Evidence(claims=(weak, fixed)))]) == []
+
+
+def test_a_form_body_that_is_no_object_of_named_parts_blocks() -> None:
+    upload = RequestBody(content_type="multipart/form-data", schema={"type": "string", "format": "binary"})
+    out, codes = run(make_op(input=Input(body=upload)))
+    assert "form_body_not_object" in codes
+    assert out[0].state == "blocked" and any("not named parts" in note for note in out[0].review_notes)
+    parts = RequestBody(content_type="multipart/form-data", schema={"type": "object", "properties": {"file": {}}})
+    _, fine = run(make_op(input=Input(body=parts)))
+    assert "form_body_not_object" not in fine
+    listed = RequestBody(content_type="*/*", schema={"type": "array", "items": {"type": "string"}})
+    _, json_body = run(make_op(input=Input(body=listed)))  # not a form: sent as JSON
+    assert "form_body_not_object" not in json_body

@@ -459,3 +459,11 @@ async def test_a_lone_surrogate_in_any_input_is_a_validation_error_naming_it(
     path = await execute(unkeyed_write(), {"payment_id": "\udfff", "amount": 1}, make_context())
     assert path.code == "validation_error" and path.envelope is not None
     assert path.envelope.details == {"field": "payment_id"}
+
+
+def test_a_body_declared_as_any_media_type_travels_as_the_json_it_is() -> None:
+    columns = RequestBody(content_type="*/*", schema={"type": "array", "items": {"type": "string"}})
+    op = operation("jira.columns.replace", method="put", path="/columns", body=columns)
+    request = build_request(prepare(op), {"body": ["summary", "status"]}, _BASE, None)
+    assert request.header("content-type") == "application/json"
+    assert request.body == ["summary", "status"]

@@ -2,8 +2,9 @@
 
 Validation runs after every overlay, so no manifest can talk its way past it: an operation whose
 idempotency key cannot reach the wire is blocked with retries off, an operation whose own server has
-no URL is blocked (never sent to the service's server instead), a mutation without proven
-idempotency never retries, and a financial or destructive mutation always asks for confirmation.
+no URL is blocked (never sent to the service's server instead), a form body whose schema names no
+fields is blocked (no request could be encoded from it), a mutation without proven idempotency never
+retries, and a financial or destructive mutation always asks for confirmation.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from dataclasses import replace
 from typing import Final
 
 from anvil.air.carrier import CARRIER_SCHEMA_ISSUE, auth_carrier_conflict, resolve_carrier
+from anvil.air.forms import is_form_media_type
 from anvil.air.inputs import input_bindings
 from anvil.air.model import Operation, RetryPolicy
 from anvil.air.servers import operation_server, resolve_server
@@ -99,6 +101,29 @@ def _server_rules(op: Operation, found: list[Diagnostic]) -> Operation:
     return op
 
 
+def _form_rules(op: Operation, found: list[Diagnostic]) -> Operation:
+    """A form body (``multipart/form-data``, urlencoded) is named parts; a schema that is not an object
+    (Jira's attachment upload: one ``string``/``binary``, the part's name only in prose) names none,
+    so no call could be encoded: blocked, saying so."""
+    body = op.input.body
+    if body is None or not is_form_media_type(body.content_type):
+        return op
+    declared = body.schema.get("type")
+    kinds = declared if isinstance(declared, list) else [declared]
+    if declared is None or "object" in kinds:
+        return op
+    found.append(
+        diagnostic(
+            "form_body_not_object",
+            f"Operation '{op.id}' sends a {body.content_type} body whose schema is a {declared}, not an object "
+            "of named parts; no request can be encoded from it.",
+            operation=op.id,
+            hint="Describe the parts as an object's properties (a manifest cannot); until then it is not served.",
+        )
+    )
+    return block(op, f"Blocked: its {body.content_type} body is a {declared}, not named parts.")
+
+
 def _one(op: Operation, found: list[Diagnostic]) -> Operation:
     names = Counter(binding.property for binding in input_bindings(op))
     clashing = sorted(name for name, count in names.items() if count > 1)
@@ -113,6 +138,7 @@ def _one(op: Operation, found: list[Diagnostic]) -> Operation:
         op = block(op, f"Blocked: several wire inputs map to the public input(s) {', '.join(clashing)}.")
     op = _carrier_rules(op, found)
     op = _server_rules(op, found)
+    op = _form_rules(op, found)
     mutation = op.effect.kind == "mutation"
     unproven = mutation and op.idempotency.mode == "none"
     if unproven and op.retries.mode == "safe":

@@ -136,6 +136,12 @@ def _key_check(carrier: CarrierBinding | None) -> Callable[[str], bool] | None:
     return check
 
 
+def _wire_media_type(declared: str) -> str:
+    """The ``content-type`` a body travels with: the spec's, or, for a range such as ``*/*`` (Jira's
+    column lists; a range is no media type a request may name), ``application/json``, as it is encoded."""
+    return "application/json" if "*" in declared.split(";", 1)[0] else declared
+
+
 def prepare(op: Operation) -> OperationPlan:
     """The plan for ``op``, built on first use and cached by identity (operations are immutable)."""
     cached = _cache.get(id(op))
@@ -160,7 +166,7 @@ def prepare(op: Operation) -> OperationPlan:
         safety=safety_keys(op),
         whole_body=whole,
         has_body=has_body,
-        content_type=body.content_type if body is not None else "application/json",
+        content_type=_wire_media_type(body.content_type) if body is not None else "application/json",
         form=body is not None and is_form_media_type(body.content_type),
         key_check=_key_check(carrier),
         auth_carrier=effective_auth_carrier(op.auth) if op.auth.type != "none" else None,
