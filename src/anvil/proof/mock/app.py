@@ -384,10 +384,16 @@ class MockApi:
         """Carry the request out against the state: ``(status, body)`` (body None: no content).
 
         A success's body validates against the operation's answer schema whenever one can: what the
-        state holds reaches the answer only through the fields that schema has (:meth:`fit`).
+        state holds reaches the answer only through the fields that schema has (:meth:`fit`). A write
+        answering its item in an envelope answers the fields beside it that it was sent as sent
+        (Plaid's ``origination_account_id`` beside the ``balance``).
         """
         status, answer = self._act(route, params, path, request, body)
         schema = route.op.output.schema
+        wrapper = {route.envelope, route.list_property} - {None}
+        if wrapper and route.method != "GET" and isinstance(answer, dict) and isinstance(body, dict):
+            beside = self.schemas.properties(schema)
+            answer.update({k: copy.deepcopy(v) for k, v in body.items() if k in beside and k not in wrapper})
         if status < 300 and answer is not None and schema is not None:
             answer = self.fit(schema, answer, route.kind.lower())
         return status, answer
