@@ -208,13 +208,14 @@ def largest_specs(corpus: Path, count: int) -> list[tuple[str, int]]:
     return sorted(rows, key=lambda row: -row[1])[:count]
 
 
-#: A reviewer's auth choice per corpus spec whose operations are otherwise served nowhere: Jira and Asana
-#: offer alternatives the compiler does not choose between; Slack and Netlify only an end-user OAuth flow,
-#: served as a bearer token obtained out of band (a reviewed override). Plaid's three keys at once stay
-#: unmodeled (``auth/composite_unmodeled``): it measures what little it serves.
+#: A reviewer's auth choice per corpus spec whose operations are otherwise served nowhere: Jira, Asana and
+#: Sentry (its user feedback) offer alternatives the compiler does not choose between; Slack and Netlify
+#: only an end-user OAuth flow, served as a bearer token obtained out of band (a reviewed override).
+#: Plaid's three keys at once stay unmodeled (``auth/composite_unmodeled``): it measures what it serves.
 INIT_CHOICES: dict[str, tuple[str, ...]] = {
     "jira-platform.json": ("--auth-scheme", "basicAuth"),
     "asana.yaml": ("--auth-scheme", "personalAccessToken"),
+    "sentry-derefed.json": ("--auth-scheme", "auth_token"),
     **{
         spec: ("--auth-scheme", scheme, "--auth-type", "bearer", "--auth-reason", "Tokens minted out of band.")
         for spec, scheme in (("slack-web-api.json", "slackAuth"), ("netlify.yml", "netlifyAuth"))
