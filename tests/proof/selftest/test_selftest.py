@@ -229,9 +229,15 @@ def test_a_format_and_pattern_bound_create_round_trips_its_inverse_is_proven_and
 def test_an_example_the_gateway_refuses_before_the_wire_is_one_skip_and_fails_no_other_check(
     tmp_path: Path,
 ) -> None:
-    # A multipart body that is a list of files: the gateway cannot put it on the wire, and says so
-    # before the call; nothing else may then count that one refusal as a failure.
+    # A path value that is a dot segment: the gateway refuses to put it on the wire, and says so before
+    # the call; nothing else may then count that one refusal as a failure. A multipart body that is a
+    # list of files names no part, so its operation is not served at all (blocked at compile).
     files = {"type": "array", "items": {"type": "string", "format": "binary"}}
+    answers = {
+        "200": {"description": "ok", "content": {"application/json": {"schema": {"type": "object"}}}},
+        "403": {"description": "no", "content": {"application/json": {"schema": {"type": "object"}}}},
+    }
+    dots = {"name": "folder", "in": "path", "required": True, "schema": {"type": "string", "enum": [".."]}}
     spec = {
         "openapi": "3.0.3",
         "info": {"title": "Uploads", "version": "1"},
@@ -241,12 +247,10 @@ def test_an_example_the_gateway_refuses_before_the_wire_is_one_skip_and_fails_no
                 "post": {
                     "operationId": "upload",
                     "requestBody": {"required": True, "content": {"multipart/form-data": {"schema": files}}},
-                    "responses": {
-                        "200": {"description": "ok", "content": {"application/json": {"schema": {"type": "object"}}}},
-                        "403": {"description": "no", "content": {"application/json": {"schema": {"type": "object"}}}},
-                    },
+                    "responses": answers,
                 }
-            }
+            },
+            "/folders/{folder}": {"post": {"operationId": "touchFolder", "parameters": [dots], "responses": answers}},
         },
     }
     source, manifest, bundle = tmp_path / "uploads.json", tmp_path / "anvil.yaml", tmp_path / "uploads"
@@ -254,6 +258,7 @@ def test_an_example_the_gateway_refuses_before_the_wire_is_one_skip_and_fails_no
     assert main(["init", str(source), "--service", "uploads", "--out", str(manifest), "--approve", "all"]) == 0
     assert main(["compile", str(source), "--manifest", str(manifest), "--out", str(bundle)]) == 0
     report = _selftest(bundle)
-    upload = {(c.id, c.status) for c in report.checks if c.operation == "uploads.uploads.create"}
-    assert ("fidelity", "skipped") in upload and {status for _, status in upload} <= {"skipped", "pass"}
+    assert [c for c in report.checks if c.operation == "uploads.uploads.create"] == []
+    touch = {(c.id, c.status) for c in report.checks if c.operation is not None and "folder" in c.operation}
+    assert ("fidelity", "skipped") in touch and {status for _, status in touch} <= {"skipped", "pass"}
     assert [c.id for c in report.checks if c.status == "fail"] == []
