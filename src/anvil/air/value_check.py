@@ -18,10 +18,10 @@ import binascii
 import ipaddress
 import re
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import date, datetime
 from functools import lru_cache
-from typing import Final, TypeGuard
+from typing import Any, Final, TypeGuard
 from urllib.parse import urlsplit
 
 from anvil._types import JSONObject, JSONValue
@@ -83,13 +83,7 @@ class SchemaRoot:
             rest = parts[3:]
         else:
             name, node, rest = None, self.root, parts
-        for part in rest:
-            if isinstance(node, dict):
-                node = node.get(part)
-            elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
-                node = node[int(part)]
-            else:
-                node = None
+        node = walk_pointer(node, rest)
         if not isinstance(node, dict | bool):
             return {}, None
         return node, (name if not rest else None)
@@ -445,3 +439,16 @@ def discriminate(
     schema = (props or {}).get(prop)
     if schema is None or fits(wanted, schema, root):
         value[prop] = wanted
+
+
+def walk_pointer(node: Any, parts: Sequence[str]) -> Any:
+    """The node unescaped JSON-pointer ``parts`` name under ``node`` (object keys, in-range list
+    indexes), or None when one of them names nothing."""
+    for part in parts:
+        if isinstance(node, dict):
+            node = node.get(part)
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            return None
+    return node

@@ -30,6 +30,7 @@ from anvil.air.inputs import input_bindings
 from anvil.air.model import Document, Operation
 from anvil.air.naming import prop_key
 from anvil.air.rpc import rpc_verb, undo_paths
+from anvil.air.value_check import walk_pointer
 
 __all__ = ["Proposal", "propose_effects", "propose_idempotency"]
 
@@ -57,15 +58,7 @@ def _target(ref: str, schemas: Mapping[str, Any]) -> Any:
     if prefix is None:
         return None
     parts = [part.replace("~1", "/").replace("~0", "~") for part in ref[len(prefix) :].split("/")]
-    node: Any = schemas.get(parts[0])
-    for part in parts[1:]:
-        if isinstance(node, dict):
-            node = node.get(part)
-        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
-            node = node[int(part)]
-        else:
-            return None
-    return node
+    return walk_pointer(schemas.get(parts[0]), parts[1:])
 
 
 def _resolve(schema: Any, schemas: Mapping[str, Any], depth: int = 0) -> dict[str, Any]:

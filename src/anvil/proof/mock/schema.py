@@ -13,6 +13,7 @@ from functools import lru_cache
 from typing import Any, Final
 
 from anvil._types import JSONObject, JSONValue
+from anvil.air.value_check import walk_pointer
 from anvil.air.values import CannotMake, ValueGenerator
 
 __all__ = ["MAX_DEPTH", "SchemaSet", "Validator", "ValueMaker"]
@@ -49,15 +50,7 @@ class SchemaSet:
         if rest is None:
             return None
         name, *pointer = [part.replace("~1", "/").replace("~0", "~") for part in rest.split("/")]
-        node = self.schemas.get(name)
-        for part in pointer:
-            if isinstance(node, dict):
-                node = node.get(part)
-            elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
-                node = node[int(part)]
-            else:
-                return None
-        return node
+        return walk_pointer(self.schemas.get(name), pointer)
 
     def ref_name(self, schema: JSONValue) -> str | None:
         """The shared schema a ``$ref`` names directly (``Issue`` for ``#/components/schemas/Issue``)."""
