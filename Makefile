@@ -22,9 +22,11 @@ lint: $(STAMP)
 types: $(STAMP)
 	$(BIN)/mypy --strict src
 
+# The suite runs on PYTEST_WORKERS processes (pytest-xdist; CI has two cores); 0 runs it in this process.
 # pytest exits 5 when it collected no test: that is a broken suite, not a pass.
+PYTEST_WORKERS ?= 2
 pytest: $(STAMP)
-	@$(BIN)/python -m pytest; rc=$$?; \
+	@$(BIN)/python -m pytest -n $(PYTEST_WORKERS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing"; exit 1; fi; exit $$rc
 
 test: lint types pytest
