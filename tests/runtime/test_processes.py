@@ -80,10 +80,11 @@ async def test_32_concurrent_same_key_calls_from_4_processes_reach_the_upstream_
         stdout, stderr = worker.communicate(timeout=60)
         assert worker.returncode == 0, stderr
         outcomes.extend(json.loads(line) for line in stdout.splitlines())
-    assert len(outcomes) == 32
-    assert upstream.count == 1
+    # Each assertion shows every outcome, so a failure under load says which call went wrong and how.
+    assert len(outcomes) == 32, outcomes
+    assert upstream.count == 1, outcomes
     winners = [o for o in outcomes if o["kind"] == "success" and not o["replayed"]]
-    assert len(winners) == 1 and winners[0]["ledger"] == "reserved"
+    assert len(winners) == 1 and winners[0]["ledger"] == "reserved", outcomes
     for other in outcomes:
         if other is winners[0]:
             continue
