@@ -90,7 +90,9 @@ def _codes(result: CompileResult) -> list[str]:
 def test_without_a_choice_alternatives_and_end_user_flows_stay_blocked_when_approved() -> None:
     result = _compile("operations:\n" + _APPROVE_ALL)
     blocked = sorted(op.source_ref.operation_id or "" for op in result.document.operations if op.state == "blocked")
-    assert blocked == ["audit", "createIssue", "listIssues", "me"]
+    assert blocked == ["createIssue", "listIssues", "me"]
+    audit = _op(result, "audit")  # a key and basic auth at once: a composite, served with both
+    assert (audit.auth.type, audit.state) == ("composite", "approved")
 
 
 def test_a_service_wide_scheme_serves_every_operation_that_offers_it_and_says_which_it_unblocked() -> None:
@@ -188,7 +190,8 @@ def test_a_scheme_offered_only_together_with_another_is_never_chosen_even_by_ove
     )
     error = _only(result, "manifest/auth_scheme_not_offered")
     assert "cannot remove a factor" in error.message and "key+basicAuth (together)" in error.message
-    assert _op(result, "audit").state == "blocked"
+    audit = _op(result, "audit").auth
+    assert audit.type == "composite" and [factor.type for factor in audit.factors or ()] == ["api_key", "basic"]
     assert "auth/override" not in _codes(result)
 
 
@@ -218,7 +221,7 @@ def test_a_service_wide_override_retypes_the_operations_offering_the_scheme_and_
         assert (_op(result, name).auth.type, _op(result, name).state) == ("jwt_bearer", "approved"), name
     assert _op(result, "health").auth.type == "none"  # with a scheme, type is no default for anonymous ones
     assert _op(result, "listProjects").auth.type == "basic"  # it does not offer OAuth2
-    assert _op(result, "audit").state == "blocked"
+    assert _op(result, "audit").auth.type == "composite"  # it offers OAuth2 in no alternative
     info = _only(result, "auth/scheme_chosen")
     assert "it unblocked 3" in info.message and "3 do not offer it and keep their declared auth" in info.message
     assert _op(result, "listProjects").id not in _only(result, "auth/override").message

@@ -22,17 +22,20 @@ from typing import Final, Literal
 from anvil._types import JSONObject, JSONValue
 from anvil.air.enums import KEYED_MODES
 from anvil.air.forms import is_form_media_type
-from anvil.air.model import Auth, AuthCarrier, Operation, Param
+from anvil.air.model import Auth, AuthCarrier, Operation, Param, credential_parts
 from anvil.air.naming import prop_key
 
 __all__ = [
     "CARRIER_ISSUE",
     "CARRIER_SCHEMA_ISSUE",
+    "COMPOSITE_FACTOR_TYPES",
     "RUNTIME_OWNED_HEADERS",
     "CarrierBinding",
     "CarrierResolution",
     "auth_carrier_conflict",
     "effective_auth_carrier",
+    "effective_auth_carriers",
+    "factor_carrier_clash",
     "is_json_media_type",
     "parse_body_pointer",
     "resolve_carrier",
@@ -78,6 +81,9 @@ _FINGERPRINT_FORBIDDEN = (
     "contentEncoding",
     "contentMediaType",
 )
+#: The auth types a composite's factor may have: static material the runtime sends as it is, with no
+#: exchange and no end user (an exchange per factor, or a factor the runtime cannot execute, is refused).
+COMPOSITE_FACTOR_TYPES: Final = frozenset({"api_key", "basic", "jwt_bearer"})
 _BEARER_TYPES: Final = frozenset(
     {"oauth2_client_credentials", "oauth2_authorization_code", "oauth2_on_behalf_of", "jwt_bearer", "workload_identity"}
 )
@@ -358,6 +364,7 @@ def effective_auth_carrier(auth: Auth) -> AuthCarrier | None:
 
     The explicit carrier wins; else ``api_key`` uses ``provider.apiKey`` or header ``X-API-Key``,
     ``basic`` the Basic ``Authorization`` header, and bearer types the Bearer ``Authorization`` header.
+    A composite has no single carrier (None): its factors' are :func:`effective_auth_carriers`.
     """
     if auth.carrier is not None:
         return auth.carrier
@@ -373,11 +380,35 @@ def effective_auth_carrier(auth: Auth) -> AuthCarrier | None:
     return None
 
 
+def effective_auth_carriers(auth: Auth) -> tuple[AuthCarrier, ...]:
+    """Every carrier a call under ``auth`` puts a credential in: one per credential part
+    (:func:`anvil.air.model.credential_parts`) that has one, in order."""
+    found = (effective_auth_carrier(part) for part in credential_parts(auth))
+    return tuple(carrier for carrier in found if carrier is not None)
+
+
+def _carrier_key(carrier: AuthCarrier) -> tuple[str, str]:
+    """What makes two carriers one wire slot: header names compare case-insensitively, query names exactly."""
+    return (carrier.in_, carrier.name.lower() if carrier.in_ == "header" else carrier.name)
+
+
+def factor_carrier_clash(factors: tuple[Auth, ...]) -> tuple[int, int, AuthCarrier] | None:
+    """The first two factors (their indexes) whose credentials would travel in one slot, and that slot;
+    None when every factor has its own (two factors in ``Authorization`` clash, whatever their scheme)."""
+    seen: dict[tuple[str, str], int] = {}
+    for index, factor in enumerate(factors):
+        carrier = effective_auth_carrier(factor)
+        if carrier is None:
+            continue
+        earlier = seen.setdefault(_carrier_key(carrier), index)
+        if earlier != index:
+            return earlier, index, carrier
+    return None
+
+
 def auth_carrier_conflict(op: Operation, binding: CarrierBinding) -> bool:
-    """True when the idempotency header/query carrier is the credential carrier of ``op.auth``."""
-    credential = effective_auth_carrier(op.auth)
-    if credential is None or binding.mechanism not in ("header", "query") or credential.in_ != binding.mechanism:
+    """True when the idempotency header/query carrier is a credential carrier of ``op.auth`` (any factor's)."""
+    if binding.mechanism not in ("header", "query"):
         return False
-    if binding.mechanism == "header":
-        return credential.name.lower() == binding.key.lower()
-    return credential.name == binding.key
+    wanted = _carrier_key(AuthCarrier(in_=binding.mechanism, name=binding.key))
+    return any(_carrier_key(carrier) == wanted for carrier in effective_auth_carriers(op.auth))

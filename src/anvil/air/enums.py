@@ -59,7 +59,7 @@ RetryCondition = Literal[
 OperationState = Literal["generated", "review_required", "approved", "deprecated", "blocked"]
 AuthType = Literal[
     "none", "api_key", "basic", "oauth2_client_credentials", "oauth2_authorization_code",
-    "oauth2_on_behalf_of", "jwt_bearer", "mtls", "custom_header", "workload_identity",
+    "oauth2_on_behalf_of", "jwt_bearer", "mtls", "custom_header", "workload_identity", "composite",
 ]  # fmt: skip
 AuthPrincipal = Literal["anonymous", "service", "end_user", "delegated", "impersonation"]
 SecretSource = Literal["none", "env", "secret_manager", "workload_identity", "vault"]

@@ -8,8 +8,9 @@ immutable. Change a node with :func:`dataclasses.replace`.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from anvil._types import JSONObject, JSONValue
 from anvil.air.enums import (
@@ -77,9 +78,13 @@ __all__ = [
     "StepCall",
     "Workflow",
     "WorkflowStep",
+    "auth_label",
+    "credential_parts",
 ]
 
 ANVIL_VERSION = "0.1.0"
+#: The ``_<32 hex>`` a compiled credential profile ends in (the scheme name's hash).
+_PROFILE_HASH: Final = re.compile(r"_[0-9a-f]{32}$")
 
 
 def _json(name: str) -> Any:
@@ -144,7 +149,12 @@ class Delegation:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Auth:
-    """An operation's (or the service's) auth requirement (original-core §1.11)."""
+    """An operation's (or the service's) auth requirement (original-core §1.11).
+
+    A ``composite`` auth is one OpenAPI security requirement naming several schemes at once (AND): its
+    ``factors`` are each scheme resolved as if alone, in requirement order, and every call sends every
+    factor's credential. ``factors`` is None on every other type (so the codec omits it).
+    """
 
     type: AuthType = "none"
     scopes: tuple[str, ...] = ()
@@ -157,9 +167,27 @@ class Auth:
     delegation: Delegation | None = None
     tenant: str | None = None
     provider: AuthProvider | None = None
+    factors: tuple[Auth, ...] | None = None
 
 
 NO_AUTH = Auth(type="none", principal="anonymous", secret_source="none")
+
+
+def auth_label(auth: Auth) -> str:
+    """How listings show ``auth``: its type; a composite with its factors, each by its credential profile's
+    stem (the snake-cased scheme name), e.g. ``composite (client_id + secret + plaid_version)``."""
+    if auth.type != "composite":
+        return auth.type
+    stems = [_PROFILE_HASH.sub("", part.credential_profile or "") or part.type for part in credential_parts(auth)]
+    return f"composite ({' + '.join(stems)})" if stems else "composite (no factors)"
+
+
+def credential_parts(auth: Auth) -> tuple[Auth, ...]:
+    """The auths whose credentials a call sends: a composite's factors (none when it has none), else
+    ``auth`` itself. Every place that reads, lists, carries or masks a credential goes through this."""
+    if auth.type == "composite":
+        return auth.factors or ()
+    return (auth,)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

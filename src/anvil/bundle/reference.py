@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from anvil.air.effects import undo_sentence
 from anvil.air.inputs import input_bindings
-from anvil.air.model import Document, Operation
+from anvil.air.model import Document, Operation, auth_label
 from anvil.air.tools import operation_input_schema
 from anvil.bundle.catalog import input_signature
 from anvil.bundle.encoding import text_file, yaml_scalar
@@ -112,7 +112,8 @@ def _approved_section(doc: Document, op: Operation) -> list[str]:
     if block:
         lines += ["", block, ""]
     lines.append(semantics_line(op))
-    auth = op.auth.type + (f" ({', '.join(inline(scope) for scope in op.auth.scopes)})" if op.auth.scopes else "")
+    scopes = f" ({', '.join(inline(scope) for scope in op.auth.scopes)})" if op.auth.scopes else ""
+    auth = auth_label(op.auth) + scopes
     lines.append(f"- Auth: {auth}")
     lines.append(_inputs_line(op))
     undo = _undo_line(doc, op)

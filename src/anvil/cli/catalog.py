@@ -1,8 +1,9 @@
 """``anvil inspect BUNDLE [--json] [--state S] [--class C]``: the operation catalog of a compiled bundle.
 
 One row per operation: its AIR id, state, effect class, risk, idempotency mode and carrier,
-confirmation, retries and declared undo (inverse, compensation, or none), so a reviewer sees what the
-compiler made of every operation before approving more. ``--state`` and ``--class`` filter (each may
+confirmation, auth (a composite with its factors: ``composite (client_id + secret + plaid_version)``),
+retries and declared undo (inverse, compensation, or none), so a reviewer sees what the compiler made
+of every operation before approving more. ``--state`` and ``--class`` filter (each may
 be repeated); ``--json`` prints ``{"service", "operations": [...]}`` with the same facts.
 
 Exit status: 0 listed (possibly nothing after filtering); 3 the bundle cannot be read.
@@ -33,6 +34,7 @@ def register(parser: argparse.ArgumentParser) -> None:
 def catalog_row(op: Any) -> dict[str, Any]:
     """One operation's catalog facts (JSON-ready)."""
     from anvil.air.effects import effect_class_of
+    from anvil.air.model import auth_label
 
     effect = op.effect
     undo = "inverse" if effect.inverse is not None else "compensate" if effect.compensate is not None else "none"
@@ -46,6 +48,7 @@ def catalog_row(op: Any) -> dict[str, Any]:
         "idempotency": idem.mode,
         "carrier": f"{idem.mechanism}:{idem.key}" if idem.mechanism != "none" and idem.key else None,
         "confirmation": op.confirmation.required,
+        "auth": auth_label(op.auth),
         "retries": op.retries.max_attempts if op.retries.mode != "none" else 0,
         "undo": undo,
         "lookup": effect.lookup is not None,
@@ -54,7 +57,7 @@ def catalog_row(op: Any) -> dict[str, Any]:
 
 
 def _text(service: str, rows: list[dict[str, Any]], total: int) -> str:
-    header = ("OPERATION", "STATE", "CLASS", "RISK", "IDEMPOTENCY", "CONFIRM", "RETRIES", "UNDO")
+    header = ("OPERATION", "STATE", "CLASS", "RISK", "IDEMPOTENCY", "CONFIRM", "AUTH", "RETRIES", "UNDO")
     table = [header] + [
         (
             row["operationId"],
@@ -63,6 +66,7 @@ def _text(service: str, rows: list[dict[str, Any]], total: int) -> str:
             row["risk"],
             row["idempotency"] + (f" ({row['carrier']})" if row["carrier"] else ""),
             "yes" if row["confirmation"] else "no",
+            row["auth"],
             str(row["retries"]),
             row["undo"] + (", lookup" if row["lookup"] else "") + (", draft" if row["draft"] else ""),
         )

@@ -66,7 +66,7 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--auth-type",
         metavar="TYPE",
-        choices=("bearer", *AUTH_TYPES),
+        choices=("bearer", *(kind for kind in AUTH_TYPES if kind != "composite")),
         help="with --auth-scheme and --auth-reason: serve that scheme as TYPE, a reviewed override (an end-user "
         "OAuth flow's tokens obtained out of band: bearer)",
     )

@@ -3,6 +3,12 @@
 Every requirement the compiler cannot turn into one executable principal is an ``auth/*`` warning: the
 operation is blocked (or, for a clean choice among alternatives, sent to review) and the message is
 added to its review notes.
+
+One requirement naming several schemes at once (AND, e.g. Plaid's ``{clientId: [], secret: [],
+plaidVersion: []}``) is a ``composite`` auth when every scheme resolves cleanly, on its own, to static
+material (``api_key`` in a header or the query, ``basic``, a static bearer token) and each factor has a
+wire slot of its own; otherwise it stays ``auth/composite_unmodeled`` (blocked), saying which factor is
+the problem.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ from urllib.parse import urljoin, urlsplit
 
 from anvil._types import JSONObject, JSONValue
 from anvil.air.canonical import sha256_hex
+from anvil.air.carrier import COMPOSITE_FACTOR_TYPES, factor_carrier_clash
 from anvil.air.model import NO_AUTH, ApiKeyCarrier, Auth, AuthProvider
 from anvil.air.naming import snake
 
@@ -28,6 +35,12 @@ __all__ = [
 ]
 
 _PROFILE_PREFIX_MAX: Final = 31
+#: How a composite's refusal names a factor type it cannot carry.
+_UNCARRIED: Final = {
+    "oauth2_client_credentials": "oauth2 client credentials (a token exchange)",
+    "oauth2_authorization_code": "an end-user OAuth2 flow",
+    "mtls": "mutual TLS",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -256,14 +269,48 @@ def resolve_scheme(
     return _scheme_auth(name, table.get(name), scopes, base_url)
 
 
+def _factor_problem(name: str, resolved: AuthResolution) -> str | None:
+    """Why scheme ``name`` cannot be one factor of a composite, or None."""
+    if resolved.issues:
+        return f"factor {name!r}: {resolved.issues[0].message}"
+    kind = resolved.auth.type
+    if kind not in COMPOSITE_FACTOR_TYPES:
+        why = _UNCARRIED.get(kind, f"{kind} auth")
+        return f"factor {name!r} is {why}, which a composite cannot carry"
+    return None
+
+
+def _composite(requirement: JSONObject, schemes: JSONObject, base_url: str | None) -> AuthResolution:
+    """One requirement naming several schemes at once (AND): a ``composite`` auth whose factors are each
+    scheme resolved as if alone, when every factor is static material with a wire slot of its own; else
+    the blocked placeholder with ``auth/composite_unmodeled`` saying which factor is the problem."""
+    names = [str(name) for name in requirement]
+    scopes = tuple(dict.fromkeys(s for name in names for s in _scopes(requirement[name])))
+    factors = [_scheme_auth(name, schemes.get(name), _scopes(requirement[name]), base_url) for name in names]
+    problem = next((p for p in map(_factor_problem, names, factors) if p is not None), None)
+    if problem is None:
+        clash = factor_carrier_clash(tuple(item.auth for item in factors))
+        if clash is not None:
+            first, second, carrier = clash
+            problem = f"factors {names[first]!r} and {names[second]!r} both travel in {carrier.in_} {carrier.name}"
+    if problem is not None:
+        issue = _issue(
+            "auth/composite_unmodeled",
+            f"one requirement needs {len(names)} schemes at once ({', '.join(names)}); {problem}",
+        )
+        return AuthResolution(_placeholder("+".join(names), scopes), (issue,))
+    auth = Auth(
+        type="composite",
+        scopes=scopes,
+        credential_profile=credential_profile_name("+".join(names)),
+        factors=tuple(item.auth for item in factors),
+    )
+    return AuthResolution(auth)
+
+
 def _requirement(requirement: JSONObject, schemes: JSONObject, base_url: str | None) -> AuthResolution:
     names = list(requirement)
     if len(names) > 1:
-        scopes = tuple(dict.fromkeys(s for name in names for s in _scopes(requirement[name])))
-        issue = _issue(
-            "auth/composite_unmodeled",
-            f"one requirement needs {len(names)} schemes at once ({', '.join(names)})",
-        )
-        return AuthResolution(_placeholder("+".join(names), scopes), (issue,))
+        return _composite(requirement, schemes, base_url)
     name = names[0]
     return _scheme_auth(name, schemes.get(name), _scopes(requirement[name]), base_url)

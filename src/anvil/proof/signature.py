@@ -67,10 +67,19 @@ def operation_signature(op: Operation) -> dict[str, Any]:
             "maxAttempts": op.retries.max_attempts,
             "on": list(op.retries.retry_on),
         },
-        "auth": {"type": op.auth.type, "scopes": sorted(op.auth.scopes), "secretSource": op.auth.secret_source},
+        "auth": _auth(op),
         "input": hash_canonical(operation_input_schema(op)),
         "output": hash_canonical(op.output.schema or {}),
     }
+
+
+def _auth(op: Operation) -> dict[str, Any]:
+    """The auth facts of the signature; a composite's factors too (dropping one weakens what is sent)."""
+    auth = op.auth
+    out: dict[str, Any] = {"type": auth.type, "scopes": sorted(auth.scopes), "secretSource": auth.secret_source}
+    if auth.factors is not None:
+        out["factors"] = [to_json(factor) for factor in auth.factors]
+    return out
 
 
 def surface_signature(doc: Document) -> dict[str, dict[str, Any]]:

@@ -3,7 +3,9 @@
 The bundle names variables, never values. A profile (``<deployment profile>_<credentialProfile>`` or
 just the deployment profile) becomes the prefix ``ANVIL_<PROFILE>`` with non-alphanumeric runs turned
 into ``_``; api_key reads ``<P>_API_KEY``, basic ``<P>_USERNAME`` + ``<P>_PASSWORD``, and bearer types
-``<P>_TOKEN``. OAuth2 client credentials are exchanged for a token (:mod:`anvil.runtime.oauth`) from
+``<P>_TOKEN``. A ``composite`` auth (several schemes at once) reads every factor's own variables, the ones
+the factor would read alone under the deployment profile (:func:`deployment_profile`), and sends them all.
+OAuth2 client credentials are exchanged for a token (:mod:`anvil.runtime.oauth`) from
 ``<P>_CLIENT_ID``, ``<P>_CLIENT_SECRET`` and the token endpoint (``<P>_TOKEN_ENDPOINT``, or the imported one
 admitted by ``ANVIL_CREDENTIAL_HOSTS``), optionally ``<P>_AUDIENCE`` and ``<P>_SCOPES``; without a client
 id and secret such an operation still takes a token minted out of band in ``<P>_TOKEN``. Values come from a
@@ -20,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from anvil.air.carrier import effective_auth_carrier
-from anvil.air.model import Auth
+from anvil.air.model import Auth, credential_parts
 
 __all__ = [
     "CREDENTIAL_HOSTS_VARIABLE",
@@ -30,6 +32,7 @@ __all__ = [
     "client_credentials_env",
     "credential_env",
     "credential_profile",
+    "deployment_profile",
     "env_prefix",
     "expected_env",
     "resolve_credential",
@@ -63,8 +66,32 @@ class MissingCredential:
 
 
 def credential_profile(auth_profile: str, auth: Auth) -> str:
-    """The credential profile: ``<auth_profile>_<credentialProfile>``, or ``auth_profile`` alone."""
+    """The credential profile: ``<auth_profile>_<credentialProfile>``, or ``auth_profile`` alone.
+
+    A composite's is its own (``..._<composite profile>``: what keys its ledger scope); its factors' variables
+    are read under :func:`deployment_profile` of it.
+    """
     return f"{auth_profile}_{auth.credential_profile}" if auth.credential_profile else auth_profile
+
+
+def deployment_profile(auth: Auth, profile: str) -> str:
+    """The deployment profile ``profile`` was made from by :func:`credential_profile` with ``auth``: the
+    ``_<credentialProfile>`` suffix removed (``profile`` itself when ``auth`` has no profile).
+
+    This is how a composite's factor reads the variables it would read alone: under
+    ``credential_profile(deployment_profile(composite, profile), factor)``, e.g.
+    ``ANVIL_DEFAULT_CLIENT_ID_<32 hex>_API_KEY`` for Plaid's ``clientId`` under the ``default`` profile.
+    """
+    suffix = f"_{auth.credential_profile}" if auth.credential_profile else ""
+    return profile[: -len(suffix)] if suffix and profile.endswith(suffix) else profile
+
+
+def _factors(auth: Auth, profile: str) -> tuple[tuple[Auth, str], ...]:
+    """Each credential part of ``auth`` with the profile its variables are read under."""
+    if auth.type != "composite":
+        return ((auth, profile),)
+    base = deployment_profile(auth, profile)
+    return tuple((part, credential_profile(base, part)) for part in credential_parts(auth))
 
 
 def env_prefix(profile: str) -> str:
@@ -72,8 +99,7 @@ def env_prefix(profile: str) -> str:
     return "ANVIL_" + _NON_ALNUM.sub("_", profile).upper()
 
 
-def expected_env(auth: Auth, profile: str) -> tuple[str, ...]:
-    """The variable names ``auth`` reads under ``profile`` (empty when the runtime cannot execute it)."""
+def _own_env(auth: Auth, profile: str) -> tuple[str, ...]:
     prefix = env_prefix(profile)
     if auth.type == "api_key":
         return (f"{prefix}_API_KEY",)
@@ -82,6 +108,14 @@ def expected_env(auth: Auth, profile: str) -> tuple[str, ...]:
     if auth.type in _BEARER:
         return (f"{prefix}_TOKEN",)
     return ()
+
+
+def expected_env(auth: Auth, profile: str) -> tuple[str, ...]:
+    """The variable names ``auth`` reads under ``profile`` (empty when the runtime cannot execute it);
+    a composite's are its factors', in factor order."""
+    if auth.type == "composite":
+        return tuple(name for part, own in _factors(auth, profile) for name in expected_env(part, own))
+    return _own_env(auth, profile)
 
 
 def client_credentials_env(profile: str) -> tuple[str, str, str, str, str]:
@@ -98,7 +132,9 @@ def client_credentials_env(profile: str) -> tuple[str, str, str, str, str]:
 
 def credential_env(auth: Auth, profile: str) -> tuple[str, ...]:
     """Every per-profile variable ``auth`` may read: :func:`expected_env`, and for OAuth2 client credentials
-    :func:`client_credentials_env` too (what a fleet namespaces per bundle)."""
+    :func:`client_credentials_env` too (what a fleet namespaces per bundle); a composite's are its factors'."""
+    if auth.type == "composite":
+        return tuple(name for part, own in _factors(auth, profile) for name in credential_env(part, own))
     names = expected_env(auth, profile)
     if auth.type == "oauth2_client_credentials":
         return names + client_credentials_env(profile)
@@ -106,7 +142,8 @@ def credential_env(auth: Auth, profile: str) -> tuple[str, ...]:
 
 
 def carried(auth: Auth, value: str, *, exchanged: str | None = None) -> Credential | None:
-    """``value`` placed in the effective carrier of ``auth`` (with its scheme), or None when it has none."""
+    """``value`` placed in the effective carrier of ``auth`` (with its scheme), or None when it has none
+    (a composite has none of its own: each factor is carried on its own)."""
     carrier = effective_auth_carrier(auth)
     if carrier is None:
         return None
@@ -116,11 +153,7 @@ def carried(auth: Auth, value: str, *, exchanged: str | None = None) -> Credenti
     return Credential(headers=((carrier.name, shown),), exchanged=exchanged)
 
 
-def resolve_credential(auth: Auth, profile: str, env: Mapping[str, str]) -> Credential | MissingCredential:
-    """Resolve ``auth`` under ``profile`` from ``env`` (a mapping of variable names to values).
-
-    Types the runtime cannot execute (mtls, custom_header, authorization_code) are always missing.
-    """
+def _static(auth: Auth, profile: str, env: Mapping[str, str]) -> Credential | MissingCredential:
     names = expected_env(auth, profile)
     values = [env.get(name) or "" for name in names]
     if not names or not all(values):
@@ -131,3 +164,22 @@ def resolve_credential(auth: Auth, profile: str, env: Mapping[str, str]) -> Cred
         value = values[0]
     found = carried(auth, value)
     return MissingCredential(expected_env=names) if found is None else found
+
+
+def resolve_credential(auth: Auth, profile: str, env: Mapping[str, str]) -> Credential | MissingCredential:
+    """Resolve ``auth`` under ``profile`` from ``env`` (a mapping of variable names to values).
+
+    Types the runtime cannot execute (mtls, custom_header, authorization_code) are always missing. A
+    composite resolves every factor and merges their headers and query pairs; when any factor is missing
+    the answer names the variables of every missing factor (a composite without factors names none).
+    """
+    if auth.type != "composite":
+        return _static(auth, profile, env)
+    found = [_static(part, own, env) for part, own in _factors(auth, profile)]
+    resolved = [item for item in found if isinstance(item, Credential)]
+    if not found or len(resolved) != len(found):
+        missing = (name for item in found if isinstance(item, MissingCredential) for name in item.expected_env)
+        return MissingCredential(expected_env=tuple(missing))
+    headers = tuple(pair for item in resolved for pair in item.headers)
+    query = tuple(pair for item in resolved for pair in item.query)
+    return Credential(headers=headers, query=query)

@@ -20,7 +20,7 @@ from urllib.parse import quote, urlencode
 
 from anvil._types import JSONObject, JSONValue
 from anvil.air.canonical import js_number
-from anvil.air.carrier import CarrierBinding, effective_auth_carrier, resolve_carrier
+from anvil.air.carrier import CarrierBinding, effective_auth_carriers, resolve_carrier
 from anvil.air.forms import FormError, encode_form, is_form_media_type
 from anvil.air.inputs import InputBinding, SafetyKeys, input_bindings, safety_keys
 from anvil.air.model import AuthCarrier, Operation
@@ -88,7 +88,8 @@ class OperationPlan:
     content_type: str
     form: bool
     key_check: Callable[[str], bool] | None
-    auth_carrier: AuthCarrier | None
+    auth_carriers: tuple[AuthCarrier, ...]
+    """Where the operation's credentials travel (one per composite factor), all redacted in a dry run."""
     effect_class: str
     server: str | None = None
     """The URL of the operation's own server (variables at their defaults); None: the service's."""
@@ -169,7 +170,7 @@ def prepare(op: Operation) -> OperationPlan:
         content_type=_wire_media_type(body.content_type) if body is not None else "application/json",
         form=body is not None and is_form_media_type(body.content_type),
         key_check=_key_check(carrier),
-        auth_carrier=effective_auth_carrier(op.auth) if op.auth.type != "none" else None,
+        auth_carriers=effective_auth_carriers(op.auth) if op.auth.type != "none" else (),
         effect_class=op.effect.class_ or ("read" if op.is_read else "irreversible"),
         server=server.url if server is not None else None,
         server_issue=server.issue if server is not None else None,
@@ -428,8 +429,7 @@ def dry_run_plan(plan: OperationPlan, request: WireRequest, *, key_present: bool
     """The dry-run plan (original-core §5.8) with credential-bearing headers and query values redacted."""
     secret = set(_SECRET_HEADERS)
     secret_query: set[str] = set()
-    carrier = plan.auth_carrier
-    if carrier is not None:
+    for carrier in plan.auth_carriers:
         if carrier.in_ == "query":
             secret_query.add(carrier.name)
         else:

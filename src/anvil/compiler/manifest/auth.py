@@ -11,6 +11,7 @@ from dataclasses import dataclass, fields as dataclass_fields, replace
 from typing import Final, cast
 
 from anvil._types import JSONObject, JSONValue
+from anvil.air.carrier import COMPOSITE_FACTOR_TYPES, factor_carrier_clash
 from anvil.air.enums import AuthPrincipal, AuthType, SecretSource
 from anvil.air.model import ApiKeyCarrier, Auth, AuthCarrier, AuthProvider, Claim, Delegation, Evidence, Operation
 from anvil.compiler.manifest.model import AuthManifest, Manifest, ProviderManifest
@@ -73,9 +74,38 @@ def _carrier_issue(auth: Auth) -> str | None:
     return f"{kind} auth cannot declare a carrier"
 
 
-def auth_coherence_issues(auth: Auth) -> list[str]:
-    """Why ``auth`` cannot be executed as declared (empty when it can), as sentence fragments."""
+def _composite_issues(auth: Auth) -> list[str]:
+    """Why a composite cannot be executed: no factors, mechanics of its own, or a factor that is not static
+    material in a wire slot of its own (each factor is checked as if it were alone, too)."""
+    factors = auth.factors or ()
+    if not factors:
+        return ["composite auth takes its factors from the spec's security requirement"]
     issues: list[str] = []
+    if auth.provider is not None or auth.issuer is not None:
+        issues.append("composite auth cannot declare provider mechanics or an issuer (each factor has its own)")
+    for number, factor in enumerate(factors, start=1):
+        label = f"composite factor {number} ({factor.type})"
+        if factor.type not in COMPOSITE_FACTOR_TYPES:
+            issues.append(f"{label} is not static material a composite can carry")
+            continue
+        issues.extend(f"{label}: {issue}" for issue in auth_coherence_issues(factor))
+    clash = factor_carrier_clash(factors)
+    if clash is not None:
+        first, second, carrier = clash
+        issues.append(f"composite factors {first + 1} and {second + 1} both travel in {carrier.in_} {carrier.name}")
+    return issues
+
+
+def auth_coherence_issues(auth: Auth) -> list[str]:
+    """Why ``auth`` cannot be executed as declared (empty when it can), as sentence fragments.
+
+    A composite is checked factor by factor (:func:`_composite_issues`); any other type has no factors.
+    """
+    issues: list[str] = []
+    if auth.type == "composite":
+        issues.extend(_composite_issues(auth))
+    elif auth.factors is not None:
+        issues.append(f"{auth.type} auth cannot declare composite factors")
     kind, grant = auth.type, auth.provider.grant if auth.provider else None
     if kind == "none":
         if auth.principal != "anonymous" or auth.secret_source != "none":
@@ -272,8 +302,14 @@ def apply_auth_fields(auth: Auth, fields: AuthFields) -> Auth:
             secret_source=cast(SecretSource, fields.secret_source or secret),
         )
         if fields.type != auth.type:
+            # A composite's factors come from the spec's requirement: another type drops them, and a type
+            # changed to composite has none (incoherent, blocked).
             out = replace(
-                out, provider=_provider_after_type_change(auth.provider, fields.type), issuer=None, carrier=None
+                out,
+                provider=_provider_after_type_change(auth.provider, fields.type),
+                issuer=None,
+                carrier=None,
+                factors=None,
             )
             if fields.type == "none":
                 out = replace(out, audience=None, delegation=None, tenant=None)

@@ -3,7 +3,7 @@
 ``anvil init`` compiles the spec without a manifest (the conservative classifier decides everything)
 and writes what it found as ``anvil.yaml``: one entry per operation, keyed by its AIR id, with the
 classifier's posture above it as comments (method and path, effect and risk, idempotency and its
-carrier, retries, confirmation) and a ``state:`` line a reviewer (or ``anvil approve``) flips. Only the
+carrier, retries, confirmation, auth) and a ``state:`` line a reviewer (or ``anvil approve``) flips. Only the
 ``state`` is set: every other fact is the classifier's until a reviewer writes it down.
 """
 
@@ -16,7 +16,7 @@ from typing import Final, Literal
 
 import yaml
 
-from anvil.air.model import Document, Operation
+from anvil.air.model import Document, Operation, auth_label
 from anvil.compiler.manifest.proposals import Proposal
 
 __all__ = ["APPROVE_CHOICES", "PENDING_STATE", "PROPOSED_MARK", "ApproveChoice", "draft_manifest", "yaml_key"]
@@ -67,6 +67,10 @@ def _posture(op: Operation) -> list[str]:
         lines.append(f"confirmation: required{reason}")
     else:
         lines.append("confirmation: not required")
+    if op.auth.type == "composite":
+        lines.append(f"auth: {auth_label(op.auth)}, every factor's credential sent on each call")
+    elif op.auth.type != "none":
+        lines.append(f"auth: {auth_label(op.auth)}")
     if op.deprecated:
         lines.append("deprecated in the spec")
     return lines

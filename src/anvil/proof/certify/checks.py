@@ -20,7 +20,7 @@ from anvil.air.carrier import resolve_carrier
 from anvil.air.effects import effect_class_of, follow_up_refs, reversible_for_class
 from anvil.air.enums import KEYED_MODES
 from anvil.air.inputs import safety_keys
-from anvil.air.model import Document, Operation
+from anvil.air.model import Auth, Document, Operation, auth_label, credential_parts
 from anvil.air.surface import surface_of
 from anvil.bundle.hash import bundle_files
 from anvil.compiler.disclosure import ESTIMATOR, SURFACE_BUDGET_TOKENS
@@ -284,8 +284,15 @@ def _secret_handling(bundle: Bundle) -> Verdict:
     return _verdict(bad, "auth type none exactly where the secret source is none", "incoherent secret source")
 
 
+def _unexecutable(auth: Auth) -> bool:
+    """True when the runtime cannot send ``auth``'s credentials: an unexecutable type, or a composite
+    without factors or with a factor of such a type (or a nested composite)."""
+    parts = credential_parts(auth)
+    return not parts or any(part.type in _UNEXECUTABLE_AUTH or part.type == "composite" for part in parts)
+
+
 def _auth_runtime_supported(bundle: Bundle) -> Verdict:
-    bad = [f"{op.id} ({op.auth.type})" for op in bundle.approved if op.auth.type in _UNEXECUTABLE_AUTH]
+    bad = [f"{op.id} ({auth_label(op.auth)})" for op in bundle.approved if _unexecutable(op.auth)]
     return _verdict(bad, "every approved operation's auth is executable by this runtime", "unsupported auth")
 
 

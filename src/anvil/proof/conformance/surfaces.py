@@ -33,7 +33,7 @@ import httpx
 from anyio.abc import Process
 
 from anvil._types import JSONObject, JSONValue
-from anvil.air.carrier import effective_auth_carrier, resolve_carrier
+from anvil.air.carrier import effective_auth_carriers, resolve_carrier
 from anvil.air.inputs import cli_flags
 from anvil.air.model import Operation
 from anvil.client import AnvilClient, GatewayUnavailable
@@ -103,9 +103,7 @@ def _wire_headers(op: Operation) -> set[str]:
     binding = resolve_carrier(op).binding
     if binding is not None and binding.mechanism == "header":
         names.add(binding.key.lower())
-    auth = effective_auth_carrier(op.auth)
-    if auth is not None and auth.in_ == "header":
-        names.add(auth.name.lower())
+    names |= {auth.name.lower() for auth in effective_auth_carriers(op.auth) if auth.in_ == "header"}
     return names
 
 

@@ -66,6 +66,7 @@ from anvil.proof.mock.wire import (
     finish,
     logged,
     logged_headers,
+    logged_query,
     parse_body,
     read_body,
 )
@@ -622,7 +623,7 @@ def create_mock_app(api: MockApi) -> Starlette:
         entry: JSONObject = {
             "method": request.method,
             "path": unquote(raw_path) or "/",  # as sent: a trailing slash is part of the wire
-            "query": [[k, v] for k, v in request.query_params.multi_items()][:MAX_QUERY],
+            "query": logged_query(request, route),
             "query_truncated": len(request.query_params.multi_items()) > MAX_QUERY,
             "headers": logged_headers(request, route),
             "operation": route.op.id if route is not None else None,

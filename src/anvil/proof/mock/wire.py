@@ -1,7 +1,8 @@
 """The mock's side of the wire: reading a request body within its bound, logging it, answering.
 
 Request bodies are read up to :data:`MAX_BODY_BYTES`; what the request log keeps of a body, an answer,
-the headers and the query is bounded too, and credentials are masked (``***``).
+the headers and the query is bounded too, and credentials are masked (``***``): the usual credential
+headers and every header or query parameter the operation's auth travels in (each factor of a composite).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.types import Receive, Scope, Send
 
 from anvil._types import JSONObject, JSONValue
+from anvil.air.carrier import effective_auth_carriers
 from anvil.proof.mock.routes import Route
 
 __all__ = [
@@ -26,6 +28,7 @@ __all__ = [
     "finish",
     "logged",
     "logged_headers",
+    "logged_query",
     "parse_body",
     "read_body",
     "respond",
@@ -53,6 +56,13 @@ def parse_body(raw: bytes) -> JSONValue:
         return json.loads(raw)
     except (ValueError, RecursionError):
         return Unparsed()
+
+
+def logged_query(request: Request, route: Route | None) -> list[list[str]]:
+    """The request's query pairs as the log keeps them: at most :data:`MAX_QUERY`, credentials masked."""
+    secret = _credential_names(route, "query")
+    pairs = request.query_params.multi_items()[:MAX_QUERY]
+    return [[name, "***" if name in secret else value] for name, value in pairs]
 
 
 def logged(raw: bytes, parsed: JSONValue) -> tuple[JSONValue, bool]:
@@ -94,12 +104,15 @@ def finish(entry: JSONObject, status: int, body: JSONValue) -> Response:
     return respond(status, body)
 
 
+def _credential_names(route: Route | None, where: str) -> set[str]:
+    """The header (lower-cased) or query names the route's credentials travel in: every factor's."""
+    carriers = effective_auth_carriers(route.op.auth) if route is not None else ()
+    return {carrier.name.lower() if where == "header" else carrier.name for carrier in carriers if carrier.in_ == where}
+
+
 def logged_headers(request: Request, route: Route | None) -> dict[str, str]:
     """The request's headers as the log keeps them: bounded, credentials masked."""
-    secret = set(_SECRET_HEADERS)
-    carrier = route.op.auth.carrier if route is not None else None
-    if carrier is not None and carrier.in_ == "header":
-        secret.add(carrier.name.lower())
+    secret = set(_SECRET_HEADERS) | _credential_names(route, "header")
     out: dict[str, str] = {}
     for name, value in list(request.headers.items())[:_MAX_HEADERS]:
         out[name] = "***" if name in secret else value[:1024]

@@ -30,7 +30,7 @@ from typing import Any, Final, Literal
 import httpx
 
 from anvil._types import JSONValue
-from anvil.air.carrier import effective_auth_carrier
+from anvil.air.carrier import effective_auth_carriers
 from anvil.air.model import Document, Operation
 from anvil.air.values import CannotMake, Style, ValueGenerator
 from anvil.proof.mock.routes import TemplateMatcher, specificity
@@ -60,16 +60,17 @@ def _granted(authorization: str | None) -> set[str] | None:
 
 def _credential(op: Operation, request: httpx.Request) -> str | None:
     """The credential a request carries where ``op``'s auth puts it: the ``Authorization`` header, or an
-    API key's own header or query parameter (Plaid's ``PLAID-SECRET``)."""
-    carrier = effective_auth_carrier(op.auth)
-    found: str | None
-    if carrier is None:
-        found = request.headers.get("authorization")
-    elif carrier.in_ == "query":
-        found = request.url.params.get(carrier.name)
-    else:
-        found = request.headers.get(carrier.name)
-    return found
+    API key's own header or query parameter (Plaid's ``PLAID-SECRET``). A composite needs every factor's:
+    None when one is absent, else the first (the simulator gives every factor the same token)."""
+    carriers = effective_auth_carriers(op.auth)
+    if not carriers:
+        authorization: str | None = request.headers.get("authorization")
+        return authorization
+    found: list[str] = [
+        str((request.url.params if carrier.in_ == "query" else request.headers).get(carrier.name) or "")
+        for carrier in carriers
+    ]
+    return None if any(not value for value in found) else found[0]
 
 
 def _resolve(schema: JSONValue, defs: Mapping[str, Any]) -> JSONValue:
