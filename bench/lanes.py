@@ -211,7 +211,7 @@ def largest_specs(corpus: Path, count: int) -> list[tuple[str, int]]:
 #: A reviewer's auth choice per corpus spec whose operations are otherwise served nowhere: Jira, Asana and
 #: Sentry (its user feedback) offer alternatives the compiler does not choose between; Slack and Netlify
 #: only an end-user OAuth flow, served as a bearer token obtained out of band (a reviewed override).
-#: Plaid's three keys at once stay unmodeled (``auth/composite_unmodeled``): it measures what it serves.
+#: Plaid needs no choice: its three keys at once are one composite auth, every key sent on each call.
 INIT_CHOICES: dict[str, tuple[str, ...]] = {
     "jira-platform.json": ("--auth-scheme", "basicAuth"),
     "asana.yaml": ("--auth-scheme", "personalAccessToken"),

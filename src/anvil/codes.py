@@ -67,7 +67,8 @@ _ENTRIES: tuple[Code, ...] = (
     _d("auth/alternative_selected", "warning", "Several auth alternatives; the first was selected."),
     _d("auth/alternatives_unmodeled", "warning", "Auth alternatives that do not resolve to one principal."),
     _d("auth/api_key_carrier_missing", "warning", "An apiKey scheme without a usable carrier."),
-    _d("auth/composite_unmodeled", "warning", "A requirement with several schemes at once (AND)."),
+    # a composite needs every factor to be static material (api_key, basic, bearer) in a wire slot of its own
+    _d("auth/composite_unmodeled", "warning", "Several schemes at once (AND) that a composite cannot carry."),
     _d("auth/end_user_flow_unexecutable", "warning", "An end-user OAuth flow the runtime cannot execute."),
     _d("auth/http_scheme_unsupported", "warning", "An HTTP auth scheme other than basic or bearer."),
     _d("auth/oauth_flow_ambiguous", "warning", "An OAuth2 scheme with zero or several flows."),

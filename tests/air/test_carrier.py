@@ -9,12 +9,15 @@ import pytest
 from anvil.air.carrier import (
     auth_carrier_conflict,
     effective_auth_carrier,
+    effective_auth_carriers,
+    factor_carrier_clash,
     parse_body_pointer,
     resolve_carrier,
 )
 from anvil.air.model import (
     ApiKeyCarrier,
     Auth,
+    AuthCarrier,
     AuthProvider,
     Cli,
     Effect,
@@ -251,3 +254,36 @@ def test_a_key_header_equal_to_the_credential_header_conflicts() -> None:
     other_binding = resolve_carrier(other).binding
     assert other_binding is not None
     assert not auth_carrier_conflict(other, other_binding)
+
+
+def _key(name: str, where: str = "header") -> Auth:
+    return Auth(type="api_key", provider=AuthProvider(api_key=ApiKeyCarrier(in_=where, name=name)))
+
+
+def test_every_factor_of_a_composite_has_its_carrier_and_a_composite_none_of_its_own() -> None:
+    composite = Auth(type="composite", factors=(_key("X-Client-Id"), _key("tenant_key", "query"), Auth(type="basic")))
+    assert effective_auth_carrier(composite) is None
+    carriers = effective_auth_carriers(composite)
+    assert [(c.in_, c.name) for c in carriers] == [
+        ("header", "X-Client-Id"),
+        ("query", "tenant_key"),
+        ("header", "Authorization"),
+    ]
+
+
+def test_factors_clash_in_one_header_whatever_its_case_or_in_authorization_but_not_across_header_and_query() -> None:
+    assert factor_carrier_clash((_key("X-Key"), _key("x-key"))) == (0, 1, AuthCarrier(in_="header", name="x-key"))
+    clash = factor_carrier_clash((_key("A"), Auth(type="basic"), Auth(type="jwt_bearer")))
+    assert clash is not None and clash[:2] == (1, 2)
+    assert factor_carrier_clash((_key("key"), _key("key", "query"))) is None
+    assert factor_carrier_clash((_key("k", "query"), _key("K", "query"))) is None  # query names are exact
+
+
+def test_a_key_carrier_conflicts_with_any_factor_of_a_composite() -> None:
+    composite = Auth(type="composite", factors=(_key("X-Client-Id"), _key("Idempotency-Key")))
+    op = make_op(auth=composite)
+    binding = resolve_carrier(op).binding
+    assert binding is not None and auth_carrier_conflict(op, binding)
+    other = make_op(auth=Auth(type="composite", factors=(_key("X-Client-Id"), _key("X-Secret"))))
+    other_binding = resolve_carrier(other).binding
+    assert other_binding is not None and not auth_carrier_conflict(other, other_binding)

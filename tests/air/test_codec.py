@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from anvil.air.canonical import hash_canonical
-from anvil.air.codec import contract_hash, document_json, load_document
+from anvil.air.codec import contract_hash, document_json, from_json, load_document, to_json
+from anvil.air.model import ApiKeyCarrier, Auth, AuthProvider
 from anvil.compiler import build
 from anvil.errors import AirError
 
@@ -179,3 +180,41 @@ def test_an_operations_own_servers_round_trip_and_are_omitted_when_it_has_none(p
     assert "servers" not in written["operations"][1]
     keys = list(written["operations"][0])
     assert keys.index("auth") + 1 == keys.index("servers")  # serialized in declaration order, after auth
+
+
+def _composite() -> Auth:
+    header = AuthProvider(api_key=ApiKeyCarrier(in_="header", name="X-Client-Id"))
+    query = AuthProvider(api_key=ApiKeyCarrier(in_="query", name="tenant_key"))
+    return Auth(
+        type="composite",
+        credential_profile="client_id_tenant_key_0123456789abcdef0123456789abcdef",
+        factors=(
+            Auth(type="api_key", credential_profile="client_id_0123456789abcdef0123456789abcdef", provider=header),
+            Auth(type="api_key", credential_profile="tenant_key_0123456789abcdef0123456789abcdef", provider=query),
+            Auth(type="basic", credential_profile="basic_0123456789abcdef0123456789abcdef"),
+        ),
+    )
+
+
+def test_a_composite_auth_round_trips_with_its_nested_factors_in_order(payments_json: dict[str, Any]) -> None:
+    composite = _composite()
+    encoded = to_json(composite)
+    assert [factor["type"] for factor in encoded["factors"]] == ["api_key", "api_key", "basic"]
+    assert from_json(Auth, encoded) == composite
+    data = json.loads(json.dumps(payments_json))
+    data["operations"][0]["auth"] = encoded
+    loaded = load_document(data)
+    assert loaded.operations[0].auth == composite
+    assert document_json(loaded)["operations"][0]["auth"] == encoded
+
+
+def test_a_single_scheme_auth_writes_no_factors_key(payments_json: dict[str, Any]) -> None:
+    assert "factors" not in json.dumps(payments_json)
+    assert "factors" not in to_json(Auth(type="api_key"))
+
+
+def test_a_factor_of_a_bad_type_does_not_load(payments_json: dict[str, Any]) -> None:
+    data = json.loads(json.dumps(payments_json))
+    data["operations"][0]["auth"] = {"type": "composite", "factors": [{"type": "carrier_pigeon"}]}
+    with pytest.raises(AirError, match=r"factors\[0\]\.type"):
+        load_document(data)

@@ -13,6 +13,7 @@ from anvil.bundle.emit import emit_bundle
 from anvil.bundle.generation import Generation
 from anvil.compiler import build
 from anvil.runtime.credentials import client_credentials_env, credential_profile, expected_env
+from tests.cli.fixtures.upstreams import VAULT_MANIFEST, VAULT_SPEC
 from tests.conftest import EXAMPLES
 
 
@@ -97,3 +98,23 @@ def test_variable_names_follow_the_runtime_convention() -> None:
         "ANVIL_PROD_CLIENT_SECRET",
     )
     assert credential_variables(Auth(type="none"), "prod") == ()
+
+
+def test_each_composite_factor_is_an_entry_with_the_variables_the_runtime_reads_shared_across_operations() -> None:
+    result = build(VAULT_SPEC, manifest=VAULT_MANIFEST, service_id="vault")
+    document = replace(result.document, service=replace(result.document.service, environment="prod"))
+    data = _required(emit_bundle(document))
+    composite = next(op.auth for op in document.operations if op.auth.type == "composite")
+    runtime = expected_env(composite, credential_profile(data["authProfile"], composite))
+    assert [variable["name"] for entry in data["credentials"] for variable in entry["variables"]] == sorted(runtime)
+    assert credential_variables(composite, data["authProfile"]) == runtime
+    credentialed = sorted(op.id for op in document.operations if op.auth.type == "composite")
+    for entry in data["credentials"]:
+        assert entry["type"] == "api_key"
+        assert sorted(entry["operations"]) == credentialed  # one entry per factor, each naming every operation
+        [variable] = entry["variables"]
+        expected = f"{data['serviceId']}-{variable['name'].lower().replace('_', '-')}"
+        assert variable["recommendedSecretId"] == expected  # the deploy output names each factor's secret
+    assert {entry["credentialProfile"] for entry in data["credentials"]} == {
+        factor.credential_profile for factor in composite.factors or ()
+    }

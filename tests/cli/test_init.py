@@ -238,3 +238,50 @@ def test_init_writes_a_reviewed_override_that_serves_an_end_user_oauth_flow_as_a
     assert served.state == "approved" and served.auth.type == "jwt_bearer"
     (blocked,) = build(spec, service_id="chat").document.operations
     assert blocked.state == "blocked"  # without the override, the end-user flow is served nowhere
+
+
+def test_init_and_inspect_show_a_composites_factors_and_it_compiles_approved(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.cli.fixtures.upstreams import VAULT_SPEC
+
+    manifest, bundle = tmp_path / "anvil.yaml", tmp_path / "bundle"
+    code, _, err = _anvil(
+        capsys, "init", str(VAULT_SPEC), "--service", "vault", "--out", str(manifest), "--approve", "all"
+    )
+    assert code == 0, err
+    text = manifest.read_text(encoding="utf-8")
+    label = "composite (client_id + secret + tenant_key)"
+    assert text.count(f"  # auth: {label}, every factor's credential sent on each call\n") == 3
+    code, _, err = _anvil(capsys, "compile", str(VAULT_SPEC), "--manifest", str(manifest), "--out", str(bundle))
+    assert code == 0, err
+    code, out, _ = _anvil(capsys, "inspect", str(bundle), "--json")
+    rows = {row["operationId"]: row for row in json.loads(out)["operations"]}
+    assert {op_id: (row["state"], row["auth"]) for op_id, row in rows.items()} == {
+        "vault.items.create": ("approved", label),
+        "vault.items.get": ("approved", label),
+        "vault.items.delete": ("approved", label),
+        "vault.health.list": ("approved", "none"),
+    }
+    code, out, _ = _anvil(capsys, "inspect", str(bundle))
+    assert code == 0 and "AUTH" in out.splitlines()[0] and label in out
+
+
+@pytest.mark.corpus
+def test_every_plaid_operation_compiles_approved_with_its_three_keys_as_one_composite(
+    corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec, manifest, bundle = corpus / "plaid.yml", tmp_path / "anvil.yaml", tmp_path / "plaid"
+    code, _, err = _anvil(capsys, "init", str(spec), "--service", "plaid", "--out", str(manifest), "--approve", "all")
+    assert code == 0, err
+    code, _, err = _anvil(capsys, "compile", str(spec), "--manifest", str(manifest), "--out", str(bundle))
+    assert code == 0, err
+    air = json.loads((bundle / "air.json").read_text(encoding="utf-8"))
+    operations = air["operations"]
+    assert len(operations) == 329
+    assert [op["id"] for op in operations if op["state"] != "approved"] == []
+    assert sum(1 for op in operations if op["auth"]["type"] == "composite") == 328
+    assert not [d for d in air["diagnostics"] if d["code"] == "auth/composite_unmodeled"]
+    composite = next(op["auth"] for op in operations if op["auth"]["type"] == "composite")
+    carriers = [factor["provider"]["apiKey"]["name"] for factor in composite["factors"]]
+    assert carriers == ["PLAID-CLIENT-ID", "PLAID-SECRET", "Plaid-Version"]

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from anvil.compiler.auth import credential_profile_name, resolve_auth, server_base_url
+from anvil.compiler.auth import credential_profile_name, resolve_auth, resolve_scheme, server_base_url
 from anvil.compiler.normalize import normalize_document
 
 SCHEMES: dict[str, Any] = {
@@ -28,6 +28,11 @@ SCHEMES: dict[str, Any] = {
     "oidc": {"type": "openIdConnect", "openIdConnectUrl": "https://id.example/.well-known"},
     "mtls": {"type": "mutualTLS"},
     "weird": {"type": "carrierPigeon"},
+    "client": {"type": "apiKey", "in": "header", "name": "X-Client-Id"},
+    "secret": {"type": "apiKey", "in": "header", "name": "X-Client-Secret"},
+    "tenant": {"type": "apiKey", "in": "query", "name": "tenant_key"},
+    "key_lower": {"type": "apiKey", "in": "header", "name": "x-key"},
+    "query_key": {"type": "apiKey", "in": "query", "name": "X-Key"},
 }
 
 
@@ -86,7 +91,7 @@ def test_client_credentials_records_the_token_endpoint_and_api_keys_their_carrie
         ([{"two_flows": []}], "auth/oauth_flow_ambiguous", True),
         ([{"missing": []}], "auth/scheme_missing", True),
         ([{"weird": []}], "auth/scheme_unsupported", True),
-        ([{"basic": [], "key": []}], "auth/composite_unmodeled", True),
+        ([{"key": [], "cc": []}], "auth/composite_unmodeled", True),
         ([{"basic": []}, {"code": []}], "auth/alternatives_unmodeled", True),
         ([{"basic": []}, {"key": []}], "auth/alternative_selected", False),
     ],
@@ -148,3 +153,58 @@ def test_normalize_blocks_or_reviews_per_auth_issue_and_notes_it() -> None:
     assert (c.state, c.auth.type) == ("generated", "none")
     assert [d.code for _, d in result.diagnostics] == ["auth/end_user_flow_unexecutable", "auth/alternative_selected"]
     assert all(d.severity == "warning" for _, d in result.diagnostics)
+
+
+def test_a_requirement_of_three_api_key_headers_is_a_composite_with_three_factors_in_order() -> None:
+    schemes = {name: {"type": "apiKey", "in": "header", "name": f"X-{name}"} for name in ("b", "a", "c")}
+    resolution = resolve_auth([{"b": ["s1"], "a": [], "c": ["s2", "s1"]}], schemes)
+    auth = resolution.auth
+    assert not resolution.issues and not resolution.blocked
+    assert (auth.type, auth.principal, auth.secret_source) == ("composite", "service", "env")
+    assert auth.scopes == ("s1", "s2")
+    assert auth.credential_profile == credential_profile_name("b+a+c")
+    assert auth.factors == tuple(resolve_scheme(name, schemes, scopes).auth for name, scopes in [
+        ("b", ("s1",)), ("a", ()), ("c", ("s2", "s1"))
+    ])  # fmt: skip
+    assert [f.provider.api_key.name for f in auth.factors if f.provider and f.provider.api_key] == ["X-b", "X-a", "X-c"]
+
+
+def test_two_headers_and_a_query_key_or_a_key_and_basic_auth_are_composites() -> None:
+    assert resolve_auth([{"client": [], "secret": [], "tenant": []}], SCHEMES).auth.type == "composite"
+    mixed = resolve_auth([{"key": [], "basic": []}], SCHEMES).auth
+    assert [factor.type for factor in mixed.factors or ()] == ["api_key", "basic"]
+    same_name = resolve_auth([{"key": [], "query_key": []}], SCHEMES)  # a header and a query parameter
+    assert same_name.auth.type == "composite" and not same_name.issues
+
+
+@pytest.mark.parametrize(
+    ("requirement", "reason"),
+    [
+        ({"key": [], "cc": []}, "factor 'cc' is oauth2 client credentials (a token exchange), which a composite"),
+        ({"key": [], "code": []}, "factor 'code': OAuth2 scheme 'code' uses the end-user authorizationCode flow"),
+        ({"key": [], "mtls": []}, "factor 'mtls' is mutual TLS, which a composite cannot carry"),
+        ({"key": [], "missing": []}, "factor 'missing': security scheme 'missing' is not declared"),
+        ({"key": [], "cookie_key": []}, "factor 'cookie_key': apiKey scheme 'cookie_key' has no header or query"),
+        ({"key": [], "key_lower": []}, "factors 'key' and 'key_lower' both travel in header x-key"),
+        ({"basic": [], "bearer": []}, "factors 'basic' and 'bearer' both travel in header Authorization"),
+    ],
+)
+def test_each_unmodelable_composite_stays_blocked_and_says_which_factor_and_why(
+    requirement: dict[str, Any], reason: str
+) -> None:
+    resolution = resolve_auth([requirement], SCHEMES)
+    assert resolution.blocked
+    assert [issue.code for issue in resolution.issues] == ["auth/composite_unmodeled"]
+    assert reason in resolution.issues[0].message
+    names = list(requirement)
+    assert resolution.auth.type == "custom_header" and resolution.auth.factors is None
+    assert resolution.auth.credential_profile == credential_profile_name("+".join(names))
+
+
+def test_a_composite_alternative_that_resolved_cleanly_is_selected_like_any_other() -> None:
+    resolution = resolve_auth([{"client": [], "secret": []}, {"basic": []}], SCHEMES)
+    assert resolution.auth.type == "composite"
+    assert [issue.code for issue in resolution.issues] == ["auth/alternative_selected"]
+    assert not resolution.blocked
+    unmodeled = resolve_auth([{"key": [], "cc": []}, {"basic": []}], SCHEMES)
+    assert [issue.code for issue in unmodeled.issues] == ["auth/alternatives_unmodeled"]

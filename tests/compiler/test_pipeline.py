@@ -13,6 +13,7 @@ import pytest
 from anvil.air.codec import contract_hash, document_json
 from anvil.compiler import build, compile_source
 from anvil.load.result import LoadResult
+from tests.cli.fixtures.upstreams import VAULT_MANIFEST, VAULT_SPEC
 from tests.conftest import EXAMPLES
 
 PAYMENTS = EXAMPLES / "payments" / "openapi.yaml"
@@ -218,3 +219,41 @@ def test_a_swagger_form_data_key_carrier_is_served_instead_of_blocked(tmp_path: 
     assert op.state == "approved"
     assert not [d for d in result.diagnostics if d.code.startswith("unsupported_idempotency_carrier")]
     assert "idempotency_key" in (op.input.schema or {}).get("properties", {})  # the key is the safety input
+
+
+_COMPOSITES: dict[str, Any] = {
+    "openapi": "3.0.3",
+    "info": {"title": "Two", "version": "1"},
+    "components": {
+        "securitySchemes": {
+            "key": {"type": "apiKey", "in": "header", "name": "X-Key"},
+            "machine": {"type": "oauth2", "flows": {"clientCredentials": {"tokenUrl": "https://t.example/token"}}},
+        }
+    },
+    "paths": {"/a": {"get": {"operationId": "a", "security": [{"key": [], "machine": []}], "responses": {}}}},
+}
+
+
+def test_an_approved_composite_that_cannot_be_modelled_stays_blocked_after_the_manifest(tmp_path: Path) -> None:
+    (tmp_path / "anvil.yaml").write_text("operations:\n  a:\n    state: approved\n", encoding="utf-8")
+    (tmp_path / "spec.json").write_text(json.dumps(_COMPOSITES), encoding="utf-8")
+    result = build(tmp_path / "spec.json", manifest=tmp_path / "anvil.yaml", service_id="two")
+    op = result.document.operations[0]
+    assert (op.state, op.auth.type) == ("blocked", "custom_header")
+    found = [d for d in result.diagnostics if d.code == "auth/composite_unmodeled"]
+    assert len(found) == 1 and "factor 'machine' is oauth2 client credentials" in found[0].message
+
+
+def test_a_composite_bundle_recompiles_to_the_same_bytes_with_its_factors() -> None:
+    result = build(VAULT_SPEC, manifest=VAULT_MANIFEST)
+    first, second = result.document, build(VAULT_SPEC, manifest=VAULT_MANIFEST).document
+    assert json.dumps(document_json(first)) == json.dumps(document_json(second))
+    assert contract_hash(first) == contract_hash(second)
+    served = {op.source_ref.operation_id: op for op in first.operations}
+    assert {op_id: (op.state, op.auth.type) for op_id, op in served.items()} == {
+        "createItem": ("approved", "composite"),
+        "getItem": ("approved", "composite"),
+        "deleteItem": ("approved", "composite"),
+        "health": ("approved", "none"),
+    }
+    assert not [d for d in result.diagnostics if d.code.startswith("auth/")]

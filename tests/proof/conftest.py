@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from anvil.cli.compile import compile_bundle
-from tests.cli.fixtures.upstreams import REPO, compile_example, compile_files
+from tests.cli.fixtures.upstreams import REPO, compile_example, compile_files, compile_vault
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
@@ -46,6 +46,13 @@ def telephony(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def files(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A file-storage API whose two uploads declare their own server (``tests/cli/fixtures/files.yaml``)."""
     return compile_files(tmp_path_factory.mktemp("proof") / "files")
+
+
+@pytest.fixture(scope="module")
+def vault(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An API whose every credentialed call sends two header keys and a query key at once (a composite
+    auth, ``tests/cli/fixtures/vault.yaml``), every operation approved."""
+    return compile_vault(tmp_path_factory.mktemp("proof") / "vault")
 
 
 @pytest.fixture(scope="session")

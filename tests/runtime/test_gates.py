@@ -327,3 +327,54 @@ async def test_a_query_credential_travels_to_the_operations_own_server_only(
     context = make_context(credentials={"ANVIL_PARTNER_API_KEY": "k-2"}, auth_profile="partner")
     assert (await execute(op, {"payment_id": "p"}, context)).kind == "success"
     assert (upstream.calls[0].path, upstream.calls[0].query) == ("/upload/payments/p", "key=k-2")
+
+
+def _composite() -> Auth:
+    from anvil.air.model import ApiKeyCarrier, AuthProvider
+
+    def key(where: str, name: str, profile: str) -> Auth:
+        provider = AuthProvider(api_key=ApiKeyCarrier(in_=where, name=name))
+        return Auth(type="api_key", credential_profile=profile, provider=provider)
+
+    factors = (key("header", "X-Client-Id", "client"), key("header", "X-Secret", "secret"), key("query", "tk", "tk"))
+    return Auth(type="composite", credential_profile="client_secret_tk", factors=factors)
+
+
+async def test_a_composite_sends_every_factors_credential_in_its_own_carrier(
+    make_context: ContextFactory, upstream: UpstreamState
+) -> None:
+    op = dataclasses.replace(read_op(), auth=_composite())
+    env = {
+        "ANVIL_DEFAULT_CLIENT_API_KEY": "cid",
+        "ANVIL_DEFAULT_SECRET_API_KEY": "sec",
+        "ANVIL_DEFAULT_TK_API_KEY": "t",
+    }
+    outcome = await execute(op, {"payment_id": "p"}, make_context(credentials=env))
+    assert outcome.kind == "success"
+    sent = upstream.calls[0]
+    assert (sent.headers["x-client-id"], sent.headers["x-secret"], sent.query) == ("cid", "sec", "tk=t")
+
+
+async def test_a_composite_with_a_factor_unset_is_auth_required_naming_every_missing_variable_only(
+    make_context: ContextFactory, upstream: UpstreamState
+) -> None:
+    op = dataclasses.replace(read_op(), auth=_composite())
+    outcome = await execute(op, {"payment_id": "p"}, make_context(credentials={"ANVIL_DEFAULT_SECRET_API_KEY": "s3"}))
+    assert outcome.code == "auth_required" and outcome.envelope is not None
+    assert outcome.envelope.details == {"expected_env": ["ANVIL_DEFAULT_CLIENT_API_KEY", "ANVIL_DEFAULT_TK_API_KEY"]}
+    assert "s3" not in str(outcome.envelope.to_json()) and upstream.count == 0
+
+
+async def test_a_composite_factor_that_would_overwrite_the_key_carrier_is_refused(
+    make_context: ContextFactory, upstream: UpstreamState
+) -> None:
+    clash = Auth(type="api_key", credential_profile="idem", carrier=AuthCarrier(in_="header", name="Idempotency-Key"))
+    composite = _composite()
+    op = dataclasses.replace(keyed_write(), auth=dataclasses.replace(composite, factors=(*composite.factors, clash)))
+    env = dict.fromkeys(
+        ("ANVIL_DEFAULT_CLIENT_API_KEY", "ANVIL_DEFAULT_SECRET_API_KEY", "ANVIL_DEFAULT_TK_API_KEY"), "v"
+    ) | {"ANVIL_DEFAULT_IDEM_API_KEY": "secret-value"}
+    outcome = await execute(op, REFUND, make_context(credentials=env), KEY)
+    assert outcome.code == "unsupported_operation" and outcome.envelope is not None
+    assert outcome.envelope.details is not None and outcome.envelope.details["credential_carrier_conflict"] is True
+    assert "secret-value" not in str(outcome.envelope.to_json()) and upstream.count == 0

@@ -26,7 +26,7 @@ from runtime_support import (
 )
 from starlette.requests import Request, cookie_parser
 
-from anvil.air.model import Auth, BodyField, Operation, Param, RequestBody, Server
+from anvil.air.model import ApiKeyCarrier, Auth, AuthProvider, BodyField, Operation, Param, RequestBody, Server
 from anvil.ledger.base import Ledger
 from anvil.runtime.context import CallOptions
 from anvil.runtime.executor import execute
@@ -274,6 +274,31 @@ async def test_the_dry_run_plan_redacts_credential_headers_and_reports_the_postu
         "confirmationRequired": True,
     }
     assert "tok-never-shown" not in json.dumps(outcome.plan)
+
+
+async def test_the_dry_run_plan_redacts_every_factor_of_a_composite_header_and_query(
+    make_context: ContextFactory, upstream: UpstreamState
+) -> None:
+    def key(where: str, name: str) -> Auth:
+        return Auth(type="api_key", provider=AuthProvider(api_key=ApiKeyCarrier(in_=where, name=name)))
+
+    params = (
+        PAYMENT_ID,
+        Param(name="X-Client-Id", agent_name="client_hint", in_="header"),
+        Param(name="X-Secret", agent_name="secret_hint", in_="header"),
+        Param(name="tk", agent_name="tenant_hint", in_="query"),
+    )
+    base = keyed_write(confirm=True)
+    composite = Auth(
+        type="composite", factors=(key("header", "X-Client-Id"), key("header", "X-Secret"), key("query", "tk"))
+    )
+    op = dataclasses.replace(base, input=dataclasses.replace(base.input, params=params), auth=composite)
+    arguments = {**REFUND, "client_hint": "c-leak", "secret_hint": "s-leak", "tenant_hint": "t-leak", "confirm": True}
+    outcome = await execute(op, arguments, make_context(), CallOptions(idempotency_key="ref-002", dry_run=True))
+    assert outcome.kind == "dry_run" and outcome.plan is not None and upstream.count == 0
+    assert outcome.plan["headers"]["X-Client-Id"] == "***" and outcome.plan["headers"]["X-Secret"] == "***"
+    assert str(outcome.plan["url"]).endswith("?tk=%2A%2A%2A")
+    assert not any(leak in json.dumps(outcome.plan) for leak in ("c-leak", "s-leak", "t-leak"))
 
 
 # --- form bodies: the key is one more top-level field, forwarded and ledger-keyed as in a JSON body -----

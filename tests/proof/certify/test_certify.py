@@ -54,7 +54,7 @@ def test_the_check_ids_are_the_public_registry() -> None:
     )
 
 
-@pytest.mark.parametrize("example", ["payments", "github"])
+@pytest.mark.parametrize("example", ["payments", "github", "vault"])
 def test_certify_passes_both_examples_and_writes_a_record_bound_to_the_bundle_hash(
     example: str,
     request: pytest.FixtureRequest,
@@ -229,3 +229,27 @@ def test_an_item_route_keyed_by_a_query_beside_the_plain_one_is_not_reported_as_
     assert main(["compile", str(source), "--manifest", str(manifest), "--out", str(bundle)]) == 0
     check = next(c for c in certify(bundle)["checks"] if c["id"] == "runtime.mocks-consistent")
     assert check["status"] == "passed", check["detail"]
+
+
+def test_a_composite_whose_factor_the_runtime_cannot_send_fails_auth_runtime_supported(
+    vault: Path, copy_bundle: Callable[[Path], Path]
+) -> None:
+    bundle = copy_bundle(vault)
+    edit_json(
+        bundle / "air.json", lambda air: operation(air, "vault.items.get")["auth"]["factors"][1].update(type="mtls")
+    )
+    record = certify(bundle)
+    runtime = next(c for c in record["checks"] if c["id"] == "safety.auth-runtime-supported")
+    assert (
+        runtime["status"] == "failed"
+        and "vault.items.get (composite (client_id + secret + tenant_key))" in (runtime["detail"])
+    )
+    coherent = next(c for c in record["checks"] if c["id"] == "safety.auth-authority-coherent")
+    assert coherent["status"] == "failed" and "composite factor 2 (mtls)" in coherent["detail"]
+
+
+def test_a_composite_without_factors_fails_both_auth_checks(vault: Path, copy_bundle: Callable[[Path], Path]) -> None:
+    bundle = copy_bundle(vault)
+    edit_json(bundle / "air.json", lambda air: operation(air, "vault.items.get")["auth"].pop("factors"))
+    status = _status(certify(bundle))
+    assert (status["safety.auth-runtime-supported"], status["safety.auth-authority-coherent"]) == ("failed", "failed")

@@ -256,3 +256,25 @@ async def test_a_create_answers_within_a_closed_output_schema_with_an_id_of_the_
     assert "price" not in answer and "kind" not in answer
     assert jsonschema.Draft202012Validator(projection.schema).is_valid(answer)
     assert len(answer["id"]) == 36 and answer["id"].count("-") == 4
+
+
+@pytest.mark.anyio
+async def test_a_composite_is_accepted_with_every_factor_and_the_log_masks_each_header_and_query_factor(
+    vault: Path,
+) -> None:
+    app = create_mock_app(MockApi(read_bundle(vault)))
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://mock") as mock:
+        factors = {"X-Client-Id": "cid-s3cret", "X-Client-Secret": "sec-s3cret"}
+        created = await mock.post(
+            "/items",
+            params={"tenant_key": "tk-s3cret"},
+            json={"name": "box"},
+            headers={**factors, "Idempotency-Key": "k-1"},
+        )
+        assert created.status_code == 201
+        log = (await mock.get("/__anvil/requests")).json()
+    [entry] = log["requests"]
+    assert entry["operation"] == "vault.items.create" and entry["query"] == [["tenant_key", "***"]]
+    assert (entry["headers"]["x-client-id"], entry["headers"]["x-client-secret"]) == ("***", "***")
+    assert entry["headers"]["idempotency-key"] == "k-1"
+    assert "s3cret" not in str(log)
