@@ -265,3 +265,33 @@ def test_a_fleet_re_points_a_server_only_through_the_bundles_own_variable(files:
     fleet = {**environ, "ANVIL_BASE_URL_FILES__UPLOAD_FILES_EXAMPLE": "http://127.0.0.1:7"}
     files_settings, _ = _config(fleet, str(files), str(payments)).settings
     assert dict(files_settings.server_urls) == {UPLOAD: "http://127.0.0.1:7"}
+
+
+def test_each_fleet_bundle_reads_its_own_composite_factors_and_a_plain_factor_both_would_read_is_refused(
+    tmp_path: Path,
+) -> None:
+    from anvil.bundle.read import read_bundle
+    from anvil.cli.compile import compile_bundle
+    from anvil.cli.serve_config import credential_variables
+    from tests.cli.fixtures.upstreams import VAULT_MANIFEST, VAULT_SPEC, compile_vault
+
+    us = compile_vault(tmp_path / "us" / "vault")
+    eu = tmp_path / "eu" / "vaulteu"
+    assert compile_bundle(VAULT_SPEC, out=eu, manifest=VAULT_MANIFEST, service_id="vaulteu").bundle_hash
+    plain = credential_variables(read_bundle(us), "default")
+    assert plain == credential_variables(read_bundle(eu), "default") and len(plain) == 3
+    twins = {
+        name: credential_variables(read_bundle(path), f"default_{name}")
+        for name, path in (("vault", us), ("vaulteu", eu))
+    }
+    environ = {"ANVIL_BASE_URL_VAULT": "http://127.0.0.1:1", "ANVIL_BASE_URL_VAULTEU": "http://127.0.0.1:2"}
+    for name, names in twins.items():
+        environ |= {twin: f"{name}-{index}" for index, twin in enumerate(names)}
+    first, second = _config(environ, str(us), str(eu)).settings
+    assert [first.credentials[name] for name in plain] == ["vault-0", "vault-1", "vault-2"]
+    assert [second.credentials[name] for name in plain] == ["vaulteu-0", "vaulteu-1", "vaulteu-2"]
+    shared = {key: value for key, value in environ.items() if key != twins["vaulteu"][1]} | {plain[1]: "whose?"}
+    with pytest.raises(ConfigError) as refused:
+        _config(shared, str(us), str(eu))
+    assert refused.value.code == "fleet/ambiguous_credential" and twins["vaulteu"][1] in str(refused.value.hint)
+    assert "whose?" not in str(refused.value)

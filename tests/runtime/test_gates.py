@@ -378,3 +378,15 @@ async def test_a_composite_factor_that_would_overwrite_the_key_carrier_is_refuse
     assert outcome.code == "unsupported_operation" and outcome.envelope is not None
     assert outcome.envelope.details is not None and outcome.envelope.details["credential_carrier_conflict"] is True
     assert "secret-value" not in str(outcome.envelope.to_json()) and upstream.count == 0
+
+
+async def test_a_composites_credentials_are_never_sent_to_a_host_outside_the_allowlist(
+    make_context: ContextFactory, upstream: UpstreamState
+) -> None:
+    op = dataclasses.replace(read_op(), auth=_composite())
+    env = {"ANVIL_DEFAULT_CLIENT_API_KEY": "c", "ANVIL_DEFAULT_SECRET_API_KEY": "s", "ANVIL_DEFAULT_TK_API_KEY": "t"}
+    outcome = await execute(op, {"payment_id": "p"}, make_context(env="prod", allowed_hosts=(), credentials=env))
+    assert outcome.code == "policy_denied" and upstream.count == 0
+    elsewhere = dataclasses.replace(op, servers=(Server(url="https://upload.example.com"),))
+    refused = await execute(elsewhere, {"payment_id": "p"}, make_context(allowed_hosts=("127.0.0.1",), credentials=env))
+    assert refused.code == "policy_denied" and upstream.count == 0
