@@ -1,10 +1,10 @@
 """The pipeline on real corpus specs, as a test of the tool.
 
 ``anvil init --approve all --propose-effects`` -> ``anvil compile`` -> certify, selftest, conformance
-and simulate, on specs where it is quick (a subset of PagerDuty's operations). A lane may report that
-the API is unsafe or unsound as approved; each such report is listed below as a :class:`Finding`, with
-why it is the API's. Anything else a lane fails or skips is a defect of the tool, and fails this test;
-so does a listed finding that no longer occurs (the list stays true).
+and simulate, on specs where it is quick (a subset of PagerDuty's, Slack's and Plaid's operations). A
+lane may report that the API is unsafe or unsound as approved; each such report is listed below as a
+:class:`Finding`, with why it is the API's. Anything else a lane fails or skips is a defect of the tool,
+and fails this test; so does a listed finding that no longer occurs (the list stays true).
 """
 
 from __future__ import annotations
@@ -83,6 +83,31 @@ RUNS: dict[str, Run] = {
                 "the spec describes files.remote.info and files.remote.list in the same words",
             ),
             Finding("selftest", "error-mapping", "", "the API answers errors as 200 {ok: false}: none documented"),
+            Finding("selftest", "key-forwarding", "", "no operation of the API takes an idempotency key"),
+        ),
+    ),
+    "plaid.yml": Run(
+        service="plaid",
+        # Every call sends three API keys at once (a composite auth); the creates with a proposed undo
+        # and their undo operations, proven through the mock's state (Plaid's reads are POSTs too).
+        operations=(
+            "plaid.create.create.*_direct",
+            "plaid.create.create.audit_copy*",
+            "plaid.create.create.authorization",
+            "plaid.create.create.payment_profile",
+            "plaid.create.create.refund",
+            "plaid.create.create.relay",
+            "plaid.create.create.rules",
+            "plaid.create.create.third_party_token",
+            "plaid.remove.create.*",
+            "plaid.*.cancel",
+            "plaid.recipient.get",  # a read that retries a 503
+            "plaid.create.create.sandbox_transactions",  # the one operation that documents an error
+        ),
+        findings=(
+            Finding("certify", _BUDGET, "", _LARGE_TOOLS),
+            Finding("certify", _AT_REST, "", _LARGE_SURFACE),
+            Finding("simulate", "disclosure/tool-surface", "plaid.*", _LARGE_TOOLS),
             Finding("selftest", "key-forwarding", "", "no operation of the API takes an idempotency key"),
         ),
     ),
