@@ -124,8 +124,9 @@ def payments_mock() -> Iterator[tuple[ThreadedMock, Any]]:
         mock.stop()
 
 
-def fleet_env(bundles: dict[str, Path], urls: dict[str, str], keys: YardKeys, folder: Path) -> dict[str, str]:
-    """The gateway's environment: no inherited ``ANVIL_*``, loopback egress, SQLite, audit, per-bundle upstreams."""
+def local_gateway_env(folder: Path) -> dict[str, str]:
+    """A gateway's environment with no inherited ``ANVIL_*``: dev, loopback egress only, and a SQLite ledger
+    and an audit file in ``folder``."""
     env = {key: value for key, value in os.environ.items() if not key.startswith("ANVIL_")}
     env.update(
         {
@@ -133,6 +134,16 @@ def fleet_env(bundles: dict[str, Path], urls: dict[str, str], keys: YardKeys, fo
             "ANVIL_ALLOWED_HOSTS": "127.0.0.1",
             "ANVIL_LEDGER": f"sqlite:///{folder / 'ledger.db'}",
             "ANVIL_AUDIT_FILE": str(folder / "audit.jsonl"),
+        }
+    )
+    return env
+
+
+def fleet_env(bundles: dict[str, Path], urls: dict[str, str], keys: YardKeys, folder: Path) -> dict[str, str]:
+    """:func:`local_gateway_env` with JWT inbound auth and the per-bundle upstreams and their tokens."""
+    env = local_gateway_env(folder)
+    env.update(
+        {
             "ANVIL_INBOUND_AUTH_MODE": "jwt",
             "ANVIL_INBOUND_ISSUER": keys.issuer,
             "ANVIL_INBOUND_AUDIENCE": keys.audience,

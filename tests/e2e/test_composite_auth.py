@@ -10,7 +10,6 @@ variable and sends nothing; no value reaches an error, the gateway's log, the au
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -26,6 +25,7 @@ from anvil.bundle.read import read_bundle
 from anvil.client import ToolError
 from anvil.runtime.credentials import credential_profile, expected_env
 from tests.cli.fixtures.upstreams import LoopbackServer, compile_vault
+from tests.e2e.conftest import local_gateway_env
 from tests.e2e.support import GatewayProcess, connect
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
@@ -82,16 +82,7 @@ def variables(bundle: Path) -> dict[str, str]:
 
 
 def serve(bundle: Path, folder: Path, credentials: dict[str, str]) -> GatewayProcess:
-    env = {key: value for key, value in os.environ.items() if not key.startswith("ANVIL_")}
-    env.update(
-        {
-            "ANVIL_ENV": "dev",
-            "ANVIL_ALLOWED_HOSTS": "127.0.0.1",
-            "ANVIL_LEDGER": f"sqlite:///{folder / 'ledger.db'}",
-            "ANVIL_AUDIT_FILE": str(folder / "audit.jsonl"),
-            **credentials,
-        }
-    )
+    env = {**local_gateway_env(folder), **credentials}
     return GatewayProcess([str(bundle), "--http", "127.0.0.1:0"], env=env, log=folder / "gateway.log").start()
 
 
