@@ -240,6 +240,41 @@ def test_init_writes_a_reviewed_override_that_serves_an_end_user_oauth_flow_as_a
     assert blocked.state == "blocked"  # without the override, the end-user flow is served nowhere
 
 
+def test_init_notes_operations_their_auth_keeps_blocked_and_names_the_choice_that_serves_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec = tmp_path / "openapi.yaml"
+    flow = {"authorizationCode": {"authorizationUrl": "https://x.example/a", "tokenUrl": "https://x.example/t"}}
+    get = {"get": {"operationId": "listChannels", "responses": {"200": {"description": "ok"}}}}
+    open_get = {"get": {"operationId": "getStatus", "security": [], "responses": {"200": {"description": "ok"}}}}
+    spec.write_text(
+        json.dumps(
+            {
+                "openapi": "3.0.3",
+                "info": {"title": "Chat", "version": "1"},
+                "security": [{"chatAuth": []}],
+                "paths": {"/channels": get, "/status": open_get},
+                "components": {"securitySchemes": {"chatAuth": {"type": "oauth2", "flows": flow}}},
+            }
+        ),
+        encoding="utf-8",
+    )
+    manifest = tmp_path / "anvil.yaml"
+    argv = ["init", str(spec), "--service", "chat", "--out", str(manifest), "--approve", "all", "--force"]
+    code, out, err = _anvil(capsys, *argv)
+    assert code == 0, err
+    (note,) = [line for line in out.splitlines() if line.startswith("Note: ")]
+    assert "1 of 2 operations stay blocked by their auth" in note
+    assert "(auth/end_user_flow_unexecutable 1)" in note and "chatAuth (oauth2 authorizationCode)" in note
+    assert "--auth-scheme NAME" in note and "--auth-type bearer --auth-reason TEXT" in note
+    reason = "Tokens come from the operator's app, minted out of band."
+    chosen = ["--auth-scheme", "chatAuth", "--auth-type", "bearer", "--auth-reason", reason]
+    code, out, err = _anvil(capsys, *argv, *chosen)
+    assert code == 0 and "Note: " not in out, err
+    code, out, err = _anvil(capsys, "init", str(PAYMENTS), "--service", "payments", "--out", str(manifest), "--force")
+    assert code == 0 and "Note: " not in out, err  # nothing is blocked by auth: nothing to say
+
+
 def test_init_and_inspect_show_a_composites_factors_and_it_compiles_approved(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

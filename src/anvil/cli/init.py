@@ -11,8 +11,9 @@ left out with a comment saying why. A write whose spec declares an idempotency k
 proposed ``idempotency:`` block too (left out when the compiler cannot carry the key).
 ``--auth-scheme`` chooses one of the spec's security schemes service-wide; with ``--auth-type`` and
 ``--auth-reason`` it is served as that type, a reviewed override (a spec whose only scheme is an
-end-user OAuth flow, Slack's or Netlify's, is otherwise served nowhere). ``--force`` replaces an
-existing file.
+end-user OAuth flow, Slack's or Netlify's, is otherwise served nowhere); without it, init ends with a
+note when the spec's auth keeps operations blocked however they are approved, naming the choices.
+``--force`` replaces an existing file.
 
 Exit status: 0 written; 1 the spec could not be read (its diagnostics on stderr, nothing written);
 2 usage (a bad service id, an existing ``--out`` without ``--force``).
@@ -24,6 +25,8 @@ import argparse
 import os
 import sys
 import tempfile
+from collections import Counter
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -33,6 +36,7 @@ from anvil.errors import UsageError
 if TYPE_CHECKING:
     from anvil.air.model import Document
     from anvil.compiler.manifest.proposals import Proposal
+    from anvil.diagnostics import Diagnostic
 
 __all__ = ["register", "run"]
 
@@ -162,6 +166,30 @@ def _checked_proposals(document: Document, args: argparse.Namespace) -> dict[str
     return out
 
 
+def _auth_hint(
+    document: Document, diagnostics: Sequence[Diagnostic], schemes: dict[str, str], args: argparse.Namespace
+) -> str | None:
+    """A line saying how many operations their auth keeps blocked however they are approved, and the choice
+    that would serve them; None when auth blocks none (or a scheme was chosen already)."""
+    if args.auth_scheme is not None or not schemes:
+        return None
+    blocked = {op.id for op in document.operations if op.state == "blocked"}
+    codes: dict[str, str] = {}
+    for found in diagnostics:
+        if found.operation in blocked and found.code.startswith("auth/"):
+            codes.setdefault(found.operation, found.code)
+    if not codes:
+        return None
+    counts = Counter(codes.values())
+    why = ", ".join(f"{code} {count}" for code, count in sorted(counts.items()))
+    offered = ", ".join(f"{name} ({kind})" for name, kind in sorted(schemes.items()))
+    return (
+        f"Note: {len(codes)} of {len(document.operations)} operations stay blocked by their auth however they are "
+        f"approved ({why}). Choose a scheme service-wide: rerun with --force --auth-scheme NAME, one of {offered}; "
+        "for an end-user OAuth flow whose tokens you obtain out of band, add --auth-type bearer --auth-reason TEXT."
+    )
+
+
 def run(args: argparse.Namespace) -> int:
     """Write the manifest; return the exit status."""
     from anvil.air.codec import SERVICE_ID_PATTERN
@@ -232,4 +260,7 @@ def run(args: argparse.Namespace) -> int:
         f"Review it, approve with `anvil approve {args.out} ID...`, then "
         f"`anvil compile {args.spec} --manifest {args.out} --out DIR`."
     )
+    hint = _auth_hint(result.document, result.diagnostics, schemes, args)
+    if hint is not None:
+        print(hint)
     return 0
