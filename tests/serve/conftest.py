@@ -12,6 +12,7 @@ import pytest
 
 from anvil.air.model import Document
 from anvil.compiler import build
+from anvil.ledger.base import Ledger
 from anvil.ledger.registry import open_ledger
 from anvil.runtime.audit import MemoryAuditSink
 from anvil.runtime.context import RuntimeContext
@@ -57,10 +58,11 @@ async def http() -> AsyncIterator[httpx.AsyncClient]:
 
 @pytest.fixture
 def make_gateway(mock: MockServer, http: httpx.AsyncClient, audit: MemoryAuditSink) -> Callable[..., Gateway]:
-    """Build a gateway over the mock: env dev, a memory ledger, the (or another) token, the audit sink."""
-    ledger = open_ledger("memory:")
+    """Build a gateway over the mock: env dev, a memory ledger (or ``ledger``), the (or another) token, the
+    audit sink."""
+    memory = open_ledger("memory:")
 
-    def factory(doc: Document, *, token: str = TOKEN, **kwargs: Any) -> Gateway:
+    def factory(doc: Document, *, token: str = TOKEN, ledger: Ledger | None = None, **kwargs: Any) -> Gateway:
         context = RuntimeContext(
             service_id=doc.service.id,
             base_url=mock.url,
@@ -68,7 +70,7 @@ def make_gateway(mock: MockServer, http: httpx.AsyncClient, audit: MemoryAuditSi
             env="dev",
             allowed_hosts=("127.0.0.1",),
             credentials={token_variable(doc): token},
-            ledger=ledger,
+            ledger=memory if ledger is None else ledger,
             audit=audit,
         )
         return Gateway(doc, context, **kwargs)

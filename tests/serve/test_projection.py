@@ -10,14 +10,12 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import httpx
 import jsonschema
 import pytest
 from referencing import Registry
 
 from anvil.air.model import Document, Output
 from anvil.ledger.registry import open_ledger
-from anvil.runtime.context import RuntimeContext
 from anvil.serve.gateway import Gateway
 from anvil.serve.projection import (
     NARROW_ALLOWANCE,
@@ -27,7 +25,7 @@ from anvil.serve.projection import (
     ProjectionRefusal,
     compile_projection,
 )
-from tests.serve.support import OWNER_REPO, TOKEN, MockServer, connected, token_variable
+from tests.serve.support import OWNER_REPO, MockServer, connected
 
 COMMENT = {**OWNER_REPO, "issue_number": 2, "body": "Looks good ✓"}
 
@@ -156,25 +154,11 @@ def ledger_rows(path: Path) -> list[tuple[str, str | None]]:
 
 
 @pytest.fixture
-async def durable(github: Document, mock: MockServer, tmp_path: Path) -> AsyncIterator[Callable[[Document], Gateway]]:
+async def durable(make_gateway: Callable[..., Gateway], tmp_path: Path) -> AsyncIterator[Callable[[Document], Gateway]]:
     """Gateways over the mock that share one SQLite ledger file (``tmp_path / ledger.db``)."""
     ledger = open_ledger(f"sqlite:///{tmp_path / 'ledger.db'}")
     await ledger.initialize()  # the table exists from the start, so "no row" means no reservation
-    async with httpx.AsyncClient() as http:
-
-        def factory(doc: Document) -> Gateway:
-            context = RuntimeContext(
-                service_id=doc.service.id,
-                base_url=mock.url,
-                client=http,
-                env="dev",
-                allowed_hosts=("127.0.0.1",),
-                credentials={token_variable(doc): TOKEN},
-                ledger=ledger,
-            )
-            return Gateway(doc, context)
-
-        yield factory
+    yield lambda doc: make_gateway(doc, ledger=ledger)
     await ledger.close()
 
 
