@@ -277,7 +277,7 @@ async def test_a_head_answer_ends_with_its_headers_whatever_length_it_declares(
 @pytest.mark.parametrize(
     ("encoding", "packed"),
     [
-        ("gzip", gzip.compress(b'{"id": "zipped"}')),
+        ("gzip", gzip.compress(b'{"id": "zipped"}', mtime=0)),
         ("deflate", zlib.compress(b'{"id": "zipped"}')),
         ("deflate", zlib.compress(b'{"id": "zipped"}')[2:-4]),  # raw deflate, as some servers send it
     ],
@@ -292,7 +292,10 @@ async def test_compressed_answers_are_decoded(
 
 @pytest.mark.parametrize(
     ("encoding", "packed"),
-    [("gzip", gzip.compress(b'{"id": "zipped", "n": 1}')[:-8]), ("deflate", zlib.compress(b'{"id": "zipped"}')[:-6])],
+    [
+        ("gzip", gzip.compress(b'{"id": "zipped", "n": 1}', mtime=0)[:-8]),
+        ("deflate", zlib.compress(b'{"id": "zipped"}')[:-6]),
+    ],
     ids=["gzip", "deflate"],
 )
 async def test_a_compressed_body_that_stops_short_is_a_failure_not_a_shorter_answer(
@@ -306,7 +309,7 @@ async def test_a_compressed_body_that_stops_short_is_a_failure_not_a_shorter_ans
 async def test_a_small_compressed_body_that_inflates_past_the_limit_is_refused(
     raw: RawServer, pooled: PooledUpstream
 ) -> None:
-    bomb = gzip.compress(b"0" * 5_000_000)
+    bomb = gzip.compress(b"0" * 5_000_000, mtime=0)
     raw.script = [ok(bomb, "content-encoding: gzip")]
     answer = await pooled.exchange("GET", f"http://127.0.0.1:{raw.port}/z", [], None, timeout_ms=5000, max_bytes=1024)
     assert len(bomb) < 10_000 and (answer.oversized, answer.after_response, answer.body) == (True, True, b"")
@@ -315,7 +318,7 @@ async def test_a_small_compressed_body_that_inflates_past_the_limit_is_refused(
 @pytest.mark.parametrize("kind", ["pooled", "httpx"])
 @pytest.mark.parametrize(
     ("encoding", "packed"),
-    [("gzip", gzip.compress(b'{"id": 1}')), ("deflate", zlib.compress(b'{"id": 1}'))],
+    [("gzip", gzip.compress(b'{"id": 1}', mtime=0)), ("deflate", zlib.compress(b'{"id": 1}'))],
     ids=["gzip", "deflate"],
 )
 async def test_bytes_after_the_end_of_a_compressed_body_make_the_answer_broken(
@@ -337,7 +340,7 @@ _EMPTY_BLOCK = b"\x00\x00\x00\xff\xff"
 @pytest.mark.parametrize(
     ("opening", "tail"),
     [
-        pytest.param(gzip.compress(b"{}"), b"\x00" * 4096, id="bytes-after-the-stream"),
+        pytest.param(gzip.compress(b"{}", mtime=0), b"\x00" * 4096, id="bytes-after-the-stream"),
         pytest.param(_GZIP_OPENING, _EMPTY_BLOCK * 800, id="blocks-decoding-to-nothing"),
     ],
 )
