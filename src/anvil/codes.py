@@ -283,6 +283,9 @@ _ENTRIES: tuple[Code, ...] = (
     # --- serve/: the anvil_projection argument (error.details.code) ---------------------------------
     _x("projection/invalid", "anvil_projection is not a JMESPath expression the gateway evaluates; nothing ran."),
     _x("projection/failed", "anvil_projection failed on a successful answer (the effect report says what ran)."),
+    # --- serve/: the meta-tools of a searched or laddered surface (error.details.code) ------------------
+    _x("discovery/invalid_arguments", "A meta-tool's own input is not what its schema says; nothing was called."),
+    _x("discovery/write_through_read", "anvil_call_read was asked to call a write; use anvil_call_write. Nothing ran."),
     # --- proof/: `anvil mock` answer codes (body "code") and selftest refusals (original-core §8.2) ----
     _e("already_exists", "anvil mock: a create names an id an item of that kind already has (409)."),
     _e("idempotency_key_reused", "anvil mock: an idempotency key sent again with a different request (409)."),

@@ -119,6 +119,12 @@ def test_workers_over_a_shared_ledger_make_this_process_their_supervisor(payment
         ({"ANVIL_INBOUND_LEEWAY_SECONDS": "a minute"}, [], ConfigError, "config/invalid"),
         ({"ANVIL_DERIVED_KEY_WINDOW_SECONDS": "86401"}, [], ConfigError, "config/invalid"),
         ({"ANVIL_BASE_URL": "https://user:pw@api.example"}, [], ConfigError, "config/invalid"),
+        ({"ANVIL_DISCLOSURE": "hidden"}, [], ConfigError, "config/invalid"),
+        ({}, ["--disclosure", "ladder"], ConfigError, "config/invalid"),
+        ({}, ["--surface-budget", "0"], ConfigError, "config/invalid"),
+        ({"ANVIL_SURFACE_BUDGET": "20k"}, [], ConfigError, "config/invalid"),
+        ({"ANVIL_RESULT_TOKEN_BUDGET": "-1"}, [], ConfigError, "config/invalid"),
+        ({}, ["--result-token-budget", "2000001"], ConfigError, "config/invalid"),
     ],
 )
 def test_flags_and_variables_that_cannot_be_served_are_refused_with_their_code(
@@ -127,6 +133,32 @@ def test_flags_and_variables_that_cannot_be_served_are_refused_with_their_code(
     with pytest.raises(error) as refused:
         _config(environ, str(payments), *argv)
     assert getattr(refused.value, "code", None) == code and "pw" not in str(refused.value)
+
+
+def test_disclosure_defaults_to_auto_within_20000_tokens_with_an_8000_token_answer_budget(payments: Path) -> None:
+    config = _config({}, str(payments))
+    assert (config.disclosure.mode, config.disclosure.surface_budget, config.result_token_budget) == (
+        "auto",
+        20_000,
+        8_000,
+    )
+
+
+def test_disclosure_flags_win_over_their_variables(payments: Path) -> None:
+    environ = {"ANVIL_DISCLOSURE": "flat", "ANVIL_SURFACE_BUDGET": "5000", "ANVIL_RESULT_TOKEN_BUDGET": "0"}
+    from_env = _config(environ, str(payments))
+    assert (from_env.disclosure.mode, from_env.disclosure.surface_budget, from_env.result_token_budget) == (
+        "flat",
+        5000,
+        0,
+    )
+    flags = ["--disclosure", "search", "--surface-budget", "3000", "--result-token-budget", "4000"]
+    from_flags = _config(environ, str(payments), *flags)
+    assert (from_flags.disclosure.mode, from_flags.disclosure.surface_budget, from_flags.result_token_budget) == (
+        "search",
+        3000,
+        4000,
+    )
 
 
 def test_a_base_url_flag_is_refused_for_a_fleet(github: Path, payments: Path) -> None:

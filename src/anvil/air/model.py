@@ -473,10 +473,14 @@ class DisclosureBudget:
         tool_budget_tokens: the whole tool, in estimated tokens (``chars/4``).
         output_schema_percent: how much its ``outputSchema`` may add to the rest of the tool, in percent
             of the rest's bytes.
+        pinned: operation ids, ids without the service, tool names or globs of them (``*`` any run, ``?``
+            one character) whose tools stay listed when the served surface is searched or laddered
+            (``anvil serve --disclosure``); None when none are pinned.
     """
 
     tool_budget_tokens: int = 1200
     output_schema_percent: int = 20
+    pinned: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

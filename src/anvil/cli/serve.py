@@ -63,7 +63,7 @@ if TYPE_CHECKING:
     from anvil.serve.fleet import Fleet, FleetBundle
     from anvil.serve.metrics import FleetMetrics
 
-__all__ = ["ledger_scope_lines", "prepare_ledger", "register", "run", "warn_unless_ready"]
+__all__ = ["disclosure_line", "ledger_scope_lines", "prepare_ledger", "register", "run", "warn_unless_ready"]
 
 _TOKEN_MODES: Final = frozenset({"jwt", "branchyard", "oidc"})
 
@@ -94,6 +94,23 @@ def register(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--allow-remote", action="store_true", help="allow a non-loopback bind with auth none (behind a proxy)"
+    )
+    parser.add_argument(
+        "--disclosure",
+        metavar="MODE",
+        help="what tools/list shows at rest: auto (default: flat when it fits the surface budget, else search), "
+        "flat, search or laddered (default ANVIL_DISCLOSURE)",
+    )
+    parser.add_argument(
+        "--surface-budget",
+        metavar="TOKENS",
+        help="the surface-at-rest budget in o200k tokens (default ANVIL_SURFACE_BUDGET, else 20000)",
+    )
+    parser.add_argument(
+        "--result-token-budget",
+        metavar="TOKENS",
+        help="the response budget of one answer in tokens; 0 turns the cut off "
+        "(default ANVIL_RESULT_TOKEN_BUDGET, else 8000)",
     )
     parser.add_argument(
         "--include-unapproved", action="store_true", help="also list unapproved operations (ANVIL_ENV=dev only)"
@@ -161,9 +178,26 @@ def ledger_scope_lines(fleet: Fleet) -> list[str]:
     return [ledger_scope_line(bundle.id, bundle.document, bundle.context) for bundle in fleet.bundles]
 
 
+def disclosure_line(fleet: Fleet) -> str:
+    """The start-up line saying what an anonymous caller's ``tools/list`` shows and what it costs."""
+    surface = fleet.default.surface
+    budget = surface.settings.surface_budget
+    flat = surface.measure
+    requested = f" (chosen by auto: the flat list is {flat.shown(budget)})" if surface.requested == "auto" else ""
+    if surface.mode == "flat":
+        listed = f"{flat.tools} tool{'s' if flat.tools != 1 else ''}, {flat.shown(budget)}"
+        return f"anvil: disclosure flat{requested}: tools/list shows {listed} (surface budget {budget:,} tokens)"
+    rest = surface.at_rest()
+    return (
+        f"anvil: disclosure {surface.mode}{requested}: tools/list shows {rest.tools} tools, {rest.tokens:,} tokens "
+        f"at rest (surface budget {budget:,}); {flat.tools} tools are found with anvil_search_tools"
+    )
+
+
 def _announce(fleet: Fleet, config: ServeConfig, url: str | None) -> None:
     for line in ledger_scope_lines(fleet):
         print(line, file=sys.stderr, flush=True)
+    print(disclosure_line(fleet), file=sys.stderr, flush=True)
     if url is None:
         return
     from anvil.serve.mcp.http import server_stack
@@ -206,7 +240,13 @@ async def _serve(config: ServeConfig) -> None:
 
             jwks_client = httpx.AsyncClient(follow_redirects=False)
         bundles = _fleet_bundles(config.bundles, config.settings, upstream, ledger, audit, config.skills)
-        fleet = Fleet(bundles, include_unapproved=config.include_unapproved, observer=metrics)
+        fleet = Fleet(
+            bundles,
+            include_unapproved=config.include_unapproved,
+            observer=metrics,
+            disclosure=config.disclosure,
+            search_result_budget=config.result_token_budget,
+        )
         if config.bind is None:
             from anvil.serve.mcp.server import build_server, run_stdio  # stdio is served by the SDK from the start
 
@@ -336,6 +376,9 @@ def _worker_argv(args: argparse.Namespace) -> list[str]:
         ("--base-url", args.base_url),
         ("--auth", args.auth),
         ("--rest-body-limit", args.rest_body_limit),
+        ("--disclosure", args.disclosure),
+        ("--surface-budget", args.surface_budget),
+        ("--result-token-budget", args.result_token_budget),
     ):
         if value is not None:
             argv += [flag, value]

@@ -44,6 +44,10 @@ built (and tested) from any mapping. The environment it reads:
 * ``ANVIL_INBOUND_AUTH_MODE``; ``ANVIL_PRINCIPALS_FILE`` (static); ``ANVIL_INBOUND_ISSUER``,
   ``ANVIL_INBOUND_AUDIENCE``, ``ANVIL_INBOUND_JWKS_URI``, ``ANVIL_INBOUND_LEEWAY_SECONDS`` (token modes);
 * ``ANVIL_REST_BODY_LIMIT``;
+* ``ANVIL_DISCLOSURE`` (``auto``, ``flat``, ``search`` or ``laddered``; default ``auto``),
+  ``ANVIL_SURFACE_BUDGET`` (the surface-at-rest budget in o200k tokens, default 20000) and
+  ``ANVIL_RESULT_TOKEN_BUDGET`` (the response budget of one answer in tokens, default 8000; 0 turns the
+  cut off): what ``tools/list`` shows at rest and how long an answer may be (:mod:`anvil.serve.discovery`);
 * ``ANVIL_HEADER_TIMEOUT_SECONDS``, ``ANVIL_KEEP_ALIVE_SECONDS``, ``ANVIL_MAX_CONNECTIONS`` - the
   listener's connection limits (:mod:`anvil.cli.listen`; a flag wins);
 * in a worker process, the folder its supervisor shares metrics through
@@ -61,6 +65,13 @@ from urllib.parse import urlsplit
 
 from anvil.cli.listen import connection_limits
 from anvil.errors import ConfigError, UsageError
+from anvil.serve.discovery.modes import (
+    DEFAULT_RESULT_TOKEN_BUDGET,
+    DEFAULT_SURFACE_BUDGET_TOKENS,
+    MAX_SURFACE_BUDGET_TOKENS,
+    MODES,
+    DisclosureSettings,
+)
 from anvil.serve.mcp.limits import DEFAULT_LIMITS, ConnectionLimits
 
 if TYPE_CHECKING:
@@ -151,6 +162,10 @@ class ServeConfig:
     """The HTTP listener's inbound connection limits."""
     listen_fd: int | None = None
     """In a worker, the listening socket its supervisor handed down (``--listen-fd``), else None."""
+    disclosure: DisclosureSettings = field(default_factory=DisclosureSettings)
+    """What each caller's ``tools/list`` shows at rest (``--disclosure``, ``--surface-budget``)."""
+    result_token_budget: int = DEFAULT_RESULT_TOKEN_BUDGET
+    """The response budget of one answer, in tokens (``--result-token-budget``; 0: no cut)."""
 
     @property
     def ledger_uri(self) -> str | None:
@@ -204,7 +219,59 @@ def config_from_env(environ: Mapping[str, str], args: argparse.Namespace) -> Ser
         metrics_dir=_metrics_dir(environ, worker),
         limits=connection_limits(environ, args),
         listen_fd=getattr(args, "listen_fd", None),
+        disclosure=disclosure_settings(environ, args),
+        result_token_budget=result_token_budget(environ, getattr(args, "result_token_budget", None)),
     )
+
+
+def disclosure_settings(environ: Mapping[str, str], args: argparse.Namespace) -> DisclosureSettings:
+    """``--disclosure`` / ``ANVIL_DISCLOSURE`` and ``--surface-budget`` / ``ANVIL_SURFACE_BUDGET``.
+
+    Raises:
+        ConfigError: an unknown mode, or a budget that is not a whole number from 1 to 2,000,000.
+    """
+    flag = getattr(args, "disclosure", None)
+    mode = (flag if flag is not None else environ.get("ANVIL_DISCLOSURE", "")).strip() or "auto"
+    if mode not in MODES:
+        raise ConfigError(
+            "config/invalid",
+            f"Unknown disclosure mode {mode[:40]!r}.",
+            hint=f"Use one of {', '.join(MODES)} (--disclosure or ANVIL_DISCLOSURE).",
+        )
+    budget = _whole(
+        getattr(args, "surface_budget", None),
+        environ.get("ANVIL_SURFACE_BUDGET", ""),
+        "The surface budget (--surface-budget, ANVIL_SURFACE_BUDGET)",
+        1,
+        MAX_SURFACE_BUDGET_TOKENS,
+    )
+    chosen = DEFAULT_SURFACE_BUDGET_TOKENS if budget is None else budget
+    return DisclosureSettings(mode=mode, surface_budget=chosen)  # type: ignore[arg-type]  # checked above
+
+
+def result_token_budget(environ: Mapping[str, str], flag: str | None) -> int:
+    """``--result-token-budget`` / ``ANVIL_RESULT_TOKEN_BUDGET`` (0 to 2,000,000 tokens; 0: no cut), default 8000.
+
+    Raises:
+        ConfigError: not a whole number in range.
+    """
+    found = _whole(
+        flag,
+        environ.get("ANVIL_RESULT_TOKEN_BUDGET", ""),
+        "The response budget (--result-token-budget, ANVIL_RESULT_TOKEN_BUDGET)",
+        0,
+        MAX_SURFACE_BUDGET_TOKENS,
+    )
+    return DEFAULT_RESULT_TOKEN_BUDGET if found is None else found
+
+
+def _whole(flag: str | None, variable: str, what: str, low: int, high: int) -> int | None:
+    raw = (flag if flag is not None else variable).strip()
+    if not raw:
+        return None
+    if not raw.isdigit() or not low <= int(raw) <= high:
+        raise ConfigError("config/invalid", f"{what} must be a whole number of tokens from {low} to {high:,}.")
+    return int(raw)
 
 
 def _effective_ledger(first: ServeSettings) -> str | None:

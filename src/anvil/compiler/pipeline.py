@@ -328,6 +328,8 @@ def _disclosure_budget(manifest: Manifest | None) -> DisclosureBudget | None:
         budget = replace(budget, tool_budget_tokens=stated.tool_budget_tokens)
     if stated.output_schema_percent is not None:
         budget = replace(budget, output_schema_percent=stated.output_schema_percent)
+    if stated.pinned:
+        budget = replace(budget, pinned=tuple(dict.fromkeys(stated.pinned)))
     return budget
 
 

@@ -73,6 +73,9 @@ from anvil.serve.auth.naming import fleet_tool_name, fold_bundle_id
 from anvil.serve.auth.principals import ANONYMOUS, Principal
 from anvil.serve.catalog import CatalogBundle, catalog_bytes
 from anvil.serve.controls import IDEMPOTENCY_KEY_META, STAGE_META
+from anvil.serve.discovery.meta import META_TOOL_NAMES
+from anvil.serve.discovery.modes import DisclosureSettings
+from anvil.serve.discovery.surface import CallerSurface, Discovery, DiscoveryTool
 from anvil.serve.gateway import Gateway, ServedTool
 from anvil.serve.mcp.resources import Resource, skill_resources
 from anvil.serve.mcp.results import CallResult
@@ -261,9 +264,11 @@ class Composition:
         "_entries",
         "_fleet",
         "_identity",
+        "flat_tools",
         "prefixed",
         "principal",
         "resources",
+        "surface",
         "tools",
     )
 
@@ -297,7 +302,20 @@ class Composition:
             if decision is None or decision.allowed:
                 listing.append(mounted.definition)
         self._entries = entries
-        self.tools: tuple[JSONObject, ...] = tuple(listing)
+        #: Every tool this caller's grant lets it see, as flat mode lists them.
+        self.flat_tools: tuple[JSONObject, ...] = tuple(listing)
+        reads = frozenset(name for name, entry in entries.items() if entry.mounted.tool.op.effect.kind == "read")
+        self.surface = CallerSurface(
+            self.flat_tools,
+            reads,
+            fleet.disclosure,
+            lambda: fleet.discovery(self.prefixed),
+            fleet.summary(len(self.flat_tools)),
+            entries.__contains__,
+            result_budget=fleet.search_result_budget,
+        )
+        #: What this caller's ``tools/list`` shows (its disclosure mode's surface).
+        self.tools: tuple[JSONObject, ...] = self.surface.tools
         # A bundle's skill files are shown to a caller whose grant names its connector (as a tool
         # without an operation is); a read of any other URI is refused as an unknown one.
         self.resources: tuple[Resource, ...] = tuple(
@@ -345,9 +363,12 @@ class Composition:
         return catalog_bytes(reached, prefixed=True)
 
     def input_schema(self, name: str) -> JSONObject | None:
-        """The published input schema of tool ``name`` (None when not mounted)."""
+        """The published input schema of tool ``name`` (a served meta-tool's too; None when not mounted)."""
         entry = self._entries.get(name)
-        return None if entry is None else entry.mounted.definition["inputSchema"]
+        if entry is None:
+            return self.surface.meta_schema(name)
+        schema: JSONObject = entry.mounted.definition["inputSchema"]
+        return schema
 
     async def call(
         self,
@@ -367,6 +388,13 @@ class Composition:
         """
         entry = self._entries.get(name)
         if entry is None:
+            if self.surface.serves_meta and name in META_TOOL_NAMES:
+                return await self.surface.call_meta(
+                    name,
+                    arguments,
+                    meta,
+                    lambda tool, args, controls: self.call(tool, args, controls, identity=identity),
+                )
             return None
         started = time.perf_counter()
         controls = _forwarded(meta)
@@ -467,6 +495,8 @@ class Fleet:
         bundles: The bundles, in listing order (ids must be unique).
         include_unapproved: List unapproved operations too (development only; the executor refuses them).
         observer: Told about every call (metrics), or None.
+        disclosure: What each caller's ``tools/list`` shows at rest (default: ``auto`` within 20,000 tokens).
+        search_result_budget: The response budget (tokens; 0: none) search answers are fitted to.
         max_compositions: How many caller compositions are kept (LRU).
 
     Raises:
@@ -481,6 +511,8 @@ class Fleet:
         include_unapproved: bool = False,
         observer: CallObserver | None = None,
         max_compositions: int = MAX_COMPOSITIONS,
+        disclosure: DisclosureSettings | None = None,
+        search_result_budget: int = 8000,
     ) -> None:
         if not bundles:
             raise FleetError("fleet/no_bundles", "A fleet needs at least one bundle.")
@@ -493,6 +525,9 @@ class Fleet:
         self._resources: dict[bool, tuple[tuple[FleetBundle, tuple[Resource, ...]], ...]] = {}
         self._catalogs: dict[bool, bytes] = {}
         self._cache: OrderedDict[tuple[Any, ...], Composition] = OrderedDict()
+        self.disclosure = disclosure or DisclosureSettings()
+        self.search_result_budget = search_result_budget
+        self._discovery: dict[bool, Discovery] = {}
         self.mounted(self.prefixed)  # builds the gateways and refuses collisions now, before any bind
         self.default = Composition(self, ANONYMOUS)
         self._default_key = _key(ANONYMOUS)
@@ -605,6 +640,13 @@ class Fleet:
             )
             for definition in gateway.tools:
                 name = definition["name"]
+                if name in META_TOOL_NAMES and self.disclosure.mode != "flat":
+                    raise FleetError(
+                        "fleet/tool_collision",
+                        f"Tool '{name}' of bundle '{bundle.id}' collides with the meta-tool of that name that a "
+                        "searched surface serves.",
+                        hint="Rename the operation (operations.<id>.name in anvil.yaml), or serve --disclosure flat.",
+                    )
                 if name in table:
                     raise FleetError(
                         "fleet/tool_collision",
@@ -623,6 +665,24 @@ class Fleet:
                 owners[name] = bundle.id
         self._mounted[prefixed] = table
         return table
+
+    def discovery(self, prefixed: bool) -> Discovery:
+        """The search index, input suppliers and pins over every tool of one naming mode (built once)."""
+        found = self._discovery.get(prefixed)
+        if found is None:
+            tools = [
+                DiscoveryTool(name, mounted.tool.op, mounted.bundle.document)
+                for name, mounted in self.mounted(prefixed).items()
+                if mounted.tool.op.is_approved
+            ]
+            found = self._discovery[prefixed] = Discovery(tools)
+        return found
+
+    def summary(self, count: int) -> str:
+        """What a caller is served, for the search tool's description: ``465 tools of pagerduty-rest``."""
+        services = ", ".join(bundle.document.service.id for bundle in self.bundles[:8])
+        more = f" and {len(self.bundles) - 8} more APIs" if len(self.bundles) > 8 else ""
+        return f"{count} tool{'s' if count != 1 else ''} of {services}{more}"
 
     def compose(self, principal: Principal) -> Composition:
         """The composition for ``principal``: reused while cached (one per id, issuer, grant and attribution).

@@ -50,7 +50,7 @@ from starlette.routing import Route
 
 from anvil._types import JSONObject, JSONValue
 from anvil.serve.mcp.http import listener_error
-from anvil.serve.mcp.provider import ToolProvider
+from anvil.serve.mcp.provider import ToolProvider, UnknownTool
 from anvil.serve.mcp.results import CallResult
 
 __all__ = [
@@ -295,6 +295,8 @@ def call_route(select: Callable[[Request], ToolProvider | None], *, body_limit: 
             return listener_error(500, "internal_error", "The request reached the route without a caller.")
         try:
             result = await provider.call(tool, arguments, meta or None)
+        except UnknownTool as unknown:  # a proxy naming a tool nobody can dial: as a direct call to it
+            return listener_error(404, "not_found", f"No tool '{unknown.name[:256]}'.")
         except Exception:  # the provider never raises for bad input; anything else is ours
             return listener_error(500, "internal_error", "The call failed unexpectedly.")
         if result is None:

@@ -75,11 +75,14 @@ class DisclosureManifest:
     """``disclosure:``: what one listed tool may cost an agent (AIR ``disclosure``; None: the default).
 
     ``tool_budget_tokens`` bounds the whole tool in estimated tokens (default 1200);
-    ``output_schema_percent`` bounds what its ``outputSchema`` adds to the rest of it (default 20).
+    ``output_schema_percent`` bounds what its ``outputSchema`` adds to the rest of it (default 20);
+    ``pinned`` lists the operations (ids, ids without the service, tool names, or globs of them) whose
+    tools stay listed when ``anvil serve`` searches or ladders the surface.
     """
 
     tool_budget_tokens: int | None = None
     output_schema_percent: int | None = None
+    pinned: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -263,6 +263,13 @@ _TOP = obj(
             {
                 "tool_budget_tokens": integer(1, MAX_TOOL_BUDGET_TOKENS),
                 "output_schema_percent": integer(0, MAX_OUTPUT_SCHEMA_PERCENT),
+                "pinned": seq(
+                    text(
+                        min_len=1,
+                        pattern=r"^[A-Za-z0-9_.*?\-]{1,256}$",
+                        describe="an operation id, tool name or glob (letters, digits, '_', '.', '-', '*', '?')",
+                    )
+                ),
             }
         ),
         "operations": mapping(_OPERATION),
@@ -385,7 +392,7 @@ class _Builder:
             file=self._walker.file,
             service=ServiceManifest(**service),
             auth=self._auth(("auth",), data["auth"]) if "auth" in data else None,
-            disclosure=DisclosureManifest(**data["disclosure"]) if "disclosure" in data else None,
+            disclosure=_disclosure(data["disclosure"]) if "disclosure" in data else None,
             operations=operations,
             workflows=workflows,
             capabilities=tuple(review for review in reviews if review is not None),
@@ -601,3 +608,8 @@ def _follow_up(data: Mapping[str, Any]) -> FollowUpManifest:
 
 def _step_call(data: Mapping[str, Any]) -> StepCallManifest:
     return StepCallManifest(operation=data["operation"], arguments=_arguments(data))
+
+
+def _disclosure(data: Mapping[str, Any]) -> DisclosureManifest:
+    pinned = data.get("pinned")
+    return DisclosureManifest(**{**data, "pinned": tuple(pinned) if pinned is not None else None})

@@ -57,7 +57,7 @@ from anvil.serve.mcp.bootstrap import (
 )
 from anvil.serve.mcp.config import Security
 from anvil.serve.mcp.deferred import DeferredSdk
-from anvil.serve.mcp.provider import ToolProvider
+from anvil.serve.mcp.provider import ToolProvider, UnknownTool
 
 if TYPE_CHECKING:
     from anvil.serve.mcp.results import CallResult
@@ -401,6 +401,8 @@ class HotPath:
                 # The SDK fails at the same point, writing its answer: HTTP 500, INTERNAL_ERROR, no id.
                 logger.exception("Error handling POST request")
                 return 500, TRANSPORT_FAILURE
+        except UnknownTool as unknown:  # a proxy naming a tool nobody can dial: as a direct call to it
+            return 200, error_answer(INVALID_PARAMS, f"Unknown tool: {unknown.name}", request_id)
         except _Unavailable:
             return 200, error_answer(INTERNAL_ERROR, "Handler returned an invalid result", request_id)
         except Exception as exc:  # the SDK dispatcher's one exception-to-wire rule

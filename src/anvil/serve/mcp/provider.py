@@ -16,7 +16,16 @@ if TYPE_CHECKING:
     from anvil.serve.mcp.resources import Resource
     from anvil.serve.mcp.results import CallResult
 
-__all__ = ["ToolProvider"]
+__all__ = ["ToolProvider", "UnknownTool"]
+
+
+class UnknownTool(LookupError):
+    """A call (a proxied one) names a tool this caller cannot dial: answered as a direct call to it is,
+    the JSON-RPC ``invalid params`` error ``Unknown tool: <name>``."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.name = name
 
 
 class ToolProvider(Protocol):

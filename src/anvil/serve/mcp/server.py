@@ -30,7 +30,7 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
 from anvil.serve.mcp.config import ServerSpec
-from anvil.serve.mcp.provider import ToolProvider
+from anvil.serve.mcp.provider import ToolProvider, UnknownTool
 from anvil.serve.mcp.resources import RESOURCE_NOT_FOUND
 
 __all__ = ["ToolProvider", "build_server", "listing_result", "run_stdio", "served_by"]
@@ -86,7 +86,10 @@ def build_server(
         return found
 
     async def on_call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
-        result = await chosen(ctx).call(params.name, params.arguments, params.meta)
+        try:
+            result = await chosen(ctx).call(params.name, params.arguments, params.meta)
+        except UnknownTool as unknown:  # a proxy naming a tool nobody can dial: as a direct call to it
+            raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {unknown.name}") from None
         if result is None:
             raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name}")
         return types.CallToolResult.model_validate(result.to_wire())
