@@ -7,41 +7,60 @@ for answers that were not cut.
 
 :class:`AnswerKeeper` is the seam: :class:`MemoryAnswers` keeps answers in this process (bounded by
 count, bytes and age); a ledger-backed keeper keeps them in the gateway's ledger store so any worker or
-instance can serve them.
+instance can serve them (:class:`~anvil.ledger.answers.LedgerAnswers`); :func:`keeper_for` picks
+one for a gateway. Answers are never listed in ``resources/list``; a read of a foreign, expired or
+unknown answer is ``Resource not found`` alike.
+
+The data types and bounds (:class:`KeptAnswer`, :data:`ANSWER_URI_PREFIX`, :data:`ANSWER_TTL_SECONDS`,
+:data:`MAX_ANSWER_BYTES`, :func:`answer_id`, :func:`answer_uri`) live in :mod:`anvil.ledger.answers`
+(the ledger may not import the serving layer) and are re-exported here.
 """
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import secrets
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Final, Protocol
+from typing import TYPE_CHECKING, Final, Protocol
 
-from anvil._types import JSONValue
+from anvil._types import JSONObject, JSONValue
+from anvil.ledger.answers import (
+    ANSWER_TTL_SECONDS,
+    ANSWER_URI_PREFIX,
+    MAX_ANSWER_BYTES,
+    KeptAnswer,
+    LedgerAnswers,
+    answer_id,
+    answer_identifier,
+    answer_uri,
+)
+
+if TYPE_CHECKING:
+    from anvil.ledger.base import Ledger
 
 __all__ = [
     "ANSWER_TTL_SECONDS",
     "ANSWER_URI_PREFIX",
     "MAX_ANSWER_BYTES",
+    "PROCESS_ANSWER_BYTES",
     "AnswerKeeper",
     "KeptAnswer",
     "MemoryAnswers",
+    "answer_contents",
     "answer_id",
+    "answer_identifier",
     "answer_owner",
     "answer_uri",
+    "keeper_for",
 ]
 
-#: The URI scheme of a kept answer: ``anvil://answer/<32 hex>``.
-ANSWER_URI_PREFIX: Final = "anvil://answer/"
-#: How long a kept answer can be read (15 minutes).
-ANSWER_TTL_SECONDS: Final = 900
-#: The largest answer kept (bytes of its compact JSON); a larger one is cut without a link.
-MAX_ANSWER_BYTES: Final = 16 * 1024 * 1024
 _ANONYMOUS: Final = "anonymous"
+#: How many body bytes a keeper over a per-process (``memory:``) ledger holds at once.
+PROCESS_ANSWER_BYTES: Final = 64 * 1024 * 1024
 
 
 def answer_owner(identity: Mapping[str, JSONValue] | None) -> str:
@@ -56,22 +75,14 @@ def answer_owner(identity: Mapping[str, JSONValue] | None) -> str:
     return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def answer_id() -> str:
-    """A fresh unguessable answer id (128 random bits, hex)."""
-    return secrets.token_hex(16)
-
-
-def answer_uri(identifier: str) -> str:
-    """The resource URI of kept answer ``identifier``."""
-    return ANSWER_URI_PREFIX + identifier
-
-
-@dataclass(frozen=True, slots=True)
-class KeptAnswer:
-    """A kept answer as ``resources/read`` returns it: its bytes and media type."""
-
-    body: bytes
-    media_type: str = "application/json"
+def answer_contents(uri: str, kept: KeptAnswer) -> JSONObject:
+    """The ``resources/read`` result for ``kept``: its text when it is UTF-8, else its bytes as a blob."""
+    try:
+        text = kept.body.decode("utf-8")
+    except UnicodeDecodeError:
+        blob = base64.b64encode(kept.body).decode("ascii")
+        return {"contents": [{"uri": uri, "mimeType": kept.media_type, "blob": blob}]}
+    return {"contents": [{"uri": uri, "mimeType": kept.media_type, "text": text}]}
 
 
 class AnswerKeeper(Protocol):
@@ -81,7 +92,12 @@ class AnswerKeeper(Protocol):
         """Keep ``body`` for ``owner``; its resource URI, or None when it cannot be kept (too large, store down)."""
 
     async def read(self, uri: str, owner: str) -> KeptAnswer | None:
-        """The answer at ``uri`` if ``owner`` kept it and it has not expired, else None (unknown or foreign)."""
+        """The answer at ``uri`` if ``owner`` kept it and it has not expired, else None (unknown or foreign).
+
+        Raises:
+            LedgerError: ``ledger/unavailable`` when the store cannot be read now (a keeper over a ledger
+                only): the answer may still be there, so the caller is told to try again, not "not found".
+        """
 
 
 class MemoryAnswers:
@@ -131,9 +147,20 @@ class MemoryAnswers:
     async def read(self, uri: str, owner: str) -> KeptAnswer | None:
         """The answer at ``uri`` for ``owner`` (see :class:`AnswerKeeper`)."""
         self._expire()
-        if not uri.startswith(ANSWER_URI_PREFIX):
+        identifier = answer_identifier(uri)
+        if identifier is None:
             return None
-        found = self._kept.get(uri[len(ANSWER_URI_PREFIX) :])
+        found = self._kept.get(identifier)
         if found is None or not secrets.compare_digest(found[0], owner):
             return None
         return found[2]
+
+
+def keeper_for(ledger: Ledger | None) -> AnswerKeeper:
+    """Where a gateway keeps cut answers: in its ledger's store when it has a ledger (durable or
+    ``memory:``; a per-process one holds at most :data:`PROCESS_ANSWER_BYTES`), else in this process."""
+    if ledger is None:
+        return MemoryAnswers()
+    if ledger.sharing == "process":
+        return LedgerAnswers(ledger, max_bytes=PROCESS_ANSWER_BYTES)
+    return LedgerAnswers(ledger)

@@ -68,6 +68,7 @@ from anvil.air.tools import DRY_RUN_ARGUMENT
 from anvil.errors import BundleError, ConfigError
 from anvil.runtime.audit import AuditScope, audit_input, audit_scope, write_audit
 from anvil.runtime.context import RuntimeContext
+from anvil.serve.answer_store import AnswerKeeper, KeptAnswer, answer_owner
 from anvil.serve.auth.grants import GrantDecision, GrantTarget, decide, refusal_envelope, visible
 from anvil.serve.auth.naming import fleet_tool_name, fold_bundle_id
 from anvil.serve.auth.principals import ANONYMOUS, Principal
@@ -340,6 +341,16 @@ class Composition:
         """The resource at ``uri`` when this caller sees it (None for an unknown or hidden one)."""
         return self._by_uri.get(uri)
 
+    async def read_answer(self, uri: str) -> KeptAnswer | None:
+        """The whole answer kept at ``uri`` for this caller (its ledger identity), from the fleet's keeper;
+        None for another caller's, an expired, an unknown one, or when the fleet keeps none.
+
+        Raises:
+            LedgerError: ``ledger/unavailable`` when the keeper's store cannot be read now.
+        """
+        keeper = self._fleet.keeper
+        return None if keeper is None else await keeper.read(uri, answer_owner(self._identity))
+
     def tool_names(self) -> tuple[str, ...]:
         """Every tool this caller can dial, listed or hidden by its grant."""
         return tuple(self._entries)
@@ -498,6 +509,8 @@ class Fleet:
         disclosure: What each caller's ``tools/list`` shows at rest (default: ``auto`` within 20,000 tokens).
         search_result_budget: The response budget (tokens; 0: none) search answers are fitted to.
         max_compositions: How many caller compositions are kept (LRU).
+        keeper: Where whole answers cut to the response budget are kept and read back from
+            (``resources/read`` of ``anvil://answer/<id>``), or None when none are kept.
 
     Raises:
         FleetError: ``fleet/no_bundles``, ``fleet/duplicate_bundle``, ``fleet/tool_collision`` or
@@ -513,12 +526,14 @@ class Fleet:
         max_compositions: int = MAX_COMPOSITIONS,
         disclosure: DisclosureSettings | None = None,
         search_result_budget: int = 8000,
+        keeper: AnswerKeeper | None = None,
     ) -> None:
         if not bundles:
             raise FleetError("fleet/no_bundles", "A fleet needs at least one bundle.")
         _check_unique(bundle.id for bundle in bundles)
         self.bundles: tuple[FleetBundle, ...] = tuple(bundles)
         self.observer = observer
+        self.keeper = keeper
         self._include_unapproved = include_unapproved
         self._max = max(1, max_compositions)
         self._mounted: dict[bool, dict[str, _Mounted]] = {}
@@ -566,6 +581,10 @@ class Fleet:
     def resource(self, uri: str) -> Resource | None:
         """The anonymous caller's resource at ``uri``, if any."""
         return self.default.resource(uri)
+
+    async def read_answer(self, uri: str) -> KeptAnswer | None:
+        """The anonymous caller's kept answer at ``uri``, if any (see :meth:`Composition.read_answer`)."""
+        return await self.default.read_answer(uri)
 
     def bundle_resources(self, prefixed: bool) -> tuple[tuple[FleetBundle, tuple[Resource, ...]], ...]:
         """Each bundle's skill resources for one naming mode (built on first use, then shared).

@@ -47,6 +47,7 @@ from anvil.runtime.context import CallOptions, RuntimeContext
 from anvil.runtime.envelope import ErrorEnvelope
 from anvil.runtime.executor import execute
 from anvil.runtime.outcome import Outcome
+from anvil.serve.answer_store import AnswerKeeper, KeptAnswer, answer_owner
 from anvil.serve.controls import CallerControls, ControlError, KeyConflict, forward_key, read_controls
 from anvil.serve.mcp.listing import served_tool_definition
 from anvil.serve.mcp.resources import Resource
@@ -136,6 +137,7 @@ class Gateway:
         include_unapproved: bool = False,
         tool_name: Callable[[Operation], str] | None = None,
         clock: Callable[[], float] | None = None,
+        keeper: AnswerKeeper | None = None,
     ) -> None:
         """Build the tool table, listing, validators and effect plans.
 
@@ -147,9 +149,11 @@ class Gateway:
             tool_name: How a served tool is named (default: ``op.mcp.tool_name``); a fleet passes its
                 prefixed naming so listings and reports name what callers dial.
             clock: Wall-clock seconds for deadlines (default: the context's clock).
+            keeper: Where whole answers cut to the response budget are kept (None: none are).
         """
         self.document = document
         self.context = context
+        self.keeper = keeper
         self._clock = clock or context.clock
         naming = tool_name or (lambda op: op.mcp.tool_name)
         listed = [op for op in document.operations if include_unapproved or op.is_approved]
@@ -230,6 +234,14 @@ class Gateway:
     def resource(self, uri: str) -> Resource | None:
         """None: a gateway serves no resources."""
         return None
+
+    async def read_answer(self, uri: str) -> KeptAnswer | None:
+        """The whole answer kept at ``uri`` for an anonymous caller (a gateway serves one caller), if any.
+
+        Raises:
+            LedgerError: ``ledger/unavailable`` when the keeper's store cannot be read now.
+        """
+        return None if self.keeper is None else await self.keeper.read(uri, answer_owner(None))
 
     def _now_ms(self) -> int:
         return int(self._clock() * 1000)

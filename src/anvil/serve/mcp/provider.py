@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from anvil._types import JSONObject, JSONValue
 
 if TYPE_CHECKING:
+    from anvil.serve.answer_store import KeptAnswer
     from anvil.serve.mcp.resources import Resource
     from anvil.serve.mcp.results import CallResult
 
@@ -49,6 +50,11 @@ class ToolProvider(Protocol):
 
     def resource(self, uri: str) -> Resource | None:
         """The resource at ``uri`` when this caller may read it, else None (unknown and hidden alike)."""
+
+    async def read_answer(self, uri: str) -> KeptAnswer | None:
+        """The whole answer kept at ``anvil://answer/<id>`` for this caller after a budget cut, else None
+        (unknown, expired and another caller's alike); raises ``LedgerError`` (``ledger/unavailable``)
+        when the store cannot be read now."""
 
     def input_schema(self, name: str) -> JSONObject | None:
         """The published input schema of tool ``name``, or None when it is not served."""

@@ -6,7 +6,11 @@ a :class:`~anvil.serve.gateway.Gateway` (one bundle), or a fleet that composes s
 adds nothing but protocol: the listing is built once, a call is handed to the provider as it came
 (name, arguments, ``_meta``), and an unknown tool is the JSON-RPC ``invalid params`` error. The
 provider's resources (its bundles' skill files) are listed and read the same way; a URI the provider
-does not serve to this caller is ``Resource not found`` (-32002).
+does not serve to this caller is ``Resource not found`` (-32002). A whole answer kept after a budget
+cut (``anvil://answer/<id>``) is read through the provider too (:meth:`ToolProvider.read_answer`),
+only by the caller that made the call; it is never listed, and another caller's, an expired or an
+unknown one is ``Resource not found`` alike. A store that cannot be read now is an internal error
+(-32603) whose data names ``ledger/unavailable``, so a client retries instead of giving up.
 
 The low-level server does not validate arguments against input schemas (the provider does, and
 answers with envelopes). ``get_tool_input_schema`` is given so the SDK's 2026-era header checks read
@@ -29,12 +33,16 @@ from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
+from anvil.errors import LedgerError
+from anvil.serve.answer_store import ANSWER_URI_PREFIX, answer_contents
 from anvil.serve.mcp.config import ServerSpec
 from anvil.serve.mcp.provider import ToolProvider, UnknownTool
 from anvil.serve.mcp.resources import RESOURCE_NOT_FOUND
 
 __all__ = ["ToolProvider", "build_server", "listing_result", "run_stdio", "served_by"]
 
+
+_UNREADABLE = "The kept answer cannot be read now; try again shortly."
 
 #: What each server built here serves: its default provider, selector and instructions (for the HTTP hot path).
 _SERVED: weakref.WeakKeyDictionary[Server[Any], ServerSpec] = weakref.WeakKeyDictionary()
@@ -99,10 +107,21 @@ def build_server(
         return types.ListResourcesResult(resources=[types.Resource.model_validate(item.entry()) for item in served])
 
     async def on_read_resource(ctx: Any, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
-        found = chosen(ctx).resource(str(params.uri))
-        if found is None:  # unknown and not visible to this caller answer alike
-            raise MCPError(code=RESOURCE_NOT_FOUND, message="Resource not found", data={"uri": str(params.uri)})
-        return types.ReadResourceResult.model_validate(found.contents())
+        served, uri = chosen(ctx), str(params.uri)
+        if uri.startswith(ANSWER_URI_PREFIX):
+            try:
+                kept = await served.read_answer(uri)
+            except LedgerError as exc:
+                data = {"uri": uri, "code": exc.code}
+                raise MCPError(code=types.INTERNAL_ERROR, message=_UNREADABLE, data=data) from None
+            if kept is not None:
+                return types.ReadResourceResult.model_validate(answer_contents(uri, kept))
+        else:
+            found = served.resource(uri)
+            if found is not None:
+                return types.ReadResourceResult.model_validate(found.contents())
+        # unknown, not visible to this caller, another caller's or expired: one answer
+        raise MCPError(code=RESOURCE_NOT_FOUND, message="Resource not found", data={"uri": uri})
 
     server: Server[Any] = Server(
         provider.server_name,
