@@ -217,6 +217,7 @@ def _announce(fleet: Fleet, config: ServeConfig, url: str | None) -> None:
 async def _serve(config: ServeConfig) -> None:
     from anvil.ledger.registry import open_ledger
     from anvil.runtime.connections import PooledUpstream
+    from anvil.serve.answer_store import keeper_for
     from anvil.serve.auth.middleware import build_authenticator
     from anvil.serve.fleet import Fleet
     from anvil.serve.metrics import FleetMetrics, ObservedAuditSink
@@ -246,6 +247,7 @@ async def _serve(config: ServeConfig) -> None:
             observer=metrics,
             disclosure=config.disclosure,
             search_result_budget=config.result_token_budget,
+            keeper=keeper_for(ledger),  # answers cut to the budget are kept where the ledger keeps its rows
         )
         if config.bind is None:
             from anvil.serve.mcp.server import build_server, run_stdio  # stdio is served by the SDK from the start
