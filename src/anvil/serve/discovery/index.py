@@ -1,0 +1,624 @@
+"""Lexical tool search: which approved tools answer a task phrased in words (no model, no network).
+
+:class:`SearchIndex` is built once per served surface (a bundle, or a fleet with its prefixed names) from
+one :class:`IndexEntry` per tool, and shared by every caller: :meth:`SearchIndex.search` takes the
+caller's grant filter and never returns a name it refuses.
+
+Ranking, best first:
+
+1. **Exact matches**: a query equal (trimmed, case-folded, runs of blanks as one space) to a tool's
+   name, its operation id, ``METHOD /path`` or the path alone finds that tool first.
+2. **BM25F** over the tool's fields, each with its own weight and length normalisation: the name and
+   operation id, the title, the description, the resource and action words (the action with the verbs
+   users say for it: ``replace`` is also "update", "edit", "rename"), the path, the input names and
+   descriptions, and the lane (first tag). A term's rarity is judged per field. Text is cut into
+   identifier parts (camelCase, snake_case, kebab-case, dotted ids, path segments), folded, stripped
+   of English stop words and conversational filler, and lightly stemmed ("creating", "created",
+   "creates" and "create" are one term), so "delete the issue comment" meets ``deleteComment`` on
+   ``/issue/{issueIdOrKey}/comment/{id}``. A few abbreviations and spellings are one term ("org",
+   "organisation" and "organization").
+3. **The task, not its values**: quoted text, ``#channel``/``@handle`` mentions, addresses and words
+   holding a digit (``PROJ-123``, ``$250``) are left out of a query; two adjacent words also count as
+   one when the index holds the joined word ("on call" finds ``oncalls``); and a word of a small generic
+   vocabulary (:data:`_RELATED`: "close"/"resolve", "ticket"/"issue"...) also searches its related
+   words, at a fraction of its weight.
+
+Ties are broken by name. Every term's contribution to every tool is computed at build time into
+postings (term -> tools and weights); a query adds up the postings of its terms (at most
+:data:`MAX_QUERY_TERMS`, and as many related ones), and a term found in many tools is kept as a dense
+row added in one C-level pass, so no query loops in Python over every tool.
+
+Descriptions are untrusted text: each field is read up to a bound, each identifier run up to
+:data:`_MAX_RUN_CHARS` characters, each term up to :data:`MAX_TERM_CHARS`.
+
+``plain=True`` builds the baseline the benchmark compares with: plain BM25 over one bag of every
+field's words (lower-cased ``\\w+`` runs), without weights, stemming, stop words, identifier splitting
+or query rewriting (exact matches still come first).
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import re
+from array import array
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from functools import lru_cache
+from itertools import pairwise, repeat
+from operator import add, mul
+from typing import Final
+
+from anvil.air.inputs import input_bindings
+from anvil.air.model import Operation
+
+__all__ = [
+    "MAX_QUERY_CHARS",
+    "MAX_QUERY_TERMS",
+    "MAX_TERM_CHARS",
+    "IndexEntry",
+    "SearchIndex",
+    "query_terms",
+]
+
+#: The longest query read (the search tool accepts 500 characters; more is cut, not refused, here).
+MAX_QUERY_CHARS: Final = 1000
+#: The most distinct terms of a query that are scored (the first ones).
+MAX_QUERY_TERMS: Final = 64
+#: A term longer than this is cut (a hostile description may hold one word of a megabyte).
+MAX_TERM_CHARS: Final = 40
+#: The most inputs of one tool that are read.
+MAX_INPUTS: Final = 64
+#: The most terms read from one field of one tool.
+MAX_FIELD_TERMS: Final = 400
+
+#: BM25 saturation.
+_K1: Final = 1.5
+#: A term found in more than this share of the tools (of a surface of at least _DENSE_MIN tools) is
+#: scored as a dense row: one C-level pass instead of a Python loop over its postings.
+_DENSE_SHARE: Final = 0.08
+_DENSE_MIN: Final = 200
+
+
+@dataclass(frozen=True, slots=True)
+class _Field:
+    """One field of a tool as the ranking reads it: its weight, its length normalisation, its bound."""
+
+    weight: float
+    b: float
+    chars: int
+
+
+#: Field name -> how it counts. The title and the resource/action words say what a tool does in few
+#: words; the description says more, less precisely; inputs mostly say what a tool needs.
+_FIELDS: Final[dict[str, _Field]] = {
+    "name": _Field(2.0, 0.3, 300),
+    "operation_id": _Field(1.5, 0.3, 300),
+    "title": _Field(3.0, 0.5, 300),
+    "description": _Field(1.0, 0.75, 4000),
+    "resource": _Field(2.5, 0.3, 300),
+    "path": _Field(1.5, 0.3, 500),
+    "inputs": _Field(0.6, 0.5, 2000),
+    "input_text": _Field(0.25, 0.75, 6000),
+    "lane": _Field(1.0, 0.3, 200),
+}
+#: The baseline: one bag, one weight.
+_PLAIN: Final = _Field(1.0, 0.75, 20000)
+
+#: What users say for each action (indexed with the action itself, in the resource/action field): generic
+#: English verbs, not any API's own words.
+_ACTION_WORDS: Final[dict[str, str]] = {
+    "list": "list all show browse enumerate every",
+    "get": "get show fetch read view retrieve detail look see pull open check describe",
+    "search": "search find query look lookup filter",
+    "export": "export download dump",
+    "simulate": "simulate preview test",
+    "validate": "validate check verify",
+    "poll": "poll status check",
+    "create": "create add new make register submit file log leave write start",
+    "update": "update edit change modify set rename mark move assign adjust",
+    "replace": "update edit change modify set rename mark move assign adjust replace",
+    "delete": "delete remove erase destroy drop purge rid",
+    "send": "send post notify tell",
+    "execute": "execute run trigger start launch",
+    "approve": "approve accept confirm grant allow",
+    "cancel": "cancel stop abort halt",
+    "reserve": "reserve hold lock",
+}
+#: Words read as one term on both sides (abbreviations, spellings and generic software synonyms).
+_SAME_WORDS: Final[dict[str, str]] = {
+    "org": "organization",
+    "organisation": "organization",
+    "repo": "repository",
+    "env": "environment",
+    "config": "configuration",
+    "info": "information",
+    "msg": "message",
+    "pic": "image",
+    "photo": "image",
+    "picture": "image",
+    "img": "image",
+    "stats": "statistic",
+    "ticket": "issue",
+    "todo": "task",
+    "people": "user",
+    "person": "user",
+    "mail": "email",
+    "perm": "permission",
+    "desc": "description",
+}
+#: Groups of words a task may use for one another (generic work-software vocabulary, not any API's words).
+#: A query word of a group also searches the group's other words, at :data:`_RELATED_WEIGHT`.
+_RELATED: Final = (
+    "close resolve complete finish done",
+    "remove delete erase destroy discard purge kick",
+    "add create new insert",
+    "update edit change modify alter amend rename",
+    "show view display see fetch retrieve read",
+    "find search lookup locate query filter",
+    "send post notify tell",
+    "assign reassign hand owner",
+    "mute snooze silence quiet",
+    "stop cancel abort halt",
+    "disable deactivate suspend offline",
+    "enable activate resume online",
+    "copy duplicate clone",
+    "move transfer relocate",
+    "upload attach",
+    "download export",
+    "remind reminder",
+    "watch follow subscribe watcher follower subscriber",
+    "unwatch unfollow unsubscribe",
+    "approve accept grant",
+    "reject deny decline",
+    "restore rollback revert undo",
+    "lock freeze",
+    "react reaction emoji",
+    "count total number",
+    "spend cost billing usage",
+    "log record track",
+    "history timeline changelog activity",
+    "member people user person",
+    "team group",
+    "channel conversation",
+    "bug issue defect problem",
+    "task todo",
+    "comment note reply",
+    "message post chat",
+    "document file attachment",
+    "version release",
+    "deploy ship publish release",
+    "secret credential token key",
+    "webhook hook callback",
+    "email mail",
+    "phone sms mobile",
+    "permission access role",
+    "setting configuration preference option",
+    "payment charge pay",
+    "customer client",
+    "invoice bill",
+    "calendar schedule",
+    "presence online status",
+    "star favourite favorite",
+    "vote upvote",
+    "link relation relate",
+    "monitor check watch",
+)
+#: A related word counts this much of the word the task used.
+_RELATED_WEIGHT: Final = 0.4
+#: Two task words also read as one (``on call`` -> ``oncall``, ``roll back`` -> ``rollback``) when the
+#: joined word is indexed.
+_JOINED_WEIGHT: Final = 1.0
+
+_STOP_WORDS: Final = frozenset(
+    "a about above after again also am an and any are as at be been before being below between both but "
+    "by can could did do does doing down during each few for from further had has have having he her here "
+    "hers him his how i if in into is it its itself just me more most my myself no nor not of off on once "
+    "only or other our ours out over own please same she should so some such than that the their theirs "
+    "them then there these they this those through to too under until up very was we were what when where "
+    "which while who whom why will with would you your yours yourself".split()
+    # conversational filler and contraction leftovers ("we're", "don't")
+    + "let know want need like just now right currently already still anything everything something someone "
+    "anyone thing things way going gonna thanks hey maybe really actually ok okay us re ve ll im don doesn "
+    "didn isn aren wasn won couldn shouldn".split()
+    # when a task is to be done is one of its values, not what it is
+    + "today yesterday tomorrow tonight morning afternoon evening night week month year hour minute ago".split()
+)
+#: Letter-and-digit runs (underscores split them too).
+_RUN: Final = re.compile(r"[^\W_]+")
+#: The parts of an ASCII run: ``HTTPServer2`` -> ``HTTP``, ``Server``, ``2``.
+_PARTS: Final = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+_PLAIN_WORD: Final = re.compile(r"\w+")
+#: A word with a trailing version number, read for its letters (``oauth2``, ``base64``).
+_VERSIONED: Final = re.compile(r"^[A-Za-z]{2,}[0-9]+$")
+#: A quoted value in a task: quotes not inside a word ("don't" holds none).
+_QUOTED: Final = re.compile(r"(?<!\w)(['\"`‘“])[^'\"`‘’“”]{1,120}['\"`’”](?!\w)")
+#: Doubled final letters a suffix leaves that are undoubled (``getting`` -> ``get``; ``adding`` stays ``add``).
+_UNDOUBLE: Final = frozenset("bgmnprt")
+
+
+@lru_cache(maxsize=1 << 13)
+def _stem(word: str) -> str:
+    """A light suffix stemmer: plurals, ``-ied``/``-ed``/``-ing``, ``-ation``, then a final ``e``.
+
+    Not a linguist's stem, only a consistent one: the forms of one word an API and its users write
+    ("entries"/"entry", "created"/"creates"/"creation"/"create") meet on one term.
+    """
+    if len(word) <= 3 or not word.isalpha():
+        return word
+    if word.endswith("ies") and len(word) > 4:
+        word = word[:-3] + "y"
+    elif word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        word = word[:-1]
+    if word.endswith("ied") and len(word) > 4:
+        word = word[:-3] + "y"
+    elif word.endswith("ing") and len(word) >= 6:
+        word = _undouble(word[:-3])
+    elif word.endswith("ed") and len(word) >= 5:
+        word = _undouble(word[:-2])
+    elif word.endswith("ation") and len(word) >= 8:
+        word = word[:-3]
+    if word.endswith("e") and len(word) > 3:
+        word = word[:-1]
+    return word
+
+
+def _undouble(word: str) -> str:
+    if len(word) >= 3 and word[-1] == word[-2] and word[-1] in _UNDOUBLE:
+        return word[:-1]
+    return word
+
+
+#: :data:`_SAME_WORDS`, stem to stem.
+_SAME: Final = {_stem(word): _stem(same) for word, same in _SAME_WORDS.items()}
+#: The longest letter-and-digit run read (its parts past this are not terms).
+_MAX_RUN_CHARS: Final = 80
+
+
+@lru_cache(maxsize=1 << 13)
+def _run_terms(run: str) -> tuple[str, ...]:
+    """The terms of one letter-and-digit run: its identifier parts, folded, stop words and single
+    characters dropped, stemmed, each cut to :data:`MAX_TERM_CHARS`."""
+    parts = _PARTS.findall(run) if run.isascii() else [run]
+    out = []
+    for part in parts:
+        word = part.casefold()[:MAX_TERM_CHARS]
+        if len(word) < 2 or word in _STOP_WORDS:
+            continue
+        stem = _stem(word)
+        out.append(_SAME.get(stem, stem))
+    return tuple(out)
+
+
+def _terms(text: str, chars: int) -> list[str]:
+    """The terms of ``text`` (read up to ``chars`` characters), at most :data:`MAX_FIELD_TERMS`."""
+    out: list[str] = []
+    for run in _RUN.findall(text[:chars]):
+        out.extend(_run_terms(run[:_MAX_RUN_CHARS]))
+        if len(out) >= MAX_FIELD_TERMS:
+            return out[:MAX_FIELD_TERMS]
+    return out
+
+
+def _plain_terms(text: str, chars: int) -> list[str]:
+    return [word[:MAX_TERM_CHARS] for word in _PLAIN_WORD.findall(text[:chars].casefold())]
+
+
+def query_terms(query: str, *, plain: bool = False) -> tuple[str, ...]:
+    """The distinct terms of ``query`` a search scores, in order of first use (at most :data:`MAX_QUERY_TERMS`).
+
+    Unless ``plain``, the values a task names are left out first: quoted text (``'Send invoices'``),
+    ``#channel`` and ``@handle`` mentions, addresses, and words holding a digit (``PROJ-123``, ``$250``,
+    ``1.8.2``) except a word's trailing version (``oauth2`` is read as ``oauth``).
+    """
+    if plain:
+        return tuple(dict.fromkeys(_plain_terms(query, MAX_QUERY_CHARS)))[:MAX_QUERY_TERMS]
+    return tuple(dict.fromkeys(_terms(" ".join(_task_words(query)), MAX_QUERY_CHARS)))[:MAX_QUERY_TERMS]
+
+
+def _task_words(query: str) -> list[str]:
+    """The words of a task without the values it names (see :func:`query_terms`)."""
+    text = _QUOTED.sub(" ", query[:MAX_QUERY_CHARS])
+    kept = []
+    for word in text.split():
+        if word[:1] in "#@" or ("@" in word or "://" in word):
+            continue
+        if any(ch.isdigit() for ch in word) and not _VERSIONED.match(word.strip(".,;:!?()[]{}")):
+            continue
+        kept.append(word)
+    return kept
+
+
+def _related_terms() -> dict[str, tuple[str, ...]]:
+    related: dict[str, list[str]] = {}
+    for group in _RELATED:
+        terms = list(dict.fromkeys(term for word in group.split() for term in _run_terms(word)))
+        for term in terms:
+            bucket = related.setdefault(term, [])
+            bucket.extend(other for other in terms if other != term and other not in bucket)
+    return {term: tuple(others) for term, others in related.items()}
+
+
+_RELATED_TERMS: Final = _related_terms()
+
+
+def _exact_key(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+@dataclass(frozen=True, slots=True)
+class IndexEntry:
+    """One tool as the search index reads it.
+
+    Attributes:
+        name: the tool name as the caller dials it (a fleet's prefixed name included).
+        operation_id: its AIR operation id, e.g. ``jira-platform.issue.get``.
+        method: the upper-case HTTP method.
+        path: the path template, e.g. ``/rest/api/3/issue/{issueIdOrKey}``.
+        title: the tool's title (the operation's display name).
+        description: the operation's own description (without the safety sentences every tool carries).
+        resource: the effect's resource (``issue``), empty when unknown.
+        action: the effect's action (``get``).
+        inputs: ``(name, description)`` of each business input, as the input schema names it.
+        lane: the first tag, else the capability id, if known.
+    """
+
+    name: str
+    operation_id: str
+    method: str
+    path: str
+    title: str
+    description: str
+    resource: str
+    action: str
+    inputs: tuple[tuple[str, str], ...]
+    lane: str | None = None
+
+    @classmethod
+    def of(cls, op: Operation, name: str) -> IndexEntry:
+        """The entry of ``op`` served as the tool ``name``."""
+        described: dict[str, str] = {}
+        for param in op.input.params:
+            described.setdefault(param.agent_name or param.name, param.description or "")
+            described.setdefault(param.name, param.description or "")
+        if op.input.body is not None:
+            for body_field in op.input.body.fields:
+                described.setdefault(body_field.agent_name or body_field.name, body_field.description or "")
+                described.setdefault(body_field.name, body_field.description or "")
+        inputs = []
+        for binding in input_bindings(op)[:MAX_INPUTS]:
+            text = described.get(binding.property) or described.get(binding.wire_name) or ""
+            inputs.append((binding.property, text))
+        return cls(
+            name=name,
+            operation_id=op.id,
+            method=(op.source_ref.method or "").upper(),
+            path=op.source_ref.path or "",
+            title=op.display_name,
+            description=op.description,
+            resource=op.effect.resource or "",
+            action=op.effect.action,
+            inputs=tuple(inputs),
+            lane=op.tags[0] if op.tags else op.capability_id,
+        )
+
+    def fields(self) -> dict[str, str]:
+        """The text of each ranked field (the action with the words users say for it)."""
+        action = _ACTION_WORDS.get(self.action, self.action)
+        return {
+            "name": self.name,
+            "operation_id": self.operation_id,
+            "title": self.title,
+            "description": self.description,
+            "resource": f"{self.resource} {action}",
+            "path": self.path,
+            "inputs": " ".join(name for name, _ in self.inputs),
+            "input_text": " ".join(text[:300] for _, text in self.inputs),
+            "lane": self.lane or "",
+        }
+
+
+class SearchIndex:
+    """A BM25F index over a surface's tools (see the module docstring); immutable once built."""
+
+    __slots__ = ("_dense", "_exact", "_names", "_plain", "_sparse")
+
+    def __init__(
+        self,
+        names: tuple[str, ...],
+        sparse: dict[str, tuple[array[int], array[float]]],
+        dense: dict[str, array[float]],
+        exact: dict[str, tuple[int, ...]],
+        plain: bool,
+    ) -> None:
+        self._names = names
+        self._sparse = sparse
+        self._dense = dense
+        self._exact = exact
+        self._plain = plain
+
+    @classmethod
+    def build(cls, entries: Iterable[IndexEntry], *, plain: bool = False) -> SearchIndex:
+        """Index ``entries`` (a name seen twice keeps its first entry); ``plain`` builds the baseline."""
+        unique: dict[str, IndexEntry] = {}
+        for entry in entries:
+            unique.setdefault(entry.name, entry)
+        ordered = [unique[name] for name in sorted(unique)]  # index order is name order: ties go by name
+        fields: dict[str, _Field] = {"all": _PLAIN} if plain else _FIELDS
+        postings = _postings(_bags(ordered, fields, plain), list(fields.values()))
+        count = len(ordered)
+        sparse: dict[str, tuple[array[int], array[float]]] = {}
+        dense: dict[str, array[float]] = {}
+        threshold = count * _DENSE_SHARE if count >= _DENSE_MIN else float("inf")
+        for term, (docs, weights) in postings.items():
+            if len(docs) > threshold:
+                row = array("d", bytes(8 * count))
+                for doc, weight in zip(docs, weights, strict=True):
+                    row[doc] = weight
+                dense[term] = row
+            else:
+                sparse[term] = (array("I", docs), array("d", weights))
+        names = tuple(entry.name for entry in ordered)
+        return cls(names, sparse, dense, _exact_keys(ordered), plain)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Every indexed tool name, sorted."""
+        return self._names
+
+    def search(self, query: str, limit: int = 5, *, allowed: Callable[[str], bool] | None = None) -> list[str]:
+        """The names of the tools that best answer ``query``, best first, at most ``limit``.
+
+        Args:
+            query: words, a tool name, an operation id, ``METHOD /path`` or a path (read up to
+                :data:`MAX_QUERY_CHARS` characters; nothing in it is refused).
+            limit: the most names returned.
+            allowed: the caller's filter (its grants); a name it refuses is never returned.
+
+        Returns:
+            Exact matches first, then by score; equal scores in name order. Empty when nothing matches.
+        """
+        if limit <= 0 or not self._names:
+            return []
+        text = query[:MAX_QUERY_CHARS]
+        found: list[str] = []
+        taken: set[int] = set()
+        for doc in self._candidates(text, limit):
+            if doc in taken:
+                continue
+            taken.add(doc)
+            name = self._names[doc]
+            if allowed is None or allowed(name):
+                found.append(name)
+                if len(found) >= limit:
+                    break
+        return found
+
+    def _candidates(self, text: str, limit: int) -> Iterator[int]:
+        yield from self._exact.get(_exact_key(text), ())
+        scores = self._scores(text)
+        if scores is not None:
+            yield from _ranked(scores, limit)
+
+    def _weighted_terms(self, text: str) -> dict[str, float]:
+        """The indexed terms a query scores and how much each counts: its own terms fully, two adjacent
+        words joined fully, related words partly (``plain``: its own terms only)."""
+        own = query_terms(text, plain=self._plain)
+        weights = dict.fromkeys(own, 1.0)
+        if self._plain:
+            return weights
+        words = [word for word in _RUN.findall(" ".join(_task_words(text))) if word.isalpha()]
+        for first, second in pairwise(words):
+            joined = _stem((first + second).casefold()[:MAX_TERM_CHARS])
+            if joined not in weights and (joined in self._sparse or joined in self._dense):
+                weights[joined] = _JOINED_WEIGHT
+        for term in own:
+            for other in _RELATED_TERMS.get(term, ()):
+                if other not in weights:
+                    weights[other] = _RELATED_WEIGHT
+        return dict(list(weights.items())[: 2 * MAX_QUERY_TERMS])
+
+    def _scores(self, text: str) -> list[float] | None:
+        """Each tool's score for the terms of ``text``, or None when no term is indexed."""
+        scores: list[float] | None = None
+        for term, factor in self._weighted_terms(text).items():
+            dense = self._dense.get(term)
+            if dense is not None:
+                row = dense if factor == 1.0 else map(mul, dense, repeat(factor))
+                scores = list(map(add, scores, row)) if scores is not None else list(row)
+                continue
+            posting = self._sparse.get(term)
+            if posting is None:
+                continue
+            if scores is None:
+                scores = [0.0] * len(self._names)
+            for doc, weight in zip(*posting, strict=True):
+                scores[doc] += weight * factor
+        return scores
+
+
+_Bag = tuple[Counter[str], int]
+
+
+def _bags(entries: list[IndexEntry], fields: dict[str, _Field], plain: bool) -> list[list[_Bag]]:
+    """Per tool, per field: its term counts and its length in terms."""
+    bags = []
+    for entry in entries:
+        texts = entry.fields()
+        if plain:
+            texts = {"all": " ".join(texts.values())}
+        row = []
+        for key, spec in fields.items():
+            words = _plain_terms(texts[key], spec.chars) if plain else _terms(texts[key], spec.chars)
+            row.append((Counter(words), len(words)))
+        bags.append(row)
+    return bags
+
+
+def _postings(bags: list[list[_Bag]], specs: list[_Field]) -> dict[str, tuple[list[int], list[float]]]:
+    """Term -> (tools, weights): BM25F, each field's term frequency weighted and length-normalised, the
+    sum saturated once; each field's share weighted by the term's rarity *in that field* ("project" is
+    in most paths of an API but in the resource of few tools, where it says what a tool is about)."""
+    count = len(bags)
+    averages = [max(sum(row[i][1] for row in bags) / count, 1.0) if count else 1.0 for i in range(len(specs))]
+    held: list[Counter[str]] = [Counter() for _ in specs]
+    for row in bags:
+        for (counts, _), found in zip(row, held, strict=True):
+            found.update(counts.keys())
+    idfs = [{term: math.log(1.0 + (count - df + 0.5) / (df + 0.5)) for term, df in found.items()} for found in held]
+    postings: dict[str, tuple[list[int], list[float]]] = {}
+    for doc, row in enumerate(bags):
+        weighted: dict[str, float] = {}
+        rarity: dict[str, float] = {}
+        for (counts, length), spec, average, idf in zip(row, specs, averages, idfs, strict=True):
+            norm = spec.weight / (1.0 - spec.b + spec.b * length / average)
+            for term, occurrences in counts.items():
+                part = occurrences * norm
+                weighted[term] = weighted.get(term, 0.0) + part
+                rarity[term] = rarity.get(term, 0.0) + part * idf[term]
+        for term, frequency in weighted.items():
+            docs, weights = postings.setdefault(term, ([], []))
+            docs.append(doc)
+            weights.append(rarity[term] * (_K1 + 1.0) / (frequency + _K1))
+    return postings
+
+
+def _exact_keys(entries: list[IndexEntry]) -> dict[str, tuple[int, ...]]:
+    """Exact query -> tools, in order of precedence: the name, the operation id, ``METHOD /path``, the path."""
+    exact: dict[str, dict[int, None]] = {}
+    for key_of in (
+        lambda e: e.name,
+        lambda e: e.operation_id,
+        lambda e: f"{e.method} {e.path}" if e.method and e.path else "",
+        lambda e: e.path,
+    ):
+        for doc, entry in enumerate(entries):
+            key = _exact_key(key_of(entry))
+            if key:
+                exact.setdefault(key, {})[doc] = None
+    return {key: tuple(docs) for key, docs in exact.items()}
+
+
+def _ranked(scores: list[float], limit: int) -> Iterator[int]:
+    """Tools with a positive score, best first (ties in index, so name, order).
+
+    The first ``4 * limit + 16`` come from a partial selection; the rest, needed only when the caller's
+    filter refuses most of those, from a full sort.
+    """
+    size = len(scores)
+    head = min(size, 4 * limit + 16)
+    # nlargest is stable: among equal scores the lower index (the earlier name) comes first.
+    top = heapq.nlargest(head, range(size), key=scores.__getitem__)
+    for doc in top:
+        if scores[doc] <= 0.0:
+            return
+        yield doc
+    if head >= size:
+        return
+    seen = set(top)
+    rest = sorted((doc for doc in range(size) if scores[doc] > 0.0 and doc not in seen), key=lambda d: -scores[d])
+    yield from rest
