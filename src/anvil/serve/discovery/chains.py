@@ -245,12 +245,24 @@ class _Schemas:
         return shape
 
 
+def _action(op: Operation) -> str:
+    """The operation's action, read as ``list`` when an RPC-style path ends in ``list`` or ``search``
+    (Plaid's ``POST /transfer/list`` is classified ``create``, as every POST of it is)."""
+    action = op.effect.action
+    if action not in _LISTING:
+        words = _words(op.source_ref.path or "")
+        if words and words[-1] in _LISTING:
+            return words[-1]
+    return action
+
+
 @dataclass(slots=True)
 class _Served:
     """One served operation, as the chains read it."""
 
     op: Operation
     tool: str
+    action: str
     path: str
     resource: str
     needs: dict[str, _Need]
@@ -283,12 +295,12 @@ def inputs_from(document: Document, tool_of: Callable[[str], str | None]) -> dic
                 if need is not None:
                     needs.setdefault(binding.property, need)
         resource = _resource_key(_words(op.effect.resource or ""))
-        served.append(_Served(op, tool, _normal_path(segments), resource, needs))
+        served.append(_Served(op, tool, _action(op), _normal_path(segments), resource, needs))
     by_path: dict[str, list[_Served]] = {}
     by_resource: dict[str, list[_Served]] = {}
     by_list: dict[str, list[_Served]] = {}
     for entry in served:
-        if entry.op.effect.action not in _SUPPLYING:
+        if entry.action not in _SUPPLYING:
             continue
         by_path.setdefault(entry.path, []).append(entry)
         if entry.resource:
@@ -321,12 +333,11 @@ def _suppliers(
 
     def consider(candidates: Iterable[_Served], evidence: int) -> None:
         for candidate in candidates:
-            if candidate is consumer or candidate.tool in ranked and ranked[candidate.tool][1] <= evidence:
+            if candidate is consumer or (candidate.tool in ranked and ranked[candidate.tool][1] <= evidence):
                 continue
             if not _supplies(candidate, need, evidence):
                 continue
-            action = candidate.op.effect.action
-            group = 0 if action in _LISTING else 1 if action == "create" else 2
+            group = 0 if candidate.action in _LISTING else 1 if candidate.action == "create" else 2
             ranked[candidate.tool] = (group, evidence, candidate.tool)
 
     if need.collection is not None:
@@ -347,8 +358,8 @@ def _supplies(candidate: _Served, need: _Need, evidence: int) -> bool:
         return False
     if evidence == 2:  # a list named for the resource: only the schema says so, and only a listing that
         # needs no id of its own (Jira's issue search) is trusted on that alone
-        listing = candidate.op.effect.action in _LISTING and not candidate.needs
+        listing = candidate.action in _LISTING and not candidate.needs
         return listing and shape.carries(need.fields, listed_as=need.resource)
-    if evidence == 1 and candidate.op.effect.action not in _LISTING | {"create"}:
+    if evidence == 1 and candidate.action not in _LISTING | {"create"}:
         return False
     return not shape.known or shape.carries(need.fields)

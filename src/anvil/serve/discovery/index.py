@@ -9,24 +9,31 @@ Ranking, best first:
 1. **Exact matches**: a query equal (trimmed, case-folded, runs of blanks as one space) to a tool's
    name, its operation id, ``METHOD /path`` or the path alone finds that tool first.
 2. **BM25F** over the tool's fields, each with its own weight and length normalisation: the name and
-   operation id, the title, the description, the resource and action words (the action with the words
-   users say for it: ``replace`` is also "update", "edit", "change"), the path, the input names and
-   the input descriptions, and the lane (first tag). Text is cut into identifier parts (camelCase,
-   snake_case, kebab-case, dotted ids and path segments), folded, stripped of English stop words and
-   lightly stemmed (plural, ``-ed``, ``-ing``, final ``e``: "creating", "created", "creates" and
-   "create" are one term), so "delete the issue comment" meets ``deleteComment`` on
-   ``/issue/{issueIdOrKey}/comment/{id}``.
+   operation id, the title, the description, the resource and action words (the action with the verbs
+   users say for it: ``replace`` is also "update", "edit", "rename"), the path, the input names and
+   descriptions, and the lane (first tag). A term's rarity is judged per field. Text is cut into
+   identifier parts (camelCase, snake_case, kebab-case, dotted ids, path segments), folded, stripped
+   of English stop words and conversational filler, and lightly stemmed ("creating", "created",
+   "creates" and "create" are one term), so "delete the issue comment" meets ``deleteComment`` on
+   ``/issue/{issueIdOrKey}/comment/{id}``. A few abbreviations and spellings are one term ("org",
+   "organisation" and "organization").
+3. **The task, not its values**: quoted text, ``#channel``/``@handle`` mentions, addresses and words
+   holding a digit (``PROJ-123``, ``$250``) are left out of a query; two adjacent words also count as
+   one when the index holds the joined word ("on call" finds ``oncalls``); and a word of a small generic
+   vocabulary (:data:`_RELATED`: "close"/"resolve", "ticket"/"issue"...) also searches its related
+   words, at a fraction of its weight.
 
-Ties are broken by name. Every term's contribution to every tool (idf, field weights and length norms
-folded in) is computed at build time into postings (term -> tools and weights); a query adds up the
-postings of its terms (at most :data:`MAX_QUERY_TERMS`), and a term found in many tools is kept as a
-dense row added in one C-level pass, so no query loops in Python over every tool.
+Ties are broken by name. Every term's contribution to every tool is computed at build time into
+postings (term -> tools and weights); a query adds up the postings of its terms (at most
+:data:`MAX_QUERY_TERMS`, and as many related ones), and a term found in many tools is kept as a dense
+row added in one C-level pass, so no query loops in Python over every tool.
 
-Descriptions are untrusted text: each field is read up to a bound, and each term is cut to
-:data:`MAX_TERM_CHARS` characters.
+Descriptions are untrusted text: each field is read up to a bound, each identifier run up to
+:data:`_MAX_RUN_CHARS` characters, each term up to :data:`MAX_TERM_CHARS`.
 
 ``plain=True`` builds the baseline the benchmark compares with: plain BM25 over one bag of every
-field's words (lower-cased ``\\w+`` runs), without weights, stemming, stop words or identifier splitting.
+field's words (lower-cased ``\\w+`` runs), without weights, stemming, stop words, identifier splitting
+or query rewriting (exact matches still come first).
 """
 
 from __future__ import annotations
@@ -39,7 +46,8 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
-from operator import add
+from itertools import pairwise, repeat
+from operator import add, mul
 from typing import Final
 
 from anvil.air.inputs import input_bindings
@@ -66,7 +74,7 @@ MAX_INPUTS: Final = 64
 MAX_FIELD_TERMS: Final = 400
 
 #: BM25 saturation.
-_K1: Final = 1.2
+_K1: Final = 1.5
 #: A term found in more than this share of the tools (of a surface of at least _DENSE_MIN tools) is
 #: scored as a dense row: one C-level pass instead of a Python loop over its postings.
 _DENSE_SHARE: Final = 0.08
@@ -98,44 +106,139 @@ _FIELDS: Final[dict[str, _Field]] = {
 #: The baseline: one bag, one weight.
 _PLAIN: Final = _Field(1.0, 0.75, 20000)
 
-#: What users say for each action (indexed with the action itself, in the resource/action field).
+#: What users say for each action (indexed with the action itself, in the resource/action field): generic
+#: English verbs, not any API's own words.
 _ACTION_WORDS: Final[dict[str, str]] = {
-    "list": "list all show browse",
-    "get": "get show fetch read view retrieve details",
-    "search": "search find query look",
+    "list": "list all show browse enumerate every",
+    "get": "get show fetch read view retrieve detail look see pull open check describe",
+    "search": "search find query look lookup filter",
     "export": "export download dump",
     "simulate": "simulate preview test",
     "validate": "validate check verify",
     "poll": "poll status check",
-    "create": "create add new make",
-    "update": "update edit change modify set",
-    "replace": "update edit change modify set replace",
-    "delete": "delete remove erase destroy",
-    "send": "send post notify",
-    "execute": "execute run trigger",
-    "approve": "approve accept confirm",
-    "cancel": "cancel stop abort",
-    "reserve": "reserve hold",
+    "create": "create add new make register submit file log leave write start",
+    "update": "update edit change modify set rename mark move assign adjust",
+    "replace": "update edit change modify set rename mark move assign adjust replace",
+    "delete": "delete remove erase destroy drop purge rid",
+    "send": "send post notify tell",
+    "execute": "execute run trigger start launch",
+    "approve": "approve accept confirm grant allow",
+    "cancel": "cancel stop abort halt",
+    "reserve": "reserve hold lock",
 }
+#: Words read as one term on both sides (abbreviations, spellings and generic software synonyms).
+_SAME_WORDS: Final[dict[str, str]] = {
+    "org": "organization",
+    "organisation": "organization",
+    "repo": "repository",
+    "env": "environment",
+    "config": "configuration",
+    "info": "information",
+    "msg": "message",
+    "pic": "image",
+    "photo": "image",
+    "picture": "image",
+    "img": "image",
+    "stats": "statistic",
+    "ticket": "issue",
+    "todo": "task",
+    "people": "user",
+    "person": "user",
+    "mail": "email",
+    "perm": "permission",
+    "desc": "description",
+}
+#: Groups of words a task may use for one another (generic work-software vocabulary, not any API's words).
+#: A query word of a group also searches the group's other words, at :data:`_RELATED_WEIGHT`.
+_RELATED: Final = (
+    "close resolve complete finish done",
+    "remove delete erase destroy discard purge kick",
+    "add create new insert",
+    "update edit change modify alter amend rename",
+    "show view display see fetch retrieve read",
+    "find search lookup locate query filter",
+    "send post notify tell",
+    "assign reassign hand owner",
+    "mute snooze silence quiet",
+    "stop cancel abort halt",
+    "disable deactivate suspend offline",
+    "enable activate resume online",
+    "copy duplicate clone",
+    "move transfer relocate",
+    "upload attach",
+    "download export",
+    "remind reminder",
+    "watch follow subscribe watcher follower subscriber",
+    "unwatch unfollow unsubscribe",
+    "approve accept grant",
+    "reject deny decline",
+    "restore rollback revert undo",
+    "lock freeze",
+    "react reaction emoji",
+    "count total number",
+    "spend cost billing usage",
+    "log record track",
+    "history timeline changelog activity",
+    "member people user person",
+    "team group",
+    "channel conversation",
+    "bug issue defect problem",
+    "task todo",
+    "comment note reply",
+    "message post chat",
+    "document file attachment",
+    "version release",
+    "deploy ship publish release",
+    "secret credential token key",
+    "webhook hook callback",
+    "email mail",
+    "phone sms mobile",
+    "permission access role",
+    "setting configuration preference option",
+    "payment charge pay",
+    "customer client",
+    "invoice bill",
+    "calendar schedule",
+    "presence online status",
+    "star favourite favorite",
+    "vote upvote",
+    "link relation relate",
+    "monitor check watch",
+)
+#: A related word counts this much of the word the task used.
+_RELATED_WEIGHT: Final = 0.4
+#: Two task words also read as one (``on call`` -> ``oncall``, ``roll back`` -> ``rollback``) when the
+#: joined word is indexed.
+_JOINED_WEIGHT: Final = 1.0
 
 _STOP_WORDS: Final = frozenset(
-    "a about above after again all also am an and any are as at be been before being below between both but "
+    "a about above after again also am an and any are as at be been before being below between both but "
     "by can could did do does doing down during each few for from further had has have having he her here "
     "hers him his how i if in into is it its itself just me more most my myself no nor not of off on once "
     "only or other our ours out over own please same she should so some such than that the their theirs "
     "them then there these they this those through to too under until up very was we were what when where "
     "which while who whom why will with would you your yours yourself".split()
+    # conversational filler and contraction leftovers ("we're", "don't")
+    + "let know want need like just now right currently already still anything everything something someone "
+    "anyone thing things way going gonna thanks hey maybe really actually ok okay us re ve ll im don doesn "
+    "didn isn aren wasn won couldn shouldn".split()
+    # when a task is to be done is one of its values, not what it is
+    + "today yesterday tomorrow tonight morning afternoon evening night week month year hour minute ago".split()
 )
 #: Letter-and-digit runs (underscores split them too).
 _RUN: Final = re.compile(r"[^\W_]+")
 #: The parts of an ASCII run: ``HTTPServer2`` -> ``HTTP``, ``Server``, ``2``.
 _PARTS: Final = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 _PLAIN_WORD: Final = re.compile(r"\w+")
+#: A word with a trailing version number, read for its letters (``oauth2``, ``base64``).
+_VERSIONED: Final = re.compile(r"^[A-Za-z]{2,}[0-9]+$")
+#: A quoted value in a task: quotes not inside a word ("don't" holds none).
+_QUOTED: Final = re.compile(r"(?<!\w)(['\"`‘“])[^'\"`‘’“”]{1,120}['\"`’”](?!\w)")
 #: Doubled final letters a suffix leaves that are undoubled (``getting`` -> ``get``; ``adding`` stays ``add``).
 _UNDOUBLE: Final = frozenset("bgmnprt")
 
 
-@lru_cache(maxsize=1 << 16)
+@lru_cache(maxsize=1 << 13)
 def _stem(word: str) -> str:
     """A light suffix stemmer: plurals, ``-ied``/``-ed``/``-ing``, ``-ation``, then a final ``e``.
 
@@ -167,7 +270,13 @@ def _undouble(word: str) -> str:
     return word
 
 
-@lru_cache(maxsize=1 << 16)
+#: :data:`_SAME_WORDS`, stem to stem.
+_SAME: Final = {_stem(word): _stem(same) for word, same in _SAME_WORDS.items()}
+#: The longest letter-and-digit run read (its parts past this are not terms).
+_MAX_RUN_CHARS: Final = 80
+
+
+@lru_cache(maxsize=1 << 13)
 def _run_terms(run: str) -> tuple[str, ...]:
     """The terms of one letter-and-digit run: its identifier parts, folded, stop words and single
     characters dropped, stemmed, each cut to :data:`MAX_TERM_CHARS`."""
@@ -177,7 +286,8 @@ def _run_terms(run: str) -> tuple[str, ...]:
         word = part.casefold()[:MAX_TERM_CHARS]
         if len(word) < 2 or word in _STOP_WORDS:
             continue
-        out.append(_stem(word))
+        stem = _stem(word)
+        out.append(_SAME.get(stem, stem))
     return tuple(out)
 
 
@@ -185,7 +295,7 @@ def _terms(text: str, chars: int) -> list[str]:
     """The terms of ``text`` (read up to ``chars`` characters), at most :data:`MAX_FIELD_TERMS`."""
     out: list[str] = []
     for run in _RUN.findall(text[:chars]):
-        out.extend(_run_terms(run[:200]))
+        out.extend(_run_terms(run[:_MAX_RUN_CHARS]))
         if len(out) >= MAX_FIELD_TERMS:
             return out[:MAX_FIELD_TERMS]
     return out
@@ -196,9 +306,41 @@ def _plain_terms(text: str, chars: int) -> list[str]:
 
 
 def query_terms(query: str, *, plain: bool = False) -> tuple[str, ...]:
-    """The distinct terms of ``query`` a search scores, in order of first use (at most :data:`MAX_QUERY_TERMS`)."""
-    analyse = _plain_terms if plain else _terms
-    return tuple(dict.fromkeys(analyse(query, MAX_QUERY_CHARS)))[:MAX_QUERY_TERMS]
+    """The distinct terms of ``query`` a search scores, in order of first use (at most :data:`MAX_QUERY_TERMS`).
+
+    Unless ``plain``, the values a task names are left out first: quoted text (``'Send invoices'``),
+    ``#channel`` and ``@handle`` mentions, addresses, and words holding a digit (``PROJ-123``, ``$250``,
+    ``1.8.2``) except a word's trailing version (``oauth2`` is read as ``oauth``).
+    """
+    if plain:
+        return tuple(dict.fromkeys(_plain_terms(query, MAX_QUERY_CHARS)))[:MAX_QUERY_TERMS]
+    return tuple(dict.fromkeys(_terms(" ".join(_task_words(query)), MAX_QUERY_CHARS)))[:MAX_QUERY_TERMS]
+
+
+def _task_words(query: str) -> list[str]:
+    """The words of a task without the values it names (see :func:`query_terms`)."""
+    text = _QUOTED.sub(" ", query[:MAX_QUERY_CHARS])
+    kept = []
+    for word in text.split():
+        if word[:1] in "#@" or ("@" in word or "://" in word):
+            continue
+        if any(ch.isdigit() for ch in word) and not _VERSIONED.match(word.strip(".,;:!?()[]{}")):
+            continue
+        kept.append(word)
+    return kept
+
+
+def _related_terms() -> dict[str, tuple[str, ...]]:
+    related: dict[str, list[str]] = {}
+    for group in _RELATED:
+        terms = list(dict.fromkeys(term for word in group.split() for term in _run_terms(word)))
+        for term in terms:
+            bucket = related.setdefault(term, [])
+            bucket.extend(other for other in terms if other != term and other not in bucket)
+    return {term: tuple(others) for term, others in related.items()}
+
+
+_RELATED_TERMS: Final = _related_terms()
 
 
 def _exact_key(text: str) -> str:
@@ -303,66 +445,22 @@ class SearchIndex:
         for entry in entries:
             unique.setdefault(entry.name, entry)
         ordered = [unique[name] for name in sorted(unique)]  # index order is name order: ties go by name
-        count = len(ordered)
         fields: dict[str, _Field] = {"all": _PLAIN} if plain else _FIELDS
-        # Per tool, per field: its term counts and length.
-        bags: list[list[tuple[Counter[str], int]]] = []
-        totals = dict.fromkeys(fields, 0)
-        for entry in ordered:
-            texts = entry.fields()
-            if plain:
-                texts = {"all": " ".join(texts.values())}
-            row = []
-            for key, spec in fields.items():
-                words = _plain_terms(texts[key], spec.chars) if plain else _terms(texts[key], spec.chars)
-                row.append((Counter(words), len(words)))
-                totals[key] += len(words)
-            bags.append(row)
-        averages = [max(totals[key] / count, 1.0) if count else 1.0 for key in fields]
-        specs = list(fields.values())
-        frequencies: list[dict[str, float]] = []
-        document_counts: Counter[str] = Counter()
-        for row in bags:
-            weighted: dict[str, float] = {}
-            for (counts, length), spec, average in zip(row, specs, averages, strict=True):
-                norm = spec.weight / (1.0 - spec.b + spec.b * length / average)
-                for term, tf in counts.items():
-                    weighted[term] = weighted.get(term, 0.0) + tf * norm
-            frequencies.append(weighted)
-            document_counts.update(weighted.keys())
-        postings: dict[str, tuple[list[int], list[float]]] = {}
-        for doc, weighted in enumerate(frequencies):
-            for term, tf in weighted.items():
-                df = document_counts[term]
-                idf = math.log(1.0 + (count - df + 0.5) / (df + 0.5))
-                docs, weights = postings.setdefault(term, ([], []))
-                docs.append(doc)
-                weights.append(idf * tf * (_K1 + 1.0) / (tf + _K1))
+        postings = _postings(_bags(ordered, fields, plain), list(fields.values()))
+        count = len(ordered)
         sparse: dict[str, tuple[array[int], array[float]]] = {}
         dense: dict[str, array[float]] = {}
         threshold = count * _DENSE_SHARE if count >= _DENSE_MIN else float("inf")
         for term, (docs, weights) in postings.items():
             if len(docs) > threshold:
-                row_weights = array("d", bytes(8 * count))
+                row = array("d", bytes(8 * count))
                 for doc, weight in zip(docs, weights, strict=True):
-                    row_weights[doc] = weight
-                dense[term] = row_weights
+                    row[doc] = weight
+                dense[term] = row
             else:
                 sparse[term] = (array("I", docs), array("d", weights))
-        exact: dict[str, list[int]] = {}
-        # Exact keys in order of precedence: the name, the operation id, METHOD /path, the path alone.
-        for getter in (
-            lambda e: e.name,
-            lambda e: e.operation_id,
-            lambda e: f"{e.method} {e.path}" if e.method and e.path else "",
-            lambda e: e.path,
-        ):
-            for doc, entry in enumerate(ordered):
-                key = _exact_key(getter(entry))
-                if key and doc not in exact.get(key, ()):
-                    exact.setdefault(key, []).append(doc)
         names = tuple(entry.name for entry in ordered)
-        return cls(names, sparse, dense, {key: tuple(docs) for key, docs in exact.items()}, plain)
+        return cls(names, sparse, dense, _exact_keys(ordered), plain)
 
     def __len__(self) -> int:
         return len(self._names)
@@ -406,14 +504,32 @@ class SearchIndex:
         if scores is not None:
             yield from _ranked(scores, limit)
 
+    def _weighted_terms(self, text: str) -> dict[str, float]:
+        """The indexed terms a query scores and how much each counts: its own terms fully, two adjacent
+        words joined fully, related words partly (``plain``: its own terms only)."""
+        own = query_terms(text, plain=self._plain)
+        weights = dict.fromkeys(own, 1.0)
+        if self._plain:
+            return weights
+        words = [word for word in _RUN.findall(" ".join(_task_words(text))) if word.isalpha()]
+        for first, second in pairwise(words):
+            joined = _stem((first + second).casefold()[:MAX_TERM_CHARS])
+            if joined not in weights and (joined in self._sparse or joined in self._dense):
+                weights[joined] = _JOINED_WEIGHT
+        for term in own:
+            for other in _RELATED_TERMS.get(term, ()):
+                if other not in weights:
+                    weights[other] = _RELATED_WEIGHT
+        return dict(list(weights.items())[: 2 * MAX_QUERY_TERMS])
+
     def _scores(self, text: str) -> list[float] | None:
         """Each tool's score for the terms of ``text``, or None when no term is indexed."""
-        terms = query_terms(text, plain=self._plain)
         scores: list[float] | None = None
-        for term in terms:
+        for term, factor in self._weighted_terms(text).items():
             dense = self._dense.get(term)
             if dense is not None:
-                scores = list(map(add, scores, dense)) if scores is not None else list(dense)
+                row = dense if factor == 1.0 else map(mul, dense, repeat(factor))
+                scores = list(map(add, scores, row)) if scores is not None else list(row)
                 continue
             posting = self._sparse.get(term)
             if posting is None:
@@ -421,8 +537,70 @@ class SearchIndex:
             if scores is None:
                 scores = [0.0] * len(self._names)
             for doc, weight in zip(*posting, strict=True):
-                scores[doc] += weight
+                scores[doc] += weight * factor
         return scores
+
+
+_Bag = tuple[Counter[str], int]
+
+
+def _bags(entries: list[IndexEntry], fields: dict[str, _Field], plain: bool) -> list[list[_Bag]]:
+    """Per tool, per field: its term counts and its length in terms."""
+    bags = []
+    for entry in entries:
+        texts = entry.fields()
+        if plain:
+            texts = {"all": " ".join(texts.values())}
+        row = []
+        for key, spec in fields.items():
+            words = _plain_terms(texts[key], spec.chars) if plain else _terms(texts[key], spec.chars)
+            row.append((Counter(words), len(words)))
+        bags.append(row)
+    return bags
+
+
+def _postings(bags: list[list[_Bag]], specs: list[_Field]) -> dict[str, tuple[list[int], list[float]]]:
+    """Term -> (tools, weights): BM25F, each field's term frequency weighted and length-normalised, the
+    sum saturated once; each field's share weighted by the term's rarity *in that field* ("project" is
+    in most paths of an API but in the resource of few tools, where it says what a tool is about)."""
+    count = len(bags)
+    averages = [max(sum(row[i][1] for row in bags) / count, 1.0) if count else 1.0 for i in range(len(specs))]
+    held: list[Counter[str]] = [Counter() for _ in specs]
+    for row in bags:
+        for (counts, _), found in zip(row, held, strict=True):
+            found.update(counts.keys())
+    idfs = [{term: math.log(1.0 + (count - df + 0.5) / (df + 0.5)) for term, df in found.items()} for found in held]
+    postings: dict[str, tuple[list[int], list[float]]] = {}
+    for doc, row in enumerate(bags):
+        weighted: dict[str, float] = {}
+        rarity: dict[str, float] = {}
+        for (counts, length), spec, average, idf in zip(row, specs, averages, idfs, strict=True):
+            norm = spec.weight / (1.0 - spec.b + spec.b * length / average)
+            for term, occurrences in counts.items():
+                part = occurrences * norm
+                weighted[term] = weighted.get(term, 0.0) + part
+                rarity[term] = rarity.get(term, 0.0) + part * idf[term]
+        for term, frequency in weighted.items():
+            docs, weights = postings.setdefault(term, ([], []))
+            docs.append(doc)
+            weights.append(rarity[term] * (_K1 + 1.0) / (frequency + _K1))
+    return postings
+
+
+def _exact_keys(entries: list[IndexEntry]) -> dict[str, tuple[int, ...]]:
+    """Exact query -> tools, in order of precedence: the name, the operation id, ``METHOD /path``, the path."""
+    exact: dict[str, dict[int, None]] = {}
+    for key_of in (
+        lambda e: e.name,
+        lambda e: e.operation_id,
+        lambda e: f"{e.method} {e.path}" if e.method and e.path else "",
+        lambda e: e.path,
+    ):
+        for doc, entry in enumerate(entries):
+            key = _exact_key(key_of(entry))
+            if key:
+                exact.setdefault(key, {})[doc] = None
+    return {key: tuple(docs) for key, docs in exact.items()}
 
 
 def _ranked(scores: list[float], limit: int) -> Iterator[int]:
