@@ -4,7 +4,8 @@ Everything heavy is session-scoped (one compile, one pair of mocks, one gateway 
 run); the ``fleet`` fixture hands each test a handle with fresh mock memories, its own audit-file offset
 and tokens minted for it. The gateway runs as ``python -m anvil serve WORKSPACE --http 127.0.0.1:PORT``
 with JWT inbound auth (a ``file:`` JWKS), a SQLite ledger and an audit file in the session's temporary
-folder, and both bundles' upstreams pointed at the loopback mocks.
+folder, and both bundles' upstreams pointed at the loopback mocks. ``search_fleet`` is the same fleet served
+``--disclosure search`` by a second gateway process (its own keys, ledger and audit file) on the same mocks.
 """
 
 from __future__ import annotations
@@ -156,6 +157,34 @@ def fleet_env(bundles: dict[str, Path], urls: dict[str, str], keys: YardKeys, fo
     return env
 
 
+def start_fleet_gateway(
+    folder: Path, bundles: dict[str, Path], urls: dict[str, str], extra: tuple[str, ...] = ()
+) -> tuple[GatewayProcess, YardKeys]:
+    """A fleet gateway over ``bundles`` on a free port, its JWKS, ledger, audit file and log in ``folder``.
+
+    Raises:
+        RuntimeError: it did not start (after :data:`PORT_ATTEMPTS` ports when another process took one).
+    """
+    keys = YardKeys(folder)
+    for attempt in range(PORT_ATTEMPTS):
+        port = _free_port()
+        keys.audience = f"http://127.0.0.1:{port}/mcp"
+        env = fleet_env(bundles, urls, keys, folder)
+        args = [str(bundles["github"].parent), "--http", f"127.0.0.1:{port}", *extra]
+        process = GatewayProcess(args, env=env, log=folder / "gateway.log")
+        try:
+            return process.start(), keys
+        except RuntimeError:
+            # Another process may have taken the port between choosing it and the gateway binding it.
+            if attempt + 1 == PORT_ATTEMPTS or "Cannot listen" not in process.stderr():
+                raise
+    raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
+
+
+def _mock_urls(github_mock: tuple[ThreadedMock, Any], payments_mock: tuple[ThreadedMock, Any]) -> dict[str, str]:
+    return {"github": github_mock[0].url, "payments": payments_mock[0].url}
+
+
 @pytest.fixture(scope="session")
 def gateway_process(
     e2e_dir: Path,
@@ -163,26 +192,50 @@ def gateway_process(
     github_mock: tuple[ThreadedMock, Any],
     payments_mock: tuple[ThreadedMock, Any],
 ) -> Iterator[tuple[GatewayProcess, YardKeys]]:
-    keys = YardKeys(e2e_dir)
-    urls = {"github": github_mock[0].url, "payments": payments_mock[0].url}
-    for attempt in range(PORT_ATTEMPTS):
-        port = _free_port()
-        keys.audience = f"http://127.0.0.1:{port}/mcp"
-        env = fleet_env(bundles, urls, keys, e2e_dir)
-        args = [str(e2e_dir / "workspace"), "--http", f"127.0.0.1:{port}"]
-        process = GatewayProcess(args, env=env, log=e2e_dir / "gateway.log")
-        try:
-            process.start()
-        except RuntimeError:
-            # Another process may have taken the port between choosing it and the gateway binding it.
-            if attempt + 1 == PORT_ATTEMPTS or "Cannot listen" not in process.stderr():
-                raise
-            continue
-        try:
-            yield process, keys
-        finally:
-            process.stop()
-        return
+    process, keys = start_fleet_gateway(e2e_dir, bundles, _mock_urls(github_mock, payments_mock))
+    try:
+        yield process, keys
+    finally:
+        process.stop()
+
+
+@pytest.fixture(scope="session")
+def search_gateway_process(
+    e2e_dir: Path,
+    bundles: dict[str, Path],
+    github_mock: tuple[ThreadedMock, Any],
+    payments_mock: tuple[ThreadedMock, Any],
+) -> Iterator[tuple[GatewayProcess, YardKeys]]:
+    """The same fleet served ``--disclosure search`` (three meta-tools at rest), with its own keys, ledger
+    and audit file in ``e2e_dir/search``, on the same mocks."""
+    folder = e2e_dir / "search"
+    folder.mkdir(exist_ok=True)
+    urls = _mock_urls(github_mock, payments_mock)
+    process, keys = start_fleet_gateway(folder, bundles, urls, ("--disclosure", "search"))
+    try:
+        yield process, keys
+    finally:
+        process.stop()
+
+
+def _fleet_view(process: GatewayProcess, keys: YardKeys, github: Any, payments: Any, audit: Path) -> Fleet:
+    assert process.url, "the gateway is not running"
+    return Fleet(
+        process=process,
+        keys=keys,
+        github=github,
+        payments=payments,
+        audit_path=audit,
+        audit_offset=audit.stat().st_size if audit.exists() else 0,
+    )
+
+
+def _fresh_mocks(github_mock: tuple[ThreadedMock, Any], payments_mock: tuple[ThreadedMock, Any]) -> tuple[Any, Any]:
+    """Both mocks' states, back at their seed state."""
+    github_state, payments_state = github_mock[1], payments_mock[1]
+    github_state.__dict__.update(load_mock("github-mini").State().__dict__)
+    payments_state.reset()
+    return github_state, payments_state
 
 
 @pytest.fixture
@@ -193,20 +246,20 @@ def fleet(
     e2e_dir: Path,
 ) -> Fleet:
     """The running stack with both mocks back at their seed state and the audit read from here on."""
-    github_state, payments_state = github_mock[1], payments_mock[1]
-    github_state.__dict__.update(load_mock("github-mini").State().__dict__)
-    payments_state.reset()
-    audit = e2e_dir / "audit.jsonl"
-    process, keys = gateway_process
-    assert process.url, "the gateway is not running"
-    return Fleet(
-        process=process,
-        keys=keys,
-        github=github_state,
-        payments=payments_state,
-        audit_path=audit,
-        audit_offset=audit.stat().st_size if audit.exists() else 0,
-    )
+    states = _fresh_mocks(github_mock, payments_mock)
+    return _fleet_view(*gateway_process, *states, e2e_dir / "audit.jsonl")
+
+
+@pytest.fixture
+def search_fleet(
+    search_gateway_process: tuple[GatewayProcess, YardKeys],
+    github_mock: tuple[ThreadedMock, Any],
+    payments_mock: tuple[ThreadedMock, Any],
+    e2e_dir: Path,
+) -> Fleet:
+    """The ``--disclosure search`` gateway, both mocks back at their seed state, its audit read from here on."""
+    states = _fresh_mocks(github_mock, payments_mock)
+    return _fleet_view(*search_gateway_process, *states, e2e_dir / "search" / "audit.jsonl")
 
 
 @pytest.fixture(scope="session")

@@ -9,8 +9,9 @@ SDK v1 client). ``legacy`` speaks a handshake protocol version in stateless JSON
 hot path answers; ``auto`` negotiates the 2026-07-28 protocol, which the SDK's own path answers. Both
 lines validate ``structuredContent`` against the tool's ``outputSchema`` on tools/call and
 refuse the result when it does not match (even on an error result), so a call that succeeds here is one
-a stock client accepts. ``.ci/services.sh start`` installs both and exports their entry points; without
-them the tests skip with a reason, and fail under ``ANVIL_TEST_REQUIRE_SERVICES=1``.
+a stock client accepts. A fourth gateway serves the fleet ``--disclosure search``: Inspector lists its three
+meta-tools and calls search and the read proxy. ``.ci/services.sh start`` installs both and exports their
+entry points; without them the tests skip with a reason, and fail under ``ANVIL_TEST_REQUIRE_SERVICES=1``.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from typing import Any
 import pytest
 
 from anvil.bundle.read import read_bundle
+from anvil.serve.discovery.meta import CALL_READ_TOOL, META_TOOL_NAMES, SEARCH_TOOL
 from tests.conftest import missing
 from tests.e2e.conftest import SERVICES, WRITE_GRANTS, Fleet
 from tests.e2e.support import OWNER_REPO, GatewayProcess
@@ -337,3 +339,38 @@ def test_an_upstream_answer_that_breaks_the_schema_reaches_inspector_as_schema_m
     answer = inspector.run(fleet.url, [*args, "--tool-arg", "customer_id=cus_nameless"], headers=headers, home=tmp_path)
     assert answer.code == (EXIT_TOOL_ERROR if inspector.line == "v2" else EXIT_OK), answer.stderr[-2000:]
     assert _tool_error_envelope(answer.result())["code"] == "schema_mismatch"
+
+
+def test_inspector_lists_the_meta_tools_of_a_searched_fleet_and_finds_and_reads_through_them(
+    inspector: Inspector, search_fleet: Fleet, tmp_path: Path
+) -> None:
+    headers = {"Authorization": f"Bearer {search_fleet.token(WRITE_GRANTS)}"}
+    listed = inspector.run(search_fleet.url, ["--method", "tools/list"], headers=headers, home=tmp_path)
+    assert listed.code == EXIT_OK, listed.stderr[-2000:]
+    assert [tool["name"] for tool in listed.result()["tools"]] == list(META_TOOL_NAMES)
+    tool = "github__github_list_issue"
+    search = ["--method", "tools/call", "--tool-name", SEARCH_TOOL, "--tool-arg", f"query={tool}", "limit=2"]
+    found = inspector.run(search_fleet.url, search, headers=headers, home=tmp_path)
+    # Inspector checks structuredContent against the search tool's outputSchema before printing it.
+    assert found.code == EXIT_OK, found.stderr[-2000:]
+    result = found.result()
+    assert result["isError"] is False
+    entries = result["structuredContent"]["tools"]
+    assert 1 <= len(entries) <= 2 and entries[0]["name"] == tool
+    assert entries[0]["inputSchema"]["required"] == ["owner", "repo"]
+    arguments = json.dumps(OWNER_REPO)
+    call = [
+        "--method",
+        "tools/call",
+        "--tool-name",
+        CALL_READ_TOOL,
+        "--tool-arg",
+        f"tool={tool}",
+        f"arguments={arguments}",
+    ]
+    read = inspector.run(search_fleet.url, call, headers=headers, home=tmp_path)
+    assert read.code == EXIT_OK, read.stderr[-2000:]
+    answered = read.result()
+    assert answered["isError"] is False
+    assert answered["_meta"]["effect"]["operation"] == "github.issues.list"
+    assert [r["method"] for r in search_fleet.github_requests()] == ["GET"]
