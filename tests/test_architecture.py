@@ -29,14 +29,17 @@ ALLOWED: dict[str, set[str]] = {
     "anvil.ledger": {"anvil.air"},
     "anvil.runtime": {"anvil.air", "anvil.ledger"},
     # serve: the MCP wire at the bottom, inbound identity above it, the gateway and listener on top
-    "anvil.serve.mcp": {"anvil.air", "anvil.runtime"},
+    "anvil.serve.mcp": {"anvil.air", "anvil.ledger", "anvil.runtime"},
     "anvil.serve.auth": {"anvil.air", "anvil.runtime", "anvil.serve.mcp"},
+    # discovery: the search index, meta-tools and disclosure modes over what the gateway serves
+    "anvil.serve.discovery": {"anvil.air", "anvil.runtime", "anvil.serve.mcp"},
     "anvil.serve": {
         "anvil.air",
         "anvil.bundle",
         "anvil.ledger",
         "anvil.runtime",
         "anvil.serve.auth",
+        "anvil.serve.discovery",
         "anvil.serve.mcp",
     },
     "anvil.deploy": {"anvil.air", "anvil.bundle"},

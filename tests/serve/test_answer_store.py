@@ -14,10 +14,10 @@ from anvil.serve.answer_store import (
     PROCESS_ANSWER_BYTES,
     KeptAnswer,
     MemoryAnswers,
-    answer_contents,
     answer_owner,
     keeper_for,
 )
+from anvil.serve.mcp.resources import answer_contents
 
 pytestmark = pytest.mark.anyio
 

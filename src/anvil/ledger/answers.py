@@ -1,4 +1,4 @@
-"""Whole answers kept in the gateway's ledger store after a budget cut (issue 30 item 4).
+"""Whole answers kept in the gateway's ledger store after a budget cut.
 
 A cut answer's whole text is kept for :data:`ANSWER_TTL_SECONDS` under ``anvil://answer/<32 hex>`` so
 any worker or instance sharing the ledger store can serve ``resources/read`` of it.

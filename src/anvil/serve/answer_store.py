@@ -1,4 +1,4 @@
-"""Whole answers kept for a while after the gateway cut them to the response budget (issue 30 item 4).
+"""Whole answers kept for a while after the gateway cut them to the response budget.
 
 When an answer's text is cut to fit the response budget, the whole answer is kept, bounded in size and
 time, and the cut answer carries a ``resource_link`` to it: ``anvil://answer/<id>``, readable with
@@ -18,7 +18,6 @@ The data types and bounds (:class:`KeptAnswer`, :data:`ANSWER_URI_PREFIX`, :data
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import json
 import secrets
@@ -27,7 +26,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Final, Protocol
 
-from anvil._types import JSONObject, JSONValue
+from anvil._types import JSONValue
 from anvil.ledger.answers import (
     ANSWER_TTL_SECONDS,
     ANSWER_URI_PREFIX,
@@ -50,7 +49,6 @@ __all__ = [
     "AnswerKeeper",
     "KeptAnswer",
     "MemoryAnswers",
-    "answer_contents",
     "answer_id",
     "answer_identifier",
     "answer_owner",
@@ -73,16 +71,6 @@ def answer_owner(identity: Mapping[str, JSONValue] | None) -> str:
         return _ANONYMOUS
     text = json.dumps(dict(identity), sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
     return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def answer_contents(uri: str, kept: KeptAnswer) -> JSONObject:
-    """The ``resources/read`` result for ``kept``: its text when it is UTF-8, else its bytes as a blob."""
-    try:
-        text = kept.body.decode("utf-8")
-    except UnicodeDecodeError:
-        blob = base64.b64encode(kept.body).decode("ascii")
-        return {"contents": [{"uri": uri, "mimeType": kept.media_type, "blob": blob}]}
-    return {"contents": [{"uri": uri, "mimeType": kept.media_type, "text": text}]}
 
 
 class AnswerKeeper(Protocol):

@@ -57,7 +57,6 @@ import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any, Final, Protocol
 
 from anvil import __version__
@@ -65,13 +64,13 @@ from anvil._types import JSONObject, JSONValue
 from anvil.air.effects import effect_class_of
 from anvil.air.model import Document, Operation
 from anvil.air.tools import DRY_RUN_ARGUMENT
-from anvil.errors import BundleError, ConfigError
 from anvil.runtime.audit import AuditScope, audit_input, audit_scope, write_audit
 from anvil.runtime.context import RuntimeContext
 from anvil.serve.answer_store import AnswerKeeper, KeptAnswer, answer_owner
 from anvil.serve.auth.grants import GrantDecision, GrantTarget, decide, refusal_envelope, visible
 from anvil.serve.auth.naming import fleet_tool_name, fold_bundle_id
 from anvil.serve.auth.principals import ANONYMOUS, Principal
+from anvil.serve.bundles import BundleSource, FleetError, check_unique, discover_bundles
 from anvil.serve.catalog import CatalogBundle, catalog_bytes
 from anvil.serve.controls import IDEMPOTENCY_KEY_META, STAGE_META
 from anvil.serve.discovery.meta import META_TOOL_NAMES
@@ -96,12 +95,7 @@ __all__ = [
 
 #: Compositions kept per fleet (least recently used dropped first).
 MAX_COMPOSITIONS: Final = 256
-_AIR_FILE: Final = "air.json"
 _FLEET_NAME: Final = "anvil-fleet"
-
-
-class FleetError(ConfigError):
-    """A fleet that cannot be composed (``fleet/no_bundles``, ``fleet/duplicate_bundle``, ``fleet/tool_collision``)."""
 
 
 class CallObserver(Protocol):
@@ -109,14 +103,6 @@ class CallObserver(Protocol):
 
     def observe_call(self, tool: str, outcome: str, seconds: float) -> None:
         """One call of wire tool ``tool`` ended with ``outcome`` after ``seconds``."""
-
-
-@dataclass(frozen=True, slots=True)
-class BundleSource:
-    """A discovered bundle: its fleet id and its directory."""
-
-    id: str
-    path: Path
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -133,70 +119,6 @@ class FleetBundle:
     def connector(self) -> str:
         """The connector: the folded fleet id (grants, wire names and audit lines use it)."""
         return fold_bundle_id(self.id)
-
-
-def _is_bundle(path: Path) -> bool:
-    return (path / _AIR_FILE).is_file()
-
-
-def _beneath(root: Path) -> list[BundleSource]:
-    found: list[BundleSource] = []
-    pending = [root]
-    while pending:
-        folder = pending.pop()
-        try:
-            children = sorted((child for child in folder.iterdir()), reverse=True)
-        except OSError as exc:
-            raise BundleError("bundle/invalid", f"cannot list {folder}: {exc.strerror or exc}") from exc
-        for child in children:
-            if child.name.startswith(".") or child.is_symlink() or not child.is_dir():
-                continue
-            if _is_bundle(child):
-                found.append(BundleSource(child.relative_to(root).as_posix(), child))
-            else:
-                pending.append(child)
-    return sorted(found, key=lambda source: source.id)
-
-
-def discover_bundles(paths: Sequence[Path]) -> tuple[BundleSource, ...]:
-    """The bundles at or beneath ``paths``, in argument order (ids sorted within one folder).
-
-    Raises:
-        BundleError: ``bundle/invalid`` for a path that is not a directory.
-        FleetError: ``fleet/no_bundles`` for a folder holding no bundle (or no paths at all);
-            ``fleet/duplicate_bundle`` when two paths yield one id.
-    """
-    sources: list[BundleSource] = []
-    for path in paths:
-        if not path.is_dir():
-            raise BundleError("bundle/invalid", f"{path} is not a directory", hint="Name a bundle or a folder.")
-        if _is_bundle(path):
-            sources.append(BundleSource(path.resolve().name, path))
-            continue
-        found = _beneath(path)
-        if not found:
-            raise FleetError(
-                "fleet/no_bundles",
-                f"No bundle (a directory holding {_AIR_FILE}) was found under {path}.",
-                hint="Compile one with `anvil compile ... --out DIR`.",
-            )
-        sources.extend(found)
-    if not sources:
-        raise FleetError("fleet/no_bundles", "No bundle to serve.", hint="Name at least one bundle directory.")
-    _check_unique(source.id for source in sources)
-    return tuple(sources)
-
-
-def _check_unique(ids: Any) -> None:
-    seen: set[str] = set()
-    for bundle_id in ids:
-        if bundle_id in seen:
-            raise FleetError(
-                "fleet/duplicate_bundle",
-                f"Duplicate bundle id '{bundle_id}': two served bundles have the same fleet id.",
-                hint="Serve each bundle once, or give one a distinct path.",
-            )
-        seen.add(bundle_id)
 
 
 def outcome_label(result: CallResult) -> str:
@@ -530,7 +452,7 @@ class Fleet:
     ) -> None:
         if not bundles:
             raise FleetError("fleet/no_bundles", "A fleet needs at least one bundle.")
-        _check_unique(bundle.id for bundle in bundles)
+        check_unique(bundle.id for bundle in bundles)
         self.bundles: tuple[FleetBundle, ...] = tuple(bundles)
         self.observer = observer
         self.keeper = keeper

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from anvil._types import JSONObject, JSONValue
 
 if TYPE_CHECKING:
-    from anvil.serve.answer_store import KeptAnswer
+    from anvil.ledger.answers import KeptAnswer
     from anvil.serve.mcp.resources import Resource
     from anvil.serve.mcp.results import CallResult
 

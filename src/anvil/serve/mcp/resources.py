@@ -8,13 +8,15 @@ see) is one answer: :data:`RESOURCE_NOT_FOUND`.
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
 from anvil._types import JSONObject
+from anvil.ledger.answers import KeptAnswer
 
-__all__ = ["MARKDOWN", "RESOURCE_NOT_FOUND", "Resource", "skill_resources"]
+__all__ = ["MARKDOWN", "RESOURCE_NOT_FOUND", "Resource", "answer_contents", "skill_resources"]
 
 #: The MCP error code for a resource that is not served (the specification's "Resource not found").
 RESOURCE_NOT_FOUND: Final = -32002
@@ -71,3 +73,13 @@ def skill_resources(label: str, service: str, files: Sequence[tuple[str, str]]) 
             )
         )
     return tuple(out)
+
+
+def answer_contents(uri: str, kept: KeptAnswer) -> JSONObject:
+    """The ``resources/read`` result for ``kept``: its text when it is UTF-8, else its bytes as a blob."""
+    try:
+        text = kept.body.decode("utf-8")
+    except UnicodeDecodeError:
+        blob = base64.b64encode(kept.body).decode("ascii")
+        return {"contents": [{"uri": uri, "mimeType": kept.media_type, "blob": blob}]}
+    return {"contents": [{"uri": uri, "mimeType": kept.media_type, "text": text}]}

@@ -34,10 +34,10 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
 from anvil.errors import LedgerError
-from anvil.serve.answer_store import ANSWER_URI_PREFIX, answer_contents
+from anvil.ledger.answers import ANSWER_URI_PREFIX
 from anvil.serve.mcp.config import ServerSpec
 from anvil.serve.mcp.provider import ToolProvider, UnknownTool
-from anvil.serve.mcp.resources import RESOURCE_NOT_FOUND
+from anvil.serve.mcp.resources import RESOURCE_NOT_FOUND, answer_contents
 
 __all__ = ["ToolProvider", "build_server", "listing_result", "run_stdio", "served_by"]
 
