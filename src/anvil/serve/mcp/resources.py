@@ -1,4 +1,5 @@
-"""MCP resources: a bundle's skill package as ``anvil://skill/<service>/<path>`` (original-core §5.10).
+"""MCP resources: a bundle's skill package as ``anvil://skill/<service>/<path>`` (original-core §5.10),
+and the whole input schema of a tool listed with a summary as ``anvil://schema/<tool>``.
 
 A :class:`Resource` is built once, at start-up, from the text read then; ``resources/list`` shows its
 :meth:`~Resource.entry` and ``resources/read`` answers its :meth:`~Resource.contents`. A read is a
@@ -8,18 +9,22 @@ see) is one answer: :data:`RESOURCE_NOT_FOUND`.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
 from anvil._types import JSONObject
+from anvil.air.input_summary import schema_uri
 
-__all__ = ["MARKDOWN", "RESOURCE_NOT_FOUND", "Resource", "skill_resources"]
+__all__ = ["MARKDOWN", "RESOURCE_NOT_FOUND", "SCHEMA_JSON", "Resource", "schema_resource", "skill_resources"]
 
 #: The MCP error code for a resource that is not served (the specification's "Resource not found").
 RESOURCE_NOT_FOUND: Final = -32002
 #: The MIME type of every skill file served.
 MARKDOWN: Final = "text/markdown"
+#: The MIME type of a tool's whole input schema.
+SCHEMA_JSON: Final = "application/schema+json"
 _SKILL: Final = "SKILL.md"
 
 
@@ -71,3 +76,18 @@ def skill_resources(label: str, service: str, files: Sequence[tuple[str, str]]) 
             )
         )
     return tuple(out)
+
+
+def schema_resource(tool: str, schema: JSONObject) -> Resource:
+    """The whole input schema of ``tool`` (as the caller dials it), whose listing shows a summary of it.
+
+    The text is the schema as compact JSON, the same bytes the listing would have published whole.
+    """
+    return Resource(
+        uri=schema_uri(tool),
+        name=f"schema/{tool}",
+        description=f"The whole input schema of {tool} (its tools/list entry shows a summary)",
+        text=json.dumps(schema, separators=(",", ":"), ensure_ascii=False),
+        priority=0.5,
+        mime_type=SCHEMA_JSON,
+    )
