@@ -63,9 +63,10 @@ RUNS: dict[str, Run] = {
     ),
     "paypal-checkout-orders-v2.json": Run(
         service="paypal",
+        # Its 8 tools list within the 20,000-token surface since the 5 order inputs are summarised
+        # (134,000 o200k tokens whole, 13,500 listed).
         findings=(
             Finding("certify", _BUDGET, "", _LARGE_TOOLS),
-            Finding("certify", _AT_REST, "", _LARGE_SURFACE),
             Finding("simulate", "disclosure/tool-surface", "paypal.*", _LARGE_TOOLS),
         ),
     ),

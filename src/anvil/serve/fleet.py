@@ -28,7 +28,9 @@ Rules:
   ids fold to one connector both serving skill files under one URI).
 * **Resources**: each bundle's skill files (``FleetBundle.skill``, read at start-up) are served as
   ``anvil://skill/<service>/<path>``, ``<connector>`` in place of the service when prefixed; a caller
-  with a grant sees a bundle's resources only when an entry names its connector.
+  with a grant sees a bundle's resources only when an entry names its connector. A tool listed with a
+  summarised input schema serves its whole one as ``anvil://schema/<tool as the caller dials it>``,
+  to a caller whose listing shows the tool.
 * **Catalog** (``GET /openapi``, :mod:`anvil.serve.catalog`): the runtime manifest of each bundle the
   caller reaches, its operations as the caller's ``tools/list`` shows them (approved ones, prefixed
   names when the tools are prefixed); built once per naming mode for callers without a grant.
@@ -241,11 +243,14 @@ class Composition:
         self.tools: tuple[JSONObject, ...] = self.surface.tools
         # A bundle's skill files are shown to a caller whose grant names its connector (as a tool
         # without an operation is); a read of any other URI is refused as an unknown one.
-        self.resources: tuple[Resource, ...] = tuple(
-            resource
-            for bundle, served in fleet.bundle_resources(self.prefixed)
-            if visible(grants, bundle.connector, None)
-            for resource in served
+        self.resources: tuple[Resource, ...] = (
+            tuple(
+                resource
+                for bundle, served in fleet.bundle_resources(self.prefixed)
+                if visible(grants, bundle.connector, None)
+                for resource in served
+            )
+            + self._schema_resources()
         )
         self._by_uri = {resource.uri: resource for resource in self.resources}
 
@@ -272,6 +277,19 @@ class Composition:
         """
         keeper = self._fleet.keeper
         return None if keeper is None else await keeper.read(uri, answer_owner(self._identity))
+
+    def _schema_resources(self) -> tuple[Resource, ...]:
+        """The whole input schema (``anvil://schema/<tool>``) of each tool this caller's listing summarises.
+
+        Only a listed tool's: the schema of a tool the grant hides is read as an unknown resource.
+        Built once per gateway and shared by every composition.
+        """
+        found = (
+            entry.mounted.gateway.schema_resource(name)
+            for name, entry in self._entries.items()
+            if entry.decision is None or entry.decision.allowed
+        )
+        return tuple(resource for resource in found if resource is not None)
 
     def tool_names(self) -> tuple[str, ...]:
         """Every tool this caller can dial, listed or hidden by its grant."""

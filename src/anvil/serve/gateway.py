@@ -40,7 +40,7 @@ from anvil.air.effects import forwards_idempotency_key
 from anvil.air.inputs import safety_keys
 from anvil.air.model import Document, Operation
 from anvil.air.paths import resolve_mapping
-from anvil.air.surface import surface_of
+from anvil.air.surface import INPUT_SCHEMA_META, surface_of
 from anvil.air.tools import DRY_RUN_ARGUMENT, PROJECTION_ARGUMENT, operation_input_schema, published_input_schema
 from anvil.runtime.audit import audit_input
 from anvil.runtime.context import CallOptions, RuntimeContext
@@ -50,7 +50,7 @@ from anvil.runtime.outcome import Outcome
 from anvil.serve.answer_store import AnswerKeeper, KeptAnswer, answer_owner
 from anvil.serve.controls import CallerControls, ControlError, KeyConflict, forward_key, read_controls
 from anvil.serve.mcp.listing import served_tool_definition
-from anvil.serve.mcp.resources import Resource
+from anvil.serve.mcp.resources import Resource, schema_resource
 from anvil.serve.mcp.results import CallResult, OutputCheck, conform
 from anvil.serve.mcp.validation import MAX_ARGUMENT_DEPTH, ArgumentCheck, call_schema, too_deep
 from anvil.serve.projection import (
@@ -197,6 +197,13 @@ class Gateway:
         self._tools = tools
         self._by_operation = {tool.op.id: tool for tool in tools.values() if tool.op.is_approved}
         self.tools: tuple[JSONObject, ...] = tuple(tool.definition for tool in tools.values())
+        # The whole input schema of each tool listed with a summary of it (the schema calls are checked against).
+        self._schemas = {
+            name: schema_resource(name, published_input_schema(tool.op))
+            for name, tool in tools.items()
+            if tool.definition["_meta"].get(INPUT_SCHEMA_META) == "summarised"
+        }
+        self._by_uri = {resource.uri: resource for resource in self._schemas.values()}
 
     @property
     def service_id(self) -> str:
@@ -228,12 +235,19 @@ class Gateway:
 
     @property
     def resources(self) -> tuple[Resource, ...]:
-        """None: a gateway serves tools only (a fleet serves its bundles' skill files)."""
-        return ()
+        """The whole input schemas of the tools listed with a summary (``anvil://schema/<tool>``), in listing order.
+
+        A fleet also serves its bundles' skill files.
+        """
+        return tuple(self._schemas.values())
 
     def resource(self, uri: str) -> Resource | None:
-        """None: a gateway serves no resources."""
-        return None
+        """The resource at ``uri`` (a summarised tool's whole input schema), if any."""
+        return self._by_uri.get(uri)
+
+    def schema_resource(self, name: str) -> Resource | None:
+        """Tool ``name``'s whole input schema as a resource, when its listing summarises it."""
+        return self._schemas.get(name)
 
     async def read_answer(self, uri: str) -> KeptAnswer | None:
         """The whole answer kept at ``uri`` for an anonymous caller (a gateway serves one caller), if any.
