@@ -28,7 +28,9 @@ Rules:
   ids fold to one connector both serving skill files under one URI).
 * **Resources**: each bundle's skill files (``FleetBundle.skill``, read at start-up) are served as
   ``anvil://skill/<service>/<path>``, ``<connector>`` in place of the service when prefixed; a caller
-  with a grant sees a bundle's resources only when an entry names its connector. A tool listed with a
+  with a grant sees a bundle's resources only when an entry names its connector, and reads a
+  ``SKILL.md`` and references written for the tools its grant shows (:meth:`Fleet.granted_skill`),
+  as ``/openapi`` shows it only those operations. A tool listed with a
   summarised input schema serves its whole one as ``anvil://schema/<tool as the caller dials it>``,
   to a caller whose listing shows the tool.
 * **Catalog** (``GET /openapi``, :mod:`anvil.serve.catalog`): the runtime manifest of each bundle the
@@ -66,6 +68,8 @@ from anvil._types import JSONObject, JSONValue
 from anvil.air.effects import effect_class_of
 from anvil.air.model import Document, Operation
 from anvil.air.tools import DRY_RUN_ARGUMENT
+from anvil.bundle.reference import idempotency_markdown, operations_markdown
+from anvil.bundle.skill import skill_markdown
 from anvil.runtime.audit import AuditScope, audit_input, audit_scope, write_audit
 from anvil.runtime.context import RuntimeContext
 from anvil.serve.answer_store import AnswerKeeper, KeptAnswer, answer_owner
@@ -242,16 +246,21 @@ class Composition:
         #: What this caller's ``tools/list`` shows (its disclosure mode's surface).
         self.tools: tuple[JSONObject, ...] = self.surface.tools
         # A bundle's skill files are shown to a caller whose grant names its connector (as a tool
-        # without an operation is); a read of any other URI is refused as an unknown one.
-        self.resources: tuple[Resource, ...] = (
-            tuple(
-                resource
-                for bundle, served in fleet.bundle_resources(self.prefixed)
-                if visible(grants, bundle.connector, None)
-                for resource in served
-            )
-            + self._schema_resources()
-        )
+        # without an operation is), written for the tools its grant shows; a read of any other URI is
+        # refused as an unknown one.
+        skills: list[Resource] = []
+        for bundle, served in fleet.bundle_resources(self.prefixed):
+            if not visible(grants, bundle.connector, None):
+                continue
+            if grants is not None:
+                shown = frozenset(
+                    entry.mounted.tool.op.id
+                    for entry in entries.values()
+                    if entry.mounted.bundle is bundle and (entry.decision is None or entry.decision.allowed)
+                )
+                served = fleet.granted_skill(bundle, self.prefixed, shown)
+            skills.extend(served)
+        self.resources: tuple[Resource, ...] = (*skills, *self._schema_resources())
         self._by_uri = {resource.uri: resource for resource in self.resources}
 
     @property
@@ -552,6 +561,33 @@ class Fleet:
             built.append((bundle, served))
         found = self._resources[prefixed] = tuple(built)
         return found
+
+    def granted_skill(self, bundle: FleetBundle, prefixed: bool, shown: frozenset[str]) -> tuple[Resource, ...]:
+        """``bundle``'s skill resources as a caller whose grant shows the operations ``shown`` reads them.
+
+        When the grant shows every approved operation these are the bundle's own files. Otherwise
+        ``SKILL.md`` and the operations and idempotency references are written anew from the bundle's
+        document with the hidden operations left out (as ``/openapi`` leaves them out), and any other
+        file, which could describe them, is not served.
+        """
+        label = bundle.connector if prefixed else bundle.document.service.id
+        document = bundle.document
+        if all(op.id in shown for op in document.operations if op.is_approved):
+            return skill_resources(label, document.service.id, bundle.skill)
+        narrowed = replace(
+            document,
+            operations=tuple(
+                op if op.id in shown or not op.is_approved else replace(op, state="generated")
+                for op in document.operations
+            ),
+        )
+        rewritten = {
+            "SKILL.md": skill_markdown(narrowed),
+            "reference/operations.md": operations_markdown(narrowed),
+            "reference/idempotency.md": idempotency_markdown(narrowed),
+        }
+        files = tuple((path, rewritten[path]) for path, _ in bundle.skill if path in rewritten)
+        return skill_resources(label, document.service.id, files)
 
     def catalog(self, prefixed: bool) -> bytes:
         """Every bundle's catalog for one naming mode, as a caller without a grant sees it (built once)."""
