@@ -73,6 +73,7 @@ from anvil.serve.auth.naming import fleet_tool_name, fold_bundle_id
 from anvil.serve.auth.principals import ANONYMOUS, Principal
 from anvil.serve.catalog import CatalogBundle, catalog_bytes
 from anvil.serve.controls import IDEMPOTENCY_KEY_META, STAGE_META
+from anvil.serve.discovery.ladder import Ladder, LaneTool
 from anvil.serve.discovery.meta import META_TOOL_NAMES
 from anvil.serve.discovery.modes import DisclosureSettings
 from anvil.serve.discovery.surface import CallerSurface, Discovery, DiscoveryTool
@@ -264,6 +265,7 @@ class Composition:
         "_entries",
         "_fleet",
         "_identity",
+        "_reads",
         "flat_tools",
         "prefixed",
         "principal",
@@ -304,16 +306,8 @@ class Composition:
         self._entries = entries
         #: Every tool this caller's grant lets it see, as flat mode lists them.
         self.flat_tools: tuple[JSONObject, ...] = tuple(listing)
-        reads = frozenset(name for name, entry in entries.items() if entry.mounted.tool.op.effect.kind == "read")
-        self.surface = CallerSurface(
-            self.flat_tools,
-            reads,
-            fleet.disclosure,
-            lambda: fleet.discovery(self.prefixed),
-            fleet.summary(len(self.flat_tools)),
-            entries.__contains__,
-            result_budget=fleet.search_result_budget,
-        )
+        self._reads = frozenset(name for name, entry in entries.items() if entry.mounted.tool.op.effect.kind == "read")
+        self.surface = self.view(fleet.disclosure)
         #: What this caller's ``tools/list`` shows (its disclosure mode's surface).
         self.tools: tuple[JSONObject, ...] = self.surface.tools
         # A bundle's skill files are shown to a caller whose grant names its connector (as a tool
@@ -325,6 +319,33 @@ class Composition:
             for resource in served
         )
         self._by_uri = {resource.uri: resource for resource in self.resources}
+
+    def view(self, settings: DisclosureSettings) -> CallerSurface:
+        """This caller's surface under ``settings`` (its own is :attr:`surface`; reports ask for the others)."""
+        fleet = self._fleet
+        return CallerSurface(
+            self.flat_tools,
+            self._reads,
+            settings,
+            lambda: fleet.discovery(self.prefixed),
+            fleet.summary(len(self.flat_tools)),
+            self._entries.__contains__,
+            result_budget=fleet.search_result_budget,
+            ladder=lambda: fleet.ladder(self.prefixed),
+        )
+
+    @property
+    def lists_change(self) -> bool:
+        """True when this caller's listing grows as it opens lane cards (laddered)."""
+        return bool(self.surface.cards)
+
+    def is_card(self, name: str) -> bool:
+        """True when ``name`` is a lane card this caller's surface serves."""
+        return self.surface.is_card(name)
+
+    def tools_with(self, opened: Iterable[str]) -> Sequence[JSONObject]:
+        """This caller's listing with the members of the ``opened`` cards (a session that opened them)."""
+        return self.surface.tools_with(opened)
 
     @property
     def server_name(self) -> str:
@@ -388,7 +409,7 @@ class Composition:
         """
         entry = self._entries.get(name)
         if entry is None:
-            if self.surface.serves_meta and name in META_TOOL_NAMES:
+            if self.surface.handles(name):
                 return await self.surface.call_meta(
                     name,
                     arguments,
@@ -528,7 +549,10 @@ class Fleet:
         self.disclosure = disclosure or DisclosureSettings()
         self.search_result_budget = search_result_budget
         self._discovery: dict[bool, Discovery] = {}
+        self._ladders: dict[bool, Ladder] = {}
         self.mounted(self.prefixed)  # builds the gateways and refuses collisions now, before any bind
+        if self.disclosure.mode == "laddered":
+            self.ladder(self.prefixed)  # refuses a card named like a tool now, before any bind
         self.default = Composition(self, ANONYMOUS)
         self._default_key = _key(ANONYMOUS)
 
@@ -677,6 +701,44 @@ class Fleet:
             ]
             found = self._discovery[prefixed] = Discovery(tools)
         return found
+
+    def ladder(self, prefixed: bool) -> Ladder:
+        """The lanes over every tool of one naming mode (built once; pinned tools in none).
+
+        Raises:
+            FleetError: ``fleet/tool_collision`` when a card would carry the name of a tool, a meta-tool or
+                another card.
+        """
+        found = self._ladders.get(prefixed)
+        if found is None:
+            mounted = self.mounted(prefixed)
+            tools = [
+                LaneTool(name, entry.tool.op, entry.bundle.document, entry.bundle.id if prefixed else None)
+                for name, entry in mounted.items()
+            ]
+            pinned = self.discovery(prefixed).pinned
+            found = Ladder.build(tools, pinned=pinned, taken=(*mounted, *META_TOOL_NAMES))
+            if found.collisions:
+                raise FleetError(
+                    "fleet/tool_collision",
+                    f"A lane card collides with another tool: {'; '.join(found.collisions[:3])}.",
+                    hint="Rename the operation or the capability in anvil.yaml, or serve another --disclosure mode.",
+                )
+            self._ladders[prefixed] = found
+        return found
+
+    @property
+    def lists_change(self) -> bool:
+        """True when the anonymous caller's listing grows as it opens lane cards (laddered)."""
+        return self.default.lists_change
+
+    def is_card(self, name: str) -> bool:
+        """True when ``name`` is a lane card the anonymous caller's surface serves."""
+        return self.default.is_card(name)
+
+    def tools_with(self, opened: Iterable[str]) -> Sequence[JSONObject]:
+        """The anonymous caller's listing with the members of the ``opened`` cards."""
+        return self.default.tools_with(opened)
 
     def summary(self, count: int) -> str:
         """What a caller is served, for the search tool's description: ``465 tools of pagerduty-rest``."""
