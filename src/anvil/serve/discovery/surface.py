@@ -154,6 +154,7 @@ class CallerSurface:
         "_meta_tools",
         "_reads",
         "_result_budget",
+        "ladder_tools",
         "measure",
         "mode",
         "plan",
@@ -182,6 +183,8 @@ class CallerSurface:
         self.measure: Measure = measure_listing(flat, settings.surface_budget)
         #: The ladder's decision when ``laddered`` was asked for (None otherwise).
         self.plan: LadderPlan | None = None
+        #: The laddered listing at rest when ``laddered`` was asked for, served or declined (for reports).
+        self.ladder_tools: tuple[JSONObject, ...] = ()
         self._discovery: Discovery | None = None
         self._meta_tools: dict[str, JSONObject] = {}
         self._cards: dict[str, Card] = {}
@@ -221,6 +224,7 @@ class CallerSurface:
         proxies = tuple(tool for tool in meta_tools(summary) if tool["name"] != SEARCH_TOOL)
         at_rest = tuple(tool for tool in flat if tool["name"] not in laned)  # pinned, or in no lane
         listing = (*proxies, *(card.definition for card in cards.values()), *at_rest)
+        self.ladder_tools = listing
         rest = measure_listing(listing).tokens or 0
         plan = plan_ladder([len(card.members) for card in cards.values()], self._flat_tokens(rest), rest, 0)
         self.plan = plan
