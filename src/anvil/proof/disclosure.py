@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from anvil._types import JSONObject, JSONValue
 from anvil.air.model import Document, Operation
@@ -26,7 +26,28 @@ if TYPE_CHECKING:
     from anvil.serve.discovery.ladder import Ladder, LadderPlan
     from anvil.serve.fleet import Fleet
 
-__all__ = ["ESTIMATOR", "Figure", "Surfaces", "served_surfaces", "served_tools", "tokens_of", "tool_budget"]
+__all__ = [
+    "ESTIMATOR",
+    "INSPECT_KEYS",
+    "Figure",
+    "Surfaces",
+    "served_surfaces",
+    "served_tools",
+    "tokens_of",
+    "tool_budget",
+]
+
+#: The keys of ``anvil inspect --json``'s ``disclosure`` object, in order (a public contract).
+INSPECT_KEYS: Final = (
+    "auto",
+    "surfaceBudgetTokens",
+    "flatTools",
+    "flatTokens",
+    "searchTokens",
+    "ladderedTokens",
+    "lanes",
+    "estimator",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,18 +134,31 @@ class Surfaces:
         return self.flat_tokens if self.auto == "flat" else self.search_tokens
 
     def to_json(self) -> JSONObject:
-        """``anvil inspect``'s ``disclosure`` object (its keys are a public contract)."""
+        """``anvil inspect``'s ``disclosure`` object (its keys, :data:`INSPECT_KEYS`, are a public contract).
+
+        ``ladderedTokens`` is null when a card would collide with a tool (``anvil serve --disclosure laddered``
+        refuses to start).
+        """
         return {
             "auto": self.auto,
             "surfaceBudgetTokens": self.budget,
             "flatTools": self.flat_tools,
             "flatTokens": self.flat_tokens,
             "searchTokens": self.search_tokens,
-            "ladderedTokens": self.laddered_tokens,
+            "ladderedTokens": None if self.ladder.collisions else self.laddered_tokens,
             "lanes": len(self.ladder.lanes),
-            "ladder": {"mode": self.plan.mode, "reason": self.plan.reason},
             "estimator": ESTIMATOR,
         }
+
+    def line(self) -> str:
+        """``anvil inspect``'s text line: what ``auto`` serves and the tokens at rest in each mode."""
+        budget, flat = self.budget, f"{self.flat_tools} tool(s) is {self.flat_tokens:,} tokens"
+        why = f"the flat list of {flat}, {'within' if self.auto == 'flat' else 'over'} the {budget:,}-token budget"
+        laddered = "refused (a card collides)" if self.ladder.collisions else f"{self.laddered_tokens:,}"
+        return (
+            f"disclosure: auto serves {self.auto} ({why}); at rest: search {self.search_tokens:,}, "
+            f"laddered {laddered} ({len(self.ladder.lanes)} lane(s)) tokens ({ESTIMATOR})"
+        )
 
 
 def served_surfaces(doc: Document, budget: int | None = None) -> Surfaces:
