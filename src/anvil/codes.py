@@ -248,7 +248,11 @@ _ENTRIES: tuple[Code, ...] = (
     # --- serve/: the fleet listener (start-up refusals, REST route and probe answers) ---------------
     _e("fleet/duplicate_bundle", "Two served bundles have the same fleet id; refused before binding."),
     _e("fleet/no_bundles", "No directory holding air.json was found under the given paths."),
-    _e("fleet/tool_collision", "Two bundles produce the same prefixed tool name; refused before binding."),
+    _e(
+        "fleet/tool_collision",
+        "One wire tool name is produced twice (two bundles, or a meta-tool or lane card named like a tool); "
+        "refused before binding.",
+    ),
     _e("fleet/resource_collision", "Two bundles serve a skill file under one resource URI; refused before binding."),
     # a plain credential variable two fleet bundles would read
     _e("fleet/ambiguous_credential", "Two bundles would read one plain credential variable; refused before binding."),

@@ -4,7 +4,14 @@ One row per operation: its AIR id, state, effect class, risk, idempotency mode a
 confirmation, auth (a composite with its factors: ``composite (client_id + secret + plaid_version)``),
 retries and declared undo (inverse, compensation, or none), so a reviewer sees what the compiler made
 of every operation before approving more. ``--state`` and ``--class`` filter (each may
-be repeated); ``--json`` prints ``{"service", "operations": [...]}`` with the same facts.
+be repeated); ``--json`` prints ``{"service", "operations": [...], "disclosure": {...}}`` with the same facts.
+
+The disclosure (what ``anvil serve`` lists at rest, measured by serving the bundle in-process with an
+upstream that answers nothing: :func:`anvil.proof.disclosure.served_surfaces`): the mode ``--disclosure
+auto`` picks, the surface budget, the flat list's o200k_base tokens counted whole, the tokens at rest
+when searched and when laddered, and the lane count. JSON keys: ``auto``, ``surfaceBudgetTokens``,
+``flatTools``, ``flatTokens``, ``searchTokens``, ``ladderedTokens`` (null when a lane card would collide
+with a tool), ``lanes``, ``estimator``.
 
 Exit status: 0 listed (possibly nothing after filtering); 3 the bundle cannot be read.
 """
@@ -93,8 +100,13 @@ def run(args: argparse.Namespace) -> int:
         rows = [row for row in rows if row["state"] in args.state]
     if args.effect_class:
         rows = [row for row in rows if row["class"] in args.effect_class]
+    from anvil.proof.disclosure import served_surfaces
+
+    surfaces = served_surfaces(doc)
     if args.json:
-        print(json.dumps({"service": doc.service.id, "operations": rows}, indent=2, ensure_ascii=False))
+        shown = {"service": doc.service.id, "operations": rows, "disclosure": surfaces.to_json()}
+        print(json.dumps(shown, indent=2, ensure_ascii=False))
     else:
         print(_text(doc.service.id, rows, len(doc.operations)))
+        print(surfaces.line())
     return 0

@@ -183,11 +183,25 @@ def disclosure_line(fleet: Fleet) -> str:
     surface = fleet.default.surface
     budget = surface.settings.surface_budget
     flat = surface.measure
-    requested = f" (chosen by auto: the flat list is {flat.shown(budget)})" if surface.requested == "auto" else ""
+    requested = ""
+    if surface.requested == "auto":
+        requested = f" (chosen by auto: the flat list is {flat.shown(budget)})"
+    elif surface.requested == "laddered" and surface.mode != "laddered" and surface.plan is not None:
+        requested = (
+            f" (laddered declined: {surface.plan.reason}; chosen as auto would: the flat list is {flat.shown(budget)})"
+        )
     if surface.mode == "flat":
         listed = f"{flat.tools} tool{'s' if flat.tools != 1 else ''}, {flat.shown(budget)}"
         return f"anvil: disclosure flat{requested}: tools/list shows {listed} (surface budget {budget:,} tokens)"
     rest = surface.at_rest()
+    if surface.mode == "laddered":
+        cards = len(surface.cards)
+        return (
+            f"anvil: disclosure laddered: tools/list shows {rest.tools} tools "
+            f"({cards} lane card{'s' if cards != 1 else ''}), "
+            f"{rest.tokens:,} tokens at rest (surface budget {budget:,}); {flat.tools} tools are listed once their "
+            "lane card is opened"
+        )
     return (
         f"anvil: disclosure {surface.mode}{requested}: tools/list shows {rest.tools} tools, {rest.tokens:,} tokens "
         f"at rest (surface budget {budget:,}); {flat.tools} tools are found with anvil_search_tools"

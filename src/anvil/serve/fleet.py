@@ -57,7 +57,6 @@ to that context's audit sink.
 from __future__ import annotations
 
 import time
-import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -65,27 +64,25 @@ from typing import Any, Final, Protocol
 
 from anvil import __version__
 from anvil._types import JSONObject, JSONValue
-from anvil.air.effects import effect_class_of
 from anvil.air.model import Document, Operation
-from anvil.air.tools import DRY_RUN_ARGUMENT
-from anvil.bundle.reference import idempotency_markdown, operations_markdown
-from anvil.bundle.skill import skill_markdown
-from anvil.runtime.audit import AuditScope, audit_input, audit_scope, write_audit
+from anvil.runtime.audit import AuditScope, audit_scope
 from anvil.runtime.context import RuntimeContext
 from anvil.serve.answer_store import AnswerKeeper, KeptAnswer, answer_owner
-from anvil.serve.auth.grants import GrantDecision, GrantTarget, decide, refusal_envelope, visible
+from anvil.serve.auth.grants import GrantDecision, GrantTarget, decide, visible
 from anvil.serve.auth.naming import fleet_tool_name, fold_bundle_id
 from anvil.serve.auth.principals import ANONYMOUS, Principal
 from anvil.serve.bundles import BundleSource, FleetError, check_unique, discover_bundles
 from anvil.serve.catalog import CatalogBundle, catalog_bytes
 from anvil.serve.controls import IDEMPOTENCY_KEY_META, STAGE_META
+from anvil.serve.discovery.ladder import Ladder, LaneTool
 from anvil.serve.discovery.meta import META_TOOL_NAMES
 from anvil.serve.discovery.modes import DisclosureSettings
 from anvil.serve.discovery.surface import CallerSurface, Discovery, DiscoveryTool
 from anvil.serve.gateway import Gateway, ServedTool
-from anvil.serve.mcp.resources import Resource, skill_resources
+from anvil.serve.grant_refusal import grant_refusal
+from anvil.serve.mcp.resources import Resource
 from anvil.serve.mcp.results import CallResult
-from anvil.serve.report import call_report
+from anvil.serve.skills import granted_skill, skill_table
 
 __all__ = [
     "MAX_COMPOSITIONS",
@@ -193,6 +190,7 @@ class Composition:
         "_entries",
         "_fleet",
         "_identity",
+        "_reads",
         "flat_tools",
         "prefixed",
         "principal",
@@ -233,16 +231,8 @@ class Composition:
         self._entries = entries
         #: Every tool this caller's grant lets it see, as flat mode lists them.
         self.flat_tools: tuple[JSONObject, ...] = tuple(listing)
-        reads = frozenset(name for name, entry in entries.items() if entry.mounted.tool.op.effect.kind == "read")
-        self.surface = CallerSurface(
-            self.flat_tools,
-            reads,
-            fleet.disclosure,
-            lambda: fleet.discovery(self.prefixed),
-            fleet.summary(len(self.flat_tools)),
-            entries.__contains__,
-            result_budget=fleet.search_result_budget,
-        )
+        self._reads = frozenset(name for name, entry in entries.items() if entry.mounted.tool.op.effect.kind == "read")
+        self.surface = self.view(fleet.disclosure)
         #: What this caller's ``tools/list`` shows (its disclosure mode's surface).
         self.tools: tuple[JSONObject, ...] = self.surface.tools
         # A bundle's skill files are shown to a caller whose grant names its connector (as a tool
@@ -262,6 +252,33 @@ class Composition:
             skills.extend(served)
         self.resources: tuple[Resource, ...] = (*skills, *self._schema_resources())
         self._by_uri = {resource.uri: resource for resource in self.resources}
+
+    def view(self, settings: DisclosureSettings) -> CallerSurface:
+        """This caller's surface under ``settings`` (its own is :attr:`surface`; reports ask for the others)."""
+        fleet = self._fleet
+        return CallerSurface(
+            self.flat_tools,
+            self._reads,
+            settings,
+            lambda: fleet.discovery(self.prefixed),
+            fleet.summary(len(self.flat_tools)),
+            self._entries.__contains__,
+            result_budget=fleet.search_result_budget,
+            ladder=lambda: fleet.ladder(self.prefixed),
+        )
+
+    @property
+    def lists_change(self) -> bool:
+        """True when this caller's listing grows as it opens lane cards (laddered)."""
+        return bool(self.surface.cards)
+
+    def is_card(self, name: str) -> bool:
+        """True when ``name`` is a lane card this caller's surface serves."""
+        return self.surface.is_card(name)
+
+    def tools_with(self, opened: Iterable[str]) -> Sequence[JSONObject]:
+        """This caller's listing with the members of the ``opened`` cards (a session that opened them)."""
+        return self.surface.tools_with(opened)
 
     @property
     def server_name(self) -> str:
@@ -348,7 +365,7 @@ class Composition:
         """
         entry = self._entries.get(name)
         if entry is None:
-            if self.surface.serves_meta and name in META_TOOL_NAMES:
+            if self.surface.handles(name):
                 return await self.surface.call_meta(
                     name,
                     arguments,
@@ -364,7 +381,20 @@ class Composition:
             scope = replace(scope, account=decision.account, grant=decision.rule)
         result: CallResult | None
         if decision is not None and not decision.allowed:
-            result = self._refuse(entry, decision, arguments, controls, started)
+            mounted = entry.mounted
+            draft = mounted.draft.op if mounted.draft is not None else None
+            result = grant_refusal(
+                mounted.tool,
+                draft,
+                mounted.gateway.context,
+                entry.scope,
+                decision,
+                self.principal.id,
+                mounted.bundle.connector,
+                arguments,
+                controls,
+                started,
+            )
         else:
             with audit_scope(scope):
                 result = await entry.mounted.gateway.call(
@@ -376,58 +406,6 @@ class Composition:
         if observer is not None:
             observer.observe_call(name, outcome_label(result), time.perf_counter() - started)
         return result
-
-    def _refuse(
-        self,
-        entry: _Entry,
-        decision: GrantDecision,
-        arguments: Mapping[str, JSONValue] | None,
-        controls: Mapping[str, Any] | None,
-        started: float,
-    ) -> CallResult:
-        """The grant refusal: an envelope, a failure report (unstaged only) and one audit line."""
-        mounted = entry.mounted
-        staged = controls is not None and controls.get(STAGE_META) is True
-        executed: Operation = mounted.tool.op
-        if staged and mounted.draft is not None:
-            executed = mounted.draft.op
-        trace_id = f"trace_{uuid.uuid4()}"
-        connector = mounted.bundle.connector
-        envelope = refusal_envelope(decision, self.principal.id, connector, executed.id, trace_id)
-        args: JSONObject = dict(arguments) if arguments else {}
-        report = None
-        if not staged:
-            report = call_report(
-                mounted.tool.plan,
-                succeeded=False,
-                request=args,
-                response=None,
-                idempotency_key=None,
-                answered_at_ms=int(mounted.gateway.context.clock() * 1000),
-            )
-        key = controls.get(IDEMPOTENCY_KEY_META) if controls else None
-        record: JSONObject = {
-            "trace_id": trace_id,
-            "operation": executed.id,
-            "principal": self.principal.id,
-            "outcome": "error",
-            "error_code": envelope.code,
-            "status": None,
-            "attempts": 0,
-            "duration_ms": round((time.perf_counter() - started) * 1000, 3),
-            "effect_class": effect_class_of(executed),
-            "ledger": "none",
-            "ledger_id": key if isinstance(key, str) and key else None,  # the caller's key (ADR-0030 §5)
-            "idempotency_key_forwarded": False,
-            "staged_for": mounted.tool.op.id if staged else None,
-            "dry_run": bool(args.get(DRY_RUN_ARGUMENT)) if mounted.tool.dry_run else False,
-        }
-        scope = replace(
-            entry.scope, account=decision.account, grant=decision.rule, decision=decision.verdict, rule=decision.code
-        )
-        with audit_scope(scope), audit_input(args):
-            write_audit(mounted.gateway.context.audit, record)
-        return CallResult(kind="error", envelope=envelope, report=report)
 
 
 def _key(principal: Principal) -> tuple[Any, ...]:
@@ -492,7 +470,10 @@ class Fleet:
         self.disclosure = disclosure or DisclosureSettings()
         self.search_result_budget = search_result_budget
         self._discovery: dict[bool, Discovery] = {}
+        self._ladders: dict[bool, Ladder] = {}
         self.mounted(self.prefixed)  # builds the gateways and refuses collisions now, before any bind
+        if self.disclosure.mode == "laddered":
+            self.ladder(self.prefixed)  # refuses a card named like a tool now, before any bind
         self.default = Composition(self, ANONYMOUS)
         self._default_key = _key(ANONYMOUS)
 
@@ -536,58 +517,23 @@ class Fleet:
         return await self.default.read_answer(uri)
 
     def bundle_resources(self, prefixed: bool) -> tuple[tuple[FleetBundle, tuple[Resource, ...]], ...]:
-        """Each bundle's skill resources for one naming mode (built on first use, then shared).
+        """Each bundle's skill resources for one naming mode (built on first use, then shared; see
+        :func:`anvil.serve.skills.skill_table`).
 
-        Unprefixed (one bundle, no grant) a URI names the service id, as the standalone server's;
-        prefixed it names the bundle's connector, as its tools' prefix does.
+        Raises:
+            FleetError: ``fleet/resource_collision``.
         """
         found = self._resources.get(prefixed)
-        if found is not None:
-            return found
-        owners: dict[str, str] = {}
-        built = []
-        for bundle in self.bundles:
-            label = bundle.connector if prefixed else bundle.document.service.id
-            served = skill_resources(label, bundle.document.service.id, bundle.skill)
-            for resource in served:
-                if resource.uri in owners:  # two ids folding to one connector: never renamed, refused
-                    raise FleetError(
-                        "fleet/resource_collision",
-                        f"Resource '{resource.uri}' of bundle '{bundle.id}' collides with the resource of bundle "
-                        f"'{owners[resource.uri]}' already served under that URI.",
-                        hint="Give one of the bundles a distinct path (its id is its path in the workspace).",
-                    )
-                owners[resource.uri] = bundle.id
-            built.append((bundle, served))
-        found = self._resources[prefixed] = tuple(built)
+        if found is None:
+            found = self._resources[prefixed] = tuple(
+                zip(self.bundles, skill_table(self.bundles, prefixed), strict=True)
+            )
         return found
 
     def granted_skill(self, bundle: FleetBundle, prefixed: bool, shown: frozenset[str]) -> tuple[Resource, ...]:
-        """``bundle``'s skill resources as a caller whose grant shows the operations ``shown`` reads them.
-
-        When the grant shows every approved operation these are the bundle's own files. Otherwise
-        ``SKILL.md`` and the operations and idempotency references are written anew from the bundle's
-        document with the hidden operations left out (as ``/openapi`` leaves them out), and any other
-        file, which could describe them, is not served.
-        """
-        label = bundle.connector if prefixed else bundle.document.service.id
-        document = bundle.document
-        if all(op.id in shown for op in document.operations if op.is_approved):
-            return skill_resources(label, document.service.id, bundle.skill)
-        narrowed = replace(
-            document,
-            operations=tuple(
-                op if op.id in shown or not op.is_approved else replace(op, state="generated")
-                for op in document.operations
-            ),
-        )
-        rewritten = {
-            "SKILL.md": skill_markdown(narrowed),
-            "reference/operations.md": operations_markdown(narrowed),
-            "reference/idempotency.md": idempotency_markdown(narrowed),
-        }
-        files = tuple((path, rewritten[path]) for path, _ in bundle.skill if path in rewritten)
-        return skill_resources(label, document.service.id, files)
+        """``bundle``'s skill resources for a caller whose grant shows the operations ``shown``
+        (:func:`anvil.serve.skills.granted_skill`)."""
+        return granted_skill(bundle, prefixed, shown)
 
     def catalog(self, prefixed: bool) -> bytes:
         """Every bundle's catalog for one naming mode, as a caller without a grant sees it (built once)."""
@@ -672,6 +618,44 @@ class Fleet:
             ]
             found = self._discovery[prefixed] = Discovery(tools)
         return found
+
+    def ladder(self, prefixed: bool) -> Ladder:
+        """The lanes over every tool of one naming mode (built once; pinned tools in none).
+
+        Raises:
+            FleetError: ``fleet/tool_collision`` when a card would carry the name of a tool, a meta-tool or
+                another card.
+        """
+        found = self._ladders.get(prefixed)
+        if found is None:
+            mounted = self.mounted(prefixed)
+            tools = [
+                LaneTool(name, entry.tool.op, entry.bundle.document, entry.bundle.id if prefixed else None)
+                for name, entry in mounted.items()
+            ]
+            pinned = self.discovery(prefixed).pinned
+            found = Ladder.build(tools, pinned=pinned, taken=(*mounted, *META_TOOL_NAMES))
+            if found.collisions:
+                raise FleetError(
+                    "fleet/tool_collision",
+                    f"A lane card collides with another tool: {'; '.join(found.collisions[:3])}.",
+                    hint="Rename the operation or the capability in anvil.yaml, or serve another --disclosure mode.",
+                )
+            self._ladders[prefixed] = found
+        return found
+
+    @property
+    def lists_change(self) -> bool:
+        """True when the anonymous caller's listing grows as it opens lane cards (laddered)."""
+        return self.default.lists_change
+
+    def is_card(self, name: str) -> bool:
+        """True when ``name`` is a lane card the anonymous caller's surface serves."""
+        return self.default.is_card(name)
+
+    def tools_with(self, opened: Iterable[str]) -> Sequence[JSONObject]:
+        """The anonymous caller's listing with the members of the ``opened`` cards."""
+        return self.default.tools_with(opened)
 
     def summary(self, count: int) -> str:
         """What a caller is served, for the search tool's description: ``465 tools of pagerduty-rest``."""
