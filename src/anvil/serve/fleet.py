@@ -68,9 +68,11 @@ from anvil.air.tools import DRY_RUN_ARGUMENT
 from anvil.errors import BundleError, ConfigError
 from anvil.runtime.audit import AuditScope, audit_input, audit_scope, write_audit
 from anvil.runtime.context import RuntimeContext
+from anvil.serve.answer_store import AnswerKeeper
 from anvil.serve.auth.grants import GrantDecision, GrantTarget, decide, refusal_envelope, visible
 from anvil.serve.auth.naming import fleet_tool_name, fold_bundle_id
 from anvil.serve.auth.principals import ANONYMOUS, Principal
+from anvil.serve.budget import DEFAULT_RESULT_TOKEN_BUDGET
 from anvil.serve.catalog import CatalogBundle, catalog_bytes
 from anvil.serve.controls import IDEMPOTENCY_KEY_META, STAGE_META
 from anvil.serve.gateway import Gateway, ServedTool
@@ -468,6 +470,9 @@ class Fleet:
         include_unapproved: List unapproved operations too (development only; the executor refuses them).
         observer: Told about every call (metrics), or None.
         max_compositions: How many caller compositions are kept (LRU).
+        result_token_budget: Every gateway's response budget in tokens (0: off; see
+            :mod:`anvil.serve.responses`).
+        keeper: Where every gateway keeps the whole answers it cuts, or None.
 
     Raises:
         FleetError: ``fleet/no_bundles``, ``fleet/duplicate_bundle``, ``fleet/tool_collision`` or
@@ -481,6 +486,8 @@ class Fleet:
         include_unapproved: bool = False,
         observer: CallObserver | None = None,
         max_compositions: int = MAX_COMPOSITIONS,
+        result_token_budget: int = DEFAULT_RESULT_TOKEN_BUDGET,
+        keeper: AnswerKeeper | None = None,
     ) -> None:
         if not bundles:
             raise FleetError("fleet/no_bundles", "A fleet needs at least one bundle.")
@@ -488,6 +495,8 @@ class Fleet:
         self.bundles: tuple[FleetBundle, ...] = tuple(bundles)
         self.observer = observer
         self._include_unapproved = include_unapproved
+        self._result_token_budget = result_token_budget
+        self._keeper = keeper
         self._max = max(1, max_compositions)
         self._mounted: dict[bool, dict[str, _Mounted]] = {}
         self._resources: dict[bool, tuple[tuple[FleetBundle, tuple[Resource, ...]], ...]] = {}
@@ -601,7 +610,12 @@ class Fleet:
         for bundle in self.bundles:
             naming = (lambda op, _id=bundle.id: fleet_tool_name(_id, op.mcp.tool_name)) if prefixed else None
             gateway = Gateway(
-                bundle.document, bundle.context, include_unapproved=self._include_unapproved, tool_name=naming
+                bundle.document,
+                bundle.context,
+                include_unapproved=self._include_unapproved,
+                tool_name=naming,
+                result_token_budget=self._result_token_budget,
+                keeper=self._keeper,
             )
             for definition in gateway.tools:
                 name = definition["name"]
