@@ -108,12 +108,18 @@ def test_a_page_is_sized_to_the_budget_within_what_the_input_and_upstream_admit(
     assert found is not None and found.size_input is None and found.cap == FALLBACK_PAGE_CAP
 
 
-def test_the_item_size_estimate_follows_each_answer_by_half(catalog: Document) -> None:
+def test_the_item_size_estimate_follows_each_answer_by_half_and_keeps_the_largest_fitting_page(
+    catalog: Document,
+) -> None:
     sizes = ItemSizes()
     assert sizes.estimate("a") is None
     sizes.observe("a", 100.0, 40.0)
     sizes.observe("a", 50.0, 20.0)
     assert sizes.estimate("a") == (75.0, 30.0) and sizes.estimate("b") is None
+    assert sizes.fitted("a") == 0  # neither answer was said to fit whole
+    sizes.fits("a", 40)
+    sizes.fits("a", 12)
+    assert sizes.fitted("a") == 40  # the most items a page held and still fitted
 
 
 def test_an_items_size_is_read_from_the_specs_example_of_one_item(catalog: Document) -> None:

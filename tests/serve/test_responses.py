@@ -125,6 +125,23 @@ async def test_a_paginated_read_without_a_page_size_reaches_the_upstream_with_th
     assert upstream.last("/items").url.params["limit"] == "3"  # the caller's own size is never replaced
 
 
+async def test_a_page_that_fitted_whole_is_never_sized_smaller_afterwards(
+    catalog: Document, client: httpx.AsyncClient, upstream: Upstream
+) -> None:
+    # Long words: about 14 characters a token, so the estimate (4.2) is cautious and the count is not.
+    events = [{"n": n, "text": " documentation" * 40} for n in range(58)]
+    upstream.answers["/events"] = {"ok": True, "events": events}
+    gateway = gateway_of(catalog, client)
+    first = wire(await gateway.call("catalog_list_events", {}))
+    assert TRUNCATED_META not in first.get("_meta", {})  # 58 items fitted whole
+    responses = gateway._responses
+    assert responses is not None
+    item, rest = responses.items.estimate("catalog.events.list") or (0.0, 0.0)
+    assert (8000 * 0.85 - rest) / item < 58  # the estimate alone would size a smaller page
+    await gateway.call("catalog_list_events", {})
+    assert upstream.last("/events").url.params["limit"] == "58"
+
+
 async def test_a_read_whose_spec_shows_an_item_is_sized_from_its_first_call(
     catalog: Document, client: httpx.AsyncClient, upstream: Upstream
 ) -> None:

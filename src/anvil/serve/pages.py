@@ -298,14 +298,17 @@ class Paging:
 class ItemSizes:
     """A running estimate, per operation, of tokens per item and of the rest of an answer.
 
-    Fed by this gateway's successful answers to paged reads; each new answer weighs half.
-    Bounded by the number of operations served.
+    Fed by this gateway's successful answers to paged reads; each new answer weighs half. It also
+    keeps the most items an answer held and still fitted the budget whole: a page proven to fit is
+    never sized smaller (an estimate is cautious; a page served whole is a fact). Bounded by the
+    number of operations served.
     """
 
-    __slots__ = ("_known",)
+    __slots__ = ("_fitted", "_known")
 
     def __init__(self) -> None:
         self._known: dict[str, tuple[float, float]] = {}
+        self._fitted: dict[str, int] = {}
 
     def observe(self, operation: str, item_tokens: float, overhead_tokens: float) -> None:
         """One answer of ``operation``: its tokens per item and the tokens of everything else."""
@@ -315,9 +318,18 @@ class ItemSizes:
         else:
             self._known[operation] = ((before[0] + item_tokens) / 2, (before[1] + overhead_tokens) / 2)
 
+    def fits(self, operation: str, items: int) -> None:
+        """An answer of ``operation`` holding ``items`` items fitted the budget whole."""
+        if items > self._fitted.get(operation, 0):
+            self._fitted[operation] = items
+
     def estimate(self, operation: str) -> tuple[float, float] | None:
         """``(tokens per item, tokens of the rest)`` for ``operation``, if any answer was observed."""
         return self._known.get(operation)
+
+    def fitted(self, operation: str) -> int:
+        """The most items an answer of ``operation`` held and still fitted the budget whole (0: none yet)."""
+        return self._fitted.get(operation, 0)
 
 
 def _resolved(schema: JSONValue, document: Document) -> JSONValue:

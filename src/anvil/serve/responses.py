@@ -248,7 +248,8 @@ class ResponseBudget:
     # --- before the call -----------------------------------------------------------------------
 
     def size_page(self, op: Operation, args: JSONObject) -> JSONValue:
-        """Set the page size of a read in ``args`` when the caller set none and an item's size is known.
+        """Set the page size of a read in ``args`` when the caller set none and an item's size is known:
+        the largest page that fits, and never fewer items than an earlier answer that fitted whole.
 
         Returns the size set (as the input takes it), or None when nothing was set.
         """
@@ -265,7 +266,8 @@ class ResponseBudget:
             item, rest = facts.example_item_tokens, 0.0
         else:
             return None
-        value = paging.size_value(paging.page_size(item, rest, self.budget))
+        size = max(paging.page_size(item, rest, self.budget), min(paging.cap, self.items.fitted(op.id)))
+        value = paging.size_value(size)
         args[paging.size_input] = value
         return value
 
@@ -314,11 +316,12 @@ class ResponseBudget:
             if tokens > self.budget:
                 return await self._cut(result, request, value, probe, tool, identity, projection, shape)
         if paging is not None and paging.size_input is not None and projection is None:
-            self._learn(op, paging, answer, len(probe))
+            self._learn(op, paging, answer, len(probe), fitted=True)
         return replace(result, text=text, notes=notes, meta=meta)
 
-    def _learn(self, op: Operation, paging: Paging, answer: JSONValue, total: int) -> None:
-        """Feed one answer of a paged read (``total`` bytes of JSON) to the running estimate of its item size."""
+    def _learn(self, op: Operation, paging: Paging, answer: JSONValue, total: int, *, fitted: bool = False) -> None:
+        """Feed one answer of a paged read (``total`` bytes of JSON; ``fitted``: served whole) to the
+        running estimate of its item size."""
         found = paging.items(answer)
         if found is None or not found[0]:
             return
@@ -326,6 +329,8 @@ class ResponseBudget:
         ratio = self.facts(op).ratio
         items_bytes = len(encoded(items))
         self.items.observe(op.id, items_bytes / len(items) / ratio, max(0, total - items_bytes) / ratio)
+        if fitted:
+            self.items.fits(op.id, len(items))
 
     def _page_cap(
         self, paging: Paging | None, answer: JSONValue, args: Mapping[str, JSONValue], tool: str, *, cut: bool = False
@@ -370,6 +375,9 @@ class ResponseBudget:
 
         cut, marker = await anyio.to_thread.run_sync(work)
         if not cut.cuts and not cut.shortened:  # the estimate was off: the whole answer fits
+            found = paging.items(request.answer) if paging is not None and projection is None else None
+            if found is not None and found[0]:
+                self.items.fits(request.op.id, len(found[0]))
             return replace(result, text=cut.text, notes=notes, meta=meta)
         uri: str | None = None
         if self.keeper is not None and not request.dry_run:
