@@ -7,7 +7,8 @@ budget, :func:`cut_to_budget` makes a smaller view of it that still parses as JS
 * every object keeps all of its keys; a value that does not fit is cut in turn, the largest last, so
   the answer's main list gets the room the rest leaves;
 * a list keeps whole leading items (strings longer than :data:`LONG_STRING_CHARS` characters
-  shortened to that many and ``…``); when not even its first item fits, that item is cut in turn;
+  shortened to that many and ``…``); when not even its first item fits in a good share of the room,
+  that item is cut in turn (a list given only what the others left stays empty);
 * an object with more than :data:`MAX_CUT_KEYS` keys (a map keyed by id) keeps whole leading entries,
   as a list keeps items;
 * a string that does not fit is shortened to what does.
@@ -15,12 +16,13 @@ budget, :func:`cut_to_budget` makes a smaller view of it that still parses as JS
 Every cut is recorded (:class:`Cut`: where, what was served of what). The view's text is then
 counted with o200k (:func:`anvil.air.tokens.count_tokens`, the tokenizer the budget is measured
 with) together with what travels beside it (the marker, a notice), and cut again, smaller, while the
-whole is over the budget. Only the view is ever counted, never the whole answer, so the work is
+whole is over the budget (sizes are UTF-8 bytes of compact JSON; the first cut assumes the
+estimate's characters per token). Only the view is ever counted, never the whole answer, so the work is
 bounded by the budget, plus one serialization of the answer (C speed) and one of each container on
 the way to the cut. A cut answer is the same for the same answer, budget and estimate: a replayed
 answer is cut exactly as the first one was.
 
-The caller (:mod:`anvil.serve.answers`) runs this off the event loop for a large answer.
+The caller (:mod:`anvil.serve.responses`) runs this in a worker thread, off the event loop.
 """
 
 from __future__ import annotations
