@@ -260,7 +260,7 @@ async def _serve(config: ServeConfig) -> None:
             include_unapproved=config.include_unapproved,
             observer=metrics,
             disclosure=config.disclosure,
-            search_result_budget=config.result_token_budget,
+            result_token_budget=config.result_token_budget,
             keeper=keeper_for(ledger),  # answers cut to the budget are kept where the ledger keeps its rows
         )
         if config.bind is None:

@@ -71,6 +71,7 @@ from anvil.serve.answer_store import AnswerKeeper, KeptAnswer, answer_owner
 from anvil.serve.auth.grants import GrantDecision, GrantTarget, decide, visible
 from anvil.serve.auth.naming import fleet_tool_name, fold_bundle_id
 from anvil.serve.auth.principals import ANONYMOUS, Principal
+from anvil.serve.budget import DEFAULT_RESULT_TOKEN_BUDGET
 from anvil.serve.bundles import BundleSource, FleetError, check_unique, discover_bundles
 from anvil.serve.catalog import CatalogBundle, catalog_bytes
 from anvil.serve.controls import IDEMPOTENCY_KEY_META, STAGE_META
@@ -434,10 +435,11 @@ class Fleet:
         include_unapproved: List unapproved operations too (development only; the executor refuses them).
         observer: Told about every call (metrics), or None.
         disclosure: What each caller's ``tools/list`` shows at rest (default: ``auto`` within 20,000 tokens).
-        search_result_budget: The response budget (tokens; 0: none) search answers are fitted to.
         max_compositions: How many caller compositions are kept (LRU).
-        keeper: Where whole answers cut to the response budget are kept and read back from
-            (``resources/read`` of ``anvil://answer/<id>``), or None when none are kept.
+        result_token_budget: Every gateway's response budget in tokens (0: off; see
+            :mod:`anvil.serve.responses`); search answers and lane cards are fitted to it too.
+        keeper: Where every gateway keeps the whole answers it cuts, read back with ``resources/read`` of
+            ``anvil://answer/<id>`` by the caller that made the call; None when none are kept.
 
     Raises:
         FleetError: ``fleet/no_bundles``, ``fleet/duplicate_bundle``, ``fleet/tool_collision`` or
@@ -452,7 +454,7 @@ class Fleet:
         observer: CallObserver | None = None,
         max_compositions: int = MAX_COMPOSITIONS,
         disclosure: DisclosureSettings | None = None,
-        search_result_budget: int = 8000,
+        result_token_budget: int = DEFAULT_RESULT_TOKEN_BUDGET,
         keeper: AnswerKeeper | None = None,
     ) -> None:
         if not bundles:
@@ -462,13 +464,15 @@ class Fleet:
         self.observer = observer
         self.keeper = keeper
         self._include_unapproved = include_unapproved
+        self._result_token_budget = result_token_budget
+        self._keeper = keeper
         self._max = max(1, max_compositions)
         self._mounted: dict[bool, dict[str, _Mounted]] = {}
         self._resources: dict[bool, tuple[tuple[FleetBundle, tuple[Resource, ...]], ...]] = {}
         self._catalogs: dict[bool, bytes] = {}
         self._cache: OrderedDict[tuple[Any, ...], Composition] = OrderedDict()
         self.disclosure = disclosure or DisclosureSettings()
-        self.search_result_budget = search_result_budget
+        self.search_result_budget = result_token_budget  # search answers and lane cards fit the same budget
         self._discovery: dict[bool, Discovery] = {}
         self._ladders: dict[bool, Ladder] = {}
         self.mounted(self.prefixed)  # builds the gateways and refuses collisions now, before any bind
@@ -577,7 +581,12 @@ class Fleet:
         for bundle in self.bundles:
             naming = (lambda op, _id=bundle.id: fleet_tool_name(_id, op.mcp.tool_name)) if prefixed else None
             gateway = Gateway(
-                bundle.document, bundle.context, include_unapproved=self._include_unapproved, tool_name=naming
+                bundle.document,
+                bundle.context,
+                include_unapproved=self._include_unapproved,
+                tool_name=naming,
+                result_token_budget=self._result_token_budget,
+                keeper=self._keeper,
             )
             for definition in gateway.tools:
                 name = definition["name"]

@@ -182,7 +182,7 @@ async def test_opening_a_card_answers_its_members_exactly_as_search_returns_them
 async def test_a_card_answer_over_the_response_budget_is_cut_to_whole_tools_and_goes_on_from_next_offset(
     rig: Rig,
 ) -> None:
-    fleet = rig.fleet("github", disclosure=LADDERED, search_result_budget=1)
+    fleet = rig.fleet("github", disclosure=LADDERED, result_token_budget=1)
     seen: list[str] = []
     offset: int | None = 0
     while offset is not None:
