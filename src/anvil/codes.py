@@ -60,6 +60,8 @@ _ENTRIES: tuple[Code, ...] = (
     # bounded reads of spec and manifest files: a hostile file never stalls the compiler or fills its memory
     _d("source/not_regular_file", "error", "A spec or $ref file is not a regular file (a FIFO, device, folder)."),
     _d("source/too_large", "error", "A spec or $ref file is larger than the per-file limit."),
+    # a line break in an operationId could write manifest keys into the comment anvil init shows it in
+    _d("source/control_character", "error", "A path or operationId holds a control or line-separator character."),
     # --- compiler/: normalize -------------------------------------------------------------------
     _d("header_param_ignored", "info", "An Accept/Content-Type/Authorization header parameter is runtime-owned."),
     _d("operation_malformed", "warning", "An operation object is not a mapping and was skipped."),
@@ -205,6 +207,8 @@ _ENTRIES: tuple[Code, ...] = (
     _e("config/server_not_allowed", "An operation's own server is outside the allowed hosts; refused at start-up."),
     _e("cli/unknown_operation", "anvil run: the words name no operation of the bundle (exit 1)."),
     _e("cli/usage", "A command-line argument is missing or malformed."),
+    # anvil init reads back what it would write; a spec string that would change an entry is never written
+    _e("manifest/draft_unsafe", "anvil init: the manifest would not read back as written; nothing was written."),
     _e("internal_error", "An unexpected fault; reported without a traceback."),
     # proof lanes: the live conformance config (original-core §8.3)
     _e("proof/live_config_invalid", "A conformance --live config is malformed or names no approved read."),

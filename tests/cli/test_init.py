@@ -320,3 +320,23 @@ def test_every_plaid_operation_compiles_approved_with_its_three_keys_as_one_comp
     composite = next(op["auth"] for op in operations if op["auth"]["type"] == "composite")
     carriers = [factor["provider"]["apiKey"]["name"] for factor in composite["factors"]]
     assert carriers == ["PLAID-CLIENT-ID", "PLAID-SECRET", "Plaid-Version"]
+
+
+def test_approve_prints_every_safety_field_an_entry_sets_beyond_the_classifiers_posture(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    manifest = tmp_path / "anvil.yaml"
+    _anvil(capsys, "init", str(PAYMENTS), "--service", "payments", "--out", str(manifest))
+    text = manifest.read_text(encoding="utf-8").replace(
+        "  payments.refunds.create:\n    state: review_required\n",
+        "  payments.refunds.create:\n    state: review_required\n    risk: low\n"
+        "    confirmation:\n      required: false\n",
+    )
+    manifest.write_text(text, encoding="utf-8")
+    code, out, _ = _anvil(capsys, "approve", str(manifest), "payments.refunds.create", "payments.customers.get")
+    assert code == 0
+    lines = out.splitlines()
+    at = lines.index("approved payments.refunds.create")
+    assert lines[at + 1 : at + 3] == ['  sets risk: "low"', '  sets confirmation: {"required": false}']
+    assert "approved payments.customers.get" in lines
+    assert "1 of the approved entries set safety fields beyond the classifier's posture" in out
