@@ -112,7 +112,13 @@ _ENTRIES: tuple[Code, ...] = (
     _d("query_language_passthrough", "error", "An input passes a query language through without a policy; blocked."),
     _d("form_body_not_object", "warning", "A form body whose schema is not an object of named parts; blocked."),
     # servers an operation (or its path item) declares for itself
-    _d("server/operation_server", "info", "An operation is sent to its own server, not the service's."),
+    _d(
+        "server/operation_server",
+        "info",
+        "An operation is sent to its own server, not the service's (a warning when on another host).",
+    ),
+    # https://status.example.net,com,net,io would admit every .com once joined into an allowlist
+    _d("server/invalid_host", "error", "A server's host is not a host name or IP address; never called, blocked."),
     _d("server/unresolved", "error", "An operation's own server has no absolute URL (a variable, relative); blocked."),
     # --- compiler/: the manifest (anvil.yaml) ---------------------------------------------------
     _d("manifest/not_found", "error", "The manifest file does not exist or cannot be read."),
@@ -203,6 +209,8 @@ _ENTRIES: tuple[Code, ...] = (
     _e("air/invalid", "An AIR document does not load."),
     _e("bundle/invalid", "A bundle directory is missing or malformed."),
     _e("config/invalid", "A configuration value cannot be used."),
+    # an ANVIL_ALLOWED_HOSTS[_<ID>] / ANVIL_CREDENTIAL_HOSTS entry with a port, scheme, wildcard or comma junk
+    _e("config/invalid_host", "A host list entry is not a host name or IP address; refused at start-up."),
     # anvil serve: an approved operation's own server is outside the allowed hosts (never redirected)
     _e("config/server_not_allowed", "An operation's own server is outside the allowed hosts; refused at start-up."),
     _e("cli/unknown_operation", "anvil run: the words name no operation of the bundle (exit 1)."),

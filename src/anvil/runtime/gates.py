@@ -13,6 +13,7 @@ from urllib.parse import urlsplit
 
 from anvil._types import JSONObject, JSONValue
 from anvil.air.canonical import hash_canonical
+from anvil.air.hosts import host_matches
 from anvil.air.model import Operation
 from anvil.runtime.context import CallOptions, RuntimeContext
 from anvil.runtime.credentials import Credential, credential_profile
@@ -319,7 +320,8 @@ def check_timeout(timeout_ms: object) -> None:
 
 
 def host_allowed(base_url: str, env: str, allowed_hosts: tuple[str, ...]) -> bool:
-    """True when the base URL's host is allowlisted (equal to an entry or a subdomain of one).
+    """True when the base URL's host is allowlisted (equal to an entry or a subdomain of one of two labels
+    or more: :func:`anvil.air.hosts.host_matches`).
 
     An empty allowlist allows any host only in ``dev``; an unparseable URL is never allowed.
     """
@@ -331,7 +333,7 @@ def host_allowed(base_url: str, env: str, allowed_hosts: tuple[str, ...]) -> boo
         return False
     if not allowed_hosts:
         return env == "dev"
-    return any(host == entry or host.endswith("." + entry) for entry in allowed_hosts)
+    return any(host_matches(host.lower(), entry) for entry in allowed_hosts)
 
 
 def check_credential_carrier(plan: OperationPlan, credential: Credential) -> None:

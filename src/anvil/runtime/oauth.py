@@ -42,6 +42,7 @@ from urllib.parse import quote_plus, urlencode, urlsplit
 import anyio
 
 from anvil._types import JSONValue
+from anvil.air.hosts import host_matches, is_host, normalize_host
 from anvil.air.model import Auth
 from anvil.runtime.credentials import (
     CREDENTIAL_HOSTS_VARIABLE,
@@ -147,7 +148,8 @@ class ClientCredentials:
 
 
 def _hosts(value: str | None) -> tuple[str, ...]:
-    return tuple(host.strip().lower() for host in (value or "").split(",") if host.strip())
+    """``ANVIL_CREDENTIAL_HOSTS``; an entry that is no host matches nothing (``anvil serve`` refuses it)."""
+    return tuple(host for entry in (value or "").split(",") if is_host(host := normalize_host(entry)))
 
 
 def _host_of(url: str) -> str:
@@ -161,7 +163,7 @@ def _listed(host: str, entries: tuple[str, ...], env: str) -> bool:
     """The upstream allowlist rule: equal to an entry or a subdomain of one; an empty list only in dev."""
     if not entries:
         return env == "dev"
-    return any(host == entry or host.endswith("." + entry) for entry in entries)
+    return any(host_matches(host, entry) for entry in entries)
 
 
 def token_endpoint_problem(

@@ -109,3 +109,4 @@ def test_an_operation_on_another_host_shows_its_host_and_that_its_credential_is_
     host = urlsplit(service).hostname
     assert f"# server: https://files.example.org/v1 (host files.example.org, not the service's {host})" in text
     assert "# credential: withheld from files.example.org unless credential_hosts or ANVIL_CREDENTIAL_HOSTS" in text
+    assert "# server: https://status.example.net,com,net,io/v1 is not served (the host of server" in text
