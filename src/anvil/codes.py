@@ -279,6 +279,8 @@ _ENTRIES: tuple[Code, ...] = (
     # --- serve/: grant refusals (error.details.code, original-gateway §1.7) ----------------------
     _x("policy/grant_confirmation_required", "A confirmation-gated operation under no entry with confirm: allow."),
     _x("policy/grant_denied", "The caller's grant names no entry allowing this operation on this connector."),
+    # --- runtime/: an operation's own server on another host, sent without the service's credential ----
+    _x("auth/credential_withheld", "A 401/403 from an operation's own host no one consented to give the credential."),
     # --- runtime/: OAuth2 client-credentials exchange failures (auth_required error.details.code) -----
     _x("oauth/client_auth_unsupported", "The AIR asks for a client authentication other than a client secret."),
     _x("oauth/token_answer_invalid", "The token answer is too large, a redirect, not JSON, or has no Bearer token."),

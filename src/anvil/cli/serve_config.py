@@ -317,24 +317,6 @@ def _plain_http(url: str) -> bool:
     return parts.scheme.lower() in ("http", "https") and is_host(host) and parts.username is None and port_ok
 
 
-def host_variable(environ: Mapping[str, str], variable: str) -> tuple[str, ...]:
-    """The hosts of the comma list ``variable`` (``ANVIL_ALLOWED_HOSTS[_<ID>]``, ``ANVIL_CREDENTIAL_HOSTS``).
-
-    Raises:
-        ConfigError: ``config/invalid_host`` naming the entry that is not a host name or IP address.
-    """
-    from anvil.runtime.context import parse_allowed_hosts
-
-    try:
-        return parse_allowed_hosts(environ.get(variable), variable)
-    except ValueError as exc:
-        raise ConfigError(
-            "config/invalid_host",
-            f"{exc}.",
-            hint=f"List bare host names or IP addresses in {variable}, separated by commas (no scheme, port or *).",
-        ) from None
-
-
 def settings_from_env(
     environ: Mapping[str, str],
     *,
@@ -372,6 +354,8 @@ def settings_from_env(
             hint="Fix ANVIL_BASE_URL (or --base-url, ANVIL_BASE_URL_<ID>); credentials belong in their "
             "ANVIL_* credential variables.",
         )
+    from anvil.cli.host_lists import host_variable
+
     allowed = host_variable(environ, "ANVIL_ALLOWED_HOSTS")
     host_variable(environ, "ANVIL_CREDENTIAL_HOSTS")  # refused here, not silently ignored at the first call
     if not allowed and operator_url:
@@ -499,6 +483,7 @@ def bundle_settings(
             bundle's allowed hosts.
     """
     from anvil.air.servers import resolve_server
+    from anvil.cli.host_lists import host_variable
     from anvil.serve.auth.naming import fold_bundle_id
 
     fleet = len(bundles) > 1
@@ -530,7 +515,7 @@ def bundle_settings(
             overlay = _namespaced(document, found.auth_profile, fold_bundle_id(bundle_id), environ)
             own = {name: value for name, value in found.credentials.items() if name not in contested}
             found = replace(found, credentials={**own, **overlay})
-        pinned = host_variable(environ, allowed_hosts_variable(bundle_id))
+        pinned = host_variable(environ, allowed_hosts_variable(bundle_id))  # refused like the shared list
         if pinned:
             found = replace(found, allowed_hosts=pinned)
         _check_token_endpoints(bundle_id, document, found)

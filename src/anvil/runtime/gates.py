@@ -16,7 +16,7 @@ from anvil.air.canonical import hash_canonical
 from anvil.air.hosts import host_matches
 from anvil.air.model import Operation
 from anvil.runtime.context import CallOptions, RuntimeContext
-from anvil.runtime.credentials import Credential, credential_profile
+from anvil.runtime.credentials import Credential, credential_hosts, credential_profile
 from anvil.runtime.keys import (
     derived_key,
     is_portable_key,
@@ -334,6 +334,32 @@ def host_allowed(base_url: str, env: str, allowed_hosts: tuple[str, ...]) -> boo
     if not allowed_hosts:
         return env == "dev"
     return any(host_matches(host.lower(), entry) for entry in allowed_hosts)
+
+
+def _host(url: str) -> str:
+    try:
+        return (urlsplit(url).hostname or "").lower()
+    except ValueError:
+        return ""
+
+
+def credential_withheld(plan: OperationPlan, base_url: str, ctx: RuntimeContext) -> str | None:
+    """The host a call goes to when the operation's credential may not go there, else None.
+
+    A credential goes to the service's host (where :attr:`RuntimeContext.base_url` points) and to the
+    hosts someone consented to for it: the operation's ``credential_hosts`` (reviewed in the manifest)
+    and ``ANVIL_CREDENTIAL_HOSTS`` (the operator's), each naming the operation's declared server host or
+    the host the operator re-pointed it to. An operation whose own server is elsewhere is sent without it.
+    """
+    if plan.server is None:
+        return None
+    target = _host(base_url)
+    if target and target == _host(ctx.base_url):
+        return None
+    consented = {*(plan.op.credential_hosts or ()), *credential_hosts(ctx.credentials)}
+    if target in consented or _host(plan.server) in consented:
+        return None
+    return target or _host(plan.server)
 
 
 def check_credential_carrier(plan: OperationPlan, credential: Credential) -> None:
