@@ -40,18 +40,29 @@ from __future__ import annotations
 
 import heapq
 import math
-import re
 from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from functools import lru_cache
-from itertools import chain, islice, pairwise, repeat
+from itertools import pairwise, repeat
 from operator import add, mul
 from typing import Final
 
 from anvil.air.inputs import input_bindings
 from anvil.air.model import Operation
+from anvil.serve.discovery.terms import (
+    MAX_QUERY_CHARS,
+    MAX_QUERY_TERMS,
+    MAX_TERM_CHARS,
+    RELATED_TERMS,
+    RELATED_WEIGHT,
+    RUN,
+    field_terms,
+    plain_terms,
+    query_terms,
+    stem,
+    task_words,
+)
 
 __all__ = [
     "MAX_QUERY_CHARS",
@@ -62,16 +73,8 @@ __all__ = [
     "query_terms",
 ]
 
-#: The longest query read (the search tool accepts 500 characters; more is cut, not refused, here).
-MAX_QUERY_CHARS: Final = 1000
-#: The most distinct terms of a query that are scored (the first ones).
-MAX_QUERY_TERMS: Final = 64
-#: A term longer than this is cut (a hostile description may hold one word of a megabyte).
-MAX_TERM_CHARS: Final = 40
 #: The most inputs of one tool that are read.
 MAX_INPUTS: Final = 64
-#: The most terms read from one field of one tool.
-MAX_FIELD_TERMS: Final = 400
 
 #: BM25 saturation.
 _K1: Final = 1.5
@@ -126,214 +129,9 @@ _ACTION_WORDS: Final[dict[str, str]] = {
     "cancel": "cancel stop abort halt",
     "reserve": "reserve hold lock",
 }
-#: Words read as one term on both sides (abbreviations, spellings and generic software synonyms).
-_SAME_WORDS: Final[dict[str, str]] = {
-    "org": "organization",
-    "organisation": "organization",
-    "repo": "repository",
-    "env": "environment",
-    "config": "configuration",
-    "info": "information",
-    "msg": "message",
-    "pic": "image",
-    "photo": "image",
-    "picture": "image",
-    "img": "image",
-    "stats": "statistic",
-    "ticket": "issue",
-    "todo": "task",
-    "people": "user",
-    "person": "user",
-    "mail": "email",
-    "perm": "permission",
-    "desc": "description",
-}
-#: Groups of words a task may use for one another (generic work-software vocabulary, not any API's words).
-#: A query word of a group also searches the group's other words, at :data:`_RELATED_WEIGHT`.
-_RELATED: Final = (
-    "close resolve complete finish done",
-    "remove delete erase destroy discard purge kick",
-    "add create new insert",
-    "update edit change modify alter amend rename",
-    "show view display see fetch retrieve read",
-    "find search lookup locate query filter",
-    "send post notify tell",
-    "assign reassign hand owner",
-    "mute snooze silence quiet",
-    "stop cancel abort halt",
-    "disable deactivate suspend offline",
-    "enable activate resume online",
-    "copy duplicate clone",
-    "move transfer relocate",
-    "upload attach",
-    "download export",
-    "remind reminder",
-    "watch follow subscribe watcher follower subscriber",
-    "unwatch unfollow unsubscribe",
-    "approve accept grant",
-    "reject deny decline",
-    "restore rollback revert undo",
-    "lock freeze",
-    "react reaction emoji",
-    "count total number",
-    "spend cost billing usage",
-    "log record track",
-    "history timeline changelog activity",
-    "member people user person",
-    "team group",
-    "channel conversation",
-    "bug issue defect problem",
-    "task todo",
-    "comment note reply",
-    "message post chat",
-    "document file attachment",
-    "version release",
-    "deploy ship publish release",
-    "secret credential token key",
-    "webhook hook callback",
-    "email mail",
-    "phone sms mobile",
-    "permission access role",
-    "setting configuration preference option",
-    "payment charge pay",
-    "customer client",
-    "invoice bill",
-    "calendar schedule",
-    "presence online status",
-    "star favourite favorite",
-    "vote upvote",
-    "link relation relate",
-    "monitor check watch",
-)
-#: A related word counts this much of the word the task used.
-_RELATED_WEIGHT: Final = 0.4
 #: Two task words also read as one (``on call`` -> ``oncall``, ``roll back`` -> ``rollback``) when the
 #: joined word is indexed.
 _JOINED_WEIGHT: Final = 1.0
-
-_STOP_WORDS: Final = frozenset(
-    "a about above after again also am an and any are as at be been before being below between both but "
-    "by can could did do does doing down during each few for from further had has have having he her here "
-    "hers him his how i if in into is it its itself just me more most my myself no nor not of off on once "
-    "only or other our ours out over own please same she should so some such than that the their theirs "
-    "them then there these they this those through to too under until up very was we were what when where "
-    "which while who whom why will with would you your yours yourself".split()
-    # conversational filler and contraction leftovers ("we're", "don't")
-    + "let know want need like just now right currently already still anything everything something someone "
-    "anyone thing things way going gonna thanks hey maybe really actually ok okay us re ve ll im don doesn "
-    "didn isn aren wasn won couldn shouldn".split()
-    # when a task is to be done is one of its values, not what it is
-    + "today yesterday tomorrow tonight morning afternoon evening night week month year hour minute ago".split()
-)
-#: Letter-and-digit runs (underscores split them too), a very long one in pieces.
-_RUN: Final = re.compile(r"[^\W_]{1,80}")
-#: The parts of an ASCII run: ``HTTPServer2`` -> ``HTTP``, ``Server``, ``2``.
-_PARTS: Final = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
-_PLAIN_WORD: Final = re.compile(r"\w+")
-#: A word with a trailing version number, read for its letters (``oauth2``, ``base64``).
-_VERSIONED: Final = re.compile(r"^[A-Za-z]{2,}[0-9]+$")
-#: A quoted value in a task: quotes not inside a word ("don't" holds none).
-_QUOTED: Final = re.compile(r"(?<!\w)(['\"`‘“])[^'\"`‘’“”]{1,120}['\"`’”](?!\w)")
-#: Doubled final letters a suffix leaves that are undoubled (``getting`` -> ``get``; ``adding`` stays ``add``).
-_UNDOUBLE: Final = frozenset("bgmnprt")
-
-
-@lru_cache(maxsize=1 << 13)
-def _stem(word: str) -> str:
-    """A light suffix stemmer: plurals, ``-ied``/``-ed``/``-ing``, ``-ation``, then a final ``e``.
-
-    Not a linguist's stem, only a consistent one: the forms of one word an API and its users write
-    ("entries"/"entry", "created"/"creates"/"creation"/"create") meet on one term.
-    """
-    if len(word) <= 3 or not word.isalpha():
-        return word
-    if word.endswith("ies") and len(word) > 4:
-        word = word[:-3] + "y"
-    elif word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        word = word[:-1]
-    if word.endswith("ied") and len(word) > 4:
-        word = word[:-3] + "y"
-    elif word.endswith("ing") and len(word) >= 6:
-        word = _undouble(word[:-3])
-    elif word.endswith("ed") and len(word) >= 5:
-        word = _undouble(word[:-2])
-    elif word.endswith("ation") and len(word) >= 8:
-        word = word[:-3]
-    if word.endswith("e") and len(word) > 3:
-        word = word[:-1]
-    return word
-
-
-def _undouble(word: str) -> str:
-    if len(word) >= 3 and word[-1] == word[-2] and word[-1] in _UNDOUBLE:
-        return word[:-1]
-    return word
-
-
-#: :data:`_SAME_WORDS`, stem to stem.
-_SAME: Final = {_stem(word): _stem(same) for word, same in _SAME_WORDS.items()}
-
-
-@lru_cache(maxsize=1 << 13)
-def _run_terms(run: str) -> tuple[str, ...]:
-    """The terms of one letter-and-digit run: its identifier parts, folded, stop words and single
-    characters dropped, stemmed, each cut to :data:`MAX_TERM_CHARS`."""
-    parts = _PARTS.findall(run) if run.isascii() else [run]
-    out = []
-    for part in parts:
-        word = part.casefold()[:MAX_TERM_CHARS]
-        if len(word) < 2 or word in _STOP_WORDS:
-            continue
-        stem = _stem(word)
-        out.append(_SAME.get(stem, stem))
-    return tuple(out)
-
-
-def _terms(text: str, chars: int) -> list[str]:
-    """The terms of ``text`` (read up to ``chars`` characters), at most :data:`MAX_FIELD_TERMS`."""
-    return list(islice(chain.from_iterable(map(_run_terms, _RUN.findall(text[:chars]))), MAX_FIELD_TERMS))
-
-
-def _plain_terms(text: str, chars: int) -> list[str]:
-    return [word[:MAX_TERM_CHARS] for word in _PLAIN_WORD.findall(text[:chars].casefold())]
-
-
-def query_terms(query: str, *, plain: bool = False) -> tuple[str, ...]:
-    """The distinct terms of ``query`` a search scores, in order of first use (at most :data:`MAX_QUERY_TERMS`).
-
-    Unless ``plain``, the values a task names are left out first: quoted text (``'Send invoices'``),
-    ``#channel`` and ``@handle`` mentions, addresses, and words holding a digit (``PROJ-123``, ``$250``,
-    ``1.8.2``) except a word's trailing version (``oauth2`` is read as ``oauth``).
-    """
-    if plain:
-        return tuple(dict.fromkeys(_plain_terms(query, MAX_QUERY_CHARS)))[:MAX_QUERY_TERMS]
-    return tuple(dict.fromkeys(_terms(" ".join(_task_words(query)), MAX_QUERY_CHARS)))[:MAX_QUERY_TERMS]
-
-
-def _task_words(query: str) -> list[str]:
-    """The words of a task without the values it names (see :func:`query_terms`)."""
-    text = _QUOTED.sub(" ", query[:MAX_QUERY_CHARS])
-    kept = []
-    for word in text.split():
-        if word[:1] in "#@" or ("@" in word or "://" in word):
-            continue
-        if any(ch.isdigit() for ch in word) and not _VERSIONED.match(word.strip(".,;:!?()[]{}")):
-            continue
-        kept.append(word)
-    return kept
-
-
-def _related_terms() -> dict[str, tuple[str, ...]]:
-    related: dict[str, list[str]] = {}
-    for group in _RELATED:
-        terms = list(dict.fromkeys(term for word in group.split() for term in _run_terms(word)))
-        for term in terms:
-            bucket = related.setdefault(term, [])
-            bucket.extend(other for other in terms if other != term and other not in bucket)
-    return {term: tuple(others) for term, others in related.items()}
-
-
-_RELATED_TERMS: Final = _related_terms()
 
 
 def _exact_key(text: str) -> str:
@@ -504,15 +302,15 @@ class SearchIndex:
         weights = dict.fromkeys(own, 1.0)
         if self._plain:
             return weights
-        words = [word for word in _RUN.findall(" ".join(_task_words(text))) if word.isalpha()]
+        words = [word for word in RUN.findall(" ".join(task_words(text))) if word.isalpha()]
         for first, second in pairwise(words):
-            joined = _stem((first + second).casefold()[:MAX_TERM_CHARS])
+            joined = stem((first + second).casefold()[:MAX_TERM_CHARS])
             if joined not in weights and (joined in self._sparse or joined in self._dense):
                 weights[joined] = _JOINED_WEIGHT
         for term in own:
-            for other in _RELATED_TERMS.get(term, ()):
+            for other in RELATED_TERMS.get(term, ()):
                 if other not in weights:
-                    weights[other] = _RELATED_WEIGHT
+                    weights[other] = RELATED_WEIGHT
         return dict(list(weights.items())[: 2 * MAX_QUERY_TERMS])
 
     def _scores(self, text: str) -> list[float] | None:
@@ -546,7 +344,7 @@ def _bags(entries: list[IndexEntry], fields: dict[str, _Field], plain: bool) -> 
             texts = {"all": " ".join(texts.values())}
         row = []
         for key, spec in fields.items():
-            words = _plain_terms(texts[key], spec.chars) if plain else _terms(texts[key], spec.chars)
+            words = plain_terms(texts[key], spec.chars) if plain else field_terms(texts[key], spec.chars)
             counts: dict[str, int] = {}
             for word in words:
                 counts[word] = counts.get(word, 0) + 1
