@@ -38,18 +38,20 @@ or query rewriting (exact matches still come first).
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import math
 from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from itertools import pairwise, repeat
+from itertools import chain, islice, pairwise, repeat
 from operator import add, mul
 from typing import Final
 
 from anvil.air.inputs import input_bindings
 from anvil.air.model import Operation
+from anvil.serve.discovery.intent import agreement, head_terms, task_intent, tool_shape
 from anvil.serve.discovery.terms import (
     MAX_QUERY_CHARS,
     MAX_QUERY_TERMS,
@@ -60,6 +62,7 @@ from anvil.serve.discovery.terms import (
     field_terms,
     plain_terms,
     query_terms,
+    run_terms,
     stem,
     task_words,
 )
@@ -153,6 +156,7 @@ class IndexEntry:
         action: the effect's action (``get``).
         inputs: ``(name, description)`` of each business input, as the input schema names it.
         lane: the first tag, else the capability id, if known.
+        deprecated: whether the operation is marked deprecated.
     """
 
     name: str
@@ -165,6 +169,7 @@ class IndexEntry:
     action: str
     inputs: tuple[tuple[str, str], ...]
     lane: str | None = None
+    deprecated: bool = False
 
     @classmethod
     def of(cls, op: Operation, name: str) -> IndexEntry:
@@ -192,6 +197,7 @@ class IndexEntry:
             action=op.effect.action,
             inputs=tuple(inputs),
             lane=op.tags[0] if op.tags else op.capability_id,
+            deprecated=op.deprecated,
         )
 
     def fields(self) -> dict[str, str]:
@@ -213,7 +219,7 @@ class IndexEntry:
 class SearchIndex:
     """A BM25F index over a surface's tools (see the module docstring); immutable once built."""
 
-    __slots__ = ("_dense", "_exact", "_names", "_plain", "_sparse")
+    __slots__ = ("_dense", "_exact", "_names", "_plain", "_sparse", "_traits", "_vocabulary")
 
     def __init__(
         self,
@@ -221,13 +227,15 @@ class SearchIndex:
         sparse: dict[str, tuple[array[int], array[float]]],
         dense: dict[str, array[float]],
         exact: dict[str, tuple[int, ...]],
-        plain: bool,
+        traits: list[_Traits] | None,
     ) -> None:
         self._names = names
         self._sparse = sparse
         self._dense = dense
         self._exact = exact
-        self._plain = plain
+        self._traits = traits
+        self._plain = traits is None
+        self._vocabulary = sorted(chain(sparse, dense))
 
     @classmethod
     def build(cls, entries: Iterable[IndexEntry], *, plain: bool = False) -> SearchIndex:
@@ -251,7 +259,8 @@ class SearchIndex:
             else:
                 sparse[term] = (array("I", docs), array("d", weights))
         names = tuple(entry.name for entry in ordered)
-        return cls(names, sparse, dense, _exact_keys(ordered), plain)
+        traits = None if plain else [_Traits.of(entry) for entry in ordered]
+        return cls(names, sparse, dense, _exact_keys(ordered), traits)
 
     def __len__(self) -> int:
         return len(self._names)
@@ -291,9 +300,38 @@ class SearchIndex:
 
     def _candidates(self, text: str, limit: int) -> Iterator[int]:
         yield from self._exact.get(_exact_key(text), ())
-        scores = self._scores(text)
-        if scores is not None:
+        weights = self._weighted_terms(text)
+        scores = self._scores(weights)
+        if scores is None:
+            return
+        if self._traits is None:
             yield from _ranked(scores, limit)
+            return
+        yield from self._reranked(scores, limit, text, weights)
+
+    def _reranked(self, scores: list[float], limit: int, text: str, weights: dict[str, float]) -> Iterator[int]:
+        """The first :data:`_RERANK` tools by score reordered by how their shape, head and marks agree with the
+        task (a share of the best score each), then the rest by score."""
+        assert self._traits is not None
+        head = _RERANK
+        top = [doc for doc in heapq.nlargest(head, range(len(scores)), key=scores.__getitem__) if scores[doc] > 0.0]
+        if not top:
+            return
+        words = [word.casefold() for word in RUN.findall(" ".join(task_words(text))) if word.isalpha()]
+        intent, verb = task_intent([word for word in words if len(word) > 1])
+        terms = frozenset(term for term, weight in weights.items() if weight >= 1.0)
+        related = frozenset(weights) - terms
+        # a task's verb names what it acts on as often as its nouns do ("remind" me: a reminder)
+        acts = frozenset((verb, *self._derived(verb))) if verb else frozenset()
+        best = scores[top[0]]
+        adjusted = {doc: scores[doc] + best * self._traits[doc].bonus(intent, terms, related, acts) for doc in top}
+        yield from sorted(top, key=lambda doc: (-adjusted[doc], doc))
+        if len(top) < head:
+            return
+        seen = set(top)
+        yield from sorted(
+            (doc for doc in range(len(scores)) if scores[doc] > 0.0 and doc not in seen), key=lambda d: -scores[d]
+        )
 
     def _weighted_terms(self, text: str) -> dict[str, float]:
         """The indexed terms a query scores and how much each counts: its own terms fully, two adjacent
@@ -302,21 +340,65 @@ class SearchIndex:
         weights = dict.fromkeys(own, 1.0)
         if self._plain:
             return weights
+        for term in own:
+            if term in _GENERIC_VERBS:
+                weights[term] = _GENERIC_VERB_WEIGHT
         words = [word for word in RUN.findall(" ".join(task_words(text))) if word.isalpha()]
         for first, second in pairwise(words):
             joined = stem((first + second).casefold()[:MAX_TERM_CHARS])
             if joined not in weights and (joined in self._sparse or joined in self._dense):
                 weights[joined] = _JOINED_WEIGHT
+        if self._names_someone(task_words(text)):
+            for other in _PEOPLE:
+                if other not in weights:
+                    weights[other] = RELATED_WEIGHT
         for term in own:
             for other in RELATED_TERMS.get(term, ()):
                 if other not in weights:
                     weights[other] = RELATED_WEIGHT
+            for other in self._derived(term):
+                if other not in weights:
+                    weights[other] = _DERIVED_WEIGHT
         return dict(list(weights.items())[: 2 * MAX_QUERY_TERMS])
 
-    def _scores(self, text: str) -> list[float] | None:
-        """Each tool's score for the terms of ``text``, or None when no term is indexed."""
+    def _names_someone(self, words: list[str]) -> bool:
+        """Whether a task names someone: a capitalised word ("Carol", "Bob's") not opening a sentence, that the
+        index does not hold as a term."""
+        for before, word in pairwise(words):
+            bare = word.removesuffix("'s").removesuffix("’s").strip(".,;:!?()\"'")
+            if (
+                len(bare) > 2
+                and bare.isalpha()
+                and bare[0].isupper()
+                and bare[1:].islower()
+                and before[-1:] not in ".!?:"
+                and not any(term in self._sparse or term in self._dense for term in run_terms(bare))
+            ):
+                return True
+        return False
+
+    def _derived(self, term: str) -> Iterator[str]:
+        """Indexed words formed from ``term`` by a suffix, or ``term`` from them ("attach" and "attachment",
+        "follower" and "follow"): at most :data:`_DERIVED_SUFFIX` letters apart, neither under
+        :data:`_DERIVED_MIN` letters."""
+        if len(term) < _DERIVED_MIN or not term.isalpha():
+            return
+        vocabulary = self._vocabulary
+        at = bisect.bisect_right(vocabulary, term)
+        for other in islice(vocabulary, at, at + _DERIVED_SCAN):
+            if not other.startswith(term):
+                break
+            if len(other) - len(term) <= _DERIVED_SUFFIX:
+                yield other
+        for size in range(max(_DERIVED_MIN, len(term) - _DERIVED_SUFFIX), len(term)):
+            prefix = term[:size]
+            if prefix in self._sparse or prefix in self._dense:
+                yield prefix
+
+    def _scores(self, weights: dict[str, float]) -> list[float] | None:
+        """Each tool's score for the weighted terms of a query, or None when no term is indexed."""
         scores: list[float] | None = None
-        for term, factor in self._weighted_terms(text).items():
+        for term, factor in weights.items():
             dense = self._dense.get(term)
             if dense is not None:
                 row = dense if factor == 1.0 else map(mul, dense, repeat(factor))
@@ -330,6 +412,75 @@ class SearchIndex:
             for doc, weight in zip(*posting, strict=True):
                 scores[doc] += weight * factor
         return scores
+
+
+#: A word formed from a task's word by a suffix counts this much (see :meth:`SearchIndex._derived`).
+_DERIVED_WEIGHT: Final = 0.5
+_DERIVED_MIN: Final = 5
+_DERIVED_SUFFIX: Final = 5
+_DERIVED_SCAN: Final = 64
+
+#: Verbs that say what kind of change or read a task is and nothing of what it is about: the second stage
+#: weighs the kind (a tool's shape), so their words count this much.
+_GENERIC_VERBS: Final = frozenset(
+    term
+    for word in "create add new make get show list find search fetch retrieve view display delete remove update "
+    "edit change modify set".split()
+    for term in run_terms(word)
+)
+_GENERIC_VERB_WEIGHT: Final = 0.3
+
+#: What a task naming someone also searches: a person is a user or a member of something.
+_PEOPLE: Final = ("user", "member")
+
+#: How many of the best-scored tools the second stage reorders.
+_RERANK: Final = 100
+#: The second stage's weights, each a share of the best score: a shape agreeing with the task's intent
+#: (or contradicting it, below 0), a head the task names, a deprecated tool, a marked one.
+_AGREE: Final = 0.3
+_HEAD: Final = 0.3
+_ACTS: Final = 0.3
+_DEPRECATED: Final = 0.3
+_MARKED: Final = 0.2
+#: Words marking a side surface of an API, ranked lower unless the task says them.
+_MARKS: Final = frozenset(stem(word) for word in "admin internal analytics sandbox beta experimental".split())
+_DEPRECATION: Final = frozenset(stem(word) for word in "deprecated legacy old".split())
+
+
+@dataclass(frozen=True, slots=True)
+class _Traits:
+    """What the second stage knows of a tool (see :mod:`anvil.serve.discovery.intent`)."""
+
+    shape: int
+    head: frozenset[str]
+    marks: frozenset[str]
+    deprecated: bool
+
+    @classmethod
+    def of(cls, entry: IndexEntry) -> _Traits:
+        words = field_terms(f"{entry.name} {entry.path} {entry.title}", 900)
+        return cls(
+            shape=tool_shape(entry.path, entry.title, entry.action),
+            head=head_terms(entry.path, entry.title, entry.resource),
+            marks=_MARKS.intersection(words),
+            deprecated=entry.deprecated or "deprecat" in field_terms(entry.title, 300),
+        )
+
+    def bonus(self, intent: int | None, terms: frozenset[str], related: frozenset[str], acts: frozenset[str]) -> float:
+        """This tool's share of the best score for a task of ``intent``, ``terms`` and ``related`` terms, whose
+        verb's forms are ``acts``."""
+        bonus = _AGREE * agreement(intent, self.shape)
+        if self.head & terms:
+            bonus += _HEAD
+        elif self.head & related:
+            bonus += _HEAD * RELATED_WEIGHT
+        if self.head & acts:
+            bonus += _ACTS
+        if self.deprecated and not _DEPRECATION & terms:
+            bonus -= _DEPRECATED
+        if self.marks and not self.marks & terms:
+            bonus -= _MARKED
+        return bonus
 
 
 _Bag = tuple[dict[str, int], int]

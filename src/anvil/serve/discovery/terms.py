@@ -142,6 +142,12 @@ _PLAIN_WORD: Final = re.compile(r"\w+")
 _VERSIONED: Final = re.compile(r"^[A-Za-z]{2,}[0-9]+$")
 #: A quoted value in a task: quotes not inside a word ("don't" holds none).
 _QUOTED: Final = re.compile(r"(?<!\w)(['\"`‘“])[^'\"`‘’“”]{1,120}['\"`’”](?!\w)")
+#: A host name or a file name in a task (``docs.acme.dev``, ``report.pdf``): a value, not what the task is.
+_DOTTED_VALUE: Final = re.compile(
+    r"^[\w-]+(\.[\w-]+)*\.(com|org|net|io|dev|app|co|ai|json|csv|pdf|png|jpe?g|gif|svg|txt"
+    r"|ya?ml|xml|html?|md|zip|gz|mp3|mp4|wav|docx?|xlsx?)$",
+    re.IGNORECASE,
+)
 #: Doubled final letters a suffix leaves that are undoubled (``getting`` -> ``get``; ``adding`` stays ``add``).
 _UNDOUBLE: Final = frozenset("bgmnprt")
 
@@ -210,8 +216,9 @@ def query_terms(query: str, *, plain: bool = False) -> tuple[str, ...]:
     """The distinct terms of ``query`` a search scores, in order of first use (at most :data:`MAX_QUERY_TERMS`).
 
     Unless ``plain``, the values a task names are left out first: quoted text (``'Send invoices'``),
-    ``#channel`` and ``@handle`` mentions, addresses, and words holding a digit (``PROJ-123``, ``$250``,
-    ``1.8.2``) except a word's trailing version (``oauth2`` is read as ``oauth``).
+    ``#channel`` and ``@handle`` mentions, addresses, host and file names (``docs.acme.dev``), and words
+    holding a digit (``PROJ-123``, ``$250``, ``1.8.2``) except a word's trailing version (``oauth2`` is read
+    as ``oauth``).
     """
     if plain:
         return tuple(dict.fromkeys(plain_terms(query, MAX_QUERY_CHARS)))[:MAX_QUERY_TERMS]
@@ -225,7 +232,10 @@ def task_words(query: str) -> list[str]:
     for word in text.split():
         if word[:1] in "#@" or ("@" in word or "://" in word):
             continue
-        if any(ch.isdigit() for ch in word) and not _VERSIONED.match(word.strip(".,;:!?()[]{}")):
+        bare = word.strip(".,;:!?()[]{}'\"")
+        if any(ch.isdigit() for ch in word) and not _VERSIONED.match(bare):
+            continue
+        if _DOTTED_VALUE.match(bare):
             continue
         kept.append(word)
     return kept
