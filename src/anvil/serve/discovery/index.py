@@ -186,6 +186,8 @@ class IndexEntry:
         for binding in input_bindings(op)[:MAX_INPUTS]:
             text = described.get(binding.property) or described.get(binding.wire_name) or ""
             inputs.append((binding.property, text))
+        if op.input.body is not None and not op.input.body.fields:
+            inputs.extend(_body_properties(op.input.body.schema, MAX_INPUTS - len(inputs)))
         return cls(
             name=name,
             operation_id=op.id,
@@ -216,10 +218,31 @@ class IndexEntry:
         }
 
 
+def _acronyms(words: list[str]) -> Iterator[str]:
+    """The initials of each run of 3 or 4 words ("out of office" -> ``ooo``): an API may name a thing by the
+    acronym a task spells out (searched only where a tool's name or path holds it)."""
+    for size in (3, 4):
+        for at in range(len(words) - size + 1):
+            yield "".join(word[0] for word in words[at : at + size]).casefold()
+
+
+def _body_properties(schema: object, most: int) -> list[tuple[str, str]]:
+    """``(name, description)`` of a whole body's top-level properties (at most ``most``): its field names say
+    what a tool takes as a body's own fields would."""
+    properties = schema.get("properties") if isinstance(schema, dict) else None
+    if not isinstance(properties, dict):
+        return []
+    out = []
+    for key, value in islice(properties.items(), max(most, 0)):
+        text = value.get("description") if isinstance(value, dict) else None
+        out.append((str(key), text if isinstance(text, str) else ""))
+    return out
+
+
 class SearchIndex:
     """A BM25F index over a surface's tools (see the module docstring); immutable once built."""
 
-    __slots__ = ("_dense", "_exact", "_names", "_plain", "_sparse", "_traits", "_vocabulary")
+    __slots__ = ("_dense", "_exact", "_identifiers", "_names", "_plain", "_sparse", "_traits", "_vocabulary")
 
     def __init__(
         self,
@@ -228,6 +251,7 @@ class SearchIndex:
         dense: dict[str, array[float]],
         exact: dict[str, tuple[int, ...]],
         traits: list[_Traits] | None,
+        identifiers: frozenset[str],
     ) -> None:
         self._names = names
         self._sparse = sparse
@@ -236,6 +260,7 @@ class SearchIndex:
         self._traits = traits
         self._plain = traits is None
         self._vocabulary = sorted(chain(sparse, dense))
+        self._identifiers = identifiers
 
     @classmethod
     def build(cls, entries: Iterable[IndexEntry], *, plain: bool = False) -> SearchIndex:
@@ -260,7 +285,10 @@ class SearchIndex:
                 sparse[term] = (array("I", docs), array("d", weights))
         names = tuple(entry.name for entry in ordered)
         traits = None if plain else [_Traits.of(entry) for entry in ordered]
-        return cls(names, sparse, dense, _exact_keys(ordered), traits)
+        identifiers = frozenset(
+            () if plain else chain.from_iterable(field_terms(f"{entry.name} {entry.path}", 800) for entry in ordered)
+        )
+        return cls(names, sparse, dense, _exact_keys(ordered), traits, identifiers)
 
     def __len__(self) -> int:
         return len(self._names)
@@ -348,6 +376,13 @@ class SearchIndex:
             joined = stem((first + second).casefold()[:MAX_TERM_CHARS])
             if joined not in weights and (joined in self._sparse or joined in self._dense):
                 weights[joined] = _JOINED_WEIGHT
+        for initials in _acronyms(words):
+            if initials not in weights and initials in self._identifiers:
+                weights[initials] = _JOINED_WEIGHT
+        for first, second in pairwise(word.casefold() for word in words):
+            for other in _ASKED.get((first, second), ()):
+                if other not in weights:
+                    weights[other] = RELATED_WEIGHT
         if self._names_someone(task_words(text)):
             for other in _PEOPLE:
                 if other not in weights:
@@ -429,6 +464,13 @@ _GENERIC_VERBS: Final = frozenset(
     for term in run_terms(word)
 )
 _GENERIC_VERB_WEIGHT: Final = 0.3
+
+#: What a question's opening words ask for ("how many errors": counts, statistics).
+_ASKED: Final = {
+    ("how", "many"): tuple(run_terms("count total statistic summary")),
+    ("how", "much"): tuple(run_terms("count total statistic summary usage cost")),
+    ("how", "often"): tuple(run_terms("count frequency statistic")),
+}
 
 #: What a task naming someone also searches: a person is a user or a member of something.
 _PEOPLE: Final = ("user", "member")
