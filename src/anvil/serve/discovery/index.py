@@ -51,7 +51,7 @@ from typing import Final
 
 from anvil.air.inputs import input_bindings
 from anvil.air.model import Operation
-from anvil.serve.discovery.intent import agreement, head_terms, task_intent, tool_shape
+from anvil.serve.discovery.intent import QUESTIONS, agreement, head_terms, task_intent, tool_shape
 from anvil.serve.discovery.terms import (
     MAX_QUERY_CHARS,
     MAX_QUERY_TERMS,
@@ -345,14 +345,9 @@ class SearchIndex:
         top = [doc for doc in heapq.nlargest(head, range(len(scores)), key=scores.__getitem__) if scores[doc] > 0.0]
         if not top:
             return
-        words = [word.casefold() for word in RUN.findall(" ".join(task_words(text))) if word.isalpha()]
-        intent, verb = task_intent([word for word in words if len(word) > 1])
-        terms = frozenset(term for term, weight in weights.items() if weight >= 1.0)
-        related = frozenset(weights) - terms
-        # a task's verb names what it acts on as often as its nouns do ("remind" me: a reminder)
-        acts = frozenset((verb, *self._derived(verb))) if verb else frozenset()
+        task = self._task(text, weights)
         best = scores[top[0]]
-        adjusted = {doc: scores[doc] + best * self._traits[doc].bonus(intent, terms, related, acts) for doc in top}
+        adjusted = {doc: scores[doc] + best * self._traits[doc].bonus(task) for doc in top}
         yield from sorted(top, key=lambda doc: (-adjusted[doc], doc))
         if len(top) < head:
             return
@@ -360,6 +355,17 @@ class SearchIndex:
         yield from sorted(
             (doc for doc in range(len(scores)) if scores[doc] > 0.0 and doc not in seen), key=lambda d: -scores[d]
         )
+
+    def _task(self, text: str, weights: dict[str, float]) -> _Task:
+        """What the second stage reads of a task: its intent, its terms and the forms of its verb."""
+        words = [word.casefold() for word in RUN.findall(" ".join(task_words(text))) if word.isalpha()]
+        words = [word for word in words if len(word) > 1]
+        intent, at = task_intent(words)
+        terms = frozenset(term for term, weight in weights.items() if weight >= 1.0)
+        # a task's verb names what it acts on as often as its nouns do ("remind" me: a reminder)
+        verb = stem(words[at]) if at >= 0 and words[at] not in QUESTIONS else ""
+        acts = frozenset((verb, *self._derived(verb))) if verb else frozenset()
+        return _Task(intent, terms, frozenset(weights) - terms, acts)
 
     def _weighted_terms(self, text: str) -> dict[str, float]:
         """The indexed terms a query scores and how much each counts: its own terms fully, two adjacent
@@ -401,16 +407,19 @@ class SearchIndex:
         index does not hold as a term."""
         for before, word in pairwise(words):
             bare = word.removesuffix("'s").removesuffix("’s").strip(".,;:!?()\"'")
-            if (
-                len(bare) > 2
-                and bare.isalpha()
-                and bare[0].isupper()
-                and bare[1:].islower()
-                and before[-1:] not in ".!?:"
-                and not any(term in self._sparse or term in self._dense for term in run_terms(bare))
-            ):
+            if before[-1:] not in ".!?:" and self._is_name(bare):
                 return True
         return False
+
+    def _is_name(self, word: str) -> bool:
+        """Whether ``word`` reads as someone's name: capitalised, not an acronym, not a term the index holds."""
+        return (
+            len(word) > 2
+            and word.isalpha()
+            and word[0].isupper()
+            and word[1:].islower()
+            and not any(term in self._sparse or term in self._dense for term in run_terms(word))
+        )
 
     def _derived(self, term: str) -> Iterator[str]:
         """Indexed words formed from ``term`` by a suffix, or ``term`` from them ("attach" and "attachment",
@@ -490,6 +499,16 @@ _DEPRECATION: Final = frozenset(stem(word) for word in "deprecated legacy old".s
 
 
 @dataclass(frozen=True, slots=True)
+class _Task:
+    """What the second stage reads of a task (see :meth:`SearchIndex._task`)."""
+
+    intent: int | None
+    terms: frozenset[str]
+    related: frozenset[str]
+    acts: frozenset[str]
+
+
+@dataclass(frozen=True, slots=True)
 class _Traits:
     """What the second stage knows of a tool (see :mod:`anvil.serve.discovery.intent`)."""
 
@@ -508,19 +527,18 @@ class _Traits:
             deprecated=entry.deprecated or "deprecat" in field_terms(entry.title, 300),
         )
 
-    def bonus(self, intent: int | None, terms: frozenset[str], related: frozenset[str], acts: frozenset[str]) -> float:
-        """This tool's share of the best score for a task of ``intent``, ``terms`` and ``related`` terms, whose
-        verb's forms are ``acts``."""
-        bonus = _AGREE * agreement(intent, self.shape)
-        if self.head & terms:
+    def bonus(self, task: _Task) -> float:
+        """This tool's share of the best score for ``task``."""
+        bonus = _AGREE * agreement(task.intent, self.shape)
+        if self.head & task.terms:
             bonus += _HEAD
-        elif self.head & related:
+        elif self.head & task.related:
             bonus += _HEAD * RELATED_WEIGHT
-        if self.head & acts:
+        if self.head & task.acts:
             bonus += _ACTS
-        if self.deprecated and not _DEPRECATION & terms:
+        if self.deprecated and not _DEPRECATION & task.terms:
             bonus -= _DEPRECATED
-        if self.marks and not self.marks & terms:
+        if self.marks and not self.marks & task.terms:
             bonus -= _MARKED
         return bonus
 

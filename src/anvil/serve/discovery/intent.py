@@ -27,6 +27,7 @@ __all__ = [
     "GET",
     "LIST",
     "OTHER",
+    "QUESTIONS",
     "READ",
     "UPDATE",
     "agreement",
@@ -123,7 +124,7 @@ _TASK_VERB: Final = {verb: intent for intent, verbs in _TASK_VERBS.items() for v
 _CLAUSE_VERB: Final = {verb: intent for intent, verbs in _CLAUSE_VERBS.items() for verb in verbs}
 _CLAUSE_OPENERS: Final = frozenset("to and then please so we you ll let can could should must".split())
 #: Question words: a task opening with one reads.
-_QUESTIONS: Final = frozenset("what which who whom whose how when where whether is are does do did can".split())
+QUESTIONS: Final = frozenset("what which who whom whose how when where whether is are does do did can".split())
 #: Words that negate the verb after them ("without deleting", "don't remove", "never close").
 _NEGATIONS: Final = frozenset("without not don dont never no".split())
 #: Particles that turn a verb into another: (verb, particle) -> (intent, how far after the verb it may be).
@@ -148,27 +149,27 @@ _PHRASE_VERBS: Final = frozenset(verb for verb, _ in _PHRASES)
 _PHRASE_REACH: Final = 3
 
 
-def task_intent(words: list[str]) -> tuple[int | None, str]:
-    """The intent of a task given its words (case-folded, values already left out), or None; and the term of
-    the verb it was read from ("" for a question or none)."""
-    if words and words[0] in _QUESTIONS:
-        return READ, ""
+def task_intent(words: list[str]) -> tuple[int | None, int]:
+    """The intent of a task given its words (case-folded, values already left out), or None; and the position
+    of the word it was read from (the verb, or the question word; -1 for none)."""
+    if words and words[0] in QUESTIONS:
+        return READ, 0
     for at, word in enumerate(words):
         before = words[at - 1] if at else ""
         if before in _NEGATIONS:
             continue
-        term = stem(word)
         if word in _PHRASE_VERBS:
             for reach, particle in enumerate(words[at + 1 : at + 1 + _PHRASE_REACH], 1):
                 phrase = _PHRASES.get((word, particle))
                 if phrase is not None and reach <= phrase[1]:
-                    return phrase[0], term
+                    return phrase[0], at
+        term = stem(word)
         intent = _TASK_VERB.get(term)
         if intent is None and (not at or before in _CLAUSE_OPENERS):
             intent = _CLAUSE_VERB.get(term)
         if intent is not None:
-            return intent, term
-    return None, ""
+            return intent, at
+    return None, -1
 
 
 def _segments(path: str) -> list[str]:
@@ -205,7 +206,7 @@ _TITLE_FILLER: Final = _stems("all every each new existing specific single multi
 
 def head_terms(path: str, title: str, resource: str) -> frozenset[str]:
     """What a tool acts on: its last non-parameter path segment's terms less a verb (the segment before when
-    that leaves none), the first word after its title's opening verb, and its resource's terms."""
+    that leaves none), the first word after its title's opening verb, and its resource's terms but a verb."""
     segments = _segments(path)
     head: list[str] = []
     for segment in reversed(segments[-2:]):
@@ -215,7 +216,7 @@ def head_terms(path: str, title: str, resource: str) -> frozenset[str]:
     words = [term for word in title.split()[:8] for term in run_terms(word)]
     if words and words[0] in _TOOL_VERB:
         head += [term for term in words[1:] if term not in _TITLE_FILLER][:1]
-    return frozenset(head) | frozenset(run_terms(resource))
+    return frozenset(head) | frozenset(term for term in run_terms(resource) if term not in _TOOL_VERB)
 
 
 def agreement(intent: int | None, shape: int) -> float:
