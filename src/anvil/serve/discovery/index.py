@@ -227,16 +227,13 @@ def _acronyms(words: list[str]) -> Iterator[str]:
 
 
 def _body_properties(schema: object, most: int) -> list[tuple[str, str]]:
-    """``(name, description)`` of a whole body's top-level properties (at most ``most``): its field names say
-    what a tool takes as a body's own fields would."""
+    """The names of a whole body's top-level properties (at most ``most``), as inputs without descriptions:
+    a body's field names say what a tool takes as its own fields would (their prose is left out: it is long,
+    and says more of the field than of the tool)."""
     properties = schema.get("properties") if isinstance(schema, dict) else None
     if not isinstance(properties, dict):
         return []
-    out = []
-    for key, value in islice(properties.items(), max(most, 0)):
-        text = value.get("description") if isinstance(value, dict) else None
-        out.append((str(key), text if isinstance(text, str) else ""))
-    return out
+    return [(str(key), "") for key in islice(properties, max(most, 0))]
 
 
 class SearchIndex:

@@ -17,6 +17,7 @@ Every word list here is generic English for work software, not any API's own voc
 
 from __future__ import annotations
 
+import re
 from typing import Final
 
 from anvil.serve.discovery.terms import run_terms, stem
@@ -35,6 +36,9 @@ __all__ = [
     "task_intent",
     "tool_shape",
 ]
+
+#: The first identifier part of a path segment (``removeUser`` -> ``remove``, ``add_members`` -> ``add``).
+_IDENTIFIER_PART: Final = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
 
 #: Shapes of a tool, and intents of a task (``READ`` is an intent only: a task that reads, one or many).
 CREATE: Final = 0
@@ -62,18 +66,26 @@ def _stems(words: str) -> frozenset[str]:
 #: The verbs tools are named with, by shape (``OTHER``: tools that compute or check, neither reading a
 #: record nor changing one).
 _TOOL_VERBS: Final = {
-    CREATE: _stems("create add new post insert register invite upload submit generate make import send attach"),
+    CREATE: _stems(
+        "create add new post insert register invite upload submit generate make import send attach start launch "
+        "trigger run execute begin clone copy duplicate fork request schedule enroll provision enqueue"
+    ),
     DELETE: _stems(
         "delete remove destroy erase purge revoke unlink unassign uninstall unsubscribe kick end stop cancel abort "
-        "terminate"
+        "terminate detach disconnect deregister unregister dismiss discard clear"
     ),
     UPDATE: _stems(
         "update edit set change modify replace patch rename move assign mark close resolve enable disable archive "
-        "unarchive restore reorder reset transfer rotate merge"
+        "unarchive restore reorder reset transfer rotate merge activate deactivate acknowledge snooze escalate "
+        "pause resume lock unlock approve reject accept decline toggle upgrade downgrade extend renew refresh "
+        "regenerate reschedule reassign"
     ),
-    GET: _stems("get retrieve fetch read info view show describe lookup"),
-    LIST: _stems("list browse enumerate search find query"),
-    OTHER: _stems("evaluate validate simulate calculate estimate preview test check verify compute score predict"),
+    GET: _stems("get retrieve fetch read info view show describe lookup download"),
+    LIST: _stems("list browse enumerate search find query filter"),
+    OTHER: _stems(
+        "evaluate validate simulate calculate estimate preview test check verify compute score predict analyze "
+        "classify detect compare"
+    ),
 }
 _TOOL_VERB: Final = {verb: shape for shape, verbs in _TOOL_VERBS.items() for verb in verbs}
 
@@ -99,32 +111,39 @@ _TASK_VERBS: Final = {
     CREATE: _stems(
         "create add new make start write register submit save send invite put schedule book upload attach "
         "generate build raise draft compose publish follow watch subscribe star pin join grant give ask run "
-        "trigger fire execute launch transcribe translate summarize convert"
+        "trigger fire execute launch transcribe translate summarize convert request order enroll onboard "
+        "provision clone copy duplicate fork import enqueue queue"
     ),
     DELETE: _stems(
         "delete remove erase destroy drop purge cancel revoke kick uninstall unlink discard stop clear "
-        "unsubscribe unwatch unfollow unpin leave"
+        "unsubscribe unwatch unfollow unpin leave wipe detach disconnect deregister unregister retire "
+        "decommission dismiss uninvite unshare unassign ditch scrap trash"
     ),
     UPDATE: _stems(
         "update edit change modify rename mark move assign reassign close resolve acknowledge reopen fix "
         "adjust switch enable disable archive restore rotate transfer hand replace pause resume mute "
-        "snooze merge fold combine bump promote demote approve reject offline online"
+        "snooze merge fold combine bump promote demote approve reject offline online reschedule escalate ack "
+        "silence extend upgrade downgrade tweak toggle flip lock unlock activate deactivate suspend unsuspend "
+        "renew refresh regenerate reset reorder prioritize deprioritize configure"
     ),
-    READ: _stems("show get look see view display fetch retrieve read tell find search download export"),
+    READ: _stems("show get look see view display fetch retrieve read tell find search download export review inspect"),
 }
 #: Verbs that are also common nouns ("the file", "a list", "the end"): read as verbs only where a clause
 #: opens (the task's first word, or after "to", "and", "then", "please", a subject).
 _CLAUSE_VERBS: Final = {
-    CREATE: _stems("file log post open email message ping remind notify alert record"),
+    CREATE: _stems("file log post open email message ping remind notify alert record reply comment note"),
     DELETE: _stems("end"),
-    UPDATE: _stems("set point turn"),
-    READ: _stems("list check count"),
+    UPDATE: _stems("set point turn tag label"),
+    READ: _stems("list check count audit monitor track"),
 }
 _TASK_VERB: Final = {verb: intent for intent, verbs in _TASK_VERBS.items() for verb in verbs}
 _CLAUSE_VERB: Final = {verb: intent for intent, verbs in _CLAUSE_VERBS.items() for verb in verbs}
 _CLAUSE_OPENERS: Final = frozenset("to and then please so we you ll let can could should must".split())
 #: Question words: a task opening with one reads.
 QUESTIONS: Final = frozenset("what which who whom whose how when where whether is are does do did can".split())
+#: "can you ...", "could we ...": a request, not a question.
+_ASKING: Final = frozenset("can could would will".split())
+_ASKED: Final = frozenset("you we".split())
 #: Words that negate the verb after them ("without deleting", "don't remove", "never close").
 _NEGATIONS: Final = frozenset("without not don dont never no".split())
 #: Particles that turn a verb into another: (verb, particle) -> (intent, how far after the verb it may be).
@@ -144,6 +163,12 @@ _PHRASES: Final = {
     ("set", "up"): (CREATE, 1),
     ("sign", "up"): (CREATE, 1),
     ("look", "up"): (READ, 3),
+    ("pull", "up"): (READ, 3),
+    ("kick", "off"): (CREATE, 1),
+    ("spin", "up"): (CREATE, 3),
+    ("clean", "up"): (DELETE, 3),
+    # "open a new incident" creates; "open the task" reads it
+    **{("open", determiner): (READ, 1) for determiner in "the this that my our its his her their".split()},
 }
 _PHRASE_VERBS: Final = frozenset(verb for verb, _ in _PHRASES)
 _PHRASE_REACH: Final = 3
@@ -152,7 +177,7 @@ _PHRASE_REACH: Final = 3
 def task_intent(words: list[str]) -> tuple[int | None, int]:
     """The intent of a task given its words (case-folded, values already left out), or None; and the position
     of the word it was read from (the verb, or the question word; -1 for none)."""
-    if words and words[0] in QUESTIONS:
+    if words and words[0] in QUESTIONS and not (words[0] in _ASKING and words[1:2] and words[1] in _ASKED):
         return READ, 0
     for at, word in enumerate(words):
         before = words[at - 1] if at else ""
@@ -185,16 +210,25 @@ def _verb_of(segment: str) -> int | None:
     return _TOOL_VERB.get(terms[0]) if terms else None
 
 
+def _path_verb_of(segment: str) -> int | None:
+    """The shape a path segment's opening verb says; a plural is a collection, not a verb (``/runs``)."""
+    first = next(iter(_IDENTIFIER_PART.findall(segment)), "")
+    if len(first) > 3 and first.endswith("s") and not first.endswith("ss"):
+        return None
+    return _verb_of(segment)
+
+
 def tool_shape(path: str, title: str, action: str) -> int:
-    """The shape of a tool: the verb opening its path's last segment, else its title's, else its action's."""
-    segments = _segments(path)
-    if segments:
-        shape = _verb_of(segments[-1])
-        if shape is not None:
-            return shape
+    """The shape of a tool: the verb opening its title, else its path's last segment, else its action's (a
+    title is prose, where a leading verb is a verb; a path's last word is often a noun: ``/runs``, ``/filter``)."""
     words = title.split()
     if words:
         shape = _verb_of(words[0])
+        if shape is not None:
+            return shape
+    segments = _segments(path)
+    if segments:
+        shape = _path_verb_of(segments[-1])
         if shape is not None:
             return shape
     return _ACTION_SHAPES.get(action, OTHER)
