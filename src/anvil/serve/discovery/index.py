@@ -59,6 +59,7 @@ from anvil.serve.discovery.terms import (
     RELATED_TERMS,
     RELATED_WEIGHT,
     RUN,
+    cue_terms,
     field_terms,
     plain_terms,
     query_terms,
@@ -382,10 +383,9 @@ class SearchIndex:
         for initials in _acronyms(words):
             if initials not in weights and initials in self._identifiers:
                 weights[initials] = _JOINED_WEIGHT
-        for first, second in pairwise(word.casefold() for word in words):
-            for other in _ASKED.get((first, second), ()):
-                if other not in weights:
-                    weights[other] = RELATED_WEIGHT
+        for other in cue_terms(words):
+            if other not in weights:
+                weights[other] = RELATED_WEIGHT
         if self._names_someone(task_words(text)):
             for other in _PEOPLE:
                 if other not in weights:
@@ -470,13 +470,6 @@ _GENERIC_VERBS: Final = frozenset(
     for term in run_terms(word)
 )
 _GENERIC_VERB_WEIGHT: Final = 0.3
-
-#: What a question's opening words ask for ("how many errors": counts, statistics).
-_ASKED: Final = {
-    ("how", "many"): tuple(run_terms("count total statistic summary")),
-    ("how", "much"): tuple(run_terms("count total statistic summary usage cost")),
-    ("how", "often"): tuple(run_terms("count frequency statistic")),
-}
 
 #: What a task naming someone also searches: a person is a user or a member of something.
 _PEOPLE: Final = ("user", "member")

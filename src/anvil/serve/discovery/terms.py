@@ -8,6 +8,7 @@ characters, each term up to :data:`MAX_TERM_CHARS`.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from functools import lru_cache
 from itertools import chain, islice
 from typing import Final
@@ -20,6 +21,7 @@ __all__ = [
     "RELATED_TERMS",
     "RELATED_WEIGHT",
     "RUN",
+    "cue_terms",
     "field_terms",
     "plain_terms",
     "query_terms",
@@ -89,7 +91,7 @@ _RELATED: Final = (
     "count total number",
     "spend cost billing usage",
     "log record track",
-    "history timeline changelog activity",
+    "history timeline changelog activity log",
     "member people user person",
     "team group",
     "channel conversation",
@@ -97,6 +99,7 @@ _RELATED: Final = (
     "task todo",
     "comment note reply",
     "message post chat",
+    "result output response",
     "document file attachment",
     "version release",
     "deploy ship publish release",
@@ -116,6 +119,23 @@ _RELATED: Final = (
     "link relation relate",
     "monitor check watch",
 )
+#: What a few turns of phrase ask for, beyond their words (generic, as :data:`_RELATED`): two words in a row,
+#: or one word.
+_CUES: Final = {
+    ("how", "many"): "count total statistic summary",
+    ("how", "much"): "count total statistic summary usage cost",
+    ("how", "often"): "count frequency statistic",
+    # the caller's own identity
+    ("am", "i"): "myself me current self identity whoami authenticated",
+    ("logged", "in"): "myself me current self identity whoami authenticated",
+    ("signed", "in"): "myself me current self identity whoami authenticated",
+    ("my", "account"): "myself me current self identity profile",
+    # being told when something happens
+    ("whenever",): "hook webhook notification subscription event",
+    ("every", "time"): "hook webhook notification subscription event",
+}
+#: "who changed it?": a question of who did something asks for a record's history.
+_WHO_DID: Final = "history changelog audit activity log"
 #: A related word counts this much of the word the task used.
 RELATED_WEIGHT: Final = 0.4
 
@@ -241,6 +261,18 @@ def task_words(query: str) -> list[str]:
     return kept
 
 
+def cue_terms(words: list[str]) -> Iterator[str]:
+    """The terms the turns of phrase in ``words`` (a task's words, values left out) ask for (see :data:`_CUES`):
+    "how many" counts, "am I" / "logged in" the caller's identity, "whenever" a hook, "who <did>" history."""
+    folded = [word.casefold() for word in words]
+    for at, word in enumerate(folded):
+        for key in ((word,), (word, folded[at + 1] if at + 1 < len(folded) else "")):
+            if key in _CUE_TERMS:
+                yield from _CUE_TERMS[key]
+    if len(folded) > 1 and folded[0] == "who" and len(folded[1]) > 4 and folded[1].endswith("ed"):
+        yield from _WHO_TERMS
+
+
 def _related_terms() -> dict[str, tuple[str, ...]]:
     related: dict[str, list[str]] = {}
     for group in _RELATED:
@@ -252,3 +284,5 @@ def _related_terms() -> dict[str, tuple[str, ...]]:
 
 
 RELATED_TERMS: Final = _related_terms()
+_CUE_TERMS: Final = {key: tuple(run_terms(" ".join(words.split()))) for key, words in _CUES.items()}
+_WHO_TERMS: Final = tuple(term for word in _WHO_DID.split() for term in run_terms(word))
