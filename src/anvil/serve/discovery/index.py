@@ -10,30 +10,45 @@ Ranking, best first:
    name, its operation id, ``METHOD /path`` or the path alone finds that tool first.
 2. **BM25F** over the tool's fields, each with its own weight and length normalisation: the name and
    operation id, the title, the description, the resource and action words (the action with the verbs
-   users say for it: ``replace`` is also "update", "edit", "rename"), the path, the input names and
-   descriptions, and the lane (first tag). A term's rarity is judged per field. Text is cut into
-   identifier parts (camelCase, snake_case, kebab-case, dotted ids, path segments), folded, stripped
-   of English stop words and conversational filler, and lightly stemmed ("creating", "created",
-   "creates" and "create" are one term), so "delete the issue comment" meets ``deleteComment`` on
-   ``/issue/{issueIdOrKey}/comment/{id}``. A few abbreviations and spellings are one term ("org",
-   "organisation" and "organization").
-3. **The task, not its values**: quoted text, ``#channel``/``@handle`` mentions, addresses and words
-   holding a digit (``PROJ-123``, ``$250``) are left out of a query; two adjacent words also count as
-   one when the index holds the joined word ("on call" finds ``oncalls``); and a word of a small generic
-   vocabulary (:data:`_RELATED`: "close"/"resolve", "ticket"/"issue"...) also searches its related
-   words, at a fraction of its weight.
+   users say for it: ``replace`` is also "update", "edit", "rename"), the path, the input names (a whole
+   body's top-level property names among them) and descriptions, and the lane (first tag). A term's rarity
+   is judged per field. Text is cut into identifier parts (camelCase, snake_case, kebab-case, dotted ids,
+   path segments), folded, stripped of English stop words and conversational filler, and lightly stemmed
+   ("creating", "created", "creates" and "create" are one term), so "delete the issue comment" meets
+   ``deleteComment`` on ``/issue/{issueIdOrKey}/comment/{id}``. A few abbreviations and spellings are one
+   term ("org", "organisation" and "organization").
+3. **The task, not its values**: quoted text, ``#channel``/``@handle`` mentions, addresses, host and file
+   names, words holding a digit (``PROJ-123``, ``$250``) and a word a negation governs ("without
+   deleting") are left out of a query. A query also searches, at a fraction of a word's weight: two
+   adjacent words joined ("on call" finds ``oncalls``, fully), the initials of three or four words where a
+   name or path holds them ("out of office" finds ``ooo_entries``, fully), the words related to one of its
+   own in a small generic vocabulary (:data:`~anvil.serve.discovery.terms.RELATED_TERMS`: "close"/"resolve",
+   "ticket"/"issue"...), the indexed forms of one of its words by a suffix ("attach"/"attachment"), what a
+   turn of phrase asks for ("how many": counts; "am I": the caller's identity; "whenever": a hook), and a
+   user or member when it names someone (a capitalised word the index does not hold: "take Dave off the
+   team"). Generic operation verbs ("get", "list", "create", "delete", "update"...) count for less: the
+   second stage weighs the kind of operation a task asks for.
+4. **A second stage** reorders the best :data:`_RERANK` by what the task asks (see
+   :mod:`anvil.serve.discovery.intent`), each feature a share of the best score: the task's intent (read
+   from its verb or question) against the tool's shape (read from its own verbs, so ``POST /accounts/get``
+   reads), agreeing or contradicting; a task's word naming what the tool acts on (its head); the task's own
+   verb naming it ("remind me": a reminder; the verb's indexed forms then count fully); and a deprecated
+   tool, or one of a side surface (admin, internal, analytics, sandbox, beta, experimental), ranked lower
+   unless the task says so. The rest follow by score, so a longer answer begins with a shorter one.
 
 Ties are broken by name. Every term's contribution to every tool is computed at build time into
 postings (term -> tools and weights); a query adds up the postings of its terms (at most
 :data:`MAX_QUERY_TERMS`, and as many related ones), and a term found in many tools is kept as a dense
-row added in one C-level pass, so no query loops in Python over every tool.
+row added in one C-level pass, so no query loops in Python over every tool; the second stage reads a
+hundred tools' precomputed traits.
 
-Descriptions are untrusted text: each field is read up to a bound, each identifier run in pieces of 80
-characters, each term up to :data:`MAX_TERM_CHARS`.
+Descriptions and tasks are untrusted text: each field is read up to a bound, each identifier run in pieces
+of 80 characters, each term up to :data:`MAX_TERM_CHARS`; every query-side pass is linear in the task's
+(bounded) words.
 
 ``plain=True`` builds the baseline the benchmark compares with: plain BM25 over one bag of every
-field's words (lower-cased ``\\w+`` runs), without weights, stemming, stop words, identifier splitting
-or query rewriting (exact matches still come first).
+field's words (lower-cased ``\\w+`` runs), without weights, stemming, stop words, identifier splitting,
+query rewriting or second stage (exact matches still come first).
 """
 
 from __future__ import annotations
@@ -268,7 +283,8 @@ class SearchIndex:
             unique.setdefault(entry.name, entry)
         ordered = [unique[name] for name in sorted(unique)]  # index order is name order: ties go by name
         fields: dict[str, _Field] = {"all": _PLAIN} if plain else _FIELDS
-        postings = _postings(_bags(ordered, fields, plain), list(fields.values()))
+        bags = _bags(ordered, fields, plain)
+        postings = _postings(bags, list(fields.values()))
         count = len(ordered)
         sparse: dict[str, tuple[array[int], array[float]]] = {}
         dense: dict[str, array[float]] = {}
@@ -283,9 +299,9 @@ class SearchIndex:
                 sparse[term] = (array("I", docs), array("d", weights))
         names = tuple(entry.name for entry in ordered)
         traits = None if plain else [_Traits.of(entry) for entry in ordered]
-        identifiers = frozenset(
-            () if plain else chain.from_iterable(field_terms(f"{entry.name} {entry.path}", 800) for entry in ordered)
-        )
+        # the terms of names and paths, where an API spells its acronyms
+        named = [index for index, key in enumerate(fields) if key in ("name", "path")]
+        identifiers = frozenset(term for row in bags for index in named for term in row[index][0])
         return cls(names, sparse, dense, _exact_keys(ordered), traits, identifiers)
 
     def __len__(self) -> int:
@@ -327,15 +343,17 @@ class SearchIndex:
     def _candidates(self, text: str, limit: int) -> Iterator[int]:
         yield from self._exact.get(_exact_key(text), ())
         weights = self._weighted_terms(text)
-        scores = self._scores(weights)
-        if scores is None:
-            return
         if self._traits is None:
-            yield from _ranked(scores, limit)
+            scores = self._scores(weights)
+            if scores is not None:
+                yield from _ranked(scores, limit)
             return
-        yield from self._reranked(scores, limit, text, weights)
+        task = self._task(text, weights)
+        scores = self._scores(weights)
+        if scores is not None:
+            yield from self._reranked(scores, task)
 
-    def _reranked(self, scores: list[float], limit: int, text: str, weights: dict[str, float]) -> Iterator[int]:
+    def _reranked(self, scores: list[float], task: _Task) -> Iterator[int]:
         """The first :data:`_RERANK` tools by score reordered by how their shape, head and marks agree with the
         task (a share of the best score each), then the rest by score."""
         assert self._traits is not None
@@ -343,7 +361,6 @@ class SearchIndex:
         top = [doc for doc in heapq.nlargest(head, range(len(scores)), key=scores.__getitem__) if scores[doc] > 0.0]
         if not top:
             return
-        task = self._task(text, weights)
         best = scores[top[0]]
         adjusted = {doc: scores[doc] + best * self._traits[doc].bonus(task) for doc in top}
         yield from sorted(top, key=lambda doc: (-adjusted[doc], doc))
@@ -355,14 +372,20 @@ class SearchIndex:
         )
 
     def _task(self, text: str, weights: dict[str, float]) -> _Task:
-        """What the second stage reads of a task: its intent, its terms and the forms of its verb."""
+        """What the second stage reads of a task: its intent, its terms and the forms of its verb.
+
+        A task's verb names what it acts on as often as its nouns do ("remind" me: a reminder): unless it is
+        a generic one, the indexed forms of it count fully in ``weights`` (updated here).
+        """
         words = [word.casefold() for word in RUN.findall(" ".join(task_words(text))) if word.isalpha()]
         words = [word for word in words if len(word) > 1]
         intent, at = task_intent(words)
-        terms = frozenset(term for term, weight in weights.items() if weight >= 1.0)
-        # a task's verb names what it acts on as often as its nouns do ("remind" me: a reminder)
         verb = stem(words[at]) if at >= 0 and words[at] not in QUESTIONS else ""
         acts = frozenset((verb, *self._derived(verb))) if verb else frozenset()
+        if verb not in _GENERIC_VERBS:
+            for form in acts & weights.keys():
+                weights[form] = 1.0
+        terms = frozenset(term for term, weight in weights.items() if weight >= 1.0)
         return _Task(intent, terms, frozenset(weights) - terms, acts)
 
     def _weighted_terms(self, text: str) -> dict[str, float]:

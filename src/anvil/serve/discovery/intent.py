@@ -2,15 +2,19 @@
 
 A task's **intent** is read from its verbs (:func:`task_intent`): "add", "file", "open", "set up" create;
 "remove", "get rid of", "take ... off", "cancel", "stop" delete; "change", "rename", "close", "assign" update;
-"show", "find", "list", a question ("who is on call?") read. The first such verb wins, except one a negation
-governs ("without deleting it"); a question word counts only where it opens the task.
+"show", "find", "list", a question ("who is on call?") read. The first such verb wins (a verb a negation
+governs, "without deleting it", is not among a task's words); a question word counts only where it opens the
+task.
 
-A tool's **shape** (:func:`tool_shape`) is read from the tool's own words, most specific first: a verb
-opening the path's last segment (``/teams/{gid}/removeUser``, ``/accounts/get``, ``/chat.update``), else the
-verb opening its title ("Remove a user from a team"), else its AIR action (``replace`` updates).
+A tool's **shape** (create, delete, update, get, list, or other: computing or checking) is read from the
+tool's own words (:func:`tool_shape`): the verb opening its title ("Remove a user from a team"), else the verb
+opening its path's last segment (``/teams/{gid}/removeUser``, ``/accounts/get``, ``/chat.update``; a plural
+such as ``/runs`` is a collection, not a verb), else its AIR action (``replace`` updates). The AIR action alone
+misleads on RPC-style APIs, where every operation is a ``POST``.
 
 Its **head** (:func:`head_terms`) is what it acts on: the last path segment that is not a parameter, less its
-verb (``removeUser`` -> ``user``; ``/accounts/get`` -> ``account``), and the AIR resource.
+verb (``removeUser`` -> ``user``; ``/accounts/get`` -> ``account``), the word after its title's verb, and its
+AIR resource less a verb.
 
 Every word list here is generic English for work software, not any API's own vocabulary.
 """
@@ -144,8 +148,6 @@ QUESTIONS: Final = frozenset("what which who whom whose how when where whether i
 #: "can you ...", "could we ...": a request, not a question.
 _ASKING: Final = frozenset("can could would will".split())
 _ASKED: Final = frozenset("you we".split())
-#: Words that negate the verb after them ("without deleting", "don't remove", "never close").
-_NEGATIONS: Final = frozenset("without not don dont never no".split())
 #: Particles that turn a verb into another: (verb, particle) -> (intent, how far after the verb it may be).
 _PHRASES: Final = {
     ("give", "me"): (READ, 1),
@@ -181,8 +183,6 @@ def task_intent(words: list[str]) -> tuple[int | None, int]:
         return READ, 0
     for at, word in enumerate(words):
         before = words[at - 1] if at else ""
-        if before in _NEGATIONS:
-            continue
         if word in _PHRASE_VERBS:
             for reach, particle in enumerate(words[at + 1 : at + 1 + _PHRASE_REACH], 1):
                 phrase = _PHRASES.get((word, particle))

@@ -162,6 +162,8 @@ _PLAIN_WORD: Final = re.compile(r"\w+")
 _VERSIONED: Final = re.compile(r"^[A-Za-z]{2,}[0-9]+$")
 #: A quoted value in a task: quotes not inside a word ("don't" holds none).
 _QUOTED: Final = re.compile(r"(?<!\w)(['\"`‘“])[^'\"`‘’“”]{1,120}['\"`’”](?!\w)")
+#: Words that negate the word after them.
+_NEGATIONS: Final = frozenset("without not never no nor don't dont doesn't didn't won't shouldn't".split())
 #: A host name or a file name in a task (``docs.acme.dev``, ``report.pdf``): a value, not what the task is.
 _DOTTED_VALUE: Final = re.compile(
     r"^[\w-]+(\.[\w-]+)*\.(com|org|net|io|dev|app|co|ai|json|csv|pdf|png|jpe?g|gif|svg|txt"
@@ -238,7 +240,7 @@ def query_terms(query: str, *, plain: bool = False) -> tuple[str, ...]:
     Unless ``plain``, the values a task names are left out first: quoted text (``'Send invoices'``),
     ``#channel`` and ``@handle`` mentions, addresses, host and file names (``docs.acme.dev``), and words
     holding a digit (``PROJ-123``, ``$250``, ``1.8.2``) except a word's trailing version (``oauth2`` is read
-    as ``oauth``).
+    as ``oauth``); and a word a negation governs (``without deleting``).
     """
     if plain:
         return tuple(dict.fromkeys(plain_terms(query, MAX_QUERY_CHARS)))[:MAX_QUERY_TERMS]
@@ -246,10 +248,16 @@ def query_terms(query: str, *, plain: bool = False) -> tuple[str, ...]:
 
 
 def task_words(query: str) -> list[str]:
-    """The words of a task without the values it names (see :func:`query_terms`)."""
+    """The words of a task without the values it names (see :func:`query_terms`), nor a word a negation
+    governs ("without deleting it", "don't close")."""
     text = _QUOTED.sub(" ", query[:MAX_QUERY_CHARS])
     kept = []
+    negated = False
     for word in text.split():
+        if negated:
+            negated = False
+            continue
+        negated = word.casefold().replace("’", "'").strip(".,;:!?()") in _NEGATIONS
         if word[:1] in "#@" or ("@" in word or "://" in word):
             continue
         bare = word.strip(".,;:!?()[]{}'\"")
