@@ -92,7 +92,7 @@ _RELATED: Final = (
     "spend cost billing usage",
     "log record track",
     "history timeline changelog activity log",
-    "member people user person",
+    "member people user person employee staff colleague coworker teammate",
     "team group",
     "channel conversation",
     "bug issue defect problem",
@@ -118,6 +118,12 @@ _RELATED: Final = (
     "vote upvote",
     "link relation relate",
     "monitor check watch",
+    "error exception crash failure",
+    "incident outage",
+    "label tag",
+    "integration app plugin extension addon",
+    "domain hostname dns",
+    "notification alert",
 )
 #: What a few turns of phrase ask for, beyond their words (generic, as :data:`_RELATED`): two words in a row,
 #: or one word.
