@@ -22,10 +22,13 @@ Each row is measured in a fresh interpreter (its own memory, its own caches). Co
   query set's tasks, the rest from the tools' own titles and descriptions (2 to 6 consecutive words);
 * ``self %``: searches for each tool's exact name, operation id and ``METHOD /path`` that find it first
   (in a fleet, a ``METHOD /path`` several bundles share counts when the tool is among as many first);
-* ``recall``/``plain``: recall@5 on the query set (``bench/discovery_queries.yaml``: a YAML list of
-  ``{spec, task, gold}``), ours and plain BM25 (``SearchIndex.build(..., plain=True)``): a task is a hit
-  when a gold operation is among the first 5 of its spec's own index; in the fleet rows every task
-  searches the whole fleet. ``tasks``: the tasks scored. Without the file these columns are left out.
+* ``dev``/``held``/``all`` and ``p.dev``/``p.held``/``p.all``: recall@5 on the query set
+  (``bench/discovery_queries.yaml``: a YAML list of ``{spec, task, gold}``), ours and plain BM25
+  (``SearchIndex.build(..., plain=True)``): a task is a hit when a gold operation is among the first 5 of
+  its spec's own index; in the fleet rows every task searches the whole fleet. The tasks are split once
+  into a DEV half (the only tasks whose misses the ranking was tuned on) and a HELD-OUT half (never
+  looked at while tuning: its figure is the honest one) by ``discovery_split.split_of``; ``all`` is both.
+  ``tasks``: the tasks scored. Without the file these columns are left out.
 
 A column is a :class:`Column` (header, width, how it reads the row's figures) and a measure is a
 function of :class:`Row` returning figures: add both to :data:`COLUMNS` and :data:`MEASURES`.
@@ -52,6 +55,7 @@ from typing import Any
 
 import yaml
 from compile import corpus_dir, service_id
+from discovery_split import DEV, HELD_OUT, split_of
 from scale import synthetic_spec, write_manifest
 
 REPO = Path(__file__).resolve().parent.parent
@@ -81,6 +85,7 @@ class Row:
     prefixed: bool
     tasks: list[dict[str, Any]]
     fleet: bool
+    all_tasks: list[dict[str, Any]] = field(default_factory=list)
     entries: list[Any] = field(default_factory=list)
     index: Any = None
 
@@ -174,19 +179,26 @@ def measure_self(row: Row) -> dict[str, Any]:
 
 
 def measure_recall(row: Row) -> dict[str, Any]:
-    """recall@5 on the query set, ours and plain BM25 (each task on its spec's index, or the whole fleet)."""
+    """recall@5 on the query set, ours and plain BM25, on the dev half, the held-out half and all
+    (each task on its spec's index, or the whole fleet)."""
     from anvil.serve.discovery.index import SearchIndex
 
     if not row.tasks or not row.entries:
         return {}
     plain = SearchIndex.build(row.entries, plain=True)
     ids = {tool.name: tool.operation_id for tool in row.entries}
+    halves = split_of(row.all_tasks)
     figures: dict[str, Any] = {"tasks": len(row.tasks)}
-    for label, index in (("recall", row.index), ("plain", plain)):
-        hits = sum(
-            bool({ids[name] for name in index.search(task["task"], 5)} & set(task["gold"])) for task in row.tasks
-        )
-        figures[label] = hits / len(row.tasks)
+    for label, index in (("", row.index), ("p_", plain)):
+        hits = {DEV: 0, HELD_OUT: 0}
+        sizes = {DEV: 0, HELD_OUT: 0}
+        for task in row.tasks:
+            half = halves[task["task"]]
+            sizes[half] += 1
+            hits[half] += bool({ids[name] for name in index.search(task["task"], 5)} & set(task["gold"]))
+        for half in (DEV, HELD_OUT):
+            figures[f"{label}{half}"] = hits[half] / sizes[half] if sizes[half] else None
+        figures[f"{label}all"] = (hits[DEV] + hits[HELD_OUT]) / len(row.tasks)
     return figures
 
 
@@ -206,10 +218,12 @@ def run_row(name: str, folders: list[Path], prefixed: bool, queries: Path | None
 
     bundles = [(folder.name, read_bundle(folder)) for folder in folders]
     tasks: list[dict[str, Any]] = []
+    every: list[dict[str, Any]] = []
     if queries is not None:
         wanted = {bundle_id for bundle_id, _ in bundles}
-        tasks = [task for task in _load_tasks(queries) if fleet or task["spec"] in wanted]
-    row = Row(name, bundles, prefixed, tasks, fleet)
+        every = _load_tasks(queries)
+        tasks = [task for task in every if fleet or task["spec"] in wanted]
+    row = Row(name, bundles, prefixed, tasks, fleet, all_tasks=every)
     figures: dict[str, Any] = {}
     for measure in MEASURES:
         figures.update(measure(row))
@@ -251,8 +265,12 @@ COLUMNS: list[Column] = [
     Column("p99 ms", 7, _num("p99_ms", 2)),
     Column("self %", 7, _num("self_pct", 1)),
     Column("tasks", 6, _num("tasks", 0), recall=True),
-    Column("recall", 7, _num("recall", 3), recall=True),
-    Column("plain", 7, _num("plain", 3), recall=True),
+    Column("dev", 6, _num("dev", 3), recall=True),
+    Column("held", 6, _num("held", 3), recall=True),
+    Column("all", 6, _num("all", 3), recall=True),
+    Column("p.dev", 6, _num("p_dev", 3), recall=True),
+    Column("p.held", 6, _num("p_held", 3), recall=True),
+    Column("p.all", 6, _num("p_all", 3), recall=True),
 ]
 
 
