@@ -15,6 +15,10 @@ Rows, every operation approved:
 Each row is measured in a fresh interpreter (its own memory, its own caches). Columns:
 
 * ``tools``: the approved tools indexed;
+* ``flat tok``, ``auto``, ``search tok``, ``ladder tok``: what ``tools/list`` shows at rest, in o200k tokens,
+  when the row is served as one fleet: every tool (flat), the mode ``--disclosure auto`` picks, the three
+  meta-tools (search), the lane cards and proxies (laddered; ``-`` when a ladder would not help and the
+  surface falls back);
 * ``build ms``: the index entries and the index, built as a gateway builds them at start-up;
   ``chains ms``: ``inputs_from`` over the row's documents;
 * ``RSS MB``: the process's resident set after the build less before it (documents already loaded);
@@ -202,6 +206,34 @@ def measure_recall(row: Row) -> dict[str, Any]:
     return figures
 
 
+def measure_surfaces(row: Row) -> dict[str, Any]:
+    """The o200k tokens ``tools/list`` shows at rest in each disclosure mode, as ``anvil serve`` serves the
+    row (one fleet over its bundles, an upstream that is never called), and the mode ``auto`` picks."""
+    import httpx
+
+    from anvil.runtime.context import RuntimeContext
+    from anvil.serve.discovery.modes import DisclosureSettings, measure_listing
+    from anvil.serve.fleet import Fleet, FleetBundle
+
+    client = httpx.AsyncClient(transport=httpx.MockTransport(lambda request: httpx.Response(599)))
+    bundles = [
+        FleetBundle(
+            id=bundle_id,
+            document=document,
+            context=RuntimeContext(service_id=document.service.id, base_url="http://x.invalid", client=client),
+        )
+        for bundle_id, document in row.bundles
+    ]
+    figures: dict[str, Any] = {}
+    auto = Fleet(bundles, disclosure=DisclosureSettings(mode="auto")).default
+    figures["auto"] = auto.surface.mode
+    figures["flat_tokens"] = measure_listing(auto.flat_tools).tokens
+    for mode in ("search", "laddered"):
+        surface = Fleet(bundles, disclosure=DisclosureSettings(mode=mode)).default.surface  # type: ignore[arg-type]
+        figures[f"{mode}_tokens"] = surface.at_rest().tokens if surface.mode == mode else None
+    return figures
+
+
 #: Measures run on each row, in order (a later one may read what an earlier one left on the row).
 MEASURES: list[Callable[[Row], dict[str, Any]]] = [
     measure_build,
@@ -209,6 +241,7 @@ MEASURES: list[Callable[[Row], dict[str, Any]]] = [
     measure_latency,
     measure_self,
     measure_recall,
+    measure_surfaces,
 ]
 
 
@@ -258,6 +291,10 @@ def _num(key: str, digits: int = 1, scale: float = 1.0) -> Callable[[dict[str, A
 
 COLUMNS: list[Column] = [
     Column("tools", 6, _num("tools", 0)),
+    Column("flat tok", 10, _num("flat_tokens", 0)),
+    Column("auto", 7, lambda figures: str(figures.get("auto", "-"))),
+    Column("search tok", 10, _num("search_tokens", 0)),
+    Column("ladder tok", 10, _num("laddered_tokens", 0)),
     Column("build ms", 9, _num("build_ms", 0)),
     Column("chains ms", 9, _num("chains_ms", 0)),
     Column("RSS MB", 7, _num("rss_mb", 1)),

@@ -265,7 +265,7 @@ class Composition:
             fleet.summary(len(self.flat_tools)),
             self._entries.__contains__,
             result_budget=fleet.search_result_budget,
-            ladder=lambda: fleet.ladder(self.prefixed),
+            ladder=lambda by_service: fleet.ladder(self.prefixed, by_service),
         )
 
     @property
@@ -474,7 +474,7 @@ class Fleet:
         self.disclosure = disclosure or DisclosureSettings()
         self.search_result_budget = result_token_budget  # search answers and lane cards fit the same budget
         self._discovery: dict[bool, Discovery] = {}
-        self._ladders: dict[bool, Ladder] = {}
+        self._ladders: dict[tuple[bool, bool], Ladder] = {}
         self.mounted(self.prefixed)  # builds the gateways and refuses collisions now, before any bind
         if self.disclosure.mode == "laddered":
             self.ladder(self.prefixed)  # refuses a card named like a tool now, before any bind
@@ -628,14 +628,15 @@ class Fleet:
             found = self._discovery[prefixed] = Discovery(tools)
         return found
 
-    def ladder(self, prefixed: bool) -> Ladder:
-        """The lanes over every tool of one naming mode (built once; pinned tools in none).
+    def ladder(self, prefixed: bool, by_service: bool = False) -> Ladder:
+        """The lanes over every tool of one naming mode (built once; pinned tools in none); ``by_service``:
+        one lane per bundle (the coarser ladder a fleet whose capability cards are over budget serves).
 
         Raises:
             FleetError: ``fleet/tool_collision`` when a card would carry the name of a tool, a meta-tool or
                 another card.
         """
-        found = self._ladders.get(prefixed)
+        found = self._ladders.get((prefixed, by_service))
         if found is None:
             mounted = self.mounted(prefixed)
             tools = [
@@ -643,14 +644,14 @@ class Fleet:
                 for name, entry in mounted.items()
             ]
             pinned = self.discovery(prefixed).pinned
-            found = Ladder.build(tools, pinned=pinned, taken=(*mounted, *META_TOOL_NAMES))
+            found = Ladder.build(tools, pinned=pinned, taken=(*mounted, *META_TOOL_NAMES), by_service=by_service)
             if found.collisions:
                 raise FleetError(
                     "fleet/tool_collision",
                     f"A lane card collides with another tool: {'; '.join(found.collisions[:3])}.",
                     hint="Rename the operation or the capability in anvil.yaml, or serve another --disclosure mode.",
                 )
-            self._ladders[prefixed] = found
+            self._ladders[(prefixed, by_service)] = found
         return found
 
     @property

@@ -427,3 +427,22 @@ async def test_a_large_api_all_approved_is_laddered_within_the_surface_budget(pa
         largest = max(surface.cards, key=lambda card: len(card.members))
         answer = opened(await fleet.call(largest.lane.card, {}))
         assert names(answer["tools"]) == list(largest.members)[: len(answer["tools"])]
+
+
+async def test_a_fleet_whose_capability_cards_are_over_the_budget_ladders_one_card_per_api(rig: Rig) -> None:
+    fine = rig.fleet(disclosure=LADDERED).default.surface
+    assert fine.mode == "laddered" and len(fine.cards) > 2
+    fine_tokens = measure_listing(fine.tools).tokens
+    assert fine_tokens is not None
+    tight = rig.fleet(disclosure=DisclosureSettings(mode="laddered", surface_budget=fine_tokens - 1)).default.surface
+    assert tight.mode == "laddered"
+    assert [card.lane.card for card in tight.cards] == ["github__open_github", "payments__open_payments"]
+    coarse_tokens = measure_listing(tight.tools).tokens
+    assert coarse_tokens is not None and coarse_tokens < fine_tokens
+    members = {member for card in tight.cards for member in card.members}
+    assert members == {card_member for card in fine.cards for card_member in card.members}
+    opened = await rig.fleet(disclosure=DisclosureSettings(mode="laddered", surface_budget=fine_tokens - 1)).call(
+        "payments__open_payments", {}
+    )
+    assert opened is not None and opened.kind == "success" and isinstance(opened.data, dict)
+    assert {tool["name"] for tool in opened.data["tools"]} <= members

@@ -3,7 +3,10 @@
 A **lane** groups the approved tools of one capability: an operation's lane is its capability
 (``Operation.capability_id``, described by the document's ``capabilities``), else its first tag, else
 its resource, else its service (the compiler's grouping, original-core §1.15, for AIR that carries no
-capability). A tool pinned by ``disclosure.pinned`` is in no lane: it is listed at rest.
+capability). A tool pinned by ``disclosure.pinned`` is in no lane: it is listed at rest. A fleet whose
+capability cards alone would be over the surface budget (every corpus spec together: about 79,000
+tokens of cards) ladders one lane per API instead (``Ladder.build(..., by_service=True)``: one card
+``<api>__open_<service>`` each), whose members a card answers page by page.
 
 Each lane is served as one read-only **card** tool ``open_<capability id>`` (every character outside
 ``[A-Za-z0-9_-]`` becomes ``_``; fleet-prefixed like every other tool when the surface is prefixed).
@@ -267,7 +270,12 @@ class Ladder:
 
     @classmethod
     def build(
-        cls, tools: Iterable[LaneTool], *, pinned: frozenset[str] = frozenset(), taken: Iterable[str] = ()
+        cls,
+        tools: Iterable[LaneTool],
+        *,
+        pinned: frozenset[str] = frozenset(),
+        taken: Iterable[str] = (),
+        by_service: bool = False,
     ) -> Ladder:
         """The lanes of ``tools``; ``pinned`` names stay out of every lane, ``taken`` are names cards must not use.
 
@@ -275,6 +283,8 @@ class Ladder:
             tools: The approved tools, in listing order.
             pinned: Wire names listed at rest (in no lane).
             taken: Every other wire name served beside the cards (operation tools, meta-tools).
+            by_service: One lane per bundle (its service) instead of one per capability: the coarser
+                ladder a fleet falls back to when its capability cards alone are over the surface budget.
         """
         groups: dict[tuple[str | None, str], _Group] = {}
         bundles: dict[str | None, int] = {}
@@ -288,7 +298,11 @@ class Ladder:
             known = described.get(id(document))
             if known is None:
                 known = described[id(document)] = {cap.id: cap for cap in document.capabilities}
-            capability = _capability_of(tool.op, document, known)
+            if by_service:
+                service = document.service.id
+                capability = _described(service, service, service)
+            else:
+                capability = _capability_of(tool.op, document, known)
             bundles.setdefault(tool.bundle_id, len(bundles))
             group = groups.get((tool.bundle_id, capability.id))
             if group is None:

@@ -141,8 +141,10 @@ class CallerSurface:
         summary: What is served, for the search tool's description.
         dialable: True for a name the caller can dial directly (listed or hidden by its grant).
         result_budget: The response budget in tokens (0: none) search and card answers are fitted to.
-        ladder: Builds (or returns the shared) :class:`~anvil.serve.discovery.ladder.Ladder`; called only
-            when ``laddered`` is asked for (None: no ladder can be served, as if it had no lane).
+        ladder: Builds (or returns the shared) :class:`~anvil.serve.discovery.ladder.Ladder`, by capability
+            (False) or one lane per API (True: what a fleet whose capability cards alone are over the surface
+            budget serves instead); called only when ``laddered`` is asked for (None: no ladder can be
+            served, as if it had no lane).
     """
 
     __slots__ = (
@@ -172,7 +174,7 @@ class CallerSurface:
         summary: str,
         dialable: Callable[[str], bool],
         result_budget: int = 0,
-        ladder: Callable[[], Ladder] | None = None,
+        ladder: Callable[[bool], Ladder] | None = None,
     ) -> None:
         self.settings = settings
         self._dialable = dialable
@@ -193,7 +195,15 @@ class CallerSurface:
         self.mode: DisclosureMode = settings.mode
         if self.mode == "laddered":
             self._discovery = discovery()  # the input suppliers a card's answer names
-            if self._laddered(flat, ladder() if ladder is not None else None, summary):
+            if self._laddered(flat, ladder(False) if ladder is not None else None, summary):
+                fine = self.plan
+                over = fine is not None and fine.rest_tokens > settings.surface_budget
+                if not over or ladder is None or len({lane.bundle_id for lane in self._laned()}) < 2:
+                    return
+                # A fleet whose capability cards alone are over the budget: one card per API instead.
+                if self._laddered(flat, ladder(True), summary):
+                    return
+                self._laddered(flat, ladder(False), summary)
                 return
             self.mode = "auto"  # a ladder that does not help is not served: auto's pick is
         if self.mode == "auto":
@@ -235,6 +245,9 @@ class CallerSurface:
         self._handled = frozenset((*self._meta_tools, *cards))
         self.tools = listing
         return True
+
+    def _laned(self) -> tuple[Lane, ...]:
+        return tuple(card.lane for card in self._cards.values())
 
     def _flat_tokens(self, rest: int) -> int:
         """The flat listing's tokens, counted whole only when a partial count cannot settle ``rest < flat``."""
