@@ -102,6 +102,9 @@ def credential_variables(document: Document, profile: str = "default") -> tuple[
 def _server_env(document: Document, options: SelftestOptions, url: str) -> dict[str, str]:
     env = dict(options.env)
     env.update({"ANVIL_ENV": "dev", "ANVIL_BASE_URL": url, "ANVIL_LEDGER": "memory:"})
+    # The lane checks the whole surface and compares whole answers with the mock's state: every tool
+    # listed (flat) and no answer cut to the response budget or paged by it.
+    env.update({"ANVIL_DISCLOSURE": "flat", "ANVIL_RESULT_TOKEN_BUDGET": "0"})
     env.update(repoint_all(document, url))  # an operation's own server is the sandbox too
     for name in credential_variables(document, env.get("ANVIL_AUTH_PROFILE") or "default"):
         env.setdefault(name, PLACEHOLDER_CREDENTIAL)
