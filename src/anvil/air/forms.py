@@ -9,11 +9,15 @@ the runtime (which encodes) and the mock upstream (which decodes):
 * an object (or an object inside an array) is sent as its compact JSON text (in a multipart body its
   part says ``Content-Type: application/json``).
 
-A multipart body's boundary is derived from its field names (``anvil-`` + 32 hex of their sha256), and
-derived again while any part holds it, so no value can end its part, and the same input always gives the
-same bytes: the wire request MCP, REST and ``anvil run`` send is identical (a caller's key changes a value,
-never the boundary), and a retried write sends what it sent the first time. An idempotency key carried in
-a form body is one more top-level field, exactly as in a JSON body.
+A multipart body's boundary is derived from the whole body (``anvil-`` + 32 hex of the sha256 of every
+part, names and values), so the same input always gives the same bytes: the wire request MCP, REST and
+``anvil run`` send for one call is identical, a dry run shows it, and a retried write (the same arguments
+and key) sends what it sent the first time. No value can end its part: a value holding the boundary would
+have to hold a digest of itself. Each part is scanned once for it (a digest that does occur is derived
+again, salted, which no input can arrange), so encoding is linear in the body; a boundary derived from the
+field names alone could be forged into a value, and chaining it while it occurred cost time quadratic in
+a caller's value (1 MiB stalled the loop for 4.7 s). An idempotency key carried in a form body is one more
+top-level field, exactly as in a JSON body.
 """
 
 from __future__ import annotations
@@ -113,14 +117,27 @@ def encode_form(content_type: str, body: JSONValue) -> tuple[bytes, str]:
     if _media(content_type) == FORM_URLENCODED:
         return urlencode([(name, text) for name, text, _ in pairs]).encode("ascii"), content_type
     parts = [_part(name, text, is_json) for name, text, is_json in pairs]
-    digest = hashlib.sha256("\0".join(name for name, _, _ in pairs).encode("utf-8"))
-    boundary = "anvil-" + digest.hexdigest()[:32]
-    while any(boundary.encode("ascii") in part for part in parts):  # only a value crafted to hold it
-        digest.update(b"\0")
-        boundary = "anvil-" + digest.hexdigest()[:32]
+    boundary = _boundary(parts)
     marker = b"--" + boundary.encode("ascii")
     content = b"".join(marker + b"\r\n" + part + b"\r\n" for part in parts) + marker + b"--\r\n"
     return content, f"{MULTIPART}; boundary={boundary}"
+
+
+def _boundary(parts: list[bytes]) -> str:
+    """A boundary no part holds, derived from every part (one pass to derive, one to check)."""
+    digest = hashlib.sha256()
+    for part in parts:
+        digest.update(len(part).to_bytes(8, "big"))
+        digest.update(part)
+    salt = 0
+    while True:
+        salted = digest.copy()
+        salted.update(salt.to_bytes(8, "big"))
+        boundary = "anvil-" + salted.hexdigest()[:32]
+        needle = boundary.encode("ascii")
+        if not any(needle in part for part in parts):
+            return boundary
+        salt += 1  # a part holding a digest of itself: no input can arrange it
 
 
 def decode_form(raw: bytes, content_type: str) -> dict[str, list[str]] | None:
