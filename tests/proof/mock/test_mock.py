@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import anyio
 import httpx
 import pytest
 
@@ -278,3 +280,21 @@ async def test_a_composite_is_accepted_with_every_factor_and_the_log_masks_each_
     assert (entry["headers"]["x-client-id"], entry["headers"]["x-client-secret"]) == ("***", "***")
     assert entry["headers"]["idempotency-key"] == "k-1"
     assert "s3cret" not in str(log)
+
+
+@pytest.mark.anyio
+async def test_answers_no_value_fits_within_the_bounds_come_back_at_once(hostile: Path) -> None:
+    # A pattern re backtracked on for ever, a two-billion-character minLength, 262,144 items: each request
+    # spun a core (or filled memory) before; now each answer is given up within the generator's bounds.
+    app = create_mock_app(MockApi(read_bundle(hostile)))
+    took: list[float] = []
+    answers: list[httpx.Response] = []
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://mock") as client:
+        for path in ("/things?slug=" + "a" * 40 + "!", "/things", "/big", "/grid"):
+            started = time.perf_counter()
+            with anyio.fail_after(30):
+                answers.append(await client.get(path))
+            took.append(time.perf_counter() - started)
+    assert [answer.status_code for answer in answers] == [400, 200, 200, 200]
+    assert "slug" in answers[0].text  # the slug pattern is checked in linear time
+    assert max(took) < 10.0, took  # bounded work per value (anvil.air.values.MAX_STEPS); unbounded before
