@@ -304,6 +304,29 @@ async def test_the_dry_run_plan_redacts_every_factor_of_a_composite_header_and_q
     assert not any(leak in json.dumps(outcome.plan) for leak in ("c-leak", "s-leak", "t-leak"))
 
 
+async def test_a_hostile_key_against_a_slug_pattern_on_its_carrier_is_refused_at_once(
+    make_context: ContextFactory, upstream: UpstreamState
+) -> None:
+    # the carrier's pattern is matched in linear time: with re, a 40-character key froze the loop for hours
+    base = body_carrier_write()
+    assert base.input.body is not None
+    slug = {"type": "string", "pattern": r"^([a-z0-9]+-?)+$"}
+    fields = tuple(
+        dataclasses.replace(field, schema=slug) if field.name == "request_id" else field
+        for field in base.input.body.fields
+    )
+    body = dataclasses.replace(base.input.body, fields=fields, schema={**base.input.body.schema})
+    body.schema["properties"] = {**body.schema["properties"], "request_id": slug}
+    op = dataclasses.replace(base, input=dataclasses.replace(base.input, body=body))
+    started = time.perf_counter()
+    refused = await execute(op, {"amount": 1}, make_context(), CallOptions(idempotency_key="a" * 40 + "!"))
+    assert time.perf_counter() - started < 0.5
+    assert refused.envelope is not None and refused.envelope.code == "validation_error" and upstream.count == 0
+    assert "carrier constraints" in refused.envelope.message
+    sent = await execute(op, {"amount": 1}, make_context(), CallOptions(idempotency_key="transfer-key-1"))
+    assert sent.kind == "success" and upstream.count == 1
+
+
 # --- form bodies: the key is one more top-level field, forwarded and ledger-keyed as in a JSON body -----
 
 PAYMENT = {"account_sid": "AC1", "amount": 1500, "to": "+1 555 0100"}
