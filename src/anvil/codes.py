@@ -62,6 +62,7 @@ _ENTRIES: tuple[Code, ...] = (
     _d("source/too_large", "error", "A spec or $ref file is larger than the per-file limit."),
     # a line break in an operationId could write manifest keys into the comment anvil init shows it in
     _d("source/control_character", "error", "A path or operationId holds a control or line-separator character."),
+    _d("source/too_deep", "error", "A spec file, or its schemas once refs are followed, nest deeper than Anvil walks."),
     # --- compiler/: normalize -------------------------------------------------------------------
     _d("header_param_ignored", "info", "An Accept/Content-Type/Authorization header parameter is runtime-owned."),
     _d("operation_malformed", "warning", "An operation object is not a mapping and was skipped."),
@@ -111,6 +112,7 @@ _ENTRIES: tuple[Code, ...] = (
     _d("no_declared_scopes", "info", "An authenticated mutation without scopes."),
     _d("query_language_passthrough", "error", "An input passes a query language through without a policy; blocked."),
     _d("form_body_not_object", "warning", "A form body whose schema is not an object of named parts; blocked."),
+    _d("schema/pattern_loosened", "warning", "A pattern the linear-time matcher checks only loosely, or not at all."),
     # servers an operation (or its path item) declares for itself
     _d(
         "server/operation_server",

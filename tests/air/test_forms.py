@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
+import time
+
 import pytest
 from hypothesis import given, settings, strategies as st
 
@@ -45,11 +48,11 @@ def test_a_multipart_body_has_a_boundary_derived_from_its_field_names() -> None:
     again, header_again = encode_form(MULTIPART, {"a": "1", "b": {"x": True}})
     other_value, same_header = encode_form(MULTIPART, {"a": "2", "b": {"x": True}})
     _, other_header = encode_form(MULTIPART, {"a": "1", "c": {"x": True}})
-    assert (first, header) == (again, header_again)
-    assert same_header == header and other_value != first
+    assert (first, header) == (again, header_again)  # MCP, REST, the CLI and a retry send these bytes
+    assert same_header == header and other_value != first  # a caller's key changes a value, not the boundary
     assert other_header != header
     boundary = header.split("boundary=", 1)[1]
-    assert header.startswith("multipart/form-data; boundary=anvil-") and len(boundary) == len("anvil-") + 32
+    assert boundary == "anvil-" + hashlib.sha256(b"a\0b").hexdigest()[:32]
     assert (
         first
         == (
@@ -60,13 +63,41 @@ def test_a_multipart_body_has_a_boundary_derived_from_its_field_names() -> None:
     )
 
 
-def test_a_value_holding_the_boundary_gets_another_one_so_it_cannot_end_its_part() -> None:
+def test_a_value_holding_the_boundary_gets_a_suffix_no_part_holds_so_it_cannot_end_its_part() -> None:
     _, header = encode_form(MULTIPART, {"a": "x"})
     boundary = header.split("boundary=", 1)[1]
     forged = f'x\r\n--{boundary}\r\nContent-Disposition: form-data; name="admin"\r\n\r\ntrue'
     content, forged_header = encode_form(MULTIPART, {"a": forged})
-    assert forged_header != header and boundary.encode() in content
-    assert decode_form(content, forged_header) == {"a": [forged]}
+    assert forged_header == f"{header}-0" and decode_form(content, forged_header) == {"a": [forged]}
+    # a suffix longer than every run of digits a value shows after the boundary
+    shown = f"{boundary}-0 {boundary}-12 {boundary}-2x {boundary}-"
+    content, suffixed = encode_form(MULTIPART, {"a": shown})
+    assert suffixed == f"{header}-000" and decode_form(content, suffixed) == {"a": [shown]}
+    # runs too long to read whole: the least 13-digit number none of them starts with
+    long_runs = f"{boundary}-{'0' * 20} {boundary}-{'0' * 12}1999"
+    content, cut = encode_form(MULTIPART, {"a": long_runs})
+    assert cut == f"{header}-{'0' * 12}2" and decode_form(content, cut) == {"a": [long_runs]}
+
+
+def _old_boundary_chain(names: str, size: int) -> str:
+    """The boundaries the field-name derivation tried in turn (``anvil-`` + sha256 of the names, then
+    salted with NUL while a part held it), joined up to ``size`` characters: the reviewer's value."""
+    digest = hashlib.sha256(names.encode("utf-8"))
+    chain: list[str] = []
+    while sum(map(len, chain)) < size:
+        chain.append("anvil-" + digest.hexdigest()[:32])
+        digest.update(b"\0")
+    return "".join(chain)
+
+
+def test_a_mebibyte_value_built_from_the_boundary_chain_is_encoded_in_linear_time() -> None:
+    value = _old_boundary_chain("a", 1 << 20)
+    started = time.perf_counter()
+    content, header = encode_form(MULTIPART, {"a": value})  # the old derivation took 4.7 s (quadratic)
+    assert time.perf_counter() - started < 0.5
+    boundary = header.split("boundary=", 1)[1]
+    assert boundary.endswith("-0") and boundary not in value and content.count(boundary.encode()) == 2
+    assert decode_form(content, header) == {"a": [value]}
 
 
 def test_a_multipart_field_name_can_never_end_its_header() -> None:

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import random
 import re
+import time
 
 import pytest
 
-from anvil.air.regex_values import pattern_string
+from anvil.air.regex_values import MAX_TEXT, pattern_string
 
 
 @pytest.mark.parametrize(
@@ -48,3 +49,25 @@ def test_a_pattern_the_bounds_exclude_or_that_does_not_compile_gives_none() -> N
 def test_the_same_random_state_gives_the_same_string() -> None:
     pattern = r"^[A-Z]{3}-[0-9]{6}$"
     assert pattern_string(pattern, random.Random(5)) == pattern_string(pattern, random.Random(5))
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        r"^((a{1000}){1000}){1000}$",  # a billion characters if built
+        r"^(a+)+(?!)$",  # nothing matches; re backtracked exponentially on every candidate
+        r"^(?:(?:){1000000})+x$",  # a million empty repetitions
+    ],
+)
+def test_a_hostile_pattern_gives_up_within_the_work_bound(pattern: str) -> None:
+    started = time.perf_counter()
+    text = pattern_string(pattern, random.Random(1), min_length=25)
+    assert time.perf_counter() - started < 2.0
+    assert text is None or re.fullmatch(r"a*x?", text)
+
+
+def test_a_min_length_past_the_longest_text_gives_none_at_once() -> None:
+    assert pattern_string(r"^a+$", random.Random(1), min_length=MAX_TEXT + 1) is None
+    assert pattern_string(r"^a+$", random.Random(1), min_length=2_000_000_000) is None
+    made = pattern_string(r"^a+$", random.Random(1), min_length=MAX_TEXT)
+    assert made is not None and len(made) == MAX_TEXT

@@ -11,6 +11,8 @@ import binascii
 import csv
 import ipaddress
 import re
+import time
+import tracemalloc
 import uuid
 from datetime import date, datetime
 from pathlib import Path
@@ -23,7 +25,7 @@ import pytest
 from anvil._types import JSONObject, JSONValue
 from anvil.air.tools import output_projection, published_input_schema
 from anvil.air.value_inputs import example_arguments, idempotency_key
-from anvil.air.values import CannotMake, Style, ValueGenerator
+from anvil.air.values import MAX_STRING, CannotMake, Style, ValueGenerator, stopping_when
 
 _DATE_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$")
 _LABEL = r"[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
@@ -406,3 +408,91 @@ def test_a_numbered_style_gives_an_integer_id_a_new_value_on_every_call() -> Non
     assert isinstance(first, dict) and isinstance(second, dict) and first["id"] != second["id"]
     plain = ValueGenerator().make({"type": "integer"}, name="limit")
     assert plain == 1
+
+
+# --- bounds: every value is bounded in length, items, depth and work --------------------------------------
+
+
+def _refused_at_once(schema: JSONValue, match: str, within_s: float = 3.0) -> None:
+    started = time.perf_counter()
+    with pytest.raises(CannotMake, match=match):
+        ValueGenerator().make(schema, name="value")
+    assert time.perf_counter() - started < within_s
+
+
+def test_a_hostile_pattern_with_min_length_25_cannot_be_made_and_says_so_at_once() -> None:
+    # Python's re backtracked for ever on the stretched candidates; the value is now a reported skip
+    _refused_at_once({"type": "string", "pattern": "^(a+)+(?!)$", "minLength": 25}, "pattern")
+    _refused_at_once({"type": "string", "pattern": "^(a+)+(?!)$"}, "pattern")
+
+
+def test_a_min_length_of_two_billion_cannot_be_made_and_allocates_nothing_large() -> None:
+    tracemalloc.start()
+    try:
+        for schema in (
+            {"type": "string", "minLength": 2_000_000_000},
+            {"type": "string", "minLength": 2_000_000_000, "format": "int64"},
+            {"type": "string", "minLength": 2_000_000_000, "pattern": "^a+$"},
+        ):
+            _refused_at_once(
+                schema, f"minLength 2000000000 is longer than a generated string may be \\({MAX_STRING}\\)"
+            )
+        _current, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 16 << 20
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {
+            "type": "array",
+            "minItems": 64,
+            "items": {"type": "array", "minItems": 64, "items": {"type": "array", "minItems": 64}},
+        },
+        {"type": "array", "minItems": 64, "items": {"type": "array", "minItems": 64, "items": {"minLength": 10_000}}},
+    ],
+)
+def test_a_value_past_the_work_bound_cannot_be_made(schema: JSONObject) -> None:
+    _refused_at_once(schema, "more work")
+
+
+def test_nested_branches_are_bounded_by_the_same_work() -> None:
+    schema: JSONObject = {"type": "string"}
+    for _ in range(30):
+        schema = {
+            "oneOf": [schema, {"type": "object", "properties": {"a": schema}}, {"type": "array", "items": schema}]
+        }
+    started = time.perf_counter()
+    try:
+        ValueGenerator().make(schema)
+    except CannotMake:
+        pass
+    assert time.perf_counter() - started < 3.0
+
+
+def test_a_schema_nested_300_deep_cannot_be_made_and_says_so() -> None:
+    schema: JSONObject = {"type": "string"}
+    for _ in range(300):
+        schema = {"type": "object", "required": ["a"], "properties": {"a": schema}}
+    _refused_at_once(schema, "nests deeper than a value can be made")
+
+
+def test_a_value_being_made_is_abandoned_once_the_lane_says_stop() -> None:
+    deep = {"type": "array", "minItems": 64, "items": {"type": "array", "minItems": 64, "items": {"minLength": 8}}}
+    asked: list[int] = []
+
+    def stop_after_three_looks() -> bool:
+        asked.append(1)
+        return len(asked) > 3
+
+    started = time.perf_counter()
+    with stopping_when(stop_after_three_looks), pytest.raises(CannotMake, match="stopped while the value was made"):
+        ValueGenerator().make(deep)
+    assert time.perf_counter() - started < 1.0 and len(asked) == 4
+    with stopping_when(lambda: True), pytest.raises(CannotMake, match="stopped before the value was made"):
+        ValueGenerator().make({"type": "string"})
+    assert ValueGenerator().make({"type": "string"}, name="free") == ValueGenerator().make(
+        {"type": "string"}, name="free"
+    )

@@ -257,3 +257,58 @@ def test_a_composite_bundle_recompiles_to_the_same_bytes_with_its_factors() -> N
         "health": ("approved", "none"),
     }
     assert not [d for d in result.diagnostics if d.code.startswith("auth/")]
+
+
+def _spec_with(schema: dict[str, Any], components: dict[str, Any] | None = None) -> dict[str, Any]:
+    answer = {"200": {"description": "ok", "content": {"application/json": {"schema": schema}}}}
+    return {
+        "openapi": "3.0.3",
+        "info": {"title": "Deep", "version": "1"},
+        "servers": [{"url": "https://api.example.com"}],
+        "paths": {"/things": {"get": {"operationId": "listThings", "responses": answer}}},
+        "components": {"schemas": components or {}},
+    }
+
+
+def test_a_schema_nested_300_deep_is_a_coded_diagnostic_not_an_internal_error(tmp_path: Path) -> None:
+    schema: dict[str, Any] = {"type": "string"}
+    for _ in range(300):
+        schema = {"type": "object", "required": ["a"], "properties": {"a": schema}}
+    (tmp_path / "deep.json").write_text(json.dumps(_spec_with(schema)), encoding="utf-8")
+    result = build(tmp_path / "deep.json", service_id="deep")
+    assert [d.code for d in result.diagnostics] == ["source/too_deep"]
+    assert result.document.operations == ()
+
+
+def test_a_chain_of_references_too_long_to_walk_is_a_coded_diagnostic(tmp_path: Path) -> None:
+    # every file is shallow; followed, the 400 references nest past what the compiler's stages walk
+    chain = {
+        f"S{i}": {"type": "object", "properties": {"a": {"$ref": f"#/components/schemas/S{i + 1}"}}} for i in range(400)
+    }
+    chain["S400"] = {"type": "string"}
+    (tmp_path / "chain.json").write_text(
+        json.dumps(_spec_with({"$ref": "#/components/schemas/S0"}, chain)), encoding="utf-8"
+    )
+    result = build(tmp_path / "chain.json", service_id="chain")
+    assert "internal_error" not in [d.code for d in result.diagnostics]
+    assert [d.code for d in result.diagnostics if d.severity == "error"] == ["source/too_deep"]
+    assert result.document.operations == ()
+
+
+def test_a_pattern_the_gateway_checks_only_loosely_is_a_warning_naming_its_operation(tmp_path: Path) -> None:
+    params = [
+        {"name": name, "in": "query", "schema": {"type": "string", "pattern": pattern}}
+        for name, pattern in (("a", "^(?![0-9]+$)[a-z0-9]+$"), ("b", "^a(?=b)"), ("c", "x" * 5000))
+    ]
+    spec = _spec_with({"type": "object"})
+    spec["paths"]["/things"]["get"]["parameters"] = params
+    spec["components"]["schemas"]["Shared"] = {"type": "string", "pattern": r"([ab])(,\1)*"}
+    (tmp_path / "look.json").write_text(json.dumps(spec), encoding="utf-8")
+    diagnostics = build(tmp_path / "look.json", service_id="look").diagnostics
+    found = [d for d in diagnostics if d.code == "schema/pattern_loosened"]
+    assert [(d.operation, d.severity, d.message.split(": pattern ")[1][:12]) for d in found] == [
+        ("look.things.list", "warning", "'^a(?=b)' us"),
+        ("look.things.list", "warning", "'xxxxxxxxxxx"),
+        (None, "warning", "'([ab])(,\\\\1"),
+    ]
+    assert "it is not checked" in found[1].message and "a looser pattern is checked" in found[0].message

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from anvil.load.parse import Parsed, ParseFailure, parse_bytes
+from anvil.load.parse import MAX_DEPTH, Parsed, ParseFailure, parse_bytes
 
 
 def _value(text: str, name: str = "spec.yaml") -> object:
@@ -82,3 +82,19 @@ def test_a_byte_order_mark_is_accepted() -> None:
 def test_deep_nesting_is_a_parse_failure_not_a_crash() -> None:
     parsed = parse_bytes(b"[" * 100_000 + b"]" * 100_000, "deep.json")
     assert isinstance(parsed, ParseFailure)
+
+
+def _nested_schema(levels: int) -> dict[str, object]:
+    schema: dict[str, object] = {"type": "string"}
+    for _ in range(levels):
+        schema = {"type": "object", "required": ["a"], "properties": {"a": schema}}
+    return schema
+
+
+def test_a_schema_nested_300_deep_is_refused_with_its_own_code() -> None:
+    parsed = parse_bytes(json.dumps({"schema": _nested_schema(300)}).encode(), "deep.json")
+    assert isinstance(parsed, ParseFailure) and parsed.code == "source/too_deep"
+    assert f"deeper than {MAX_DEPTH} levels" in parsed.message
+    assert isinstance(parse_bytes(json.dumps(_nested_schema(50)).encode(), "ok.json"), Parsed)
+    recursion = parse_bytes(b"[" * 100_000 + b"]" * 100_000, "deep.json")
+    assert isinstance(recursion, ParseFailure) and recursion.code == "source/too_deep"

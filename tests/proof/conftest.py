@@ -92,6 +92,18 @@ def shapes(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return bundle
 
 
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Values the generator cannot make within its bounds (``fixtures/hostile.yaml``): a pattern no
+    stretched text matches, a two-billion-character minLength, 64 x 64 x 64 items; every operation approved."""
+    out = tmp_path_factory.mktemp("proof") / "hostile"
+    outcome = compile_bundle(
+        FIXTURES / "hostile.yaml", out=out, manifest=FIXTURES / "hostile.anvil.yaml", service_id="hostile", root=REPO
+    )
+    assert outcome.bundle_hash is not None, [d.code for d in outcome.diagnostics if d.severity == "error"]
+    return out
+
+
 @pytest.fixture
 def copy_bundle(tmp_path: Path) -> Callable[[Path], Path]:
     """Copy a compiled bundle so a test can tamper with it without touching the shared one."""

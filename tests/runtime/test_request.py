@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import hashlib
 import json
+import time
 from urllib.parse import unquote
 
 import pytest
@@ -13,6 +15,7 @@ from runtime_support import (
     PAYMENT_ID,
     Captured,
     ContextFactory,
+    Scripted,
     UpstreamState,
     body_carrier_write,
     form_carrier_write,
@@ -301,6 +304,29 @@ async def test_the_dry_run_plan_redacts_every_factor_of_a_composite_header_and_q
     assert not any(leak in json.dumps(outcome.plan) for leak in ("c-leak", "s-leak", "t-leak"))
 
 
+async def test_a_hostile_key_against_a_slug_pattern_on_its_carrier_is_refused_at_once(
+    make_context: ContextFactory, upstream: UpstreamState
+) -> None:
+    # the carrier's pattern is matched in linear time: with re, a 40-character key froze the loop for hours
+    base = body_carrier_write()
+    assert base.input.body is not None
+    slug = {"type": "string", "pattern": r"^([a-z0-9]+-?)+$"}
+    fields = tuple(
+        dataclasses.replace(field, schema=slug) if field.name == "request_id" else field
+        for field in base.input.body.fields
+    )
+    body = dataclasses.replace(base.input.body, fields=fields, schema={**base.input.body.schema})
+    body.schema["properties"] = {**body.schema["properties"], "request_id": slug}
+    op = dataclasses.replace(base, input=dataclasses.replace(base.input, body=body))
+    started = time.perf_counter()
+    refused = await execute(op, {"amount": 1}, make_context(), CallOptions(idempotency_key="a" * 40 + "!"))
+    assert time.perf_counter() - started < 0.5
+    assert refused.envelope is not None and refused.envelope.code == "validation_error" and upstream.count == 0
+    assert "carrier constraints" in refused.envelope.message
+    sent = await execute(op, {"amount": 1}, make_context(), CallOptions(idempotency_key="transfer-key-1"))
+    assert sent.kind == "success" and upstream.count == 1
+
+
 # --- form bodies: the key is one more top-level field, forwarded and ledger-keyed as in a JSON body -----
 
 PAYMENT = {"account_sid": "AC1", "amount": 1500, "to": "+1 555 0100"}
@@ -328,6 +354,33 @@ async def test_a_form_body_carrier_sends_the_key_as_one_more_field_of_a_real_for
     assert sent.path == "/Accounts/AC1/Payments.json"
     assert sent.headers["content-type"].split(";")[0] == media
     assert await _parsed_form(sent) == [("Amount", "1500"), ("To", "+1 555 0100"), ("IdempotencyKey", "pay-k1")]
+
+
+def _old_boundary_chain(names: str, size: int) -> str:
+    """The boundaries the old field-name derivation tried in turn, joined: the reviewer's hostile value."""
+    digest = hashlib.sha256(names.encode("utf-8"))
+    chain: list[str] = []
+    while sum(map(len, chain)) < size:
+        chain.append("anvil-" + digest.hexdigest()[:32])
+        digest.update(b"\0")
+    return "".join(chain)
+
+
+async def test_a_multipart_retry_sends_the_same_bytes_and_a_hostile_value_costs_linear_time(
+    make_context: ContextFactory, upstream: UpstreamState
+) -> None:
+    op = form_carrier_write("multipart/form-data")
+    # the chain of boundaries the field names led to, just under the 1 MiB part Starlette reads back
+    hostile = {**PAYMENT, "to": _old_boundary_chain("Amount\0To\0IdempotencyKey", (1 << 20) - 64)}
+    started = time.perf_counter()
+    planned = await execute(op, hostile, make_context(), CallOptions(idempotency_key="pay-k9", dry_run=True))
+    assert planned.kind == "dry_run" and time.perf_counter() - started < 1.0 and upstream.count == 0
+    upstream.answer(Scripted(status=503))  # the first attempt fails; the retry of the same reservation follows
+    outcome = await execute(op, hostile, make_context(), CallOptions(idempotency_key="pay-k9"))
+    assert outcome.kind == "success" and upstream.count == 2
+    first, retry = upstream.calls
+    assert first.body == retry.body and first.headers["content-type"] == retry.headers["content-type"]
+    assert await _parsed_form(retry) == [("Amount", "1500"), ("To", hostile["to"]), ("IdempotencyKey", "pay-k9")]
 
 
 async def test_a_urlencoded_body_is_the_form_pairs_and_not_json(

@@ -1,11 +1,16 @@
 """Strings that match a JSON Schema ``pattern``: a small generator over Python's own regex parser.
 
-JSON Schema's ``pattern`` is a search (``re.search``), and the compiler keeps only patterns Python
-compiles, so Python's parser (``re._parser``, what ``hypothesis.from_regex``, ``exrex`` and
-``rstr.xeger`` all walk) reads every pattern a bundle can hold: literals, classes and categories,
-quantifiers (greedy or lazy), groups and back-references, alternation and anchors. Lookarounds and
-word boundaries are not generated; every candidate is checked with ``re.search`` and the length
-bounds, and a few seeded tries later the caller learns the pattern was not met (None).
+JSON Schema's ``pattern`` is a search, and the compiler keeps only patterns Python compiles, so
+Python's parser (``re._parser``, what ``hypothesis.from_regex``, ``exrex`` and ``rstr.xeger`` all walk)
+reads every pattern a bundle can hold: literals, classes and categories, quantifiers (greedy or lazy),
+groups and back-references, alternation and anchors. Lookarounds and word boundaries are not generated;
+every candidate is checked with :func:`anvil.air.patterns.schema_pattern` (linear time, never ``re``,
+which backtracks exponentially on texts a hostile pattern does not match) and the length bounds, and a
+few seeded tries later the caller learns the pattern was not met (None).
+
+The work is bounded: no text longer than :data:`MAX_TEXT` characters is made, and one call builds at
+most :data:`MAX_WORK` characters and nodes over all its tries (``((a{1000}){1000}){1000}`` gives up
+instead of building a billion characters).
 
 Characters are chosen from readable ones first (letters, digits, ``-`` ``_``), so generated ids look
 like ids. Deterministic for a :class:`random.Random` state.
@@ -15,12 +20,13 @@ from __future__ import annotations
 
 import importlib
 import random
-import re
 import string
 from functools import lru_cache
 from typing import Any, Final
 
-__all__ = ["pattern_string"]
+from anvil.air.patterns import MAX_PATTERN_CHARS, schema_pattern
+
+__all__ = ["MAX_TEXT", "MAX_WORK", "pattern_string"]
 
 _PARSER: Any = importlib.import_module("re._parser")  # stdlib; private name, stable since Python 3.11
 #: Repetition beyond this is "unbounded" (``+``, ``*``, ``{n,}``).
@@ -30,7 +36,10 @@ _READABLE: Final = string.ascii_letters + string.digits + "-_"
 _FALLBACK: Final = _READABLE + ".,:;/+=@#$%&*!?~^'\"()[]{}<>| \t"
 _WORD: Final = string.ascii_letters + string.digits + "_"
 _TRIES: Final = 12
-_MAX_TEXT: Final = 10_000
+#: The longest string made.
+MAX_TEXT: Final = 10_000
+#: What one :func:`pattern_string` call may build over all its tries (characters plus nodes walked).
+MAX_WORK: Final = 200_000
 
 
 class _Unsupported(Exception):
@@ -84,11 +93,17 @@ def _in_set(items: list[tuple[Any, Any]]) -> str:
 class _Builder:
     """One walk over a parsed pattern; ``stretch`` extra repetitions for every open quantifier."""
 
-    def __init__(self, rng: random.Random, stretch: int, shortest: bool) -> None:
+    def __init__(self, rng: random.Random, stretch: int, shortest: bool, work: list[int]) -> None:
         self.rng = rng
         self.stretch = stretch
         self.shortest = shortest
         self.groups: dict[int, str] = {}
+        self.work = work
+
+    def spend(self, units: int) -> None:
+        self.work[0] -= units
+        if self.work[0] < 0:
+            raise _Unsupported("more work than a generated value may take")
 
     def pick(self, chars: str) -> str:
         if not chars:
@@ -105,9 +120,14 @@ class _Builder:
 
     def walk(self, nodes: Any) -> str:
         out: list[str] = []
+        size = 0
+        self.spend(1)
         for op, av in nodes:
-            out.append(self.node(str(op), av))
-            if sum(len(part) for part in out) > _MAX_TEXT:
+            part = self.node(str(op), av)
+            out.append(part)
+            size += len(part)
+            self.spend(1 + len(part))
+            if size > MAX_TEXT:
                 raise _Unsupported("the text grew too long")
         return "".join(out)
 
@@ -144,28 +164,32 @@ class _Builder:
 def pattern_string(
     pattern: str, rng: random.Random, *, min_length: int = 0, max_length: int | None = None
 ) -> str | None:
-    """A string ``re.search(pattern, s)`` accepts, ``min_length`` to ``max_length`` characters long.
+    """A string ``pattern`` matches (as a search), ``min_length`` to ``max_length`` characters long.
 
     Returns None when no try (shortest first, then seeded ones that stretch open quantifiers towards
-    ``min_length``) satisfies the pattern and the bounds: the pattern uses a construct the generator
-    does not produce, or it contradicts the bounds.
+    ``min_length``) satisfies the pattern and the bounds within the work bounds: the pattern uses a
+    construct the generator does not produce, it contradicts the bounds, or ``min_length`` is over
+    :data:`MAX_TEXT`.
     """
-    try:
-        compiled = re.compile(pattern)
-        parsed = _parsed(pattern)
-    except (re.error, RecursionError, OverflowError):
+    if min_length > MAX_TEXT or len(pattern) > MAX_PATTERN_CHARS:
         return None
-    high = max_length if max_length is not None else _MAX_TEXT
+    try:
+        parsed = _parsed(pattern)
+    except (_PARSER.error, RecursionError, OverflowError, ValueError):
+        return None
+    matcher = schema_pattern(pattern)
+    high = min(max_length, MAX_TEXT) if max_length is not None else MAX_TEXT
     stretch = 0
+    work = [MAX_WORK]
     for attempt in range(_TRIES):
-        builder = _Builder(random.Random(rng.random()), stretch=stretch, shortest=attempt == 0)
+        builder = _Builder(random.Random(rng.random()), stretch=stretch, shortest=attempt == 0, work=work)
         try:
             text = builder.walk(parsed)
         except (_Unsupported, RecursionError, ValueError):
             return None
         if len(text) < min_length and not _anchored_end(pattern):
             text += "".join(builder.pick(_READABLE) for _ in range(min_length - len(text)))
-        if min_length <= len(text) <= high and compiled.search(text) is not None:
+        if min_length <= len(text) <= high and matcher.search(text):
             return text
         if len(text) < min_length:
             stretch += max(1, min_length - len(text))  # every open quantifier repeats more next time

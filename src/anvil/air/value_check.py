@@ -9,6 +9,8 @@ that names nothing is the empty schema, as the published output schema treats it
 OpenAPI's ``nullable``, enum/const, string length/pattern/format, number bounds in both the 2020-12
 and the OpenAPI 3.0 spelling and ``multipleOf``, array and object bounds, ``allOf``/``anyOf``/
 ``oneOf``/``not``). A keyword it does not know accepts; ``jsonschema`` stays the judge in tests.
+Patterns are matched in linear time (:mod:`anvil.air.patterns`), and a judgement is bounded in work
+(:data:`MAX_JUDGED`): a value too large to judge does not fit.
 """
 
 from __future__ import annotations
@@ -20,15 +22,30 @@ import re
 import uuid
 from collections.abc import Mapping, Sequence
 from datetime import date, datetime
-from functools import lru_cache
 from typing import Any, Final, TypeGuard
 from urllib.parse import urlsplit
 
 from anvil._types import JSONObject, JSONValue
+from anvil.air.patterns import schema_pattern
 
-__all__ = ["SchemaRoot", "bound", "combine", "discriminate", "fits", "format_fits", "json_equal", "multiple_fits"]
+__all__ = [
+    "MAX_JUDGED",
+    "SchemaRoot",
+    "bound",
+    "combine",
+    "discriminate",
+    "fits",
+    "format_fits",
+    "json_equal",
+    "multiple_fits",
+]
 
 _MAX_REFS: Final = 32
+#: The most schema nodes one judgement visits (a value against nested ``oneOf``s multiplies them).
+MAX_JUDGED: Final = 100_000
+#: The longest text a regex-shaped format (date-time, email, hostname...) is judged on; longer is not one.
+_MAX_FORMAT_TEXT: Final = 1024
+_SHAPED: Final = frozenset({"date-time", "date", "time", "email", "hostname", "uuid", "ipv4", "ipv6"})
 _LOWER: Final = ("minLength", "minItems", "minProperties", "minimum")
 _UPPER: Final = ("maxLength", "maxItems", "maxProperties", "maximum")
 _DATE_TIME: Final = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$")
@@ -138,16 +155,10 @@ def _is_type(value: JSONValue, kind: str) -> bool:
     return True  # "file" and other spec oddities: not ours to judge
 
 
-@lru_cache(maxsize=1024)
-def _pattern(pattern: str) -> re.Pattern[str] | None:
-    try:
-        return re.compile(pattern)
-    except (re.error, RecursionError, OverflowError):
-        return None
-
-
 def format_fits(fmt: str, text: str) -> bool:
     """True when ``text`` is a valid ``fmt`` (the formats the generator makes; any other accepts)."""
+    if fmt in _SHAPED and len(text) > _MAX_FORMAT_TEXT:
+        return False  # none is that long, and the email check backtracks quadratically on such a text
     try:
         if fmt == "date-time":
             return bool(_DATE_TIME.match(text)) and bool(datetime.fromisoformat(text.upper().replace("Z", "+00:00")))
@@ -177,23 +188,35 @@ def format_fits(fmt: str, text: str) -> bool:
     return True
 
 
+class _TooMuch(Exception):
+    """A judgement past :data:`MAX_JUDGED` steps."""
+
+
 class _Judge:
     """Judges values; ``formats`` False treats ``format`` as the annotation most validators take it for."""
 
-    def __init__(self, root: SchemaRoot, formats: bool = True) -> None:
+    def __init__(self, root: SchemaRoot, formats: bool = True, steps: list[int] | None = None) -> None:
         self.root = root
         self.formats = formats
         self._lenient: _Judge | None = None
+        #: the steps left, shared with the lenient judge (branches nest: their work multiplies)
+        self.steps = steps if steps is not None else [MAX_JUDGED]
 
     def lenient(self) -> _Judge:
         """The judge that does not assert formats: what "matches no other branch" must hold for."""
         if not self.formats:
             return self
         if self._lenient is None:
-            self._lenient = _Judge(self.root, formats=False)
+            self._lenient = _Judge(self.root, formats=False, steps=self.steps)
         return self._lenient
 
+    def spend(self, steps: int = 1) -> None:
+        self.steps[0] -= steps
+        if self.steps[0] < 0:
+            raise _TooMuch
+
     def fits(self, value: JSONValue, schema: JSONValue, depth: int = 0) -> bool:
+        self.spend()
         if depth > 64:
             return True
         schema, _ = self.root.resolve(schema)
@@ -234,8 +257,7 @@ class _Judge:
         if isinstance(high, int) and len(value) > high:
             return False
         pattern = schema.get("pattern")
-        compiled = _pattern(pattern) if isinstance(pattern, str) else None
-        if compiled is not None and compiled.search(value) is None:
+        if isinstance(pattern, str) and not schema_pattern(pattern).search(value):
             return False
         fmt = schema.get("format")
         return not self.formats or not isinstance(fmt, str) or format_fits(fmt, value)
@@ -254,6 +276,7 @@ class _Judge:
             if sub is not None and not self.fits(item, sub, depth + 1):
                 return False
         if schema.get("uniqueItems") is True:
+            self.spend(len(value) * len(value) // 2)
             for index, item in enumerate(value):
                 if any(json_equal(item, other) for other in value[:index]):
                     return False
@@ -279,8 +302,7 @@ class _Judge:
                 if not self.fits(item, props[key], depth + 1):
                     return False
             for pattern, sub in patterns.items():
-                compiled = _pattern(pattern)
-                if compiled is not None and compiled.search(key):
+                if isinstance(pattern, str) and schema_pattern(pattern).search(key):
                     matched = True
                     if not self.fits(item, sub, depth + 1):
                         return False
@@ -343,11 +365,15 @@ def _number_fits(value: float, schema: JSONObject) -> bool:
     return not (_number(step) and step > 0 and not multiple_fits(value, step))
 
 
-def fits(value: JSONValue, schema: JSONValue, root: SchemaRoot) -> bool:
-    """True when ``value`` satisfies ``schema`` as far as the keywords this module knows say."""
+def fits(value: JSONValue, schema: JSONValue, root: SchemaRoot, steps: list[int] | None = None) -> bool:
+    """True when ``value`` satisfies ``schema`` as far as the keywords this module knows say.
+
+    ``steps`` is a budget shared with other judgements (one cell, decremented); by default this one
+    may take :data:`MAX_JUDGED`. A judgement that runs out does not fit.
+    """
     try:
-        return _Judge(root).fits(value, schema)
-    except RecursionError:
+        return _Judge(root, steps=steps).fits(value, schema)
+    except (RecursionError, _TooMuch):
         return False
 
 

@@ -20,6 +20,11 @@ Values are deterministic for a seed and the sequence of calls. ``fresh=True`` (a
 name says it is an idempotency key or request id) never reuses a declared example: every call gets a
 new value, so an idempotency key is never one the spec printed. Each value is checked with
 :func:`anvil.air.value_check.fits` before it is handed out.
+
+Every value is bounded: strings to :data:`MAX_STRING` characters, arrays and added properties to 64
+items, nesting to 64 levels, and the whole make (nodes made and judgements on the way) to
+:data:`MAX_STEPS`; a schema asking for more gets :class:`CannotMake`, which a lane reports as its
+"cannot make a value" skip. Nothing here calls ``re`` on a schema's pattern (:mod:`anvil.air.patterns`).
 """
 
 from __future__ import annotations
@@ -27,32 +32,35 @@ from __future__ import annotations
 import base64
 import copy
 import hashlib
-import math
 import random
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Final, Literal
 
 from anvil._types import JSONObject, JSONValue
+from anvil.air.patterns import schema_pattern
 from anvil.air.regex_values import pattern_string
+from anvil.air.value_budget import CHARS_PER_STEP, MAX_STEPS, MAX_STRING, STOP_EVERY, current_stop, stopping_when
 from anvil.air.value_check import (
     SchemaRoot,
-    bound,
     combine,
     discriminate,
     fits,
     format_fits,
     json_equal,
-    multiple_fits,
 )
+from anvil.air.value_numbers import number_for
 
 __all__ = [
     "FORMAT_VALUES",
+    "MAX_STEPS",
+    "MAX_STRING",
     "CannotMake",
     "Direction",
     "Style",
     "ValueGenerator",
+    "stopping_when",
 ]
 
 Direction = Literal["request", "response"]
@@ -96,15 +104,26 @@ _NUMBER_HINTS: Final = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaxi
 
 
 class CannotMake(Exception):
-    """No value satisfying the schema could be made; ``reason`` says where and why (one sentence)."""
+    """No value satisfying the schema could be made; ``reason`` says where and why (one sentence).
 
-    def __init__(self, reason: str) -> None:
+    ``bounded`` is True when a bound of the generator was met on the way (length, items, depth, work, a
+    stop): the schema may well admit a value, only not one made within the bounds.
+    """
+
+    def __init__(self, reason: str, *, bounded: bool = False) -> None:
         super().__init__(reason)
         self.reason = reason
+        self.bounded = bounded
 
 
 class _Fail(Exception):
     pass
+
+
+def _bound(run: _Run, reason: str) -> _Fail:
+    """A failure at one of the generator's bounds (the make says so: :attr:`CannotMake.bounded`)."""
+    run.bounded = True
+    return _Fail(reason)
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,6 +153,13 @@ class _Run:
     direction: Direction | None
     nodes: int = 0
     errors: list[str] = field(default_factory=list)
+    #: what is left of the value's work budget, shared by every node made and every judgement on the way
+    steps: list[int] = field(default_factory=lambda: [MAX_STEPS])
+    stop: Callable[[], bool] | None = None
+    #: a bound of the generator was met (the failure may not be the schema's)
+    bounded: bool = False
+    #: the step count at which ``stop`` is asked next
+    next_look: int = MAX_STEPS
 
 
 class ValueGenerator:
@@ -186,13 +212,15 @@ class ValueGenerator:
         self.counter += 1
         root = SchemaRoot(self.schemas, schema if isinstance(schema, dict) else None, published=published)
         rng = random.Random(f"{self.seed}:{self.counter}")
-        run = _Run(root, rng, self.counter, fresh, optional_level, direction)
+        run = _Run(root, rng, self.counter, fresh, optional_level, direction, stop=current_stop())
+        if run.stop is not None and run.stop():
+            raise CannotMake(f"{name}: the run was stopped before the value was made", bounded=True)
         try:
             value = self._make(run, schema, name, 0, 0, 0)
         except _Fail as failure:
-            raise CannotMake(f"{name}: {failure}") from None
+            raise CannotMake(f"{name}: {failure}", bounded=run.bounded) from None
         except RecursionError:
-            raise CannotMake(f"{name}: the schema nests too deeply") from None
+            raise CannotMake(f"{name}: the schema nests too deeply", bounded=True) from None
         if not fits(value, schema, root):
             raise CannotMake(f"{name}: no value satisfies every keyword of the schema together")
         return value
@@ -225,8 +253,15 @@ class ValueGenerator:
         self, run: _Run, schema: JSONValue, name: str, level: int, depth: int, index: int, hint: str | None = None
     ) -> JSONValue:
         run.nodes += 1
+        run.steps[0] -= 1
+        if run.steps[0] < 0:
+            raise _bound(run, "the value takes more work to make than a generated value may")
+        if run.stop is not None and run.steps[0] <= run.next_look:
+            run.next_look = run.steps[0] - STOP_EVERY
+            if run.stop():
+                raise _bound(run, "the run was stopped while the value was made")
         if depth > _MAX_DEPTH or level > _MAX_LEVEL:
-            raise _Fail("the schema nests deeper than a value can be made (a required cycle)")
+            raise _bound(run, "the schema nests deeper than a value can be made (a required cycle)")
         resolved, ref_name = run.root.resolve(schema)
         ref_name = ref_name or hint
         if resolved is False:
@@ -238,12 +273,12 @@ class ValueGenerator:
         if self.prefer_declared and not fresh:
             for declared in _declared(node):
                 declared = self._directed(run, node, declared, 0)
-                if fits(declared, node, run.root):
+                if fits(declared, node, run.root, run.steps):
                     return self._server_fields(run, node, copy.deepcopy(declared), level, depth)
         enum = node.get("enum")
         if isinstance(enum, list):
             rest = {k: v for k, v in node.items() if k != "enum"}
-            options = [v for v in enum if fits(v, rest, run.root)]
+            options = [v for v in enum if fits(v, rest, run.root, run.steps)]
             if not options:
                 raise _Fail("no enum value fits the rest of the schema")
             non_null = [v for v in options if v is not None] or options
@@ -251,7 +286,7 @@ class ValueGenerator:
         if isinstance(node.get("allOf"), list):
             merged = self._merged(run, node)
             value = self._make(run, merged, name, level, depth + 1, index, ref_name)
-            if run.nodes < _MAX_NODES and not fits(value, node, run.root):
+            if run.nodes < _MAX_NODES and not fits(value, node, run.root, run.steps):
                 raise _Fail("the allOf branches contradict each other")
             return value
         for keyword in ("oneOf", "anyOf"):
@@ -282,7 +317,10 @@ class ValueGenerator:
                 elif kind in ("integer", "number"):
                     # A numbered style numbers ids too: two creates naming their item never send one id.
                     numbered = (self.style.numbered or fresh) and bool(_ID_NAME.search(name))
-                    value = self._number(node, kind == "integer", run.call - 1 if numbered else index)
+                    number = number_for(node, kind == "integer", run.call - 1 if numbered else index)
+                    if number is None:
+                        raise _Fail("no number satisfies the bounds and multipleOf together")
+                    value = number
                 elif kind == "boolean":
                     value = self.style.boolean != bool(index % 2)
                 elif kind == "null":
@@ -292,7 +330,7 @@ class ValueGenerator:
             except _Fail as failure:
                 problems.append(str(failure))
                 continue
-            if "not" in node and fits(value, node["not"], run.root):
+            if "not" in node and fits(value, node["not"], run.root, run.steps):
                 problems.append("the value made is one the schema's 'not' excludes")
                 continue
             return value
@@ -349,16 +387,16 @@ class ValueGenerator:
         if isinstance(discriminator, dict) and isinstance(value, dict):
             tagged = dict(value)
             discriminate(tagged, discriminator, branch_name, branch, run.root)
-            if fits(tagged, node, run.root):
+            if fits(tagged, node, run.root, run.steps):
                 return (tagged,)
-        if fits(value, node, run.root):
+        if fits(value, node, run.root, run.steps):
             return (value,)
         if isinstance(value, dict):
             # an optional field another branch requires makes the value fit both: leave those out
             own = _required(self._merged(run, {"allOf": [branch]}))
             others = {n for b in branches if b is not branch for n in _required(self._merged(run, {"allOf": [b]}))}
             trimmed = {k: v for k, v in value.items() if k in own or k not in others}
-            if trimmed != value and fits(trimmed, node, run.root):
+            if trimmed != value and fits(trimmed, node, run.root, run.steps):
                 return (trimmed,)
         return None
 
@@ -405,7 +443,7 @@ class ValueGenerator:
                 continue
             sub = props.get(key)
             if sub is None:
-                sub = next((s for p, s in patterns.items() if re.search(p, key)), None)
+                sub = next((s for p, s in patterns.items() if schema_pattern(p).search(key)), None)
             if sub is None:
                 if extra is False:
                     raise _Fail(f"'{key}' is required but additionalProperties is false")
@@ -422,7 +460,9 @@ class ValueGenerator:
         count = 0
         while isinstance(low, int) and len(out) < low:
             count += 1
-            if count > _MAX_ITEMS or extra is False or isinstance(allowed, frozenset):
+            if count > _MAX_ITEMS:
+                raise _bound(run, f"minProperties {low} is more properties than a generated value holds")
+            if extra is False or isinstance(allowed, frozenset):
                 raise _Fail(f"minProperties {low} cannot be reached with the declared properties")
             key = f"{name}_{count}"
             out[key] = self._make(run, extra if isinstance(extra, dict) else {}, key, level + 1, depth + 1, count)
@@ -491,7 +531,7 @@ class ValueGenerator:
             except _Fail:
                 continue
             trial = {**value, key: made}
-            if fits(trial, node, run.root):
+            if fits(trial, node, run.root, run.steps):
                 value = trial
         return value
 
@@ -510,7 +550,7 @@ class ValueGenerator:
         low = low if isinstance(low, int) and low > 0 else 0
         high = node.get("maxItems")
         if low > _MAX_ITEMS:
-            raise _Fail(f"minItems {low} is more items than a generated value holds")
+            raise _bound(run, f"minItems {low} is more items than a generated value holds")
         wanted = low if level > run.optional_level else max(low, 1)
         if isinstance(high, int):
             wanted = min(wanted, high)
@@ -549,12 +589,19 @@ class ValueGenerator:
         return out
 
     def _string(self, run: _Run, node: JSONObject, name: str, index: int, fresh: bool) -> str:
+        text = self._text(run, node, name, index, fresh)
+        run.steps[0] -= len(text) // CHARS_PER_STEP  # long strings count towards the value's work
+        return text
+
+    def _text(self, run: _Run, node: JSONObject, name: str, index: int, fresh: bool) -> str:
         low = node.get("minLength")
         low = low if isinstance(low, int) and low > 0 else 0
         high = node.get("maxLength")
         high = high if isinstance(high, int) and high >= 0 else None
         if high is not None and high < low:
             raise _Fail(f"maxLength {high} is below minLength {low}")
+        if low > MAX_STRING:
+            raise _bound(run, f"minLength {low} is longer than a generated string may be ({MAX_STRING})")
         fmt = node.get("format") if isinstance(node.get("format"), str) else None
         pattern = node.get("pattern") if isinstance(node.get("pattern"), str) else None
         candidates = self._formatted(run, fmt, name, low) if fmt is not None else []
@@ -601,45 +648,6 @@ class ValueGenerator:
             text += "x" * (low - len(text))
         return text
 
-    def _number(self, node: JSONObject, integer: bool, index: int) -> int | float:
-        low, low_open = bound(node, "minimum", "exclusiveMinimum")
-        high, high_open = bound(node, "maximum", "exclusiveMaximum")
-        step = node.get("multipleOf")
-        preferred: float = (1 if integer else 1.5) + index
-        picks: list[float] = [preferred]
-        if low is not None:
-            picks += [low + 1, low + 0.5, low] if low_open else [low, low + 1]
-        if high is not None:
-            picks += [high - 1, high - 0.5, high] if high_open else [high, high - 1]
-        if low is not None and high is not None:
-            picks.append((low + high) / 2)
-        if isinstance(step, int | float) and not isinstance(step, bool) and step > 0:
-            start = low if low is not None else 0
-            first = math.ceil(start / step) if abs(start / step) < 1e15 else 0
-            picks = [step * (1 + index)] + [k * step for k in range(first, first + 4)]
-        for pick in picks:
-            if integer:
-                if not float(pick).is_integer():
-                    continue
-                value: int | float = int(pick)
-            else:
-                value = int(pick) if float(pick).is_integer() and isinstance(step, int) else pick
-            if _number_ok(value, low, low_open, high, high_open, step):
-                return value
-        raise _Fail("no number satisfies the bounds and multipleOf together")
-
-
-def _number_ok(
-    value: float, low: float | None, low_open: bool, high: float | None, high_open: bool, step: object
-) -> bool:
-    if low is not None and (value < low or (low_open and value == low)):
-        return False
-    if high is not None and (value > high or (high_open and value == high)):
-        return False
-    if isinstance(step, int | float) and not isinstance(step, bool) and step > 0:
-        return multiple_fits(value, step)
-    return True
-
 
 def _required(node: JSONObject) -> set[str]:
     names = node.get("required")
@@ -681,9 +689,4 @@ def _is_null(schema: JSONValue) -> bool:
 
 
 def _matches(pattern: str | None, text: str) -> bool:
-    if pattern is None:
-        return True
-    try:
-        return re.search(pattern, text) is not None
-    except re.error:
-        return False
+    return pattern is None or schema_pattern(pattern).search(text)

@@ -30,6 +30,7 @@ from anvil.compiler.inputs import disambiguate_inputs
 from anvil.compiler.normalize import Normalized, normalize_document, servers_from
 from anvil.compiler.original_view import OriginalSchemas, original_view
 from anvil.compiler.overlay import ManifestApplication, apply_manifest, apply_service_defaults
+from anvil.compiler.patterns import pattern_findings
 from anvil.compiler.schemas import RefCloser, SchemaMaterializer
 from anvil.compiler.validate import block, critique_names, validate_operations
 from anvil.compiler.workflows import build_workflows
@@ -84,7 +85,17 @@ def derive_service_id(given: str | None, manifest_name: str | None, title: str |
 
 
 def _internal(stage: str, exc: BaseException) -> Diagnostic:
+    if isinstance(exc, RecursionError):
+        return _too_deep(f"compile stage {stage!r}")
     return diagnostic("internal_error", f"compile stage {stage!r} failed: {type(exc).__name__}: {exc}")
+
+
+def _too_deep(where: str) -> Diagnostic:
+    return diagnostic(
+        "source/too_deep",
+        f"{where}: the spec's schemas nest too deeply to compile once their references are followed",
+        hint="flatten the deepest schemas, or break a long chain of references with a recursive one",
+    )
 
 
 def _servers(document: JSONObject) -> tuple[Server, ...]:
@@ -144,7 +155,19 @@ def compile_source(
 
     Returns:
         The document and every diagnostic; the document's ``diagnostics`` hold the same list in AIR shape.
+        A spec whose schemas nest past what the stages walk (each file is bounded at load, a chain of
+        references is not) compiles to no operation with ``source/too_deep``.
     """
+    try:
+        return _compile(loaded, manifest, service_id=service_id, source_uri=source_uri)
+    except RecursionError:
+        refused = replace(loaded, document=None, diagnostics=(*loaded.diagnostics, _too_deep("compile")))
+        return _compile(refused, None, service_id=service_id, source_uri=source_uri)
+
+
+def _compile(
+    loaded: LoadResult, manifest: Manifest | None, *, service_id: str | None, source_uri: str | None
+) -> CompileResult:
     run = _Run()
     run.found.extend(loaded.diagnostics)
     spec: JSONObject = loaded.document if isinstance(loaded.document, dict) else {}
@@ -211,6 +234,7 @@ def compile_source(
     document = _effects(run, document)
     validated = document.operations
     run.found.extend(critique_names(validated))
+    run.found.extend(pattern_findings(validated, document.schemas))
     stamped, capabilities = discover_capabilities(sid, validated)
     document = replace(document, operations=stamped, capabilities=capabilities)
     document = _workflows(run, document, manifest)

@@ -26,7 +26,7 @@ try:
 except ImportError:  # pragma: no cover - libyaml is present wherever PyYAML ships wheels
     from yaml import SafeLoader as _BaseLoader  # type: ignore[assignment]
 
-__all__ = ["ParseFailure", "Parsed", "compose", "locate", "parse_bytes"]
+__all__ = ["MAX_DEPTH", "ParseFailure", "Parsed", "compose", "locate", "parse_bytes"]
 
 _STR: Final = "tag:yaml.org,2002:str"
 _INT: Final = "tag:yaml.org,2002:int"
@@ -62,6 +62,9 @@ for _tag, _firsts, _pattern in _CORE:
         _RESOLVERS.setdefault(_char, []).append((_tag, _pattern))
 _RESOLVERS[""] = [(_NULL, re.compile(r"^$"))]
 
+#: The deepest a document may nest (objects and arrays): real specs stay under 32, and every later stage
+#: walks schemas recursively, so a deeper one is refused here rather than overflowing the stack there.
+MAX_DEPTH: Final = 128
 #: How far aliases may expand a document: a multiple of its distinct nodes, with a floor.
 _EXPANSION_FACTOR: Final = 20
 _EXPANSION_FLOOR: Final = 1_000_000
@@ -88,11 +91,13 @@ class _Loader(_BaseLoader):
 
 @dataclass(frozen=True, slots=True)
 class ParseFailure:
-    """Why a file did not parse, with the 1-based position when the parser knew it."""
+    """Why a file did not parse, with the 1-based position when the parser knew it, and the code to
+    report it with (``source/too_deep`` for a document nested past :data:`MAX_DEPTH`)."""
 
     message: str
     line: int | None = None
     column: int | None = None
+    code: str = "source/parse_error"
 
 
 @dataclass(frozen=True, slots=True)
@@ -300,17 +305,40 @@ def parse_bytes(data: bytes, name: str) -> Parsed | ParseFailure:
         The parsed value and syntax, or a :class:`ParseFailure` (never raises for bad input).
     """
     try:
-        if _looks_like_json(data):
-            parsed = _parse_json(data)
-            if not isinstance(parsed, ParseFailure):
-                return Parsed(parsed, "json")
-            if name.lower().endswith(".json"):
-                return parsed
-            fallback = _parse_yaml(data)
-            return parsed if isinstance(fallback, ParseFailure) else fallback
-        return _parse_yaml(data)
+        found = _parse(data, name)
     except RecursionError:
-        return ParseFailure("the document nests too deeply")
+        return ParseFailure("the document nests too deeply", code="source/too_deep")
+    if isinstance(found, Parsed) and _deeper_than(found.value, MAX_DEPTH):
+        return ParseFailure(f"the document nests deeper than {MAX_DEPTH} levels", code="source/too_deep")
+    return found
+
+
+def _parse(data: bytes, name: str) -> Parsed | ParseFailure:
+    if _looks_like_json(data):
+        parsed = _parse_json(data)
+        if not isinstance(parsed, ParseFailure):
+            return Parsed(parsed, "json")
+        if name.lower().endswith(".json"):
+            return parsed
+        fallback = _parse_yaml(data)
+        return parsed if isinstance(fallback, ParseFailure) else fallback
+    return _parse_yaml(data)
+
+
+def _deeper_than(value: JSONValue, limit: int) -> bool:
+    """True when ``value`` nests objects and arrays more than ``limit`` levels (without recursion)."""
+    level: list[Any] = [value]
+    for _ in range(limit + 1):
+        below: list[Any] = []
+        for node in level:
+            if isinstance(node, dict):
+                below.extend(child for child in node.values() if isinstance(child, dict | list))
+            elif isinstance(node, list):
+                below.extend(child for child in node if isinstance(child, dict | list))
+        if not below:
+            return False
+        level = below
+    return True
 
 
 def compose(data: bytes) -> Node | None:

@@ -147,7 +147,7 @@ class SourceSet:
                     failure = source.parsed
                     self.diagnostics.append(
                         diagnostic(
-                            "source/parse_error",
+                            failure.code,
                             f"{key}: {failure.message}",
                             file=key,
                             line=failure.line,

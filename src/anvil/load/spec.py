@@ -138,7 +138,7 @@ class _Load:
             if kind == "swagger":
                 document = convert_swagger(document)
         except RecursionError:
-            self.report("source/parse_error", "the document nests too deeply to load", [])
+            self.report("source/too_deep", "the document nests too deeply to load", [])
             return self.result(None, kind, version)
         paths = document.get("paths")
         if "paths" in document and not isinstance(paths, dict):

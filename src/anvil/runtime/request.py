@@ -24,6 +24,7 @@ from anvil.air.carrier import CarrierBinding, effective_auth_carriers, resolve_c
 from anvil.air.forms import FormError, encode_form, is_form_media_type
 from anvil.air.inputs import InputBinding, SafetyKeys, input_bindings, safety_keys
 from anvil.air.model import AuthCarrier, Operation
+from anvil.air.patterns import linear_validator, pattern_budget
 from anvil.air.servers import operation_server, resolve_server
 from anvil.runtime.credentials import Credential
 
@@ -127,12 +128,12 @@ def _key_check(carrier: CarrierBinding | None) -> Callable[[str], bool] | None:
     schema = carrier.schema if carrier is not None else None
     if not schema or all(k in _MATERIAL_IGNORED or k.startswith("x-") for k in schema):
         return None
-    from jsonschema import Draft202012Validator  # only operations with a constrained carrier pay for it
-
-    validator = Draft202012Validator(schema)
+    # jsonschema is imported only for operations with a constrained carrier; patterns match in linear time
+    validator = linear_validator()(schema)
 
     def check(key: str) -> bool:
-        return bool(validator.is_valid(key))
+        with pattern_budget():
+            return bool(validator.is_valid(key))
 
     return check
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator
 from dataclasses import replace
 from pathlib import Path
 
+import anyio
 import httpx
 import pytest
 
@@ -293,3 +295,21 @@ async def test_a_page_size_or_offset_never_filters_a_list_even_when_items_have_a
         first = (await client.get("/records")).json()["records"]
         sized = (await client.get("/records", params={"limit": 7, "offset": 0})).json()["records"]
     assert first and sized == first  # a gateway that sizes the page gets the same items
+
+
+@pytest.mark.anyio
+async def test_answers_no_value_fits_within_the_bounds_come_back_at_once(hostile: Path) -> None:
+    # A pattern re backtracked on for ever, a two-billion-character minLength, 262,144 items: each request
+    # spun a core (or filled memory) before; now each answer is given up within the generator's bounds.
+    app = create_mock_app(MockApi(read_bundle(hostile)))
+    took: list[float] = []
+    answers: list[httpx.Response] = []
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://mock") as client:
+        for path in ("/things?slug=" + "a" * 40 + "!", "/things", "/big", "/grid"):
+            started = time.perf_counter()
+            with anyio.fail_after(30):
+                answers.append(await client.get(path))
+            took.append(time.perf_counter() - started)
+    assert [answer.status_code for answer in answers] == [400, 200, 200, 200]
+    assert "slug" in answers[0].text  # the slug pattern is checked in linear time
+    assert max(took) < 10.0, took  # bounded work per value (anvil.air.values.MAX_STEPS); unbounded before

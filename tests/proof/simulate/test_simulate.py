@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
@@ -12,6 +13,7 @@ import pytest
 
 from anvil.bundle.hash import bundle_hash
 from anvil.cli import main
+from anvil.proof.scope import LaneScope
 from anvil.proof.simulate.lane import SIMULATION_FILE, simulate
 from anvil.proof.simulate.matrix import DIMENSIONS
 from anvil.proof.simulate.mutants import MUTANTS
@@ -156,3 +158,46 @@ def test_the_simulated_upstream_answers_every_field_within_its_format(events: Pa
     data = answer.json()
     assert datetime.fromisoformat(data["start"].replace("Z", "+00:00"))
     assert len(data["id"]) == 36 and data["id"].count("-") == 4
+
+
+def test_answers_that_cannot_be_made_within_the_bounds_are_skipped_and_a_contradiction_is_a_finding(
+    hostile: Path,
+) -> None:
+    started = time.perf_counter()
+    record = simulate(hostile)  # ran 645 s until SIGKILL before, on the pattern alone
+    assert time.perf_counter() - started < 60
+    skipped = {item["operationId"]: item["reason"] for item in record["coverage"]["skipped"]}
+    assert sorted(skipped) == ["hostile.big.list", "hostile.grid.list"]
+    assert skipped["hostile.big.list"].startswith("no answer can be made within the generator's bounds: ")
+    assert "minLength 2000000000 is longer than a generated string may be" in skipped["hostile.big.list"]
+    assert "more work to make than a generated value may" in skipped["hostile.grid.list"]
+    # no text matches ^(a+)+(?!)$: the contract contradicts itself, and the cell checking the answer says so
+    assert _cell(record, "hostile.things.list", "fault/none")["actual"] == "schema_mismatch after 1 attempt(s)"
+
+
+def _ticking(scope: LaneScope, *, stop_at: int | None = None) -> list[int]:
+    """Make ``scope``'s clock advance one second per reading (a signal arriving at reading ``stop_at``)."""
+    readings = [0]
+
+    def clock() -> float:
+        readings[0] += 1
+        if readings[0] == stop_at:
+            scope.stop.set("SIGTERM received")
+        return float(readings[0])
+
+    scope.clock = clock
+    return readings
+
+
+@pytest.mark.parametrize("how", ["time cap", "signal"])
+def test_the_time_cap_and_a_signal_hold_while_a_value_is_being_made(hostile: Path, how: str) -> None:
+    scope = LaneScope(operations=("hostile.grid.*",), time_cap_s=8 if how == "time cap" else 3600)
+    readings = _ticking(scope, stop_at=8 if how == "signal" else None)
+    started = time.perf_counter()
+    record = simulate(hostile, scope=scope)
+    assert time.perf_counter() - started < 30
+    # the grid's answer is being made when the clock is read the eighth time: that value is abandoned
+    assert readings[0] >= 8
+    assert record["coverage"]["cells"] == [] and record["coverage"]["skipped"] == []
+    reason = "the time cap of 8 s was reached" if how == "time cap" else "SIGTERM received"
+    assert f"stopped ({reason}) after 0 of 1 operations" in record["incomplete"]["reason"]

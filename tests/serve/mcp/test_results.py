@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import time
 from collections.abc import Callable
 
 import anyio
@@ -13,11 +14,12 @@ import pytest
 from referencing import Registry
 
 from anvil.air.model import DisclosureBudget, Document, Output
+from anvil.air.outputs import OutputProjection
 from anvil.air.surface import surface_of
 from anvil.runtime.context import RuntimeContext
 from anvil.runtime.envelope import ErrorEnvelope
 from anvil.serve.gateway import Gateway
-from anvil.serve.mcp.results import CallResult
+from anvil.serve.mcp.results import CallResult, OutputCheck
 from tests.serve.raw_upstream import Answer, RawUpstream
 from tests.serve.support import OWNER_REPO, TOKEN, MockServer, connected, op_of, token_variable
 
@@ -191,3 +193,56 @@ async def test_tools_answering_the_same_schemas_share_one_whole_schema_in_the_ga
     # The table holds each tool's published definition and a reference to the document's one projection.
     assert read.output.projection.schema["$defs"] is update.output.projection.schema["$defs"]
     assert list(read.output.projection.schema["$defs"]) == ["Node", "Owner", "anvil:dry_run_plan", "anvil:projection"]
+
+
+#: The reviewer's slug pattern: a 25-character answer field cost Python's re 2.2 s of a frozen loop.
+SLUG = r"^([a-z0-9]+-?)+$"
+
+
+async def test_a_hostile_answer_to_a_slug_pattern_is_schema_mismatch_and_the_loop_keeps_turning(
+    github: Document, http: httpx.AsyncClient
+) -> None:
+    op = op_of(github, "github.issues.get")
+    doc = _with_output(github, op.id, {"type": "object", "properties": {"slug": {"type": "string", "pattern": SLUG}}})
+    hostile = {"slug": "a" * 25 + "!"}
+    with RawUpstream(lambda request, count: Answer(body=json.dumps(hostile).encode())) as upstream:
+        context = RuntimeContext(
+            service_id="github",
+            base_url=upstream.url,
+            client=http,
+            env="dev",
+            allowed_hosts=("127.0.0.1",),
+            credentials={token_variable(doc): TOKEN},
+        )
+        gaps: list[float] = []
+
+        async def ticker() -> None:
+            while True:
+                started = time.perf_counter()
+                await anyio.sleep(0.005)
+                gaps.append(time.perf_counter() - started)
+
+        async with connected(Gateway(doc, context)) as client, anyio.create_task_group() as group:
+            group.start_soon(ticker)
+            await anyio.sleep(0.02)  # the ticker is turning before the call
+            with anyio.fail_after(10):
+                result = await client.call_tool("github_get_issue", {**OWNER_REPO, "issue_number": 1})
+            await anyio.sleep(0.02)  # and its sleep across the call has ended
+            group.cancel_scope.cancel()
+    assert result.is_error is True
+    assert json.loads(result.content[0].text)["error"]["code"] == "schema_mismatch"
+    assert gaps and max(gaps) < 0.5
+
+
+@pytest.mark.parametrize("length", [20, 25, 30, 40])
+def test_an_answer_is_judged_against_its_patterns_in_linear_time_on_either_path(length: int) -> None:
+    hostile = "a" * length + "!"
+    compiled = OutputCheck(OutputProjection({"type": "object", "properties": {"slug": {"pattern": SLUG}}}, False))
+    keyed = OutputCheck(
+        OutputProjection({"type": "object", "patternProperties": {SLUG: {}}, "additionalProperties": False}, False)
+    )
+    for check, answer in ((compiled, {"slug": hostile}), (keyed, {hostile: 1})):
+        started = time.perf_counter()
+        assert check.valid(answer) is False
+        assert time.perf_counter() - started < 0.5
+    assert compiled.valid({"slug": "a-b"}) and keyed.valid({"a-b": 1})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from decimal import Decimal
 from typing import Any
 
@@ -10,6 +11,7 @@ from hypothesis import given, settings, strategies as st
 from jsonschema import Draft202012Validator
 from referencing import Registry
 
+from anvil.air.patterns import linear_validator
 from anvil.serve.mcp.validation import (
     _ASSERTING,
     MAX_ARGUMENT_DEPTH,
@@ -194,7 +196,7 @@ def test_the_compiled_check_answers_exactly_what_jsonschema_answers(schema: Any,
     root = {**schema, "$defs": _DEFS} if isinstance(schema, dict) else schema
     for strict, validator in (
         (True, _strict_validator()(root)),
-        (False, Draft202012Validator(root, registry=Registry())),
+        (False, linear_validator()(root, registry=Registry())),  # what an answer is judged by
     ):
         fast = compile_fast(root, strict_integer=strict)
         assert fast is not None  # every keyword drawn here is one the compiler models
@@ -237,3 +239,50 @@ def test_a_number_no_json_parser_makes_is_left_to_jsonschema() -> None:
 def test_json_equality_keeps_booleans_apart_from_numbers() -> None:
     assert json_equal(1, 1.0) and json_equal([1, {"a": 2}], [1.0, {"a": 2.0}])
     assert not json_equal(True, 1) and not json_equal([False], [0]) and not json_equal({"a": 1}, {"b": 1})
+
+
+#: The reviewer's slug pattern: with Python's re, a 27-character argument froze the gateway for 17.6 s.
+SLUG = r"^([a-z0-9]+-?)+$"
+
+
+@pytest.mark.parametrize("length", [20, 25, 27, 30, 35, 40])
+@pytest.mark.parametrize("jsonschema_only", [False, True])
+def test_a_slug_pattern_refuses_a_hostile_argument_at_once_on_either_path(length: int, jsonschema_only: bool) -> None:
+    published: dict[str, Any] = {
+        "type": "object",
+        "properties": {"slug": {"type": "string", "pattern": SLUG}, "tags": {"type": "object"}},
+        "required": ["slug"],
+    }
+    if jsonschema_only:  # a keyword the compiled check leaves to jsonschema: its pattern keyword is ours too
+        published["properties"]["tags"] = {
+            "type": "object",
+            "patternProperties": {SLUG: {"type": "string"}},
+            "additionalProperties": False,
+        }
+    argument_check = ArgumentCheck(call_schema(published, []))
+    assert (compile_fast(call_schema(published, []), strict_integer=True) is None) is jsonschema_only
+    started = time.perf_counter()
+    violation = argument_check.check({"slug": "a" * length + "!"})
+    assert time.perf_counter() - started < 0.5
+    assert violation is not None and violation.details == {"field": "slug", "keyword": "pattern"}
+    assert argument_check.check({"slug": "my-slug-" + "a" * length}) is None
+    started = time.perf_counter()
+    key_violation = argument_check.check({"slug": "ok", "tags": {"a" * length + "!": "x"}})
+    assert time.perf_counter() - started < 0.5
+    assert (key_violation is None) is not jsonschema_only  # a key no pattern names is an extra one there
+
+
+def test_a_mebibyte_argument_is_checked_against_its_pattern_within_the_bound() -> None:
+    argument_check = ArgumentCheck(call_schema({"type": "object", "properties": {"slug": {"pattern": SLUG}}}, []))
+    started = time.perf_counter()
+    violation = argument_check.check({"slug": "a" * (1 << 20) + "!"})
+    assert time.perf_counter() - started < 0.5 and violation is not None
+
+
+def test_arguments_past_the_pattern_work_budget_are_refused() -> None:
+    # each text is within its own bound; together they are past one call's budget (anvil.air.patterns)
+    schema = {"type": "object", "properties": {"names": {"type": "array", "items": {"pattern": "^a*$"}}}}
+    argument_check = ArgumentCheck(call_schema(schema, []))
+    assert argument_check.check({"names": ["a" * (1 << 19)] * 4}) is None
+    violation = argument_check.check({"names": ["a" * (1 << 19)] * 9})
+    assert violation is not None and violation.details["keyword"] == "pattern"

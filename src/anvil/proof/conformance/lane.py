@@ -37,6 +37,7 @@ from anvil.air.carrier import resolve_carrier
 from anvil.air.inputs import safety_keys
 from anvil.air.model import Document, Operation
 from anvil.air.servers import repoint_all
+from anvil.air.values import stopping_when
 from anvil.bundle.example import example_input, example_input_or_reason
 from anvil.bundle.hash import bundle_hash
 from anvil.bundle.read import read_bundle
@@ -248,7 +249,10 @@ async def _conformance(
             if scope.should_stop():
                 break
             scope.step("conformance", op)
-            _example, reason = example_input_or_reason(op)
+            with stopping_when(scope.should_stop):  # the time cap and a signal hold while it is being made
+                _example, reason = example_input_or_reason(op)
+            if reason is not None and scope.should_stop():
+                break  # stopped while the example was being made: no finding about the operation
             if reason is not None:  # every surface would refuse the same invalid input: nothing to compare
                 unmade[op.id] = reason
                 finished.append(op)

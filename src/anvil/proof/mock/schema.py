@@ -13,6 +13,7 @@ from functools import lru_cache
 from typing import Any, Final
 
 from anvil._types import JSONObject, JSONValue
+from anvil.air.patterns import linear_validator, pattern_budget
 from anvil.air.value_check import walk_pointer
 from anvil.air.values import CannotMake, ValueGenerator
 
@@ -158,9 +159,10 @@ def _openapi_validator() -> Any:
     """JSON Schema 2020-12 that also reads OpenAPI 3.0's ``nullable: true`` (and ``x-nullable``) as "or
     null" and a list under ``items`` as a tuple: a document's shared schemas are judged as the spec
     means them (and as their published form says), not as plain 2020-12."""
-    from jsonschema import Draft202012Validator, validators
+    from jsonschema import validators
 
-    checks = Draft202012Validator.VALIDATORS
+    base = linear_validator()  # draft 2020-12 matching patterns in linear time
+    checks = base.VALIDATORS
 
     def or_null(keyword: str) -> Any:
         def check(validator: Any, value: Any, instance: Any, schema: Any) -> Any:
@@ -176,7 +178,7 @@ def _openapi_validator() -> Any:
         yield from checks[keyword](validator, value, instance, schema)
 
     extend: Any = validators.extend  # untyped in jsonschema
-    return extend(Draft202012Validator, {"type": or_null("type"), "enum": or_null("enum"), "items": items})
+    return extend(base, {"type": or_null("type"), "enum": or_null("enum"), "items": items})
 
 
 class Validator:
@@ -198,8 +200,9 @@ class Validator:
         if self._validator is None:
             return None
         try:
-            error = next(iter(self._validator.iter_errors(value)), None)
-        except Exception:  # a pathological pattern or ref: judged as fitting
+            with pattern_budget():
+                error = next(iter(self._validator.iter_errors(value)), None)
+        except Exception:  # a pathological ref: judged as fitting
             return None
         if error is None:
             return None

@@ -29,6 +29,7 @@ import httpx
 from anvil._types import JSONObject
 from anvil.air.model import Document, Operation
 from anvil.air.servers import repoint_all
+from anvil.air.values import stopping_when
 from anvil.bundle.hash import bundle_hash
 from anvil.bundle.read import read_bundle
 from anvil.client import AnvilClient
@@ -157,8 +158,9 @@ async def _drive(
                 if scope.should_stop():
                     break
                 scope.step("selftest", op)
-                checks.extend(await operation_checks(driver, op))
-                checks.extend(await proofs.of(op))
+                with stopping_when(scope.should_stop):  # the time cap and a signal hold while values are made
+                    checks.extend(await operation_checks(driver, op))
+                    checks.extend(await proofs.of(op))
                 done.append(op)
             finished = len(done)
             checks.extend(await closing_checks(driver, done, checks))

@@ -42,6 +42,7 @@ import anyio
 
 from anvil._types import JSONObject
 from anvil.air.model import Document
+from anvil.air.values import stopping_when
 from anvil.bundle.hash import bundle_hash
 from anvil.bundle.read import read_bundle
 from anvil.proof.records import timestamp
@@ -74,7 +75,8 @@ async def _simulate(
     doc: Document, seed: int, scope: LaneScope
 ) -> tuple[list[Cell], list[JSONObject], dict[str, str], int]:
     simulator = Simulator(doc, seed=seed)
-    cells = await simulator.matrix(doc, scope=scope)
+    with stopping_when(scope.should_stop):  # the time cap and a signal hold while a value is being made
+        cells = await simulator.matrix(doc, scope=scope)
     targets = {cell.operation_id for cell in cells}
     if scope.should_stop():  # stopped: the battery is not started (the record is incomplete)
         return cells, [], simulator.skipped, simulator.finished

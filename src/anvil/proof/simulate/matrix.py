@@ -17,6 +17,7 @@ from anvil.air.effects import effect_class_of
 from anvil.air.inputs import input_bindings, safety_keys
 from anvil.air.model import Document, Operation
 from anvil.air.servers import own_servers
+from anvil.air.values import CannotMake, ValueGenerator
 from anvil.bundle.example import example_input, example_input_or_reason
 from anvil.compiler.disclosure import RESPONSE_BUDGET_TOKENS
 from anvil.ledger.memory import MemoryLedger
@@ -153,6 +154,18 @@ def _continuation_argument(op: Operation, wire: str | None, value: str | None) -
 def example_problem(op: Operation) -> str | None:
     """Why no valid example input can be made for ``op`` (None: one can)."""
     return example_input_or_reason(op)[1]
+
+
+def answer_problem(op: Operation, schemas: JSONObject) -> str | None:
+    """Why no answer for ``op`` can be made within the generator's bounds (None: one can, or the contract
+    contradicts itself, which the cells that check the answer report)."""
+    if op.output.schema is None:
+        return None
+    try:
+        ValueGenerator(schemas).make(op.output.schema, name=op.canonical_name, direction="response", published=True)
+    except CannotMake as refused:
+        return f"no answer can be made within the generator's bounds: {refused.reason}" if refused.bounded else None
+    return None
 
 
 def related_operations(op: Operation) -> set[str]:
@@ -450,7 +463,9 @@ class Simulator:
                     if scope.should_stop():
                         break
                     scope.step("simulate", op)
-                reason = example_problem(op)
+                reason = example_problem(op) or answer_problem(truth, self.reference.schemas)
+                if reason is not None and scope is not None and scope.should_stop():
+                    break  # stopped while the example was being made: no finding about the operation
                 if reason is not None:  # a call the gateway would refuse proves nothing: skipped, saying why
                     self.skipped[op.id] = reason
                     self.finished += 1

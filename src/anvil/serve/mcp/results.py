@@ -35,6 +35,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from anvil._types import JSONObject, JSONValue
+from anvil.air.patterns import linear_validator, pattern_budget
 from anvil.air.tools import OutputProjection
 from anvil.runtime.envelope import ErrorEnvelope
 from anvil.serve.mcp.validation import Check, Unsure, compile_fast
@@ -125,7 +126,15 @@ class OutputCheck:
         return {"result": data} if self.projection.wrap else data
 
     def valid(self, value: JSONValue) -> bool:
-        """True when ``value`` validates against the published schema (what a stock client checks)."""
+        """True when ``value`` validates against the published schema (what a stock client checks).
+
+        Patterns are matched in linear time, all of one answer's texts on one work budget
+        (:mod:`anvil.air.patterns`): an answer too large to check against its patterns does not validate.
+        """
+        with pattern_budget():
+            return self._valid(value)
+
+    def _valid(self, value: JSONValue) -> bool:
         if not self._compiled:
             self._fast = compile_fast(self.projection.schema, strict_integer=False)
             self._compiled = True
@@ -136,11 +145,10 @@ class OutputCheck:
                 pass
         if self._validator is None:
             # jsonschema only when the compiled check cannot answer (imported then: it is slow to import).
-            from jsonschema import Draft202012Validator
             from referencing import Registry
 
             # An empty registry, as the official client uses: references resolve inside the schema only.
-            self._validator = Draft202012Validator(self.projection.schema, registry=Registry())
+            self._validator = linear_validator()(self.projection.schema, registry=Registry())
         return bool(self._validator.is_valid(value))
 
 

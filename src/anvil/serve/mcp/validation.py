@@ -14,6 +14,10 @@ walk of a compiled check (:func:`compile_fast`: closures for the keywords tool s
 exactly what jsonschema's ``is_valid`` answers, pinned by a property test), and jsonschema itself
 works out the error description, only for an invalid call. A schema using a keyword the compiled
 check does not model is validated by jsonschema alone.
+
+Both match ``pattern`` (and ``patternProperties``) with :mod:`anvil.air.patterns`, in time linear in the
+text and never with ``re``, whose backtracking a caller's 27-character argument turned into 17 s of a
+frozen event loop; one call's texts share one work budget (:func:`~anvil.air.patterns.pattern_budget`).
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from anvil._types import JSONObject, JSONValue
+from anvil.air.patterns import linear_validator, pattern_budget, schema_pattern
 
 __all__ = [
     "MAX_ARGUMENT_DEPTH",
@@ -112,15 +117,17 @@ _STRICT: Any = None
 
 
 def _strict_validator() -> Any:
-    """Draft 2020-12 with ``integer`` meaning an int (never a float such as ``1.0``, never a bool)."""
+    """Draft 2020-12 with ``integer`` meaning an int (never a float such as ``1.0``, never a bool), and
+    patterns matched in linear time (:func:`anvil.air.patterns.linear_validator`)."""
     global _STRICT
     if _STRICT is None:
-        from jsonschema import Draft202012Validator, validators
+        from jsonschema import validators
 
-        checker = Draft202012Validator.TYPE_CHECKER.redefine(
+        base = linear_validator()
+        checker = base.TYPE_CHECKER.redefine(
             "integer", lambda _checker, value: isinstance(value, int) and not isinstance(value, bool)
         )
-        _STRICT = validators.extend(Draft202012Validator, type_checker=checker)  # type: ignore[no-untyped-call]
+        _STRICT = validators.extend(base, type_checker=checker)  # type: ignore[no-untyped-call]
     return _STRICT
 
 
@@ -163,6 +170,10 @@ class ArgumentCheck:
 
     def check(self, arguments: Mapping[str, JSONValue]) -> Violation | None:
         """None when ``arguments`` fit; else the first problem: missing inputs, unknown ones, then values."""
+        with pattern_budget():
+            return self._check(arguments)
+
+    def _check(self, arguments: Mapping[str, JSONValue]) -> Violation | None:
         missing = [name for name in self._required if name not in arguments]
         if missing:
             return Violation(f"Missing required input: {', '.join(missing)}.", {"missing": missing}, missing[0])
@@ -345,11 +356,10 @@ class _Compiler:
                 raise _Unsupported
             return _size(key, value)
         if key == "pattern":
-            try:
-                compiled = re.compile(value)
-            except (re.error, TypeError):
-                raise _Unsupported from None
-            return lambda item: not isinstance(item, str) or compiled.search(item) is not None
+            if not isinstance(value, str):
+                raise _Unsupported
+            search = schema_pattern(value).search
+            return lambda item: not isinstance(item, str) or search(item)
         if key == "required":
             if not isinstance(value, list) or not all(isinstance(name, str) for name in value):
                 raise _Unsupported
