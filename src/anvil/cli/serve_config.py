@@ -51,7 +51,9 @@ built (and tested) from any mapping. The environment it reads:
 * ``ANVIL_HEADER_TIMEOUT_SECONDS``, ``ANVIL_KEEP_ALIVE_SECONDS``, ``ANVIL_MAX_CONNECTIONS`` - the
   listener's connection limits (:mod:`anvil.cli.listen`; a flag wins);
 * in a worker process, the folder its supervisor shares metrics through
-  (:data:`anvil.cli.workers.METRICS_DIR_VARIABLE`).
+  (:data:`anvil.cli.workers.METRICS_DIR_VARIABLE`);
+* ``ANVIL_OTEL_EXPORTER``, ``ANVIL_LOG_FORMAT``, ``ANVIL_METRICS_AUTH`` and the ``OTEL_*`` variables
+  (:mod:`anvil.cli.serve_telemetry`).
 """
 
 from __future__ import annotations
@@ -65,9 +67,11 @@ from urllib.parse import urlsplit
 
 from anvil.cli.listen import connection_limits
 from anvil.cli.serve_disclosure import disclosure_settings, result_token_budget
+from anvil.cli.serve_telemetry import log_format, metrics_auth, telemetry_settings
 from anvil.errors import ConfigError, UsageError
 from anvil.serve.discovery.modes import DEFAULT_RESULT_TOKEN_BUDGET, DisclosureSettings
 from anvil.serve.mcp.limits import DEFAULT_LIMITS, ConnectionLimits
+from anvil.telemetry.settings import TelemetrySettings
 
 if TYPE_CHECKING:
     import argparse
@@ -161,6 +165,10 @@ class ServeConfig:
     """What each caller's ``tools/list`` shows at rest (``--disclosure``, ``--surface-budget``)."""
     result_token_budget: int = DEFAULT_RESULT_TOKEN_BUDGET
     """The response budget of one answer, in tokens (``--result-token-budget``; 0: no cut)."""
+    # How the gateway is observed (anvil.cli.serve_telemetry): exports, log lines, /metrics behind the bearer.
+    telemetry: TelemetrySettings = field(default_factory=TelemetrySettings)
+    log_format: str = "text"
+    metrics_auth: bool = False
 
     @property
     def ledger_uri(self) -> str | None:
@@ -216,6 +224,9 @@ def config_from_env(environ: Mapping[str, str], args: argparse.Namespace) -> Ser
         listen_fd=getattr(args, "listen_fd", None),
         disclosure=disclosure_settings(environ, args),
         result_token_budget=result_token_budget(environ, getattr(args, "result_token_budget", None)),
+        telemetry=telemetry_settings(environ, bundles[0][1].service.id if len(bundles) == 1 else "anvil-fleet"),
+        log_format=log_format(environ),
+        metrics_auth=metrics_auth(environ, getattr(args, "metrics_auth", None), settings[0].env),
     )
 
 

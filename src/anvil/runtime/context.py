@@ -19,6 +19,7 @@ from anvil._types import JSONValue
 from anvil.ledger.base import Ledger
 from anvil.runtime.audit import AuditSink
 from anvil.runtime.oauth import TokenCache
+from anvil.runtime.tracing import Tracer
 from anvil.runtime.upstream import UpstreamClient
 
 if TYPE_CHECKING:  # a served gateway never loads httpx (cold start); tests and `anvil run` do
@@ -102,6 +103,9 @@ class RuntimeContext:
         server_urls: an operation's own server URL (as :func:`anvil.air.servers.resolve_server` gives
             it) -> the URL its calls go to, for the servers an operator re-pointed; any other operation
             server is called at its own URL, and an operation without one at ``base_url``.
+        tracer: where spans go (:mod:`anvil.runtime.tracing`), or None: nothing is traced.
+        propagate_trace: send each upstream attempt a W3C ``traceparent`` naming its span (the bundle's
+            ``service.propagate_trace``; only with a tracer).
     """
 
     service_id: str
@@ -123,6 +127,8 @@ class RuntimeContext:
     derived_key_window_seconds: int = DEFAULT_DERIVED_KEY_WINDOW_SECONDS
     tokens: TokenCache = field(default_factory=TokenCache, repr=False, compare=False)
     server_urls: Mapping[str, str] = field(default_factory=dict)
+    tracer: Tracer | None = field(default=None, repr=False, compare=False)
+    propagate_trace: bool = False
 
     def upstream_url(self, server: str | None) -> str:
         """The base URL a call goes to: ``base_url``, or for an operation with its own ``server`` that

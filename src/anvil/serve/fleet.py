@@ -53,7 +53,6 @@ to that context's audit sink.
 from __future__ import annotations
 
 import time
-import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -66,6 +65,7 @@ from anvil.air.model import Document, Operation
 from anvil.air.tools import DRY_RUN_ARGUMENT
 from anvil.runtime.audit import AuditScope, audit_input, audit_scope, write_audit
 from anvil.runtime.context import RuntimeContext
+from anvil.runtime.tracing import current_span, current_trace_id
 from anvil.serve.answer_store import AnswerKeeper, KeptAnswer, answer_owner
 from anvil.serve.auth.grants import GrantDecision, GrantTarget, decide, refusal_envelope, visible
 from anvil.serve.auth.naming import fleet_tool_name, fold_bundle_id
@@ -80,6 +80,7 @@ from anvil.serve.gateway import Gateway, ServedTool
 from anvil.serve.mcp.resources import Resource, skill_resources
 from anvil.serve.mcp.results import CallResult
 from anvil.serve.report import call_report
+from anvil.serve.traces import traced
 
 __all__ = [
     "MAX_COMPOSITIONS",
@@ -329,6 +330,11 @@ class Composition:
                     lambda tool, args, controls: self.call(tool, args, controls, identity=identity),
                 )
             return None
+        tracer = entry.mounted.gateway.context.tracer
+        if tracer is not None and current_span() is None:  # one server span per call (a proxied one is its own)
+            mounted = entry.mounted
+            again = lambda: self.call(name, arguments, meta, identity=identity)  # noqa: E731 - runs under the span
+            return await traced(tracer, name, mounted.tool.op, mounted.bundle.connector, meta, again)
         started = time.perf_counter()
         controls = _forwarded(meta)
         decision, scope = entry.decision, entry.scope
@@ -364,7 +370,7 @@ class Composition:
         executed: Operation = mounted.tool.op
         if staged and mounted.draft is not None:
             executed = mounted.draft.op
-        trace_id = f"trace_{uuid.uuid4()}"
+        trace_id = current_trace_id()
         connector = mounted.bundle.connector
         envelope = refusal_envelope(decision, self.principal.id, connector, executed.id, trace_id)
         args: JSONObject = dict(arguments) if arguments else {}

@@ -30,7 +30,6 @@ since the write happened; it never falls back to the whole answer.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
@@ -47,6 +46,7 @@ from anvil.runtime.context import CallOptions, RuntimeContext
 from anvil.runtime.envelope import ErrorEnvelope
 from anvil.runtime.executor import execute
 from anvil.runtime.outcome import Outcome
+from anvil.runtime.tracing import current_trace_id
 from anvil.serve.answer_store import AnswerKeeper, KeptAnswer, answer_owner
 from anvil.serve.controls import CallerControls, ControlError, KeyConflict, forward_key, read_controls
 from anvil.serve.mcp.listing import served_tool_definition
@@ -116,7 +116,7 @@ def _refusal(op: Operation, code: str, message: str, details: JSONObject | None 
         retryable=False,
         safe_to_retry=False,
         operation=op.id,
-        trace_id=f"trace_{uuid.uuid4()}",
+        trace_id=current_trace_id(),
         details=details,
     )
 
@@ -294,7 +294,11 @@ class Gateway:
             )
             return CallResult(kind="error", envelope=envelope)
         if tool.op.is_approved:
+            tracer = self.context.tracer
+            span = None if tracer is None else tracer.start("anvil.validate", "internal", {"gen_ai.tool.name": name})
             violation = tool.check.check(args)
+            if span is not None:
+                span.end(None if violation is None else "validation_error")
             if violation is not None:
                 envelope = _refusal(tool.op, "validation_error", violation.message, violation.details)
                 return self._refused(tool, envelope, args, report=not controls.stage)
@@ -434,7 +438,7 @@ def _viewed(tool: ServedTool, result: CallResult, projection: Projection | None)
     try:
         view = projection.apply(result.data)
     except ProjectionFailed as failed:
-        envelope = failure_envelope(tool.op.id, failed, f"trace_{uuid.uuid4()}", result.status)
+        envelope = failure_envelope(tool.op.id, failed, current_trace_id(), result.status)
         return CallResult(kind="error", envelope=envelope, report=result.report, status=result.status)
     structured: JSONObject
     if tool.structured_view:
