@@ -207,13 +207,13 @@ async def test_every_call_leaves_its_span_tree_and_one_trace_id_joins_envelope_a
         caller = f"00-{CALLER_TRACE}-{CALLER_SPAN}-01"
         data, _ = await call(opened, READ, {"customer_id": "cus_123"}, traceparent=caller)
         assert data["id"] == "cus_123"
-        root, children = tree(receiver.wait_trace(CALLER_TRACE, 5))
+        root, children = tree(receiver.wait_trace(CALLER_TRACE, 4))
         assert (root.name, root.parent, root.flags & 0x300) == (f"tools/call {READ}", CALLER_SPAN, 0x300)
-        assert names(children) == ["anvil.validate", "anvil.gates", "anvil.oauth.token", "GET"]
+        assert names(children) == ["anvil.gates", "anvil.oauth.token", "GET"]
         assert root.attributes["mcp.method.name"] == "tools/call" and root.attributes["gen_ai.tool.name"] == READ
         assert root.attributes["anvil.outcome"] == "ok" and root.attributes["anvil.effect_class"] == "read"
         assert root.attributes["anvil.connector"] == "payments" and "error.type" not in root.attributes
-        token, attempt = children[2], children[3]
+        token, attempt = children[1], children[2]
         assert token.attributes["anvil.oauth.cache_hit"] is False
         assert attempt.kind == CLIENT and attempt.attributes["http.response.status_code"] == 200
         assert attempt.attributes["url.template"] == "/customers/{customer_id}"
@@ -233,37 +233,36 @@ async def test_every_call_leaves_its_span_tree_and_one_trace_id_joins_envelope_a
         data, effect = await call(opened, REFUND, REFUND_ARGS, key=KEYS[0])
         assert data["status"] == "succeeded" and effect is not None
         write = next(line for line in audit_lines(tmp_path) if line["ledger"] == "reserved")
-        root, children = tree(receiver.wait_trace(write["trace_id"], 7))
+        root, children = tree(receiver.wait_trace(write["trace_id"], 6))
         assert names(children) == [
-            "anvil.validate",
             "anvil.gates",
             "anvil.oauth.token",
             "anvil.ledger.reserve",
             "POST",
             "anvil.ledger.complete",
         ]
-        assert children[2].attributes["anvil.oauth.cache_hit"] is False  # the write scope's own token
-        reserve = children[3]
+        assert children[1].attributes["anvil.oauth.cache_hit"] is False  # the write scope's own token
+        reserve = children[2]
         assert reserve.attributes["anvil.ledger.backend"] == "sqlite"
         assert reserve.attributes["anvil.idempotency.outcome"] == "reserved"
         assert reserve.attributes["anvil.ledger.reference"].startswith("sqlite/")
         assert root.attributes["anvil.idempotency.outcome"] == "reserved"
         assert root.attributes["anvil.effect_class"] == "irreversible"  # the refund declares no undo
-        assert children[4].attributes["http.response.status_code"] == 201
+        assert children[3].attributes["http.response.status_code"] == 201
         [row] = [r for r in ledger_rows(tmp_path) if r["status"] == "completed"]
         assert row["trace_id"] == write["trace_id"] == root.trace_id
 
         # 4. its replay: the reservation answers from the ledger, nothing goes upstream
         await call(opened, REFUND, REFUND_ARGS, key=KEYS[0])
         replay = next(line for line in audit_lines(tmp_path) if line["ledger"] == "replay")
-        root, children = tree(receiver.wait_trace(replay["trace_id"], 5))
-        assert names(children) == ["anvil.validate", "anvil.gates", "anvil.oauth.token", "anvil.ledger.replay"]
+        root, children = tree(receiver.wait_trace(replay["trace_id"], 4))
+        assert names(children) == ["anvil.gates", "anvil.oauth.token", "anvil.ledger.replay"]
         assert children[-1].attributes["anvil.idempotency.outcome"] == "replayed"
 
         # 5. the same key for another request: a conflict, and the envelope names the trace
         envelope, _ = await call(opened, REFUND, {**REFUND_ARGS, "amount": 7}, key=KEYS[0])
         assert envelope["code"] == "conflict"
-        root, children = tree(receiver.wait_trace(envelope["trace_id"], 5))
+        root, children = tree(receiver.wait_trace(envelope["trace_id"], 4))
         assert children[-1].name == "anvil.ledger.reserve"
         assert children[-1].attributes["anvil.idempotency.outcome"] == "conflict"
         assert root.attributes["error.type"] == "conflict" and root.status == 2
@@ -271,9 +270,9 @@ async def test_every_call_leaves_its_span_tree_and_one_trace_id_joins_envelope_a
         # 6. an unconfirmed write is refused by the gates: nothing is reserved or sent
         envelope, _ = await call(opened, REFUND, {k: v for k, v in REFUND_ARGS.items() if k != "confirm"}, key="k-x")
         assert envelope["code"] == "confirmation_required"
-        root, children = tree(receiver.wait_trace(envelope["trace_id"], 3))
-        assert names(children) == ["anvil.validate", "anvil.gates"]
-        assert children[1].attributes["error.type"] == "confirmation_required"
+        root, children = tree(receiver.wait_trace(envelope["trace_id"], 2))
+        assert names(children) == ["anvil.gates"]
+        assert children[0].attributes["error.type"] == "confirmation_required"
 
         # 7. the upstream answers too late: the attempt times out, the row stays in progress, its trace is found
         async with httpx.AsyncClient() as http:
@@ -287,7 +286,7 @@ async def test_every_call_leaves_its_span_tree_and_one_trace_id_joins_envelope_a
         assert held["trace_id"] == envelope["trace_id"]
         attempts = envelope_attempts = [line for line in audit_lines(tmp_path) if line["trace_id"] == held["trace_id"]]
         [line] = envelope_attempts
-        root, children = tree(receiver.wait_trace(held["trace_id"], 5 + line["attempts"]))
+        root, children = tree(receiver.wait_trace(held["trace_id"], 4 + line["attempts"]))
         attempts = [child for child in children if child.name == "POST"]
         assert [a.attributes["anvil.upstream.attempt"] for a in attempts] == list(range(1, line["attempts"] + 1))
         assert {a.attributes["error.type"] for a in attempts} == {"timeout"} and line["attempts"] > 1
@@ -314,7 +313,7 @@ async def test_every_call_leaves_its_span_tree_and_one_trace_id_joins_envelope_a
             headers={"authorization": f"Bearer {BEARER}", "traceparent": f"00-{rest_trace}-b7ad6b7169203331-01"},
         )
         assert answer.status_code == 200
-        root, children = tree(receiver.wait_trace(rest_trace, 5))
+        root, children = tree(receiver.wait_trace(rest_trace, 4))
         assert root.name == "POST /call/{tool}" and root.parent == "b7ad6b7169203331"
         assert root.attributes["http.request.method"] == "POST" and root.attributes["http.route"] == "/call/{tool}"
         assert root.attributes["http.response.status_code"] == 200 and "mcp.method.name" not in root.attributes

@@ -65,7 +65,7 @@ async def test_an_mcp_call_over_http_continues_the_callers_traceparent_header_on
     assert call.parent_id == 0x00F067AA0BA902B7 and call.remote
     assert call.attributes["network.protocol.name"] == "http" and call.attributes["anvil.outcome"] == "ok"
     children = [r for r in records if not r.is_server]
-    assert [c.name for c in children] == ["anvil.validate", "anvil.gates", "GET"]
+    assert [c.name for c in children] == ["anvil.gates", "GET"]  # a static token: no token span
     assert {c.parent_id for c in children} == {call.span_id} and {c.trace for c in children} == {call.trace}
     # the _meta.traceparent of an MCP request wins over the header
     records.clear()
@@ -87,7 +87,7 @@ async def test_a_refusal_before_the_executor_carries_the_calls_trace_id(github: 
     assert result is not None and result.envelope is not None and result.envelope.code == "validation_error"
     [call] = [r for r in records if r.is_server]
     assert result.envelope.trace_id == call.trace_id and call.error == "validation_error"
-    assert [(r.name, r.error) for r in records if not r.is_server] == [("anvil.validate", "validation_error")]
+    assert [(r.name, r.error) for r in records if not r.is_server] == [("anvil.gates", "validation_error")]
     # without a tracer nothing is recorded and the id keeps its uuid shape
     plain = Fleet([rig.bundle("github")])
     refused = await plain.call(LIST_ISSUES.removeprefix("github__"), {"owner": 5})

@@ -64,8 +64,7 @@ def test_cloud_trace_sends_otlp_to_googles_endpoint_with_the_runtime_identitys_t
         assert auth() == {"authorization": "Bearer ya29.planted-1", "x-goog-user-project": "acme-prod-1"}
         assert auth()["authorization"] == "Bearer ya29.planted-1" and credentials.refreshed == 1  # still valid
         assert "planted" not in repr(auth) and "telemetry.googleapis.com" in telemetry.describe()
-        exporter = telemetry._metrics() if telemetry._metrics is not None else None
-        assert isinstance(exporter, OTLPMetricExporter)
+        assert isinstance(telemetry._metrics, OTLPMetricExporter)
     finally:
         telemetry.shutdown(0.5, final=False)  # nothing is sent to Google from a test
 

@@ -207,10 +207,11 @@ log lines Cloud Logging entries (`severity`, `message`, `logging.googleapis.com/
 
 - A call's trace id is in its error envelope, its audit line and its ledger row as `trace_<32 hex>`: the 32
   hex digits are the Cloud Trace id (`https://console.cloud.google.com/traces/list?tid=<32 hex>`).
-- The call's span (`tools/call <tool>`, or `POST /call/{{tool}}`) has a child per step: `anvil.validate`,
-  `anvil.gates`, `anvil.oauth.token` (`anvil.oauth.cache_hit`), `anvil.ledger.reserve` / `anvil.ledger.replay`
-  / `anvil.ledger.complete` / `anvil.ledger.release` (`anvil.idempotency.outcome`, `anvil.ledger.reference`)
-  and one client span per upstream attempt (status, `anvil.upstream.attempt`, sizes, `error.type`).
+- The call's span (`tools/call <tool>`, or `POST /call/{{tool}}`) has a child per step: `anvil.gates`
+  (argument validation and the gates), `anvil.oauth.token` (`anvil.oauth.cache_hit`), `anvil.ledger.reserve`
+  / `anvil.ledger.replay` / `anvil.ledger.complete` / `anvil.ledger.release` (`anvil.idempotency.outcome`,
+  `anvil.ledger.reference`) and one client span per upstream attempt (status, `anvil.upstream.attempt`,
+  sizes, `error.type`).
 - Reconciling a quarantined reservation: take the row's `trace_id` (`anvil ledger inspect`), open its trace,
   and read what the upstream attempts answered (a `timeout` after the request was sent is the uncertain case),
   then correlate with the upstream's own records as the ledger section says.

@@ -147,10 +147,12 @@ class CallOptions:
         confirm: the caller confirmed (``--confirm``); the op's ``confirm`` input counts as well.
         idempotency_key: an explicit key (``--idempotency-key``, ``_meta.idempotency_key``).
         identity: the verified inbound identity's claims, or None for an anonymous caller.
-        trace_id: a trace id to use instead of a fresh ``trace_<uuid4>``.
+        trace_id: a trace id to use instead of the bound call's (:func:`~anvil.runtime.tracing.current_trace_id`).
         staged_for: on a staged call, the staged operation's id (recorded in the audit line).
         ledger_id: the caller's key as given to the gateway, recorded as is in the audit line even
             when it was not forwarded; defaults to the explicit key this call carries.
+        gates_started: when the serving layer began validating the arguments (epoch ns), so a traced
+            call's ``anvil.gates`` span covers that validation too; None: the gates span starts here.
     """
 
     dry_run: bool = False
@@ -160,3 +162,4 @@ class CallOptions:
     trace_id: str | None = None
     staged_for: str | None = None
     ledger_id: str | None = None
+    gates_started: int | None = None

@@ -263,7 +263,8 @@ class _Call:
     async def _run(self) -> Outcome:
         op, ctx, opts = self.op, self.ctx, self.opts
         if self.tracer is not None:
-            self.gates = self.tracer.start("anvil.gates", "internal", {"anvil.operation": op.id})
+            attributes: dict[str, Attribute] = {"anvil.operation": op.id}
+            self.gates = self.tracer.start("anvil.gates", "internal", attributes, started=opts.gates_started)
         gates.check_operation(op)
         plan = self.plan = prepare(op)
         arguments = gates.check_required(plan, self.args)
@@ -316,24 +317,15 @@ class _Call:
             Refusal: ``auth_required`` naming the variables, or with the token failure's detail code.
         """
         op, ctx = self.op, self.ctx
-        span: Span | None = None
-        if self.tracer is not None and op.auth.type == "oauth2_client_credentials":
-            span = self.tracer.start("anvil.oauth.token", "internal", {"anvil.oauth.renewal": stale is not None})
-        issued = ctx.tokens.issued
+        began, issued = (time.time_ns(), ctx.tokens.issued) if self.tracer is not None else (0, 0)
         try:
             found = await outbound_credential(op.auth, credential_profile(ctx.auth_profile, op.auth), ctx, stale=stale)
         except TokenFailure as failure:
-            if span is not None:
-                span.end(failure.code)
+            self._token_span(began, stale, None, failure.code)
             message = f"No access token could be obtained for {op.id}: {failure.message}"
             raise Refusal("auth_required", message, details=failure.details, retryable=failure.transient) from None
-        except BaseException:
-            if span is not None:
-                span.end("cancelled")
-            raise
-        if span is not None:
-            span.set("anvil.oauth.cache_hit", ctx.tokens.issued == issued)
-            span.end(None if isinstance(found, Credential) else "auth_required")
+        if began and isinstance(found, Credential) and found.exchanged is not None:  # a client-credentials token
+            self._token_span(began, stale, ctx.tokens.issued == issued, None)
         if not isinstance(found, Credential):
             raise Refusal(
                 "auth_required",
@@ -342,6 +334,15 @@ class _Call:
             )
         self.credential = found
         return found
+
+    def _token_span(self, began: int, stale: Credential | None, cache_hit: bool | None, error: str | None) -> None:
+        """The span of an OAuth2 token a call needed (a static token is none): from the cache or exchanged."""
+        if self.tracer is None:
+            return
+        attributes: dict[str, Attribute] = {"anvil.oauth.renewal": stale is not None}
+        if cache_hit is not None:
+            attributes["anvil.oauth.cache_hit"] = cache_hit
+        self.tracer.start("anvil.oauth.token", "internal", attributes, started=began).end(error)
 
     async def _renew(
         self, request: WireRequest, refused: Answer, details: dict[str, JSONValue], number: int

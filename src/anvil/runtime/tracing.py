@@ -103,8 +103,18 @@ class Span(Protocol):
 class Tracer(Protocol):
     """Where spans come from (:mod:`anvil.telemetry` implements it)."""
 
-    def start(self, name: str, kind: SpanKind = "internal", attributes: Mapping[str, Attribute] | None = None) -> Span:
-        """A span under the call span bound now (:func:`current_span`), else the root of a new trace."""
+    def start(
+        self,
+        name: str,
+        kind: SpanKind = "internal",
+        attributes: Mapping[str, Attribute] | None = None,
+        *,
+        started: int | None = None,
+    ) -> Span:
+        """A span under the call span bound now (:func:`current_span`), else the root of a new trace.
+
+        ``started`` (epoch ns) backdates it: a step timed before it was known to be worth a span. The
+        ``attributes`` mapping becomes the span's own (pass a fresh one)."""
 
     def start_call(self, name: str, kind: SpanKind, attributes: Mapping[str, Attribute], parent: Parent | None) -> Span:
         """A tool call's span: a child of the caller's ``parent`` when there is one, else a new trace's root."""

@@ -30,6 +30,7 @@ since the write happened; it never falls back to the whole answer.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
@@ -293,13 +294,14 @@ class Gateway:
                 {"field": "arguments", "max_depth": MAX_ARGUMENT_DEPTH},
             )
             return CallResult(kind="error", envelope=envelope)
+        tracer = self.context.tracer
+        began = time.time_ns() if tracer is not None else None  # the gates span covers argument validation
         if tool.op.is_approved:
-            tracer = self.context.tracer
-            span = None if tracer is None else tracer.start("anvil.validate", "internal", {"gen_ai.tool.name": name})
             violation = tool.check.check(args)
-            if span is not None:
-                span.end(None if violation is None else "validation_error")
             if violation is not None:
+                if tracer is not None:
+                    refused = {"anvil.operation": tool.op.id}
+                    tracer.start("anvil.gates", "internal", refused, started=began).end("validation_error")
                 envelope = _refusal(tool.op, "validation_error", violation.message, violation.details)
                 return self._refused(tool, envelope, args, report=not controls.stage)
         for name in tool.ignored:
@@ -324,7 +326,7 @@ class Gateway:
                 {"code": "effect/idempotency_key_conflict", "field": forwarded.field},
             )
             return self._refused(tool, envelope, args)
-        options = CallOptions(dry_run=dry_run, ledger_id=key, identity=identity)
+        options = CallOptions(dry_run=dry_run, ledger_id=key, identity=identity, gates_started=began)
         with audit_input(forwarded):
             outcome = await execute(tool.op, forwarded, self.context, options)
         if outcome.kind == "dry_run":

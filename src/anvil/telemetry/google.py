@@ -49,6 +49,10 @@ class GoogleAuth:
     """
 
     def __init__(self, credentials: Any, project: str, request: Any = None) -> None:
+        if request is None:  # imported here, not on the export thread (see anvil.telemetry.pipeline)
+            from google.auth.transport.requests import Request
+
+            request = Request()
         self.credentials = credentials
         self.project = project
         self._request = request
@@ -58,10 +62,6 @@ class GoogleAuth:
         """``authorization`` and ``x-goog-user-project``."""
         with self._lock:
             if not self.credentials.valid:
-                if self._request is None:
-                    from google.auth.transport.requests import Request
-
-                    self._request = Request()
                 self.credentials.refresh(self._request)
             headers: dict[str, str] = {}
             self.credentials.apply(headers)

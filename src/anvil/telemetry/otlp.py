@@ -29,9 +29,11 @@ __all__ = ["encode_resource", "encode_scope", "encode_traces"]
 _Q: Final = struct.Struct("<Q").pack
 _D: Final = struct.Struct("<d").pack
 _I: Final = struct.Struct("<I").pack
-_MAX_CACHED: Final = 4096
+_MAX_CACHED: Final = 16384
 _keys: dict[str, bytes] = {}
 _strings: dict[str, bytes] = {}
+#: A span attribute (key, value, value type) -> its encoded field: most recur on every call of a tool.
+_pairs: dict[tuple[str, Attribute, type], bytes] = {}
 
 
 def _varint(value: int) -> bytes:
@@ -78,7 +80,20 @@ def _attribute(key: str, value: Attribute, tag: bytes) -> bytes:
 
 
 def _attributes(attributes: Mapping[str, Attribute], tag: bytes = b"\x4a") -> bytes:
-    return b"".join([_attribute(key, value, tag) for key, value in attributes.items()])
+    if tag != b"\x4a":
+        return b"".join([_attribute(key, value, tag) for key, value in attributes.items()])
+    pairs = _pairs
+    out = []
+    for key, value in attributes.items():
+        pair = (key, value, type(value))
+        found = pairs.get(pair)
+        if found is None:
+            found = _attribute(key, value, tag)
+            if len(pairs) >= _MAX_CACHED:
+                pairs.clear()  # a stream of one-off values (sizes, references) must not grow it without bound
+            pairs[pair] = found
+        out.append(found)
+    return b"".join(out)
 
 
 def _span(record: SpanRecord) -> bytes:

@@ -13,8 +13,9 @@ sink carries the spans:
 ================  ===================================================================================
 
 Metrics go the same way every ``metric_interval_s`` through the SDK's OTLP (HTTP or gRPC) or console
-metric exporter, from :class:`~anvil.telemetry.aggregates.Aggregates`. The SDK's exporters are built on the
-export thread when first needed, so start-up imports none of them.
+metric exporter, from :class:`~anvil.telemetry.aggregates.Aggregates`. Everything the export thread needs is
+imported and built here, before the listener starts: an import on that thread while the event loop and the
+MCP SDK's loader import too can meet Python's module-lock deadlock detection, which would fail a call.
 """
 
 from __future__ import annotations
@@ -44,31 +45,13 @@ SCOPE: Final = ("anvil", __version__)
 SHUTDOWN_S: Final = 3.0
 
 
-class _Lazy:
-    """A sink built on first use (on the export thread, so the SDK is imported there, not at start-up)."""
-
-    def __init__(self, build: Callable[[], Callable[[Sequence[SpanRecord]], bool]]) -> None:
-        self._build = build
-        self.sink: Callable[[Sequence[SpanRecord]], bool] | None = None
-
-    def __call__(self, batch: Sequence[SpanRecord]) -> bool:
-        if self.sink is None:
-            self.sink = self._build()
-        return self.sink(batch)
-
-    def close(self) -> None:
-        close = getattr(self.sink, "close", None)
-        if callable(close):
-            close()
-
-
 class Telemetry:
     """The tracer (:attr:`tracer`), the aggregates, the export queue and the metric exporter.
 
     Args:
         settings: What to export where.
         resource: The resource attributes every span and metric carries.
-        traces: The span sink; metrics: builds the SDK metric exporter (None: no metric export).
+        traces: The span sink; metrics: the SDK metric exporter (None: no metric export).
         project: The Google project (``cloud_trace``), for Cloud Logging's trace field.
     """
 
@@ -77,7 +60,7 @@ class Telemetry:
         settings: TelemetrySettings,
         resource: Mapping[str, Attribute],
         traces: Callable[[Sequence[SpanRecord]], bool],
-        metrics: Callable[[], Any] | None,
+        metrics: Any,
         *,
         project: str | None = None,
     ) -> None:
@@ -85,7 +68,6 @@ class Telemetry:
         self.resource = dict(resource)
         self.project = project
         self._metrics = metrics
-        self._metric_exporter: Any = None
         self.queue = SpanQueue(
             traces,
             max_queue=settings.max_queue,
@@ -106,12 +88,10 @@ class Telemetry:
         """Export every series once (the export thread calls it every ``metric_interval_s``)."""
         if self._metrics is None:
             return
-        if self._metric_exporter is None:
-            self._metric_exporter = self._metrics()
         from opentelemetry.sdk.metrics.export import MetricExportResult
 
         data = self.aggregates.metrics_data(self.resource, SCOPE)
-        if self._metric_exporter.export(data) != MetricExportResult.SUCCESS:
+        if self._metrics.export(data) != MetricExportResult.SUCCESS:
             _log.warning("anvil: the metric exporter could not deliver the metrics (kept for the next export)")
 
     def prometheus(self) -> PrometheusSeries:
@@ -188,7 +168,9 @@ def start_telemetry(
         auth = GoogleAuth(credentials, project)
     resource = _resource(settings, service, project)
     traces = _trace_sink(settings, resource, auth)
-    return Telemetry(settings, resource, traces, _metric_exporter(settings, auth), project=project)
+    metrics = _metric_exporter(settings, auth)
+    Aggregates().metrics_data(resource, SCOPE)  # imports what the metric export needs, on this thread
+    return Telemetry(settings, resource, traces, metrics, project=project)
 
 
 def _trace_sink(
@@ -205,22 +187,14 @@ def _trace_sink(
             compression=settings.compression,
         )
     if settings.exporter == "console":
+        from opentelemetry.sdk.trace.export import ConsoleSpanExporter
 
-        def console() -> Callable[[Sequence[SpanRecord]], bool]:
-            from opentelemetry.sdk.trace.export import ConsoleSpanExporter
-
-            return SdkSink(ConsoleSpanExporter(out=sys.stderr), resource, SCOPE)
-
-        return _Lazy(console)
+        return SdkSink(ConsoleSpanExporter(out=sys.stderr), resource, SCOPE)
     if settings.traces_protocol == "grpc":
+        from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
 
-        def grpc() -> Callable[[Sequence[SpanRecord]], bool]:
-            from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
-
-            exporter = OTLPSpanExporter(**_grpc_options(settings.traces_endpoint, settings.traces_headers, settings))
-            return SdkSink(exporter, resource, SCOPE)
-
-        return _Lazy(grpc)
+        exporter = OTLPSpanExporter(**_grpc_options(settings.traces_endpoint, settings.traces_headers, settings))
+        return SdkSink(exporter, resource, SCOPE)
     return HttpSink(
         settings.traces_endpoint,
         resource=encoded,
@@ -243,34 +217,30 @@ def _grpc_options(endpoint: str, headers: tuple[tuple[str, str], ...], settings:
     }
 
 
-def _metric_exporter(settings: TelemetrySettings, auth: GoogleAuth | None) -> Callable[[], Any]:
-    """Builds the SDK metric exporter the settings name (called on the export thread)."""
+def _metric_exporter(settings: TelemetrySettings, auth: GoogleAuth | None) -> Any:
+    """The SDK metric exporter the settings name."""
+    if settings.exporter == "console":
+        from opentelemetry.sdk.metrics.export import ConsoleMetricExporter
 
-    def build() -> Any:
-        if settings.exporter == "console":
-            from opentelemetry.sdk.metrics.export import ConsoleMetricExporter
+        return ConsoleMetricExporter(out=sys.stderr)
+    if settings.exporter == "otlp" and settings.metrics_protocol == "grpc":
+        from opentelemetry.exporter.otlp.proto.grpc.metric_exporter import OTLPMetricExporter as GrpcExporter
 
-            return ConsoleMetricExporter(out=sys.stderr)
-        if settings.exporter == "otlp" and settings.metrics_protocol == "grpc":
-            from opentelemetry.exporter.otlp.proto.grpc.metric_exporter import OTLPMetricExporter as GrpcExporter
+        return GrpcExporter(**_grpc_options(settings.metrics_endpoint, settings.metrics_headers, settings))
+    from opentelemetry.exporter.otlp.proto.http import Compression
+    from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
 
-            return GrpcExporter(**_grpc_options(settings.metrics_endpoint, settings.metrics_headers, settings))
-        from opentelemetry.exporter.otlp.proto.http import Compression
-        from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
-
-        compression = Compression.Gzip if settings.compression == "gzip" else Compression.NoCompression
-        if auth is not None:
-            return OTLPMetricExporter(
-                endpoint=TELEMETRY_ENDPOINT + METRICS_PATH,
-                timeout=settings.timeout_s,
-                compression=compression,
-                session=auth.session(),
-            )
+    compression = Compression.Gzip if settings.compression == "gzip" else Compression.NoCompression
+    if auth is not None:
         return OTLPMetricExporter(
-            endpoint=settings.metrics_endpoint,
-            headers=dict(settings.metrics_headers),
+            endpoint=TELEMETRY_ENDPOINT + METRICS_PATH,
             timeout=settings.timeout_s,
             compression=compression,
+            session=auth.session(),
         )
-
-    return build
+    return OTLPMetricExporter(
+        endpoint=settings.metrics_endpoint,
+        headers=dict(settings.metrics_headers),
+        timeout=settings.timeout_s,
+        compression=compression,
+    )

@@ -59,6 +59,7 @@ class SpanRecord:
         sampled: bool,
         remote: bool,
         attributes: dict[str, Attribute],
+        started: int | None = None,
     ) -> None:
         self._finished = finished
         self._text: str | None = None
@@ -70,7 +71,7 @@ class SpanRecord:
         self.sampled = sampled
         self.remote = remote  # the parent is the caller's (from a traceparent)
         self.attributes = attributes
-        self.start_ns = time.time_ns()
+        self.start_ns = started or time.time_ns()
         self.end_ns = 0
         self.error: str | None = None
 
@@ -131,25 +132,23 @@ class Recorder:
         self._rng = rng
 
     def start(
-        self, name: str, kind: SpanKind = "internal", attributes: Mapping[str, Attribute] | None = None
+        self,
+        name: str,
+        kind: SpanKind = "internal",
+        attributes: Mapping[str, Attribute] | None = None,
+        *,
+        started: int | None = None,
     ) -> SpanRecord:
-        """A child of the bound call span, else a new trace's root."""
+        """A child of the bound call span, else a new trace's root (a dict of ``attributes`` is kept as it is)."""
         parent = current_span()
         rng = self._rng
         if isinstance(parent, SpanRecord):
             trace, parent_id, sampled = parent.trace, parent.span_id, parent.sampled
         else:
             trace, parent_id, sampled = _nonzero(128, rng), 0, True
+        own = attributes if type(attributes) is dict else dict(attributes or {})
         return SpanRecord(
-            self._finished,
-            name,
-            KINDS[kind],
-            trace,
-            _nonzero(64, rng),
-            parent_id,
-            sampled,
-            False,
-            dict(attributes or {}),
+            self._finished, name, KINDS[kind], trace, _nonzero(64, rng), parent_id, sampled, False, own, started
         )
 
     def start_call(
@@ -161,6 +160,5 @@ class Recorder:
             trace, parent_id, sampled, remote = parent.trace_id, parent.span_id, parent.sampled, True
         else:
             trace, parent_id, sampled, remote = _nonzero(128, rng), 0, True, False
-        return SpanRecord(
-            self._finished, name, KINDS[kind], trace, _nonzero(64, rng), parent_id, sampled, remote, dict(attributes)
-        )
+        own = attributes if type(attributes) is dict else dict(attributes)
+        return SpanRecord(self._finished, name, KINDS[kind], trace, _nonzero(64, rng), parent_id, sampled, remote, own)
