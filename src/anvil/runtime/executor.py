@@ -34,6 +34,14 @@ A 401 answer to a token obtained by an OAuth2 exchange (:mod:`anvil.runtime.oaut
 applied: the call gets one new token and sends once more, with the same idempotency key and under the
 same reservation; a second 401, or no new token, is ``auth_required`` and the reservation is released.
 
+With a tracer (:attr:`~anvil.runtime.context.RuntimeContext.tracer`, :mod:`anvil.runtime.tracing`) the call
+reports spans under the serving layer's call span: ``anvil.gates`` (from argument validation to the host
+allowlist), ``anvil.oauth.token`` for a client-credentials token, ``anvil.ledger.reserve`` (renamed
+``anvil.ledger.replay``), one client span per upstream attempt (sent upstream as ``traceparent`` when the
+context propagates), ``anvil.ledger.complete`` or ``anvil.ledger.release``; and it tells the call span its
+operation, effect class, hashed principal, idempotency outcome and ledger reference. Without one, each site
+costs one ``None`` test.
+
 A result stored under a *derived* key (``keyDerivation: request_fingerprint``) replays only for the
 context's derived-key window, the retry window it exists for; an explicit caller key keeps the ledger's
 full retention. A 2xx answer too large to replay is still returned to this caller, with
