@@ -34,7 +34,7 @@ ALLOWED: dict[str, set[str]] = {
     "anvil.serve.mcp": {"anvil.air", "anvil.ledger", "anvil.runtime"},
     "anvil.serve.auth": {"anvil.air", "anvil.runtime", "anvil.serve.mcp"},
     # discovery: the search index, meta-tools and disclosure modes over what the gateway serves
-    "anvil.serve.discovery": {"anvil.air", "anvil.runtime", "anvil.serve.mcp"},
+    "anvil.serve.discovery": {"anvil.air", "anvil.runtime", "anvil.serve.auth", "anvil.serve.mcp"},
     "anvil.serve": {
         "anvil.air",
         "anvil.bundle",
@@ -47,7 +47,17 @@ ALLOWED: dict[str, set[str]] = {
     "anvil.deploy": {"anvil.air", "anvil.bundle"},
     "anvil.client": {"anvil.runtime", "anvil.serve.auth", "anvil.serve.mcp"},
     # proof: shared evidence code at the root, one room per lane; lanes share only the mock
-    "anvil.proof": {"anvil.air", "anvil.bundle", "anvil.compiler", "anvil.deploy", "anvil.serve.mcp"},
+    # the disclosure figures serve the bundle in-process to measure what callers are shown
+    "anvil.proof": {
+        "anvil.air",
+        "anvil.bundle",
+        "anvil.compiler",
+        "anvil.deploy",
+        "anvil.runtime",
+        "anvil.serve",
+        "anvil.serve.discovery",
+        "anvil.serve.mcp",
+    },
     "anvil.proof.mock": {"anvil.air", "anvil.serve.mcp"},
     "anvil.proof.certify": {
         "anvil.air",
@@ -56,6 +66,8 @@ ALLOWED: dict[str, set[str]] = {
         "anvil.compiler.manifest",
         "anvil.proof",
         "anvil.proof.mock",
+        "anvil.serve.discovery",
+        "anvil.serve.mcp",
     },
     "anvil.proof.conformance": {
         "anvil.air",

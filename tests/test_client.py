@@ -6,9 +6,17 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import mcp.types as types
 import pytest
 
-from anvil.client import AnvilClient, GatewayUnavailable, ToolError, exit_code_for, resolve_tool_name
+from anvil.client import (
+    AnvilClient,
+    GatewayUnavailable,
+    ToolError,
+    exit_code_for,
+    resolve_tool_name,
+    result_data,
+)
 from anvil.errors import AnvilError, ExecutionError
 from tests.cli.fixtures.upstreams import HttpGateway, LoopbackServer, compile_example, credential_env, example_module
 
@@ -227,3 +235,17 @@ def test_a_bundles_tool_name_resolves_to_its_one_prefixed_fleet_tool() -> None:
         "code": "client/ambiguous_tool",
         "candidates": ["a__x", "b__x"],
     }
+
+
+def test_the_data_of_a_cut_answer_is_its_first_text_block_not_the_marker_after_it() -> None:
+    result = types.CallToolResult.model_validate(
+        {
+            "content": [
+                {"type": "text", "text": '{"data":[1,2]}'},
+                {"type": "text", "text": "[truncated: ~5 of ~900 estimated tokens]"},
+                {"type": "resource_link", "uri": "anvil://answer/" + "0" * 32, "name": "answer"},
+            ],
+            "structuredContent": {"anvil_projection": "@", "result": {"data": [1, 2]}},
+        }
+    )
+    assert result_data(result) == {"data": [1, 2]}

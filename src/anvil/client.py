@@ -140,10 +140,12 @@ def _text_of(result: Any) -> str | None:
 def result_data(result: Any) -> JSONValue:
     """The data of a successful ``CallToolResult``.
 
-    The text content is the pretty-printed data; when it does not parse (a budget-truncated answer)
-    the structured content stands in, unwrapped from the ``{"result": ...}`` shape non-objects take.
+    The first text block is the data as JSON (a budget-cut answer's too: the ``[truncated: ...]``
+    marker and any notice follow it in blocks of their own); when it does not parse, the structured
+    content stands in, unwrapped from the ``{"result": ...}`` shape non-objects take.
     """
-    text = _text_of(result)
+    texts = [block.text for block in result.content or () if getattr(block, "type", None) == "text"]
+    text = texts[0] if texts else None
     if text is not None:
         try:
             return json.loads(text)

@@ -60,6 +60,8 @@ _ENTRIES: tuple[Code, ...] = (
     # bounded reads of spec and manifest files: a hostile file never stalls the compiler or fills its memory
     _d("source/not_regular_file", "error", "A spec or $ref file is not a regular file (a FIFO, device, folder)."),
     _d("source/too_large", "error", "A spec or $ref file is larger than the per-file limit."),
+    # a line break in an operationId could write manifest keys into the comment anvil init shows it in
+    _d("source/control_character", "error", "A path or operationId holds a control or line-separator character."),
     # --- compiler/: normalize -------------------------------------------------------------------
     _d("header_param_ignored", "info", "An Accept/Content-Type/Authorization header parameter is runtime-owned."),
     _d("operation_malformed", "warning", "An operation object is not a mapping and was skipped."),
@@ -110,7 +112,13 @@ _ENTRIES: tuple[Code, ...] = (
     _d("query_language_passthrough", "error", "An input passes a query language through without a policy; blocked."),
     _d("form_body_not_object", "warning", "A form body whose schema is not an object of named parts; blocked."),
     # servers an operation (or its path item) declares for itself
-    _d("server/operation_server", "info", "An operation is sent to its own server, not the service's."),
+    _d(
+        "server/operation_server",
+        "info",
+        "An operation is sent to its own server, not the service's (a warning when on another host).",
+    ),
+    # https://status.example.net,com,net,io would admit every .com once joined into an allowlist
+    _d("server/invalid_host", "error", "A server's host is not a host name or IP address; never called, blocked."),
     _d("server/unresolved", "error", "An operation's own server has no absolute URL (a variable, relative); blocked."),
     # --- compiler/: the manifest (anvil.yaml) ---------------------------------------------------
     _d("manifest/not_found", "error", "The manifest file does not exist or cannot be read."),
@@ -201,10 +209,14 @@ _ENTRIES: tuple[Code, ...] = (
     _e("air/invalid", "An AIR document does not load."),
     _e("bundle/invalid", "A bundle directory is missing or malformed."),
     _e("config/invalid", "A configuration value cannot be used."),
+    # an ANVIL_ALLOWED_HOSTS[_<ID>] / ANVIL_CREDENTIAL_HOSTS entry with a port, scheme, wildcard or comma junk
+    _e("config/invalid_host", "A host list entry is not a host name or IP address; refused at start-up."),
     # anvil serve: an approved operation's own server is outside the allowed hosts (never redirected)
     _e("config/server_not_allowed", "An operation's own server is outside the allowed hosts; refused at start-up."),
     _e("cli/unknown_operation", "anvil run: the words name no operation of the bundle (exit 1)."),
     _e("cli/usage", "A command-line argument is missing or malformed."),
+    # anvil init reads back what it would write; a spec string that would change an entry is never written
+    _e("manifest/draft_unsafe", "anvil init: the manifest would not read back as written; nothing was written."),
     _e("internal_error", "An unexpected fault; reported without a traceback."),
     # proof lanes: the live conformance config (original-core §8.3)
     _e("proof/live_config_invalid", "A conformance --live config is malformed or names no approved read."),
@@ -248,7 +260,11 @@ _ENTRIES: tuple[Code, ...] = (
     # --- serve/: the fleet listener (start-up refusals, REST route and probe answers) ---------------
     _e("fleet/duplicate_bundle", "Two served bundles have the same fleet id; refused before binding."),
     _e("fleet/no_bundles", "No directory holding air.json was found under the given paths."),
-    _e("fleet/tool_collision", "Two bundles produce the same prefixed tool name; refused before binding."),
+    _e(
+        "fleet/tool_collision",
+        "One wire tool name is produced twice (two bundles, or a meta-tool or lane card named like a tool); "
+        "refused before binding.",
+    ),
     _e("fleet/resource_collision", "Two bundles serve a skill file under one resource URI; refused before binding."),
     # a plain credential variable two fleet bundles would read
     _e("fleet/ambiguous_credential", "Two bundles would read one plain credential variable; refused before binding."),
@@ -267,6 +283,8 @@ _ENTRIES: tuple[Code, ...] = (
     # --- serve/: grant refusals (error.details.code, original-gateway §1.7) ----------------------
     _x("policy/grant_confirmation_required", "A confirmation-gated operation under no entry with confirm: allow."),
     _x("policy/grant_denied", "The caller's grant names no entry allowing this operation on this connector."),
+    # --- runtime/: an operation's own server on another host, sent without the service's credential ----
+    _x("auth/credential_withheld", "A 401/403 from an operation's own host no one consented to give the credential."),
     # --- runtime/: OAuth2 client-credentials exchange failures (auth_required error.details.code) -----
     _x("oauth/client_auth_unsupported", "The AIR asks for a client authentication other than a client secret."),
     _x("oauth/token_answer_invalid", "The token answer is too large, a redirect, not JSON, or has no Bearer token."),

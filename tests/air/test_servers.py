@@ -95,3 +95,14 @@ def test_own_servers_lists_each_server_with_the_approved_operations_sent_there()
         "ANVIL_BASE_URL__UPLOAD_EXAMPLE_COM": "http://127.0.0.1:8",
         "ANVIL_BASE_URL__DRAFTS_EXAMPLE_COM": "http://127.0.0.1:8",
     }
+
+
+def test_a_comma_host_is_no_server_and_never_reaches_a_host_list() -> None:
+    """The reviewer's host: ``status.example.net,com,net,io`` joined into a list admits every .com."""
+    resolved = resolve_server(Server(url="https://status.example.net,com,net,io/v1"))
+    assert resolved.url is None and resolved.bad_host
+    assert resolved.issue is not None and "status.example.net,com,net,io" in resolved.issue
+    hosts = server_hosts(["https://api.example.com", "https://status.example.net,com,net,io", "https://a b.example"])
+    assert hosts == ("api.example.com",)
+    templated = Server(url="https://{zone}.example.com", variables={"zone": {"default": "a,com"}})
+    assert resolve_server(templated).bad_host  # a variable's default cannot smuggle one in either

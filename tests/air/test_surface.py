@@ -7,9 +7,17 @@ import math
 from dataclasses import replace
 
 from anvil._types import JSONObject
-from anvil.air.model import DisclosureBudget, Document, Operation, Output, Service
-from anvil.air.surface import OUTPUT_SCHEMA_META, ToolSurface, surface_of
-from anvil.air.tools import output_projection
+from anvil.air.model import DisclosureBudget, Document, Input, Operation, Output, Service
+from anvil.air.outputs import compact_size
+from anvil.air.surface import (
+    INPUT_SCHEMA_BUDGET_TOKENS,
+    INPUT_SCHEMA_META,
+    OUTPUT_SCHEMA_META,
+    ToolSurface,
+    surface_of,
+)
+from anvil.air.tools import output_projection, published_input_schema
+from tests.air.test_input_summary import order_schema
 from tests.air.test_outputs import GRAPH, REF, _read
 
 
@@ -105,3 +113,48 @@ def test_a_documents_surface_uses_its_stated_budgets() -> None:
     assert surface_of(tight).budget_tokens == 50
     assert surface_of(tight).definition(op)["_meta"][OUTPUT_SCHEMA_META] == "omitted"
     assert surface_of(tight) is surface_of(tight)  # asked again for the same document: the same projections
+
+
+def _large_input(op: Operation) -> Operation:
+    """``op`` taking an order whose optional parts make its input schema ~27 KB (over the 16 KB input budget)."""
+    return replace(op, input=Input(schema=order_schema(120)))
+
+
+def test_an_input_schema_over_the_input_budget_is_listed_summarised_and_says_so() -> None:
+    op = _large_input(_read({"$ref": REF + "A"}))
+    surface = ToolSurface(GRAPH)
+    assert surface.input_budget_tokens == INPUT_SCHEMA_BUDGET_TOKENS == 4000
+    whole = published_input_schema(op)
+    assert compact_size(whole) > surface.input_budget_tokens * 4
+    published = surface.published(op)
+    listed = published.definition["inputSchema"]
+    assert published.input_summarised and published.definition["_meta"][INPUT_SCHEMA_META] == "summarised"
+    assert compact_size(listed) <= surface.input_budget_tokens * 4
+    assert listed["properties"]["body"]["properties"]["shipping"]["properties"]["address"] == {
+        "type": "object",
+        "description": "Address (summarised: read anvil://schema/svc_get_a)",
+    }
+    assert listed["properties"]["anvil_projection"] == whole["properties"]["anvil_projection"]  # reserved: whole
+    assert published.rest_chars < compact_size(whole)  # the rest of the tool is measured as it is listed
+    # served under another name (a fleet's), the stubs name the resource that name reads
+    renamed = surface.definition(op, name="shop__svc_get_a")["inputSchema"]
+    assert "anvil://schema/shop__svc_get_a" in json.dumps(renamed)
+    assert surface.definition(op)["name"] == "svc_get_a"
+
+
+def test_every_tool_within_the_input_budget_lists_the_same_bytes_as_without_summaries() -> None:
+    small = _read({"$ref": REF + "A"})
+    large = _large_input(_read({"$ref": REF + "B"}, "get_b"))
+    default, unbounded = ToolSurface(GRAPH), ToolSurface(GRAPH, input_budget_tokens=10**9)
+    assert json.dumps(default.definition(small)) == json.dumps(unbounded.definition(small))
+    assert INPUT_SCHEMA_META not in default.definition(small)["_meta"]
+    whole = unbounded.published(large)
+    assert not whole.input_summarised and INPUT_SCHEMA_META not in whole.definition["_meta"]
+    assert whole.definition["inputSchema"] == published_input_schema(large)
+
+
+def test_a_tool_budget_above_the_input_budget_raises_it() -> None:
+    op = _large_input(_read({"$ref": REF + "A"}))
+    roomy = ToolSurface(GRAPH, budget=DisclosureBudget(tool_budget_tokens=20_000))
+    assert roomy.input_budget_tokens == 20_000
+    assert not roomy.published(op).input_summarised

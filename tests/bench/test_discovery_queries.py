@@ -3,6 +3,7 @@ operation id names a real operation of its spec, checked against the original's 
 
 from __future__ import annotations
 
+import importlib.util
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -75,3 +76,22 @@ def test_every_gold_id_is_an_operation_id_the_original_gives_that_spec(corpus: P
     assert {entry["spec"] for entry in entries} <= set(ids), "a spec the goldens do not cover"
     unknown = [(entry["spec"], op) for entry in entries for op in entry["gold"] if op not in ids[entry["spec"]]]
     assert unknown == []
+
+
+def _split_module() -> Any:
+    spec = importlib.util.spec_from_file_location("discovery_split", REPO / "bench" / "discovery_split.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_dev_and_held_out_halves_split_each_spec_evenly_and_ignore_the_files_order() -> None:
+    split = _split_module()
+    entries = _entries()
+    halves = split.split_of(entries)
+    assert halves == split.split_of(list(reversed(entries)))
+    assert set(halves.values()) == {split.DEV, split.HELD_OUT}
+    per_spec = Counter((entry["spec"], halves[entry["task"]]) for entry in entries)
+    for spec in {entry["spec"] for entry in entries}:
+        assert abs(per_spec[(spec, split.DEV)] - per_spec[(spec, split.HELD_OUT)]) <= 1, spec

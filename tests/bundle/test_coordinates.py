@@ -72,3 +72,13 @@ def test_the_host_allowlist_names_the_services_server_and_each_approved_operatio
     ops[1] = replace(ops[1], servers=(Server(url="https://drafts.payments.example"),), state="review_required")
     doc = replace(payments_doc, service=replace(payments_doc.service, servers=(region,)), operations=tuple(ops))
     assert coordinates(doc, Generation()).allowed_hosts == "eu.payments.example,upload.payments.example"
+
+
+def test_a_comma_host_never_widens_the_generated_allowlist(payments_doc: Document) -> None:
+    """The reviewer's ``https://status.example.net,com,net,io`` once made the list admit every .com."""
+    ops = list(payments_doc.operations)
+    ops[0] = replace(ops[0], servers=(Server(url="https://status.example.net,com,net,io"),), state="approved")
+    doc = replace(payments_doc, operations=tuple(ops))
+    assert coordinates(doc, Generation()).allowed_hosts == "payments.internal.example.com"
+    service = replace(payments_doc.service, servers=(Server(url="https://api.example.net,com/v1"),))
+    assert coordinates(replace(payments_doc, service=service), Generation()).allowed_hosts == ""

@@ -320,3 +320,74 @@ def test_every_plaid_operation_compiles_approved_with_its_three_keys_as_one_comp
     composite = next(op["auth"] for op in operations if op["auth"]["type"] == "composite")
     carriers = [factor["provider"]["apiKey"]["name"] for factor in composite["factors"]]
     assert carriers == ["PLAID-CLIENT-ID", "PLAID-SECRET", "Plaid-Version"]
+
+
+def test_approve_prints_every_safety_field_an_entry_sets_beyond_the_classifiers_posture(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    manifest = tmp_path / "anvil.yaml"
+    _anvil(capsys, "init", str(PAYMENTS), "--service", "payments", "--out", str(manifest))
+    text = manifest.read_text(encoding="utf-8").replace(
+        "  payments.refunds.create:\n    state: review_required\n",
+        "  payments.refunds.create:\n    state: review_required\n    risk: low\n"
+        "    confirmation:\n      required: false\n",
+    )
+    manifest.write_text(text, encoding="utf-8")
+    code, out, _ = _anvil(capsys, "approve", str(manifest), "payments.refunds.create", "payments.customers.get")
+    assert code == 0
+    lines = out.splitlines()
+    at = lines.index("approved payments.refunds.create")
+    assert lines[at + 1 : at + 3] == ['  sets risk: "low"', '  sets confirmation: {"required": false}']
+    assert "approved payments.customers.get" in lines
+    assert "1 of the approved entries set safety fields beyond the classifier's posture" in out
+
+
+def test_inspect_shows_an_operations_host_when_it_is_not_the_services_and_where_its_credential_goes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec = tmp_path / "openapi.json"
+    status = {"operationId": "listIncidents", "servers": [{"url": "https://status.example.net/v1"}], "responses": {}}
+    spec.write_text(
+        json.dumps(
+            {
+                "openapi": "3.0.3",
+                "info": {"title": "Status", "version": "1"},
+                "servers": [{"url": "https://api.example.com/v1"}],
+                "components": {"securitySchemes": {"key": {"type": "apiKey", "in": "header", "name": "X-Api-Key"}}},
+                "security": [{"key": []}],
+                "paths": {"/incidents": {"get": status}, "/items": {"get": {"operationId": "listItems"}}},
+            }
+        ),
+        encoding="utf-8",
+    )
+    manifest, bundle = tmp_path / "anvil.yaml", tmp_path / "bundle"
+    assert _anvil(capsys, "init", str(spec), "--service", "status", "--out", str(manifest))[0] == 0
+    drafted = manifest.read_text(encoding="utf-8")
+    assert "# server: https://status.example.net/v1 (host status.example.net, not the service's api.example.com)" in (
+        drafted
+    )
+    _anvil(capsys, "compile", str(spec), "--manifest", str(manifest), "--out", str(bundle))
+    rows = {
+        row["operationId"]: row for row in json.loads(_anvil(capsys, "inspect", str(bundle), "--json")[1])["operations"]
+    }
+    assert (rows["status.incidents.list"]["host"], rows["status.incidents.list"]["credential"]) == (
+        "status.example.net",
+        "withheld",
+    )
+    assert "host" not in rows["status.items.list"]
+    text = _anvil(capsys, "inspect", str(bundle))[1]
+    assert "HOST" in text and "status.example.net (credential withheld)" in text
+    manifest.write_text(
+        drafted.replace(
+            "  status.incidents.list:\n    state: review_required\n",
+            "  status.incidents.list:\n    state: review_required\n    credential_hosts: [status.example.net]\n",
+        ),
+        encoding="utf-8",
+    )
+    code, out, _ = _anvil(capsys, "approve", str(manifest), "status.incidents.list")
+    assert code == 0 and '  sets credential_hosts: ["status.example.net"]' in out.splitlines()
+    _anvil(capsys, "compile", str(spec), "--manifest", str(manifest), "--out", str(bundle))
+    rows = {
+        row["operationId"]: row for row in json.loads(_anvil(capsys, "inspect", str(bundle), "--json")[1])["operations"]
+    }
+    assert rows["status.incidents.list"]["credential"] == "sent"

@@ -276,6 +276,17 @@ def test_a_base_url_outside_the_allowlist_exits_5_policy_denied(payments: Path, 
     assert state.requests == []
 
 
+def test_an_allowlist_entry_that_is_no_host_exits_5_policy_denied_naming_it(
+    payments: Path, mock: tuple[str, Any]
+) -> None:
+    url, state = mock
+    env = {"ANVIL_ALLOWED_HOSTS": "127.0.0.1,*.example.com", _token_variable(payments): "tok-1"}
+    ran = anvil_run(payments, "customers", "get", "--customer-id", "cus_123", "--base-url", url, env=env)
+    assert ran.code == 5 and ran.envelope()["code"] == "policy_denied"
+    assert "ANVIL_ALLOWED_HOSTS entry '*.example.com' is refused" in ran.envelope()["message"]
+    assert state.requests == []
+
+
 def test_in_dev_a_read_and_a_keyed_refund_succeed_and_the_key_reaches_the_upstream(
     payments: Path, mock: tuple[str, Any]
 ) -> None:

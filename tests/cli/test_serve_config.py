@@ -327,3 +327,39 @@ def test_each_fleet_bundle_reads_its_own_composite_factors_and_a_plain_factor_bo
         _config(shared, str(us), str(eu))
     assert refused.value.code == "fleet/ambiguous_credential" and twins["vaulteu"][1] in str(refused.value.hint)
     assert "whose?" not in str(refused.value)
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "entry"),
+    [
+        ("ANVIL_ALLOWED_HOSTS", "payments.internal.example.com,api.example.com:443", "api.example.com:443"),
+        ("ANVIL_ALLOWED_HOSTS", "*.example.com", "*.example.com"),
+        ("ANVIL_ALLOWED_HOSTS", "https://api.example.com", "https://api.example.com"),
+        ("ANVIL_ALLOWED_HOSTS_PAYMENTS", "pay ments.example", "pay ments.example"),
+        ("ANVIL_CREDENTIAL_HOSTS", "auth.example.com/token", "auth.example.com/token"),
+    ],
+)
+def test_a_host_list_entry_that_is_no_host_is_refused_at_start_up_naming_it(
+    payments: Path, variable: str, value: str, entry: str
+) -> None:
+    with pytest.raises(ConfigError) as refused:
+        _config({variable: value}, str(payments))
+    assert refused.value.code == "config/invalid_host"
+    assert f"{variable} entry '{entry}' is refused" in refused.value.message
+
+
+def test_the_reviewers_comma_list_never_admits_a_whole_top_level_domain(payments: Path) -> None:
+    from anvil.runtime.gates import host_allowed
+
+    environ = {"ANVIL_ALLOWED_HOSTS": "payments.internal.example.com,com,net,io"}
+    [settings] = _config(environ, str(payments)).settings
+    assert settings.allowed_hosts == ("payments.internal.example.com", "com", "net", "io")
+    assert host_allowed("https://payments.internal.example.com/v1", "prod", settings.allowed_hosts)
+    for url in ("https://evil.com", "https://attacker.net/x", "https://a.b.io"):
+        assert not host_allowed(url, "prod", settings.allowed_hosts)
+
+
+def test_an_operator_url_whose_host_is_no_host_is_refused(payments: Path) -> None:
+    with pytest.raises(ConfigError) as refused:
+        _config({"ANVIL_BASE_URL": "https://api.example.net,com,net,io/v1"}, str(payments))
+    assert refused.value.code == "config/invalid"

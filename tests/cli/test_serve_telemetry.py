@@ -8,7 +8,7 @@ import re
 import pytest
 
 from anvil.air.runtime_env import OTEL_ENV, is_registered
-from anvil.cli.serve_telemetry import log_format, metrics_auth, telemetry_settings
+from anvil.cli.serve_telemetry import Observation, log_format, metrics_auth, observation, telemetry_settings
 from anvil.errors import ConfigError
 from anvil.telemetry.settings import TelemetrySettings
 from tests.air.test_runtime_env import CLI, variable_names
@@ -113,3 +113,11 @@ def test_every_variable_read_is_registered() -> None:
             ):
                 read.add(node.value)
     assert read == {var.name for var in OTEL_ENV}
+
+
+def test_the_observation_gathers_the_three_and_refuses_before_anything_binds() -> None:
+    found = observation({"ANVIL_OTEL_EXPORTER": "console", "ANVIL_LOG_FORMAT": "json"}, None, service="s", env="prod")
+    assert (found.telemetry.exporter, found.log_format, found.metrics_auth) == ("console", "json", True)
+    assert observation({}, None, service="s", env="dev") == Observation()
+    with pytest.raises(ConfigError):
+        observation({"ANVIL_OTEL_EXPORTER": "zipkin"}, None, service="s", env="dev")

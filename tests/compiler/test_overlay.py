@@ -543,6 +543,18 @@ def test_an_investigation_overlay_cannot_loosen_confirmation_but_the_manifest_ca
     assert _get(allowed, "payments.refunds.create").confirmation.required is False
 
 
+def test_only_an_authoritative_origin_consents_to_send_the_credential_to_another_host() -> None:
+    consent = _overlay("investigation", "credentialHosts", ["status.example.net"])
+
+    refused = _apply("service: {name: payments}\n", overlays=[consent])
+    allowed = _apply("operations:\n  getPayment: {credential_hosts: [Status.Example.NET]}\n")
+
+    assert _codes(refused) == ["overlay/loosen_refused"]
+    assert _get(refused, "payments.payments.get").credential_hosts is None
+    assert allowed.diagnostics == ()
+    assert _get(allowed, "payments.payments.get").credential_hosts == ("status.example.net",)
+
+
 def test_an_investigation_overlay_cannot_approve_or_upgrade_idempotency_but_an_operator_can_approve() -> None:
     overlays = [
         _overlay("investigation", "state", "approved"),

@@ -122,6 +122,42 @@ def test_an_operation_whose_own_server_has_no_url_is_blocked_not_sent_to_the_ser
     assert out[0].review_notes[-1].startswith("Blocked: the operation's own server has no URL to send to")
 
 
+def test_an_operation_server_with_a_comma_host_is_refused_and_blocked() -> None:
+    approved = make_op(servers=(Server(url="https://status.example.net,com,net,io"),), state="approved")
+    out, found = validate_operations([approved])
+    assert [(d.code, d.severity) for d in found] == [("server/invalid_host", "error")]
+    assert "status.example.net,com,net,io" in found[0].message and out[0].state == "blocked"
+
+
+def test_a_service_server_with_a_comma_host_is_refused() -> None:
+    servers = (Server(url="https://status.example.net,com,net,io/v1"),)
+    _, found = validate_operations([make_op()], service_servers=servers)
+    assert [(d.code, d.severity, d.operation) for d in found] == [("server/invalid_host", "error", None)]
+
+
+def test_an_operation_sent_to_another_host_than_the_services_is_a_warning_naming_both_hosts() -> None:
+    home = (Server(url="https://api.example.com/v1"),)
+    same = make_op("same", servers=(Server(url="https://api.example.com/v2"),))
+    other = make_op("other", servers=(Server(url="https://status.example.net/v1"),), auth=Auth(type="api_key"))
+    consented = replace(
+        make_op("consented", servers=other.servers, auth=other.auth), credential_hosts=("status.example.net",)
+    )
+    _, found = validate_operations([same, other, consented], service_servers=home)
+    found = [d for d in found if d.code.startswith("server/")]
+    assert [(d.code, d.severity, d.operation) for d in found] == [
+        ("server/operation_server", "info", "svc.same.replace"),
+        ("server/operation_server", "warning", "svc.other.replace"),
+        ("server/operation_server", "warning", "svc.consented.replace"),
+    ]
+    assert found[1].message == (
+        "Operation 'svc.other.replace' is sent to its own server https://status.example.net/v1, on "
+        "status.example.net, not the service's api.example.com; its credential is withheld there unless "
+        "ANVIL_CREDENTIAL_HOSTS names status.example.net."
+    )
+    assert found[1].hint is not None and "credential_hosts: [status.example.net]" in found[1].hint
+    assert found[2].message.endswith("its credential goes there (credential_hosts names status.example.net).")
+
+
 def test_a_carrier_schema_that_cannot_hold_a_derived_key_blocks() -> None:
     params = (
         Param(name="id", in_="path", required=True),

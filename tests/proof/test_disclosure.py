@@ -61,12 +61,14 @@ def _spec(reads: int, *, description: str = "", item_properties: int = 1, page_s
 JSONish = dict[str, Any]
 
 
-def _compile(tmp_path: Path, spec: JSONish, name: str) -> Path:
+def _compile(tmp_path: Path, spec: JSONish, name: str, **extra: Any) -> Path:
     source = tmp_path / f"{name}.yaml"
     source.write_text(yaml.safe_dump(spec), encoding="utf-8")
     manifest = tmp_path / f"{name}.anvil.yaml"
     operations = {op["get"]["operationId"]: {"state": "approved"} for op in spec["paths"].values()}
-    manifest.write_text(yaml.safe_dump({"service": {"name": "wide"}, "operations": operations}), encoding="utf-8")
+    manifest.write_text(
+        yaml.safe_dump({"service": {"name": "wide"}, "operations": operations, **extra}), encoding="utf-8"
+    )
     outcome = compile_bundle(source, out=tmp_path / name, manifest=manifest, service_id="wide", root=REPO)
     assert outcome.bundle_hash is not None, [d.code for d in outcome.diagnostics if d.severity == "error"]
     return tmp_path / name
@@ -101,7 +103,7 @@ def test_certify_states_the_budgets_it_met_on_the_examples(github: Path) -> None
     )
     at_rest = _check(record, AT_REST)
     assert at_rest["status"] == "passed"
-    assert at_rest["detail"].startswith(f"{approved} tool(s) at rest: ")
+    assert at_rest["detail"].startswith(f"served flat (auto: the flat list fits): {approved} tool(s) at rest: ")
     assert at_rest["detail"].endswith("/20000 tokens (o200k_base)")
 
 
@@ -132,13 +134,26 @@ def test_a_tool_surface_over_the_budget_fails_its_simulated_disclosure_cell(verb
     assert fine["ok"] is True and fine["figure"]["tokens"] <= 1200
 
 
-def test_many_small_tools_can_exceed_the_surface_at_rest_alone(tmp_path: Path) -> None:
+def test_many_small_tools_over_the_budget_flat_are_served_searched_and_pass_at_rest(tmp_path: Path) -> None:
     bundle = _compile(tmp_path, _spec(26, description="Explains. " * 120), "many")
     record = certify(bundle)
     assert _check(record, TOOL)["status"] == "passed"
     at_rest = _check(record, AT_REST)
+    assert at_rest["status"] == "passed"
+    assert at_rest["detail"].startswith(
+        "served search (auto: the flat list is over 20000): 3 meta-tool(s) + 0 pinned tool(s) at rest: "
+    )
+    flat = sum(tokens_of(tool) for tool in served_tools(read_bundle(bundle)).values())
+    assert flat > 20000
+    assert at_rest["detail"].endswith(f"(o200k_base); the flat list of 26 tool(s) is {flat}")
+
+
+def test_pinned_tools_that_alone_exceed_the_budget_fail_the_surface_at_rest(tmp_path: Path) -> None:
+    bundle = _compile(tmp_path, _spec(26, description="Explains. " * 120), "pinned", disclosure={"pinned": ["*"]})
+    record = certify(bundle)
+    at_rest = _check(record, AT_REST)
     assert at_rest["status"] == "failed"
-    assert at_rest["detail"].startswith("over the surface budget, served flat: 26 tool(s) at rest: ")
+    assert at_rest["detail"].startswith("over the surface budget, served search: 3 meta-tool(s) + 26 pinned tool(s) ")
     assert record["status"] == "failed"
 
 

@@ -170,3 +170,40 @@ def test_status_and_deploy_ledger_print_the_same_key_posture_for_every_write(
     refund = ledger.get("payments.refunds.create")
     if refund is not None:  # required with a client key: required and recommended, as original-ledger §1.15 says
         assert (refund[0]["explicitKeyRequired"], refund[0]["explicitKeyRecommended"]) == (True, True)
+
+
+def test_a_large_api_over_the_flat_surface_budget_certifies_and_no_longer_blocks_its_writes_on_certify(
+    tmp_path: Path,
+) -> None:
+    # 26 reads whose flat list is over 20,000 tokens, and one write: served searched, it certifies.
+    import yaml
+
+    from anvil.bundle.read import read_bundle
+    from anvil.cli.compile import compile_bundle
+    from anvil.proof.disclosure import served_tools, tokens_of
+    from tests.cli.fixtures.upstreams import REPO
+    from tests.proof.test_disclosure import _spec
+
+    spec = _spec(26, description="Explains. " * 120)
+    body = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+    spec["paths"]["/things0"]["post"] = {
+        "operationId": "createThing0",
+        "summary": "Create a thing",
+        "requestBody": {"required": True, "content": {"application/json": {"schema": body}}},
+        "responses": {"201": {"description": "Created"}},
+    }
+    source, manifest = tmp_path / "wide.yaml", tmp_path / "wide.anvil.yaml"
+    source.write_text(yaml.safe_dump(spec), encoding="utf-8")
+    approved = {op["operationId"]: {"state": "approved"} for item in spec["paths"].values() for op in item.values()}
+    manifest.write_text(yaml.safe_dump({"service": {"name": "wide"}, "operations": approved}), encoding="utf-8")
+    bundle = tmp_path / "wide"
+    assert compile_bundle(source, out=bundle, manifest=manifest, service_id="wide", root=REPO).bundle_hash
+    assert sum(tokens_of(tool) for tool in served_tools(read_bundle(bundle)).values()) > 20_000
+    record = certify(bundle)
+    assert record["status"] == "passed", [c["id"] for c in record["checks"] if c["status"] != "passed"]
+    write_record(bundle, CERTIFICATION_FILE, record)
+    summary = evidence_summary(bundle)
+    assert summary["lanes"]["certify"]["state"] == "fresh"
+    (write,) = summary["writes"]
+    assert write["operationId"] == "wide.things0.create"
+    assert not any(blocker.startswith("certify") for blocker in write["blockers"])

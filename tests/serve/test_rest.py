@@ -13,12 +13,26 @@ from starlette.applications import Starlette
 
 from anvil._types import JSONValue
 from anvil.air.model import Document
+from anvil.air.tokens import count_tokens
 from anvil.runtime.envelope import CODE_TABLE, ErrorEnvelope
+from anvil.serve.answer_store import MemoryAnswers, answer_owner
 from anvil.serve.auth.principals import hash_token, parse_principals
 from anvil.serve.auth.tokens import StaticTokenAuthenticator
+from anvil.serve.fleet import Fleet, FleetBundle
 from anvil.serve.listener import create_listener
 from anvil.serve.mcp.results import CallResult
-from anvil.serve.rest import MAX_BODY_DEPTH, MAX_EFFECT_HEADER, BodyError, call_route, effect_header, parse_body
+from anvil.serve.responses import PAGE_CAP_META, TRUNCATED_META
+from anvil.serve.rest import (
+    MAX_BODY_DEPTH,
+    MAX_EFFECT_HEADER,
+    PAGE_CAP_HEADER,
+    TRUNCATED_HEADER,
+    BodyError,
+    call_route,
+    effect_header,
+    parse_body,
+)
+from tests.serve.budget_upstream import Upstream, catalog_context, catalog_document, item_list
 from tests.serve.support import OWNER_REPO
 from tests.serve.test_fleet import COMMENT, Rig, read_grant, write_grant
 
@@ -369,3 +383,62 @@ async def test_a_report_too_large_for_the_header_travels_in_the_body() -> None:
     }
     assert answer.headers["x-anvil-replayed"] == "true"
     assert answer.json() == {"result": [1], "_meta": {"effect": report}}
+
+
+# --- the response budget over REST -------------------------------------------------------------------
+
+
+async def test_a_list_over_the_budget_answers_the_cut_data_with_its_marker_in_a_header() -> None:
+    document = catalog_document()
+    big = {"object": "list", "data": item_list(4000), "has_more": True}
+    upstream = Upstream(answers={"/items": big})
+    keeper = MemoryAnswers()
+    async with upstream.client() as http:
+        fleet = Fleet([FleetBundle(id="catalog", document=document, context=catalog_context(http))], keeper=keeper)
+        app = create_listener(fleet)
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1") as client:
+            answer = await client.post("/call/catalog_list_items", json={"arguments": {}})
+    assert answer.status_code == 200
+    view = answer.json()
+    served = len(view["data"])
+    assert 0 < served < 4000 and view["data"] == big["data"][:served] and view["has_more"] is True
+    assert count_tokens(answer.text) <= 8000
+    header = answer.headers[TRUNCATED_HEADER]
+    assert header.isascii() and header.isprintable()
+    marker = json.loads(header)
+    assert marker["cuts"] == [{"path": "$.data", "served": served, "total": 4000, "unit": "items"}]
+    assert marker["continue"] == {"starting_after": big["data"][served - 1]["id"]}
+    kept = await keeper.read(marker["answer"], answer_owner(None))  # the link rides inside the marker
+    assert kept is not None and json.loads(kept.body) == big
+    assert "link" not in answer.headers and "x-anvil-effect" in answer.headers
+
+
+async def test_a_marker_too_long_for_its_header_keeps_its_first_cut_and_drops_its_hints() -> None:
+    marker = {
+        "served_tokens": 10,
+        "total_tokens": 99,
+        "budget": 10,
+        "cuts": [{"path": f"$.a{n}", "served": 0, "total": 5, "unit": "items"} for n in range(3)],
+        "shortened": 0,
+        "continue": {"cursor": "c" * 5000},
+        "answer": None,
+        "answer_bytes": 900,
+    }
+    client, _ = stub_client(CallResult(kind="success", data={"a0": []}, meta={TRUNCATED_META: marker}))
+    async with client:
+        answer = await client.post("/call/tool", json={})
+    shown = json.loads(answer.headers[TRUNCATED_HEADER])
+    assert len(answer.headers[TRUNCATED_HEADER]) <= MAX_EFFECT_HEADER
+    assert shown["hints"] == "omitted" and "continue" not in shown and shown["cuts"] == marker["cuts"][:1]
+
+
+async def test_a_list_at_the_page_cap_has_the_notice_in_a_header_and_an_error_has_neither() -> None:
+    facts = {"items": 50, "path": "$.records", "max_page_size": 50, "next": {"offset": 50}}
+    client, _ = stub_client(CallResult(kind="success", data={"records": []}, meta={PAGE_CAP_META: facts}))
+    async with client:
+        answer = await client.post("/call/tool", json={})
+    assert json.loads(answer.headers[PAGE_CAP_HEADER]) == facts and TRUNCATED_HEADER not in answer.headers
+    client, _ = stub_client(failing("not_found"))
+    async with client:
+        refused = await client.post("/call/tool", json={})
+    assert PAGE_CAP_HEADER not in refused.headers and TRUNCATED_HEADER not in refused.headers

@@ -15,6 +15,7 @@ from functools import cache
 from typing import Any, Literal, TypeVar, Union, get_args, get_origin
 
 from anvil.air.canonical import hash_canonical
+from anvil.air.hosts import is_host, normalize_host
 from anvil.air.model import Document
 from anvil.errors import AirError
 
@@ -167,6 +168,9 @@ def load_document(data: Any) -> Document:
             where, value = "disclosure.outputSchemaPercent", budget.output_schema_percent
             raise _fail(where, f"{value} is outside 0..{MAX_OUTPUT_SCHEMA_PERCENT}")
     for index, op in enumerate(doc.operations):
+        for host in op.credential_hosts or ():
+            if not is_host(host) or host != normalize_host(host):
+                raise _fail(f"operations[{index}].credentialHosts", f"{host!a} is not a lower-case host name or IP")
         r = op.retries
         where = f"operations[{index}].retries"
         if not 1 <= r.max_attempts <= MAX_RETRY_ATTEMPTS:

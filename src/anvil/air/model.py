@@ -519,6 +519,9 @@ class Operation:
     #: The operation's own servers (its own ``servers``, else its path item's), when they differ from the
     #: service's; absent (the common case, and every AIR the original writes) it uses the service's.
     servers: tuple[Server, ...] | None = None
+    #: Hosts a reviewer consented to receive the operation's credential besides the service's own
+    #: (the manifest's ``credential_hosts``); absent (every AIR written before it) means none.
+    credential_hosts: tuple[str, ...] | None = None
     pagination: Pagination | None = None
     disclosure_cost: DisclosureCost | None = None
     streaming: bool = False

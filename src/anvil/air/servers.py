@@ -17,6 +17,7 @@ from typing import Final
 from urllib.parse import urlsplit
 
 from anvil._types import JSONValue
+from anvil.air.hosts import host_problem
 from anvil.air.model import Document, Operation, Server
 
 __all__ = [
@@ -40,10 +41,12 @@ _NON_ALNUM: Final = re.compile(r"[^A-Z0-9]+")
 
 @dataclass(frozen=True, slots=True)
 class ResolvedServer:
-    """A server URL with its variables at their defaults (``url``), or why it has none (``issue``)."""
+    """A server URL with its variables at their defaults (``url``), or why it has none (``issue``;
+    ``bad_host`` when the reason is a host that is not a host name or an IP address)."""
 
     url: str | None = None
     issue: str | None = None
+    bad_host: bool = False
 
 
 def _default(name: str, variables: JSONValue) -> tuple[str | None, str | None]:
@@ -64,8 +67,10 @@ def resolve_server(server: Server) -> ResolvedServer:
 
     Returns:
         The URL, or the issue: an undeclared variable, one without a default or whose default is outside
-        its enum, or a result that is not an absolute ``http(s)://HOST`` URL (a relative server URL is
-        relative to where the document was served, which a compiled bundle does not know).
+        its enum, a result that is not an absolute ``http(s)://HOST`` URL (a relative server URL is
+        relative to where the document was served, which a compiled bundle does not know), or a host
+        that is not a host name or IP address (:mod:`anvil.air.hosts`: a comma in it would widen an
+        allowlist joined from it).
     """
     parts: list[str] = []
     last = 0
@@ -78,11 +83,15 @@ def resolve_server(server: Server) -> ResolvedServer:
     url = "".join(parts) + server.url[last:]
     try:
         split = urlsplit(url)
-        absolute = split.scheme in ("http", "https") and bool(split.hostname) and split.port != 0
+        host = split.hostname or ""
+        absolute = split.scheme in ("http", "https") and bool(host) and split.port != 0
     except ValueError:  # a port out of range, a malformed IPv6 literal
         absolute = False
     if not absolute:
         return ResolvedServer(issue=f"server {server.url!r} is not an absolute http(s) URL")
+    problem = host_problem(host)
+    if problem is not None:
+        return ResolvedServer(issue=f"the host of server {server.url!r} is refused: {problem}", bad_host=True)
     return ResolvedServer(url=url)
 
 
@@ -129,13 +138,14 @@ def server_key(url: str) -> str:
 
 
 def server_hosts(urls: list[str] | tuple[str, ...]) -> tuple[str, ...]:
-    """The distinct lower-cased hosts of ``urls``, in first-seen order (unparseable URLs left out)."""
+    """The distinct lower-cased hosts of ``urls``, in first-seen order (unparseable URLs, and URLs whose
+    host is not a host name or IP address, left out: none may widen an allowlist joined from them)."""
     hosts: list[str] = []
     for url in urls:
         try:
-            host = urlsplit(url).hostname
+            host = (urlsplit(url).hostname or "").lower()
         except ValueError:
             continue
-        if host and host.lower() not in hosts:
-            hosts.append(host.lower())
+        if host and host_problem(host) is None and host not in hosts:
+            hosts.append(host)
     return tuple(hosts)

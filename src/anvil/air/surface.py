@@ -24,6 +24,16 @@ left out and ``anvil/output_schema`` is ``omitted``. A cut schema only accepts m
 so a stock client never refuses an answer the gateway accepts; the gateway checks
 ``structuredContent`` against the whole schema (:meth:`ToolSurface.output`).
 
+An ``inputSchema`` is published whole unless it alone is over the input budget
+(:data:`~anvil.air.input_summary.INPUT_SCHEMA_BUDGET_TOKENS`, or the tool budget when that is
+larger): then it is summarised (:mod:`anvil.air.input_summary`: required properties whole, optional
+structure past a depth one stub naming its type and ``anvil://schema/<tool>``), ``_meta`` says
+``anvil/input_schema``: ``summarised``, and the output schema is fitted to the rest of the tool as
+it is listed. The summary is made here, not at serve time, so ``tools.json``, ``anvil certify`` and
+every server list the same bytes; the stubs name the tool as it is served (``name``, a fleet's
+prefixed name). The gateway still validates every call against the whole schema, which it serves
+as that resource.
+
 Everything is deterministic: the same document gives the same bytes.
 """
 
@@ -36,11 +46,14 @@ from typing import Final, Literal
 
 from anvil._types import JSONObject
 from anvil.air.effects import ToolOf, effect_listing_meta
+from anvil.air.input_summary import INPUT_SCHEMA_BUDGET_TOKENS, INPUT_SCHEMA_META, summarise_input_schema
+from anvil.air.inputs import safety_keys
 from anvil.air.model import DisclosureBudget, Document, Operation
 from anvil.air.outputs import OutputPlan, OutputProjection, OutputSchemas, compact_size
 from anvil.air.tool_elements import (
     DRY_RUN_ARGUMENT,
     PROJECTION_ARGUMENT,
+    RESERVED_ARGUMENTS,
     operation_input_schema,
     published_input_schema,
     tool_annotations,
@@ -51,6 +64,8 @@ from anvil.air.tool_elements import (
 __all__ = [
     "CHARS_PER_TOKEN",
     "ESTIMATOR",
+    "INPUT_SCHEMA_BUDGET_TOKENS",
+    "INPUT_SCHEMA_META",
     "OUTPUT_SCHEMA_META",
     "OUTPUT_SCHEMA_PERCENT",
     "TOOL_BUDGET_TOKENS",
@@ -103,12 +118,14 @@ class Published:
         served_chars: the listed tool's compact JSON characters (effect keys included), what the budget counts.
         rest_chars: the same without any ``outputSchema``: over the budget, the rest of the tool alone is.
         output_state: None when the output schema is whole (or there is none), else how it was cut.
+        input_summarised: True when the ``inputSchema`` is a summary (``_meta["anvil/input_schema"]``).
     """
 
     definition: JSONObject
     served_chars: int
     rest_chars: int
     output_state: OutputState | None
+    input_summarised: bool = False
 
 
 class ToolSurface:
@@ -120,6 +137,8 @@ class ToolSurface:
         tool_of: How the server names the tools follow-ups are served as (default: their operation ids).
         every_effect_class: The server lists the effect keys of tools that declare no contract too (the
             service's ``listEffectClass: all``); by default only declared ones carry them (ADR-0030 §4).
+        input_budget_tokens: The input budget (default: :data:`INPUT_SCHEMA_BUDGET_TOKENS`, or the
+            tool budget when that is larger).
     """
 
     def __init__(
@@ -129,11 +148,13 @@ class ToolSurface:
         budget: DisclosureBudget | None = None,
         tool_of: ToolOf | None = None,
         every_effect_class: bool = False,
+        input_budget_tokens: int | None = None,
     ) -> None:
         self.outputs = OutputSchemas(components)
         self.budget = budget or DisclosureBudget()
         self._tool_of: ToolOf = tool_of or _op_id
         self._every_effect_class = every_effect_class
+        self._input_budget = input_budget_tokens or max(INPUT_SCHEMA_BUDGET_TOKENS, self.budget.tool_budget_tokens)
 
     @property
     def budget_tokens(self) -> int:
@@ -144,6 +165,11 @@ class ToolSurface:
     def budget_chars(self) -> int:
         """The tool budget in characters of compact JSON."""
         return self.budget.tool_budget_tokens * CHARS_PER_TOKEN
+
+    @property
+    def input_budget_tokens(self) -> int:
+        """The input budget in estimated tokens: an ``inputSchema`` over it is summarised."""
+        return self._input_budget
 
     def _plan(self, op: Operation) -> OutputPlan | None:
         business = operation_input_schema(op).get("properties") or {}
@@ -156,23 +182,42 @@ class ToolSurface:
         plan = self._plan(op)
         return self.outputs.full(plan) if plan is not None else None
 
-    def definition(self, op: Operation) -> JSONObject:
-        """``op``'s tool definition as published (a new dict each call)."""
-        return self.published(op).definition
+    def definition(self, op: Operation, *, name: str | None = None) -> JSONObject:
+        """``op``'s tool definition as published (a new dict each call); ``name``: as :meth:`published`."""
+        return self.published(op, name=name).definition
 
-    def published(self, op: Operation) -> Published:
-        """``op``'s tool definition, its ``outputSchema`` whole or cut to the budget, and its measures."""
+    def published(self, op: Operation, *, name: str | None = None) -> Published:
+        """``op``'s tool definition, its ``outputSchema`` whole or cut to the budget, and its measures.
+
+        Args:
+            op: The operation.
+            name: The name the tool is served under when it is not ``op.mcp.tool_name`` (a fleet's
+                prefixed name): a summarised input schema names its resource by it. The definition's
+                ``name`` stays ``op.mcp.tool_name`` (the server renames it).
+        """
+        whole = published_input_schema(op)
         head: JSONObject = {
             "name": op.mcp.tool_name,
             "title": op.display_name,
             "description": tool_description(op),
-            "inputSchema": published_input_schema(op),
+            "inputSchema": whole,
         }
         annotations, meta = tool_annotations(op), tool_meta(op)
         listed = self._every_effect_class or op.effect.declares_contract  # what the server adds to _meta
         effect_keys = effect_listing_meta(op, self._tool_of) if listed else {}
         served = {**head, "annotations": annotations, "_meta": {**meta, **effect_keys}}
         text = _dumps(served)
+        budget = self._input_budget * CHARS_PER_TOKEN
+        summary = None
+        if len(text) > budget:  # the whole tool within the budget: its input schema alone is
+            keys = safety_keys(op)
+            keep = [*RESERVED_ARGUMENTS, *(key for key in (keys.confirm, keys.idempotency) if key is not None)]
+            summary = summarise_input_schema(whole, budget, tool=name or op.mcp.tool_name, keep=keep)
+        if summary is not None:
+            head["inputSchema"] = summary.schema
+            meta = {**meta, INPUT_SCHEMA_META: "summarised"}
+            served = {**head, "annotations": annotations, "_meta": {**meta, **effect_keys}}
+            text = _dumps(served)
         rest = len(text)
         plan = self._plan(op)
         schema, state = self._choose(plan, rest, _bytes(text)) if plan is not None else (None, None)
@@ -186,7 +231,13 @@ class ToolSurface:
         if state is not None:
             definition["_meta"] = {**meta, OUTPUT_SCHEMA_META: state}
             size += _marker_size(state)
-        return Published(definition=definition, served_chars=size, rest_chars=rest, output_state=state)
+        return Published(
+            definition=definition,
+            served_chars=size,
+            rest_chars=rest,
+            output_state=state,
+            input_summarised=summary is not None,
+        )
 
     def _rooms(self, rest_chars: int, rest_bytes: int, marker: int) -> tuple[int, int]:
         """What an ``outputSchema`` value may take: (characters within the tool budget, bytes within the share)."""

@@ -63,7 +63,9 @@ class Coordinates:
 
 def _allowed_hosts(doc: Document) -> str:
     """The hosts the deployment calls, comma-separated: the service's first server, then the own server
-    of every approved operation that declares one (variables at their defaults)."""
+    of every approved operation that declares one (variables at their defaults). Only valid hosts are
+    joined (:func:`anvil.air.servers.server_hosts`), so no server can widen the list; an allowed host is
+    where requests may go, not where the credential goes (that takes consent: ``credential_hosts``)."""
     urls = [resolve_server(doc.service.servers[0]).url or ""] if doc.service.servers else []
     urls += [url for url, approved in own_servers(doc).items() if approved]
     return ",".join(server_hosts(urls))

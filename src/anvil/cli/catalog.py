@@ -3,8 +3,18 @@
 One row per operation: its AIR id, state, effect class, risk, idempotency mode and carrier,
 confirmation, auth (a composite with its factors: ``composite (client_id + secret + plaid_version)``),
 retries and declared undo (inverse, compensation, or none), so a reviewer sees what the compiler made
-of every operation before approving more. ``--state`` and ``--class`` filter (each may
-be repeated); ``--json`` prints ``{"service", "operations": [...]}`` with the same facts.
+of every operation before approving more. An operation sent to its own server on another host than
+the service's shows that host, and whether its credential goes there (``credential_hosts`` names it)
+or is withheld; the table grows a HOST column when any does. ``--state`` and ``--class`` filter (each
+may be repeated); ``--json`` prints ``{"service", "operations": [...], "disclosure": {...}}`` with the
+same facts.
+
+The disclosure (what ``anvil serve`` lists at rest, measured by serving the bundle in-process with an
+upstream that answers nothing: :func:`anvil.proof.disclosure.served_surfaces`): the mode ``--disclosure
+auto`` picks, the surface budget, the flat list's o200k_base tokens counted whole, the tokens at rest
+when searched and when laddered, and the lane count. JSON keys: ``auto``, ``surfaceBudgetTokens``,
+``flatTools``, ``flatTokens``, ``searchTokens``, ``ladderedTokens`` (null when a lane card would collide
+with a tool), ``lanes``, ``estimator``.
 
 Exit status: 0 listed (possibly nothing after filtering); 3 the bundle cannot be read.
 """
@@ -31,8 +41,19 @@ def register(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def catalog_row(op: Any) -> dict[str, Any]:
-    """One operation's catalog facts (JSON-ready)."""
+def _own_host(op: Any, service_host: str | None) -> str | None:
+    """The host of ``op``'s own server when it is not the service's, else None."""
+    from anvil.air.servers import operation_server, resolve_server, server_hosts
+
+    own = operation_server(op)
+    url = resolve_server(own).url if own is not None else None
+    hosts = server_hosts([url]) if url else ()
+    return hosts[0] if hosts and hosts[0] != service_host else None
+
+
+def catalog_row(op: Any, service_host: str | None = None) -> dict[str, Any]:
+    """One operation's catalog facts (JSON-ready); ``service_host`` is the service's server host, which an
+    operation's own server is compared with (``host`` and ``credential`` are set only when they differ)."""
     from anvil.air.effects import effect_class_of
     from anvil.air.model import auth_label
 
@@ -53,7 +74,17 @@ def catalog_row(op: Any) -> dict[str, Any]:
         "undo": undo,
         "lookup": effect.lookup is not None,
         "draft": effect.draft is not None,
+        **_host_facts(op, service_host),
     }
+
+
+def _host_facts(op: Any, service_host: str | None) -> dict[str, Any]:
+    host = _own_host(op, service_host)
+    if host is None:
+        return {}
+    consented = host in (op.credential_hosts or ())
+    credential = "none" if op.auth.type == "none" else "sent" if consented else "withheld"
+    return {"host": host, "credential": credential}
 
 
 def _text(service: str, rows: list[dict[str, Any]], total: int) -> str:
@@ -72,7 +103,12 @@ def _text(service: str, rows: list[dict[str, Any]], total: int) -> str:
         )
         for row in rows
     ]
-    widths = [max(len(line[i]) for line in table) for i in range(len(header))]
+    if any("host" in row for row in rows):
+        table = [(*table[0], "HOST")] + [
+            (*line, f"{row['host']} (credential {row['credential']})" if "host" in row else "")
+            for line, row in zip(table[1:], rows, strict=True)
+        ]
+    widths = [max(len(line[i]) for line in table) for i in range(len(table[0]))]
     lines = ["  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)).rstrip() for line in table]
     lines.append(f"{service}: {len(rows)} of {total} operations shown.")
     return "\n".join(lines)
@@ -88,13 +124,22 @@ def run(args: argparse.Namespace) -> int:
 
     path = Path(args.bundle)
     doc = read_bundle(path.parent if path.name == "air.json" else path)
-    rows = [catalog_row(op) for op in sorted(doc.operations, key=lambda op: op.id)]
+    from anvil.air.servers import resolve_server, server_hosts
+
+    servers = doc.service.servers
+    home = server_hosts([resolve_server(servers[0]).url or ""]) if servers else ()
+    rows = [catalog_row(op, home[0] if home else None) for op in sorted(doc.operations, key=lambda op: op.id)]
     if args.state:
         rows = [row for row in rows if row["state"] in args.state]
     if args.effect_class:
         rows = [row for row in rows if row["class"] in args.effect_class]
+    from anvil.proof.disclosure import served_surfaces
+
+    surfaces = served_surfaces(doc)
     if args.json:
-        print(json.dumps({"service": doc.service.id, "operations": rows}, indent=2, ensure_ascii=False))
+        shown = {"service": doc.service.id, "operations": rows, "disclosure": surfaces.to_json()}
+        print(json.dumps(shown, indent=2, ensure_ascii=False))
     else:
         print(_text(doc.service.id, rows, len(doc.operations)))
+        print(surfaces.line())
     return 0

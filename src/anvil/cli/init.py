@@ -15,8 +15,13 @@ end-user OAuth flow, Slack's or Netlify's, is otherwise served nowhere); without
 note when the spec's auth keeps operations blocked however they are approved, naming the choices.
 ``--force`` replaces an existing file.
 
-Exit status: 0 written; 1 the spec could not be read (its diagnostics on stderr, nothing written);
-2 usage (a bad service id, an existing ``--out`` without ``--force``).
+The spec is untrusted: a path or operationId holding a control character is refused at load
+(``source/control_character``), every name it chose is written as one line, and the text is read back
+before it is written: unless every entry holds exactly what was meant, nothing is written
+(``manifest/draft_unsafe``).
+
+Exit status: 0 written; 1 the spec could not be read or drafted safely (its diagnostics on stderr,
+nothing written); 2 usage (a bad service id, an existing ``--out`` without ``--force``).
 """
 
 from __future__ import annotations
@@ -171,6 +176,8 @@ def _auth_hint(
 ) -> str | None:
     """A line saying how many operations their auth keeps blocked however they are approved, and the choice
     that would serve them; None when auth blocks none (or a scheme was chosen already)."""
+    from anvil.load.controls import fold_controls
+
     if args.auth_scheme is not None or not schemes:
         return None
     blocked = {op.id for op in document.operations if op.state == "blocked"}
@@ -182,7 +189,7 @@ def _auth_hint(
         return None
     counts = Counter(codes.values())
     why = ", ".join(f"{code} {count}" for code, count in sorted(counts.items()))
-    offered = ", ".join(f"{name} ({kind})" for name, kind in sorted(schemes.items()))
+    offered = fold_controls(", ".join(f"{name} ({kind})" for name, kind in sorted(schemes.items())))
     return (
         f"Note: {len(codes)} of {len(document.operations)} operations stay blocked by their auth however they are "
         f"approved ({why}). Choose a scheme service-wide: rerun with --force --auth-scheme NAME, one of {offered}; "
@@ -196,8 +203,9 @@ def run(args: argparse.Namespace) -> int:
     from anvil.cli.compile import max_file_bytes, render_diagnostics
     from anvil.cli.files import write_text_atomically
     from anvil.compiler import build
-    from anvil.compiler.manifest.draft import draft_manifest
+    from anvil.compiler.manifest.draft import DraftError, draft_manifest
     from anvil.diagnostics import has_errors
+    from anvil.load.controls import fold_controls
 
     if not SERVICE_ID_PATTERN.match(args.service):
         raise UsageError(
@@ -227,24 +235,29 @@ def run(args: argparse.Namespace) -> int:
         return 1
     schemes = _security_schemes(args)
     if args.auth_scheme is not None and args.auth_scheme not in schemes:
-        offered = ", ".join(sorted(schemes)) or "none"
+        offered = fold_controls(", ".join(sorted(schemes))) or "none"
         raise UsageError(
             "cli/usage",
-            f"--auth-scheme {args.auth_scheme!r} is not a security scheme of the spec",
+            f"--auth-scheme {args.auth_scheme!a} is not a security scheme of the spec",
             hint=f"Choose one the spec declares: {offered}.",
         )
     proposals = None
-    if args.propose_effects:
-        proposals = _checked_proposals(result.document, args)
-    text = draft_manifest(
-        result.document,
-        approve=args.approve,
-        spec_label=args.spec,
-        proposals=proposals,
-        schemes=schemes,
-        auth_scheme=args.auth_scheme,
-        auth_override=override,
-    )
+    try:
+        if args.propose_effects:
+            proposals = _checked_proposals(result.document, args)
+        text = draft_manifest(
+            result.document,
+            approve=args.approve,
+            spec_label=args.spec,
+            proposals=proposals,
+            schemes=schemes,
+            auth_scheme=args.auth_scheme,
+            auth_override=override,
+        )
+    except DraftError as exc:  # the text would not read back as what was meant: never written
+        print(f"error[{exc.code}]: {exc}", file=sys.stderr)
+        print(f"Not written: {args.spec} cannot be drafted safely; {args.out} is unchanged.", file=sys.stderr)
+        return 1
     write_text_atomically(out, text)
     ops = result.document.operations
     approved = sum(1 for line in text.splitlines() if line.strip() == "state: approved")

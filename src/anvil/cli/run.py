@@ -505,7 +505,10 @@ class _Command:
             repointed = server_urls(env, self.doc, None)
         except AnvilError as exc:
             raise Refused(refusal(self.op.id, "validation_error", exc.message, {"field": "ANVIL_BASE_URL__"})) from None
-        hosts = parse_allowed_hosts(env.get("ANVIL_ALLOWED_HOSTS"))
+        try:
+            hosts = parse_allowed_hosts(env.get("ANVIL_ALLOWED_HOSTS"))
+        except ValueError as exc:
+            raise Refused(refusal(self.op.id, "policy_denied", f"{exc}.", {"field": "ANVIL_ALLOWED_HOSTS"})) from None
         if not hosts and override:
             hosts = server_hosts([override, *repointed.values()])
         timeout_ms: int = DEFAULT_TIMEOUT_MS

@@ -56,6 +56,7 @@ from typing import TYPE_CHECKING, Any, Final, TextIO
 
 from anvil.cli.listen import inherited_listener, limit_argv, register_listener_flags
 from anvil.cli.serve_config import HttpBind, ServeConfig, ServeSettings, config_from_env, ledger_options
+from anvil.cli.serve_telemetry import Observation, observation
 from anvil.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -198,29 +199,43 @@ def disclosure_line(fleet: Fleet) -> str:
     surface = fleet.default.surface
     budget = surface.settings.surface_budget
     flat = surface.measure
-    requested = f" (chosen by auto: the flat list is {flat.shown(budget)})" if surface.requested == "auto" else ""
+    requested = ""
+    if surface.requested == "auto":
+        requested = f" (chosen by auto: the flat list is {flat.shown(budget)})"
+    elif surface.requested == "laddered" and surface.mode != "laddered" and surface.plan is not None:
+        requested = (
+            f" (laddered declined: {surface.plan.reason}; chosen as auto would: the flat list is {flat.shown(budget)})"
+        )
     if surface.mode == "flat":
         listed = f"{flat.tools} tool{'s' if flat.tools != 1 else ''}, {flat.shown(budget)}"
         return f"anvil: disclosure flat{requested}: tools/list shows {listed} (surface budget {budget:,} tokens)"
     rest = surface.at_rest()
+    if surface.mode == "laddered":
+        cards = len(surface.cards)
+        return (
+            f"anvil: disclosure laddered: tools/list shows {rest.tools} tools "
+            f"({cards} lane card{'s' if cards != 1 else ''}), "
+            f"{rest.tokens:,} tokens at rest (surface budget {budget:,}); {flat.tools} tools are listed once their "
+            "lane card is opened"
+        )
     return (
         f"anvil: disclosure {surface.mode}{requested}: tools/list shows {rest.tools} tools, {rest.tokens:,} tokens "
         f"at rest (surface budget {budget:,}); {flat.tools} tools are found with anvil_search_tools"
     )
 
 
-def _say(config: ServeConfig, line: str) -> None:
+def _say(observe: Observation, line: str) -> None:
     """One start-up line on stderr: as it is, or as a JSON log line with ``ANVIL_LOG_FORMAT=json``."""
-    if config.log_format == "json":
+    if observe.log_format == "json":
         from anvil.telemetry.logs import log_line
 
         line = log_line(line)
     print(line, file=sys.stderr, flush=True)
 
 
-def _lines(config: ServeConfig) -> TextIO | None:
+def _lines(observe: Observation) -> TextIO | None:
     """Where printed start-up lines go: stderr (None), or stderr as JSON lines with ``ANVIL_LOG_FORMAT=json``."""
-    if config.log_format != "json":
+    if observe.log_format != "json":
         return None
     from typing import cast
 
@@ -229,12 +244,14 @@ def _lines(config: ServeConfig) -> TextIO | None:
     return cast(TextIO, JsonLines(sys.stderr))  # a text stream for print(), not a file
 
 
-def _announce(fleet: Fleet, config: ServeConfig, url: str | None, telemetry: Telemetry | None = None) -> None:
+def _announce(
+    fleet: Fleet, config: ServeConfig, observe: Observation, url: str | None, telemetry: Telemetry | None = None
+) -> None:
     for line in ledger_scope_lines(fleet):
-        _say(config, line)
-    _say(config, disclosure_line(fleet))
+        _say(observe, line)
+    _say(observe, disclosure_line(fleet))
     if telemetry is not None:
-        _say(config, telemetry.describe())
+        _say(observe, telemetry.describe())
     if url is None:
         return
     from anvil.serve.mcp.http import server_stack
@@ -244,14 +261,14 @@ def _announce(fleet: Fleet, config: ServeConfig, url: str | None, telemetry: Tel
     who = f"worker {config.worker[0]}/{config.worker[1]} " if config.worker is not None else ""
     print(json.dumps({"url": url}), flush=True)
     _say(
-        config,
+        observe,
         f"anvil: {who}serving {count} bundle{'s' if count != 1 else ''} ({ids}) at {url}, "
-        f"inbound auth {config.inbound.mode}, /metrics {'behind it' if config.metrics_auth else 'open'}, "
+        f"inbound auth {config.inbound.mode}, /metrics {'behind it' if observe.metrics_auth else 'open'}, "
         f"on {server_stack()}",
     )
 
 
-async def _serve(config: ServeConfig) -> None:
+async def _serve(config: ServeConfig, observe: Observation) -> None:
     from anvil.ledger.registry import open_ledger
     from anvil.runtime.connections import PooledUpstream
     from anvil.serve.answer_store import keeper_for
@@ -260,11 +277,11 @@ async def _serve(config: ServeConfig) -> None:
     from anvil.serve.metrics import FleetMetrics, ObservedAuditSink
 
     first = config.settings[0]
-    telemetry = _telemetry(config)
+    telemetry = _telemetry(observe)
     ledger: Ledger | None = None
     if config.ledger_uri is not None:
         ledger = open_ledger(config.ledger_uri, options=ledger_options(first, config.ledger_namespace))
-        await prepare_ledger(ledger, _lines(config))
+        await prepare_ledger(ledger, _lines(observe))
     lines = _audit(first)
     metrics: FleetMetrics | None = None
     if config.bind is not None:
@@ -287,13 +304,13 @@ async def _serve(config: ServeConfig) -> None:
             include_unapproved=config.include_unapproved,
             observer=metrics,
             disclosure=config.disclosure,
-            search_result_budget=config.result_token_budget,
+            result_token_budget=config.result_token_budget,
             keeper=keeper_for(ledger),  # answers cut to the budget are kept where the ledger keeps its rows
         )
         if config.bind is None:
             from anvil.serve.mcp.server import build_server, run_stdio  # stdio is served by the SDK from the start
 
-            _announce(fleet, config, None, telemetry)  # stderr only: stdout carries nothing but the protocol
+            _announce(fleet, config, observe, None, telemetry)  # stderr only: stdout carries nothing but the protocol
             await run_stdio(build_server(fleet))
             return
         authenticator = build_authenticator(config.inbound, client=jwks_client)  # refusals come before the bind
@@ -309,14 +326,14 @@ async def _serve(config: ServeConfig) -> None:
             host=bind.host,
             metrics=metrics,
             rest_body_limit=config.body_limit,
-            metrics_auth=config.metrics_auth,
+            metrics_auth=observe.metrics_auth,
             trace_inbound=telemetry is not None,
         )
         sock = inherited_listener(config.listen_fd) if config.listen_fd is not None else _listen(bind)
         shown = f"[{bind.host}]" if ":" in bind.host else bind.host
-        _announce(fleet, config, f"http://{shown}:{sock.getsockname()[1]}/mcp", telemetry)
+        _announce(fleet, config, observe, f"http://{shown}:{sock.getsockname()[1]}/mcp", telemetry)
         await serve_http(
-            app, sock=sock, handle_signals=True, limits=config.limits, json_logs=config.log_format == "json"
+            app, sock=sock, handle_signals=True, limits=config.limits, json_logs=observe.log_format == "json"
         )
     finally:
         if telemetry is not None:
@@ -333,31 +350,31 @@ async def _serve(config: ServeConfig) -> None:
             close()
 
 
-def _telemetry(config: ServeConfig) -> Telemetry | None:
+def _telemetry(observe: Observation) -> Telemetry | None:
     """JSON logs when asked for, and the running telemetry when an exporter is configured (else None: nothing
     of OpenTelemetry is imported).
 
     Raises:
         ConfigError: ``config/invalid`` when the exporter cannot start (``cloud_trace`` without credentials).
     """
-    if config.log_format == "json":
+    if observe.log_format == "json":
         from anvil.telemetry.logs import configure_logging
 
         configure_logging("json")
-    if not config.telemetry.enabled:
+    if not observe.telemetry.enabled:
         return None
     from anvil.telemetry.pipeline import start_telemetry
 
-    service = dict(config.telemetry.resource).get("service.name") or "anvil"
+    service = dict(observe.telemetry.resource).get("service.name") or "anvil"
     try:
-        telemetry = start_telemetry(config.telemetry, service=service)
+        telemetry = start_telemetry(observe.telemetry, service=service)
     except ValueError as exc:
         raise ConfigError(
             "config/invalid",
-            f"ANVIL_OTEL_EXPORTER={config.telemetry.exporter} cannot start: {exc}.",
+            f"ANVIL_OTEL_EXPORTER={observe.telemetry.exporter} cannot start: {exc}.",
             hint="Fix the exporter's settings, or set ANVIL_OTEL_EXPORTER=none.",
         ) from None
-    if telemetry is not None and config.log_format == "json" and telemetry.project:
+    if telemetry is not None and observe.log_format == "json" and telemetry.project:
         from anvil.telemetry.logs import configure_logging
 
         configure_logging("json", project=telemetry.project)  # Cloud Logging then links each line to its trace
@@ -423,6 +440,9 @@ def run(args: argparse.Namespace) -> int:
     import anyio
 
     config = config_from_env(os.environ, args)
+    service = config.bundles[0][1].service.id if len(config.bundles) == 1 else "anvil-fleet"
+    flag = getattr(args, "metrics_auth", None)
+    observe = observation(os.environ, flag, service=service, env=config.settings[0].env)  # refused before a bind
     bind = config.bind
     if bind is not None and config.supervises:
         from anvil.cli.workers import supervise
@@ -436,7 +456,7 @@ def run(args: argparse.Namespace) -> int:
             environ=os.environ,
             shown_url=f"http://{shown}:{{port}}/mcp",
         )
-    anyio.run(_serve, config, **_backend_options())
+    anyio.run(_serve, config, observe, **_backend_options())
     return 0
 
 

@@ -14,11 +14,12 @@ built (and tested) from any mapping. The environment it reads:
   or in a single bundle also ``ANVIL_BASE_URL__<SERVER>``, where ``<SERVER>`` is the server's host (and
   explicit port) folded the same way (``https://upload.example.com`` -> ``UPLOAD_EXAMPLE_COM``);
 * ``ANVIL_ALLOWED_HOSTS`` - comma list for every bundle; ``ANVIL_ALLOWED_HOSTS_<ID>`` - one bundle's
-  own list, which wins; when neither is set, each bundle whose base URL the operator gave is pinned to
-  the hosts of the URLs the operator gave it (the base URL and each re-pointed server). A request (and
-  so a credential) only ever goes to its operation's server origin, and an approved operation whose
-  server is outside the allowed hosts is refused at start-up (``config/server_not_allowed``), never
-  redirected;
+  own list, which wins (every entry a host name or IP address, else ``config/invalid_host``; a
+  one-label entry admits only itself, never a whole top-level domain); when neither is set, each
+  bundle whose base URL the operator gave is pinned to the hosts of the URLs the operator gave it
+  (the base URL and each re-pointed server). A request (and so a credential) only ever goes to its
+  operation's server origin, and an approved operation whose server is outside the allowed hosts is
+  refused at start-up (``config/server_not_allowed``), never redirected;
 * ``ANVIL_LEDGER`` - the idempotency ledger URI shared by every bundle (``memory:``, ``sqlite:///PATH``,
   ...); when unset, ``memory:`` in dev and none elsewhere (required-key writes are then refused and
   ``/readyz`` answers 503 when some bundle needs the ledger);
@@ -51,9 +52,7 @@ built (and tested) from any mapping. The environment it reads:
 * ``ANVIL_HEADER_TIMEOUT_SECONDS``, ``ANVIL_KEEP_ALIVE_SECONDS``, ``ANVIL_MAX_CONNECTIONS`` - the
   listener's connection limits (:mod:`anvil.cli.listen`; a flag wins);
 * in a worker process, the folder its supervisor shares metrics through
-  (:data:`anvil.cli.workers.METRICS_DIR_VARIABLE`);
-* ``ANVIL_OTEL_EXPORTER``, ``ANVIL_LOG_FORMAT``, ``ANVIL_METRICS_AUTH`` and the ``OTEL_*`` variables
-  (:mod:`anvil.cli.serve_telemetry`).
+  (:data:`anvil.cli.workers.METRICS_DIR_VARIABLE`).
 """
 
 from __future__ import annotations
@@ -67,11 +66,9 @@ from urllib.parse import urlsplit
 
 from anvil.cli.listen import connection_limits
 from anvil.cli.serve_disclosure import disclosure_settings, result_token_budget
-from anvil.cli.serve_telemetry import log_format, metrics_auth, telemetry_settings
 from anvil.errors import ConfigError, UsageError
 from anvil.serve.discovery.modes import DEFAULT_RESULT_TOKEN_BUDGET, DisclosureSettings
 from anvil.serve.mcp.limits import DEFAULT_LIMITS, ConnectionLimits
-from anvil.telemetry.settings import TelemetrySettings
 
 if TYPE_CHECKING:
     import argparse
@@ -165,10 +162,6 @@ class ServeConfig:
     """What each caller's ``tools/list`` shows at rest (``--disclosure``, ``--surface-budget``)."""
     result_token_budget: int = DEFAULT_RESULT_TOKEN_BUDGET
     """The response budget of one answer, in tokens (``--result-token-budget``; 0: no cut)."""
-    # How the gateway is observed (anvil.cli.serve_telemetry): exports, log lines, /metrics behind the bearer.
-    telemetry: TelemetrySettings = field(default_factory=TelemetrySettings)
-    log_format: str = "text"
-    metrics_auth: bool = False
 
     @property
     def ledger_uri(self) -> str | None:
@@ -224,9 +217,6 @@ def config_from_env(environ: Mapping[str, str], args: argparse.Namespace) -> Ser
         listen_fd=getattr(args, "listen_fd", None),
         disclosure=disclosure_settings(environ, args),
         result_token_budget=result_token_budget(environ, getattr(args, "result_token_budget", None)),
-        telemetry=telemetry_settings(environ, bundles[0][1].service.id if len(bundles) == 1 else "anvil-fleet"),
-        log_format=log_format(environ),
-        metrics_auth=metrics_auth(environ, getattr(args, "metrics_auth", None), settings[0].env),
     )
 
 
@@ -259,13 +249,17 @@ def _int_env(environ: Mapping[str, str], name: str) -> int | None:
 
 
 def _plain_http(url: str) -> bool:
-    """Whether ``url`` is an ``http(s)://HOST[:PORT]`` URL the upstream client can send to."""
+    """Whether ``url`` is an ``http(s)://HOST[:PORT]`` URL the upstream client can send to (its host a host
+    name or an IP address)."""
+    from anvil.air.hosts import is_host
+
     try:
         parts = urlsplit(url)
         port_ok = parts.port is None or parts.port > 0  # reading the port checks its range
     except ValueError:
         return False
-    return parts.scheme.lower() in ("http", "https") and bool(parts.hostname) and parts.username is None and port_ok
+    host = parts.hostname or ""
+    return parts.scheme.lower() in ("http", "https") and is_host(host) and parts.username is None and port_ok
 
 
 def settings_from_env(
@@ -284,10 +278,12 @@ def settings_from_env(
         server_urls: The operation servers the operator re-pointed (:func:`server_urls`).
 
     Raises:
-        ConfigError: ``config/invalid`` when no base URL is known or a number is malformed.
+        ConfigError: ``config/invalid`` when no base URL is known or a number is malformed;
+            ``config/invalid_host`` for an entry of ``ANVIL_ALLOWED_HOSTS`` or ``ANVIL_CREDENTIAL_HOSTS``
+            that is not a host name or IP address.
     """
     from anvil.air.servers import server_hosts
-    from anvil.runtime.context import normalize_env, parse_allowed_hosts
+    from anvil.runtime.context import normalize_env
 
     repointed = dict(server_urls or {})
     operator_url = base_url or environ.get("ANVIL_BASE_URL") or None
@@ -303,7 +299,10 @@ def settings_from_env(
             hint="Fix ANVIL_BASE_URL (or --base-url, ANVIL_BASE_URL_<ID>); credentials belong in their "
             "ANVIL_* credential variables.",
         )
-    allowed = parse_allowed_hosts(environ.get("ANVIL_ALLOWED_HOSTS"))
+    from anvil.cli.host_lists import host_variable
+
+    allowed = host_variable(environ, "ANVIL_ALLOWED_HOSTS")
+    host_variable(environ, "ANVIL_CREDENTIAL_HOSTS")  # refused here, not silently ignored at the first call
     if not allowed and operator_url:
         allowed = server_hosts([operator_url, *repointed.values()])
     return ServeSettings(
@@ -429,7 +428,7 @@ def bundle_settings(
             bundle's allowed hosts.
     """
     from anvil.air.servers import resolve_server
-    from anvil.runtime.context import parse_allowed_hosts
+    from anvil.cli.host_lists import host_variable
     from anvil.serve.auth.naming import fold_bundle_id
 
     fleet = len(bundles) > 1
@@ -461,9 +460,9 @@ def bundle_settings(
             overlay = _namespaced(document, found.auth_profile, fold_bundle_id(bundle_id), environ)
             own = {name: value for name, value in found.credentials.items() if name not in contested}
             found = replace(found, credentials={**own, **overlay})
-        pinned = environ.get(allowed_hosts_variable(bundle_id))
+        pinned = host_variable(environ, allowed_hosts_variable(bundle_id))  # refused like the shared list
         if pinned:
-            found = replace(found, allowed_hosts=parse_allowed_hosts(pinned))
+            found = replace(found, allowed_hosts=pinned)
         _check_token_endpoints(bundle_id, document, found)
         _check_servers(bundle_id, document, found, fleet=fleet)
         out.append(found)

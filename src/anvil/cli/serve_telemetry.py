@@ -23,6 +23,7 @@ percent-encoded), ``OTEL_EXPORTER_OTLP_TIMEOUT`` (ms, default 10000), ``OTEL_EXP
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Final
 from urllib.parse import unquote, urlsplit
 
@@ -37,7 +38,7 @@ from anvil.telemetry.settings import (
     TelemetrySettings,
 )
 
-__all__ = ["LOG_FORMATS", "log_format", "metrics_auth", "telemetry_settings"]
+__all__ = ["LOG_FORMATS", "Observation", "log_format", "metrics_auth", "observation", "telemetry_settings"]
 
 LOG_FORMATS: Final = ("text", "json")
 _SWITCH: Final = {"on": True, "off": False}
@@ -54,6 +55,29 @@ _SIGNALS: Final = {
         "OTEL_EXPORTER_OTLP_METRICS_HEADERS",
     ),
 }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Observation:
+    """How ``anvil serve`` is observed: what it exports, how it logs, whether ``/metrics`` wants the bearer."""
+
+    telemetry: TelemetrySettings = field(default_factory=TelemetrySettings)
+    log_format: str = "text"
+    metrics_auth: bool = False
+
+
+def observation(environ: Mapping[str, str], flag: str | None, *, service: str, env: str) -> Observation:
+    """The :class:`Observation` from the environment and ``--metrics-auth`` (``flag``); ``service`` is the
+    default ``service.name``, ``env`` the normalized ``ANVIL_ENV``.
+
+    Raises:
+        ConfigError: ``config/invalid`` for a malformed value.
+    """
+    return Observation(
+        telemetry=telemetry_settings(environ, service),
+        log_format=log_format(environ),
+        metrics_auth=metrics_auth(environ, flag, env),
+    )
 
 
 def _choice(environ: Mapping[str, str], name: str, allowed: tuple[str, ...], default: str) -> str:

@@ -9,7 +9,9 @@ lists (output schemas cut to the tool budget, effect keys) is counted by ``anvil
 
 An approved operation whose tool is over the budget without any output schema (its input schema
 alone is too large to publish within it) is a ``disclosure/input_over_budget`` warning naming the tool:
-every argument stays published, since an agent cannot call a tool whose inputs it does not know.
+every argument stays published, since an agent cannot call a tool whose inputs it does not know
+(an input schema over the input budget is published summarised, the whole one as a resource:
+:mod:`anvil.air.input_summary`).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from collections.abc import Callable
 from typing import Final
 
 from anvil.air.disclosure_surface import measure_tool_surface
+from anvil.air.input_summary import schema_uri
 from anvil.air.model import Document, Operation
 from anvil.air.surface import (
     CHARS_PER_TOKEN,
@@ -72,12 +75,17 @@ def measure_disclosure(
         if op.is_approved and published.rest_chars > surface.budget_chars:
             tokens = math.ceil(published.rest_chars / CHARS_PER_TOKEN)
             left_out = ", and its output schema is left out" if published.output_state == "omitted" else ""
+            shown = (
+                f"summarised (the whole one is the resource {schema_uri(op.mcp.tool_name)})"
+                if published.input_summarised
+                else "whole"
+            )
             found.append(
                 diagnostic(
                     "disclosure/input_over_budget",
                     f"Tool '{op.mcp.tool_name}' costs {tokens} tokens without any output schema, over the "
                     f"{surface.budget_tokens}-token tool budget ({LISTING_ESTIMATOR}): its input schema is published "
-                    f"whole{left_out}.",
+                    f"{shown}{left_out}.",
                     operation=op.id,
                     hint="Narrow the operation's inputs in the spec, or raise disclosure.tool_budget_tokens "
                     "in the manifest.",

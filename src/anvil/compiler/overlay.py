@@ -165,6 +165,8 @@ def _safer(predicate: str, a: JSONValue, b: JSONValue) -> tuple[bool, JSONValue]
         return True, max((str(a), str(b)), key=lambda s: (RISK_LEVELS.index(s) if s in RISK_LEVELS else -1, s))
     if predicate == "retries.maxAttempts" and isinstance(a, int) and isinstance(b, int):
         return True, min(a, b)
+    if predicate == "credentialHosts" and isinstance(a, list) and isinstance(b, list):
+        return True, [host for host in a if host in b]
     return False, b
 
 
@@ -182,6 +184,9 @@ def _loosens(predicate: str, base: JSONValue, value: JSONValue) -> bool:
         loosens = base == "none" and value != "none"
     elif predicate == "state":
         loosens = (value == "approved" and base != "approved") or (base == "blocked" and value != "blocked")
+    elif predicate == "credentialHosts" and isinstance(value, list):
+        # Sending the credential to a host the spec named is a consent only an authoritative origin gives.
+        loosens = any(host not in (base if isinstance(base, list) else []) for host in value)
     elif predicate == "effectContract" and isinstance(value, dict):
         # Declaring an undo is a claim about the upstream only an authoritative origin may make.
         loosens = value.get("class") in ("reversible", "compensable") or "inverse" in value or "compensate" in value

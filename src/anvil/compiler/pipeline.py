@@ -204,7 +204,7 @@ def compile_source(
         disclosure=_disclosure_budget(manifest),
         schemas=closer.components(),
     )
-    validated, validation = validate_operations(document.operations)
+    validated, validation = validate_operations(document.operations, service_servers=document.service.servers)
     run.found.extend(validation)
     document = replace(document, operations=_with_schemas(validated, run.found))
     # Effect contracts are judged after validation, so they see final states and confirmations

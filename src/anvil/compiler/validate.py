@@ -17,12 +17,12 @@ from typing import Final
 from anvil.air.carrier import CARRIER_SCHEMA_ISSUE, auth_carrier_conflict, resolve_carrier
 from anvil.air.forms import is_form_media_type
 from anvil.air.inputs import input_bindings
-from anvil.air.model import Operation, RetryPolicy
-from anvil.air.servers import operation_server, resolve_server
+from anvil.air.model import Operation, RetryPolicy, Server
+from anvil.air.servers import operation_server, resolve_server, server_hosts
 from anvil.compiler.classify import passthrough_inputs
 from anvil.diagnostics import Diagnostic, diagnostic
 
-__all__ = ["RETRIES_OFF", "block", "critique_names", "validate_operations"]
+__all__ = ["RETRIES_OFF", "block", "critique_names", "service_host", "validate_operations"]
 
 #: The retry policy of an operation whose retries were forced off.
 RETRIES_OFF: Final = RetryPolicy(mode="none", basis="unproven", max_attempts=1, backoff="none", retry_on=())
@@ -86,18 +86,52 @@ def _carrier_rules(op: Operation, found: list[Diagnostic]) -> Operation:
     return op
 
 
-def _server_rules(op: Operation, found: list[Diagnostic]) -> Operation:
-    """An operation with its own server is sent there (an info says where), or blocked when that server
-    has no URL to send to: never silently to the service's server instead."""
+def service_host(servers: Sequence[Server]) -> str | None:
+    """The host of the service's first server (variables at their defaults), or None when it has none."""
+    url = resolve_server(servers[0]).url if servers else None
+    hosts = server_hosts([url]) if url else ()
+    return hosts[0] if hosts else None
+
+
+def _service_server_rules(servers: Sequence[Server], found: list[Diagnostic]) -> None:
+    """A service server whose host is no host name (``https://status.example.net,com,net,io``) is refused:
+    it is never a base URL nor an allowlisted host."""
+    for server in servers:
+        resolved = resolve_server(server)
+        if resolved.bad_host:
+            found.append(diagnostic("server/invalid_host", f"The service's {resolved.issue}; it is never called."))
+
+
+def _server_rules(op: Operation, found: list[Diagnostic], home: str | None) -> Operation:
+    """An operation with its own server is sent there (an info says where; a warning when that is another
+    host than the service's ``home``, whose credential it then gets only with consent), or blocked when
+    that server has no URL to send to: never silently to the service's server instead."""
     server = operation_server(op)
     if server is None:
         return op
     resolved = resolve_server(server)
     if resolved.url is None:
-        found.append(diagnostic("server/unresolved", f"Operation '{op.id}': {resolved.issue}.", operation=op.id))
+        code = "server/invalid_host" if resolved.bad_host else "server/unresolved"
+        found.append(diagnostic(code, f"Operation '{op.id}': {resolved.issue}.", operation=op.id))
         return block(op, f"Blocked: the operation's own server has no URL to send to ({resolved.issue}).")
-    message = f"Operation '{op.id}' is sent to its own server {resolved.url}, not the service's."
-    found.append(diagnostic("server/operation_server", message, operation=op.id))
+    host = server_hosts([resolved.url])[0]
+    if home is None or host == home:
+        message = f"Operation '{op.id}' is sent to its own server {resolved.url}, not the service's."
+        found.append(diagnostic("server/operation_server", message, operation=op.id))
+        return op
+    message = f"Operation '{op.id}' is sent to its own server {resolved.url}, on {host}, not the service's {home}"
+    if op.auth.type == "none":
+        message += "."
+    elif host in (op.credential_hosts or ()):
+        message += f"; its credential goes there (credential_hosts names {host})."
+    else:
+        message += f"; its credential is withheld there unless ANVIL_CREDENTIAL_HOSTS names {host}."
+    hint = (
+        None
+        if op.auth.type == "none" or host in (op.credential_hosts or ())
+        else f"If {host} should receive the service's credential, add credential_hosts: [{host}] to its entry."
+    )
+    found.append(diagnostic("server/operation_server", message, severity="warning", operation=op.id, hint=hint))
     return op
 
 
@@ -124,7 +158,7 @@ def _form_rules(op: Operation, found: list[Diagnostic]) -> Operation:
     return block(op, f"Blocked: its {body.content_type} body is a {declared}, not named parts.")
 
 
-def _one(op: Operation, found: list[Diagnostic]) -> Operation:
+def _one(op: Operation, found: list[Diagnostic], home: str | None) -> Operation:
     names = Counter(binding.property for binding in input_bindings(op))
     clashing = sorted(name for name, count in names.items() if count > 1)
     if clashing:
@@ -137,7 +171,7 @@ def _one(op: Operation, found: list[Diagnostic]) -> Operation:
         )
         op = block(op, f"Blocked: several wire inputs map to the public input(s) {', '.join(clashing)}.")
     op = _carrier_rules(op, found)
-    op = _server_rules(op, found)
+    op = _server_rules(op, found, home)
     op = _form_rules(op, found)
     mutation = op.effect.kind == "mutation"
     unproven = mutation and op.idempotency.mode == "none"
@@ -210,16 +244,23 @@ def _passthrough(op: Operation, found: list[Diagnostic]) -> Operation:
     return block(op, f"Blocked: query-language passthrough input(s) {', '.join(inputs)} without a query policy.")
 
 
-def validate_operations(ops: Sequence[Operation]) -> tuple[tuple[Operation, ...], list[Diagnostic]]:
-    """Apply every §3.6 rule to every operation.
+def validate_operations(
+    ops: Sequence[Operation], *, service_servers: Sequence[Server] = ()
+) -> tuple[tuple[Operation, ...], list[Diagnostic]]:
+    """Apply every §3.6 rule to every operation (``service_servers``: the service's, which an operation's
+    own server is compared with, and whose hosts are checked too).
 
     Returns:
         The operations (same order) with their consequences applied, and the diagnostics in operation
-        order (name-uniqueness findings first).
+        order (the service's servers, then name-uniqueness findings first).
     """
-    out, found = _duplicates(ops)
+    found: list[Diagnostic] = []
+    _service_server_rules(service_servers, found)
+    out, unique = _duplicates(ops)
+    found += unique
+    home = service_host(service_servers)
     for index, op in enumerate(out):
-        out[index] = _one(op, found)
+        out[index] = _one(op, found, home)
     return tuple(out), found
 
 

@@ -262,13 +262,23 @@ def _json_float(text: str) -> JSONValue:
     return number if math.isfinite(number) else text
 
 
+#: A ``\\uD800``-``\\uDFFF`` escape: JSON may spell a lone surrogate, which no UTF-8 text can hold.
+_SURROGATE_ESCAPE: Final = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
 def _parse_json(data: bytes) -> JSONValue | ParseFailure:
     try:
-        return json.loads(data, parse_float=_json_float, parse_constant=str)
+        value = json.loads(data, parse_float=_json_float, parse_constant=str)
     except json.JSONDecodeError as exc:
         return ParseFailure(f"invalid JSON: {exc.msg}", exc.lineno, exc.colno)
     except UnicodeDecodeError as exc:
         return ParseFailure(f"invalid JSON: not UTF-8 ({exc.reason})")
+    if _SURROGATE_ESCAPE.search(data):  # a pair is one character; a lone half would break every writer
+        try:
+            json.dumps(value, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            return ParseFailure("invalid JSON: a string holds a lone surrogate (\\uD800-\\uDFFF), not Unicode text")
+    return value
 
 
 def _looks_like_json(data: bytes) -> bool:

@@ -9,6 +9,7 @@ from typing import Final, Literal
 
 from anvil._types import JSONObject, JSONValue
 from anvil.diagnostics import Diagnostic, diagnostic
+from anvil.load.controls import has_control
 from anvil.load.files import DEFAULT_MAX_FILE_BYTES
 from anvil.load.identity import snapshot_id, source_hash
 from anvil.load.merge import METHODS, bundle_document
@@ -38,6 +39,12 @@ def count_operations(document: JSONObject) -> int:
         if isinstance(resolved, dict):
             total += sum(1 for method in resolved if method in METHODS)
     return total
+
+
+def _shown(name: str, limit: int = 120) -> str:
+    """``name`` for a message: every non-ASCII character escaped (so no control reaches a terminal), cut."""
+    escaped = ascii(name)[1:-1]
+    return escaped if len(escaped) <= limit else escaped[: limit - 1] + "..."
 
 
 def _version_text(value: JSONValue) -> str | None:
@@ -139,7 +146,29 @@ class _Load:
             document["paths"] = {}
         if count_operations(document) == 0:
             self.report("source/no_operations", "the spec declares no operations", ["paths"])
+        self.names(document)
         return self.result(document, kind, version)
+
+    def names(self, document: JSONObject) -> None:
+        """Refuse every path and operationId holding a control character (:mod:`anvil.load.controls`):
+        such a name is never sent, shown or written into a manifest."""
+        paths = document.get("paths")
+        if not isinstance(paths, dict):
+            return
+        resolver = Resolver(document)
+        for path, raw in paths.items():
+            if has_control(path):
+                message = f"the path '{_shown(path)}' holds a control character"
+                self.report("source/control_character", message, ["paths", path])
+                continue
+            item = resolver.resolve(raw)
+            for method in sorted(METHODS):
+                operation = item.get(method) if isinstance(item, dict) else None
+                found = operation.get("operationId") if isinstance(operation, dict) else None
+                if isinstance(found, str) and has_control(found):
+                    where = f"{method.upper()} {_shown(path)}"
+                    message = f"the operationId '{_shown(found)}' of {where} holds a control character"
+                    self.report("source/control_character", message, ["paths", path, method, "operationId"])
 
 
 def load_spec(

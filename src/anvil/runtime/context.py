@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Final, Literal
 import anyio
 
 from anvil._types import JSONValue
+from anvil.air.hosts import host_list
 from anvil.ledger.base import Ledger
 from anvil.runtime.audit import AuditSink
 from anvil.runtime.oauth import TokenCache
@@ -54,11 +55,14 @@ def normalize_env(value: str | None) -> Env:
     return "prod"
 
 
-def parse_allowed_hosts(value: str | None) -> tuple[str, ...]:
-    """``ANVIL_ALLOWED_HOSTS``: a comma list, trimmed and lower-cased, empty entries dropped."""
-    if not value:
-        return ()
-    return tuple(host.strip().lower() for host in value.split(",") if host.strip())
+def parse_allowed_hosts(value: str | None, variable: str = "ANVIL_ALLOWED_HOSTS") -> tuple[str, ...]:
+    """``ANVIL_ALLOWED_HOSTS`` (or ``variable``): a comma list of hosts, trimmed and lower-cased, empty
+    entries dropped (:func:`anvil.air.hosts.host_list`).
+
+    Raises:
+        ValueError: an entry is not a host name or IP address (the message names it).
+    """
+    return host_list(value, variable)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

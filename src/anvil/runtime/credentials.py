@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from anvil.air.carrier import effective_auth_carrier
+from anvil.air.hosts import is_host, normalize_host
 from anvil.air.model import Auth, credential_parts
 
 __all__ = [
@@ -31,6 +32,7 @@ __all__ = [
     "carried",
     "client_credentials_env",
     "credential_env",
+    "credential_hosts",
     "credential_profile",
     "deployment_profile",
     "env_prefix",
@@ -38,11 +40,19 @@ __all__ = [
     "resolve_credential",
 ]
 
-#: The hosts (exact names, comma list) whose imported token endpoints may receive a client's secret.
+#: The hosts (exact names, comma list) the operator consents to receive credentials: an imported token
+#: endpoint (a client's secret) and an operation's own server on another host (the service's credential).
 CREDENTIAL_HOSTS_VARIABLE: Final = "ANVIL_CREDENTIAL_HOSTS"
 
 _BEARER: Final = frozenset({"oauth2_client_credentials", "oauth2_on_behalf_of", "jwt_bearer", "workload_identity"})
 _NON_ALNUM: Final = re.compile(r"[^A-Za-z0-9]+")
+
+
+def credential_hosts(values: Mapping[str, str]) -> tuple[str, ...]:
+    """``ANVIL_CREDENTIAL_HOSTS`` of ``values``: exact host names; an entry that is no host matches nothing
+    (``anvil serve`` refuses one at start-up)."""
+    entries = (normalize_host(entry) for entry in (values.get(CREDENTIAL_HOSTS_VARIABLE) or "").split(","))
+    return tuple(host for host in entries if is_host(host))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -30,6 +30,11 @@ oversized, cut-off or undecodable answer
 "The op's contract" is the retry policy: true only for a retryable code on an operation that may be
 attempted again (a read, a naturally idempotent write, or a keyed write that carried its key).
 
+An operation whose own server is on another host than the service's is sent there without the
+service's credential unless someone consented (:func:`anvil.runtime.gates.credential_withheld`: the
+manifest's ``credential_hosts`` or ``ANVIL_CREDENTIAL_HOSTS``); a dry run shows ``credentialWithheld``,
+and a 401 or 403 answer then says ``auth/credential_withheld``.
+
 A 401 answer to a token obtained by an OAuth2 exchange (:mod:`anvil.runtime.oauth`) proves nothing was
 applied: the call gets one new token and sends once more, with the same idempotency key and under the
 same reservation; a second 401, or no new token, is ``auth_required`` and the reservation is released.
@@ -128,6 +133,7 @@ class _Call:
         self.reference: str | None = None
         self.touched = False
         self.credential: Credential | None = None  # what went upstream (an exchanged token may be renewed once)
+        self.withheld: str | None = None  # the host the operation's own server is on, when no one consented
         self.renewed = False
         self.resends = 0
         self.tracer = ctx.tracer
@@ -290,15 +296,19 @@ class _Call:
         except BuildError as exc:
             message = f"Input '{exc.field}' cannot be sent upstream."
             raise Refusal("validation_error", message, details={"field": exc.field}) from None
+        if op.auth.type != "none":
+            self.withheld = gates.credential_withheld(plan, base_url, ctx)
         if opts.dry_run:
             shown = dry_run_plan(plan, request, key_present=resolved.key is not None, retry_enabled=self.retry_safe)
+            if self.withheld is not None:
+                shown["credentialWithheld"] = self.withheld
             return self.finish("dry_run", plan=shown)
         if not gates.host_allowed(base_url, ctx.env, ctx.allowed_hosts):
             raise Refusal("policy_denied", f"Upstream host is not in the allowed hosts list for env '{ctx.env}'.")
         if self.gates is not None:
             self.gates.end()
             self.gates = None
-        if op.auth.type != "none":
+        if op.auth.type != "none" and self.withheld is None:
             found = await self._credential()
             gates.check_credential_carrier(plan, found)
             request = with_credential(request, found, base_url)
@@ -612,6 +622,8 @@ class _Call:
 
     async def _failed(self, last: Answer, possibly_committed: bool, retry_details: dict[str, JSONValue]) -> Outcome:
         op, ledger = self.op, self.ctx.ledger
+        if self.withheld is not None and last.status in (401, 403):  # say why no credential went
+            retry_details = {**retry_details, "code": "auth/credential_withheld", "credential_withheld": self.withheld}
         envelope = failure_envelope(
             op, last, trace_id=self.trace_id, retry_safe=self.retry_safe, details=retry_details or None
         )

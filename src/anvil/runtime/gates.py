@@ -13,9 +13,10 @@ from urllib.parse import urlsplit
 
 from anvil._types import JSONObject, JSONValue
 from anvil.air.canonical import hash_canonical
+from anvil.air.hosts import host_matches
 from anvil.air.model import Operation
 from anvil.runtime.context import CallOptions, RuntimeContext
-from anvil.runtime.credentials import Credential, credential_profile
+from anvil.runtime.credentials import Credential, credential_hosts, credential_profile
 from anvil.runtime.keys import (
     derived_key,
     is_portable_key,
@@ -319,7 +320,8 @@ def check_timeout(timeout_ms: object) -> None:
 
 
 def host_allowed(base_url: str, env: str, allowed_hosts: tuple[str, ...]) -> bool:
-    """True when the base URL's host is allowlisted (equal to an entry or a subdomain of one).
+    """True when the base URL's host is allowlisted (equal to an entry or a subdomain of one of two labels
+    or more: :func:`anvil.air.hosts.host_matches`).
 
     An empty allowlist allows any host only in ``dev``; an unparseable URL is never allowed.
     """
@@ -331,7 +333,33 @@ def host_allowed(base_url: str, env: str, allowed_hosts: tuple[str, ...]) -> boo
         return False
     if not allowed_hosts:
         return env == "dev"
-    return any(host == entry or host.endswith("." + entry) for entry in allowed_hosts)
+    return any(host_matches(host.lower(), entry) for entry in allowed_hosts)
+
+
+def _host(url: str) -> str:
+    try:
+        return (urlsplit(url).hostname or "").lower()
+    except ValueError:
+        return ""
+
+
+def credential_withheld(plan: OperationPlan, base_url: str, ctx: RuntimeContext) -> str | None:
+    """The host a call goes to when the operation's credential may not go there, else None.
+
+    A credential goes to the service's host (where :attr:`RuntimeContext.base_url` points) and to the
+    hosts someone consented to for it: the operation's ``credential_hosts`` (reviewed in the manifest)
+    and ``ANVIL_CREDENTIAL_HOSTS`` (the operator's), each naming the operation's declared server host or
+    the host the operator re-pointed it to. An operation whose own server is elsewhere is sent without it.
+    """
+    if plan.server is None:
+        return None
+    target = _host(base_url)
+    if target and target == _host(ctx.base_url):
+        return None
+    consented = {*(plan.op.credential_hosts or ()), *credential_hosts(ctx.credentials)}
+    if target in consented or _host(plan.server) in consented:
+        return None
+    return target or _host(plan.server)
 
 
 def check_credential_carrier(plan: OperationPlan, credential: Credential) -> None:

@@ -42,6 +42,7 @@ from urllib.parse import quote_plus, urlencode, urlsplit
 import anyio
 
 from anvil._types import JSONValue
+from anvil.air.hosts import host_matches
 from anvil.air.model import Auth
 from anvil.runtime.credentials import (
     CREDENTIAL_HOSTS_VARIABLE,
@@ -49,6 +50,7 @@ from anvil.runtime.credentials import (
     MissingCredential,
     carried,
     client_credentials_env,
+    credential_hosts,
     env_prefix,
     resolve_credential,
 )
@@ -146,10 +148,6 @@ class ClientCredentials:
         )
 
 
-def _hosts(value: str | None) -> tuple[str, ...]:
-    return tuple(host.strip().lower() for host in (value or "").split(",") if host.strip())
-
-
 def _host_of(url: str) -> str:
     try:
         return (urlsplit(url).hostname or "").lower()
@@ -161,7 +159,7 @@ def _listed(host: str, entries: tuple[str, ...], env: str) -> bool:
     """The upstream allowlist rule: equal to an entry or a subdomain of one; an empty list only in dev."""
     if not entries:
         return env == "dev"
-    return any(host == entry or host.endswith("." + entry) for entry in entries)
+    return any(host_matches(host, entry) for entry in entries)
 
 
 def token_endpoint_problem(
@@ -213,15 +211,15 @@ def client_credentials(
         return None
     operator_url = values.get(endpoint_name) or ""
     declared = auth.provider.token_endpoint if auth.provider is not None else None
-    credential_hosts = _hosts(values.get(CREDENTIAL_HOSTS_VARIABLE))
+    consented = credential_hosts(values)
     url = operator_url or declared or ""
     if not client_id or not secret or not url:
         return _required(profile)
     operator = bool(operator_url)
     problem = token_endpoint_problem(
-        url, operator=operator, env=env, allowed_hosts=allowed_hosts, credential_hosts=credential_hosts
+        url, operator=operator, env=env, allowed_hosts=allowed_hosts, credential_hosts=consented
     )
-    if problem is not None and not operator and _host_of(url) not in credential_hosts:
+    if problem is not None and not operator and _host_of(url) not in consented:
         return _required(profile)  # the declared endpoint was never admitted: a missing setting, not a refusal
     if problem is not None:
         variable = endpoint_name if operator else CREDENTIAL_HOSTS_VARIABLE

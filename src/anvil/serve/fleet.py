@@ -28,7 +28,11 @@ Rules:
   ids fold to one connector both serving skill files under one URI).
 * **Resources**: each bundle's skill files (``FleetBundle.skill``, read at start-up) are served as
   ``anvil://skill/<service>/<path>``, ``<connector>`` in place of the service when prefixed; a caller
-  with a grant sees a bundle's resources only when an entry names its connector.
+  with a grant sees a bundle's resources only when an entry names its connector, and reads a
+  ``SKILL.md`` and references written for the tools its grant shows (:meth:`Fleet.granted_skill`),
+  as ``/openapi`` shows it only those operations. A tool listed with a
+  summarised input schema serves its whole one as ``anvil://schema/<tool as the caller dials it>``,
+  to a caller whose listing shows the tool.
 * **Catalog** (``GET /openapi``, :mod:`anvil.serve.catalog`): the runtime manifest of each bundle the
   caller reaches, its operations as the caller's ``tools/list`` shows them (approved ones, prefixed
   names when the tools are prefixed); built once per naming mode for callers without a grant.
@@ -60,27 +64,27 @@ from typing import Any, Final, Protocol
 
 from anvil import __version__
 from anvil._types import JSONObject, JSONValue
-from anvil.air.effects import effect_class_of
 from anvil.air.model import Document, Operation
-from anvil.air.tools import DRY_RUN_ARGUMENT
-from anvil.runtime.audit import AuditScope, audit_input, audit_scope, write_audit
+from anvil.runtime.audit import AuditScope, audit_scope
 from anvil.runtime.context import RuntimeContext
-from anvil.runtime.tracing import current_span, current_trace_id
 from anvil.serve.answer_store import AnswerKeeper, KeptAnswer, answer_owner
-from anvil.serve.auth.grants import GrantDecision, GrantTarget, decide, refusal_envelope, visible
+from anvil.serve.auth.grants import GrantDecision, GrantTarget, decide, visible
 from anvil.serve.auth.naming import fleet_tool_name, fold_bundle_id
 from anvil.serve.auth.principals import ANONYMOUS, Principal
+from anvil.serve.budget import DEFAULT_RESULT_TOKEN_BUDGET
 from anvil.serve.bundles import BundleSource, FleetError, check_unique, discover_bundles
 from anvil.serve.catalog import CatalogBundle, catalog_bytes
 from anvil.serve.controls import IDEMPOTENCY_KEY_META, STAGE_META
+from anvil.serve.discovery.ladder import Ladder, LaneTool
 from anvil.serve.discovery.meta import META_TOOL_NAMES
 from anvil.serve.discovery.modes import DisclosureSettings
 from anvil.serve.discovery.surface import CallerSurface, Discovery, DiscoveryTool
 from anvil.serve.gateway import Gateway, ServedTool
-from anvil.serve.mcp.resources import Resource, skill_resources
+from anvil.serve.grant_refusal import grant_refusal
+from anvil.serve.mcp.resources import Resource
 from anvil.serve.mcp.results import CallResult
-from anvil.serve.report import call_report
-from anvil.serve.traces import traced
+from anvil.serve.skills import granted_skill, skill_table
+from anvil.serve.traces import call_tracer, traced
 
 __all__ = [
     "MAX_COMPOSITIONS",
@@ -188,6 +192,7 @@ class Composition:
         "_entries",
         "_fleet",
         "_identity",
+        "_reads",
         "flat_tools",
         "prefixed",
         "principal",
@@ -228,27 +233,54 @@ class Composition:
         self._entries = entries
         #: Every tool this caller's grant lets it see, as flat mode lists them.
         self.flat_tools: tuple[JSONObject, ...] = tuple(listing)
-        reads = frozenset(name for name, entry in entries.items() if entry.mounted.tool.op.effect.kind == "read")
-        self.surface = CallerSurface(
-            self.flat_tools,
-            reads,
-            fleet.disclosure,
-            lambda: fleet.discovery(self.prefixed),
-            fleet.summary(len(self.flat_tools)),
-            entries.__contains__,
-            result_budget=fleet.search_result_budget,
-        )
+        self._reads = frozenset(name for name, entry in entries.items() if entry.mounted.tool.op.effect.kind == "read")
+        self.surface = self.view(fleet.disclosure)
         #: What this caller's ``tools/list`` shows (its disclosure mode's surface).
         self.tools: tuple[JSONObject, ...] = self.surface.tools
         # A bundle's skill files are shown to a caller whose grant names its connector (as a tool
-        # without an operation is); a read of any other URI is refused as an unknown one.
-        self.resources: tuple[Resource, ...] = tuple(
-            resource
-            for bundle, served in fleet.bundle_resources(self.prefixed)
-            if visible(grants, bundle.connector, None)
-            for resource in served
-        )
+        # without an operation is), written for the tools its grant shows; a read of any other URI is
+        # refused as an unknown one.
+        skills: list[Resource] = []
+        for bundle, served in fleet.bundle_resources(self.prefixed):
+            if not visible(grants, bundle.connector, None):
+                continue
+            if grants is not None:
+                shown = frozenset(
+                    entry.mounted.tool.op.id
+                    for entry in entries.values()
+                    if entry.mounted.bundle is bundle and (entry.decision is None or entry.decision.allowed)
+                )
+                served = fleet.granted_skill(bundle, self.prefixed, shown)
+            skills.extend(served)
+        self.resources: tuple[Resource, ...] = (*skills, *self._schema_resources())
         self._by_uri = {resource.uri: resource for resource in self.resources}
+
+    def view(self, settings: DisclosureSettings) -> CallerSurface:
+        """This caller's surface under ``settings`` (its own is :attr:`surface`; reports ask for the others)."""
+        fleet = self._fleet
+        return CallerSurface(
+            self.flat_tools,
+            self._reads,
+            settings,
+            lambda: fleet.discovery(self.prefixed),
+            fleet.summary(len(self.flat_tools)),
+            self._entries.__contains__,
+            result_budget=fleet.search_result_budget,
+            ladder=lambda: fleet.ladder(self.prefixed),
+        )
+
+    @property
+    def lists_change(self) -> bool:
+        """True when this caller's listing grows as it opens lane cards (laddered)."""
+        return bool(self.surface.cards)
+
+    def is_card(self, name: str) -> bool:
+        """True when ``name`` is a lane card this caller's surface serves."""
+        return self.surface.is_card(name)
+
+    def tools_with(self, opened: Iterable[str]) -> Sequence[JSONObject]:
+        """This caller's listing with the members of the ``opened`` cards (a session that opened them)."""
+        return self.surface.tools_with(opened)
 
     @property
     def server_name(self) -> str:
@@ -273,6 +305,19 @@ class Composition:
         """
         keeper = self._fleet.keeper
         return None if keeper is None else await keeper.read(uri, answer_owner(self._identity))
+
+    def _schema_resources(self) -> tuple[Resource, ...]:
+        """The whole input schema (``anvil://schema/<tool>``) of each tool this caller's listing summarises.
+
+        Only a listed tool's: the schema of a tool the grant hides is read as an unknown resource.
+        Built once per gateway and shared by every composition.
+        """
+        found = (
+            entry.mounted.gateway.schema_resource(name)
+            for name, entry in self._entries.items()
+            if entry.decision is None or entry.decision.allowed
+        )
+        return tuple(resource for resource in found if resource is not None)
 
     def tool_names(self) -> tuple[str, ...]:
         """Every tool this caller can dial, listed or hidden by its grant."""
@@ -322,7 +367,7 @@ class Composition:
         """
         entry = self._entries.get(name)
         if entry is None:
-            if self.surface.serves_meta and name in META_TOOL_NAMES:
+            if self.surface.handles(name):
                 return await self.surface.call_meta(
                     name,
                     arguments,
@@ -330,11 +375,9 @@ class Composition:
                     lambda tool, args, controls: self.call(tool, args, controls, identity=identity),
                 )
             return None
-        tracer = entry.mounted.gateway.context.tracer
-        if tracer is not None and current_span() is None:  # one server span per call (a proxied one is its own)
-            mounted = entry.mounted
+        if (tracer := call_tracer(entry.mounted.gateway.context)) is not None:  # one server span per call
             again = lambda: self.call(name, arguments, meta, identity=identity)  # noqa: E731 - runs under the span
-            return await traced(tracer, name, mounted.tool.op, mounted.bundle.connector, meta, again)
+            return await traced(tracer, name, entry.mounted.tool.op, entry.mounted.bundle.connector, meta, again)
         started = time.perf_counter()
         controls = _forwarded(meta)
         decision, scope = entry.decision, entry.scope
@@ -343,7 +386,20 @@ class Composition:
             scope = replace(scope, account=decision.account, grant=decision.rule)
         result: CallResult | None
         if decision is not None and not decision.allowed:
-            result = self._refuse(entry, decision, arguments, controls, started)
+            mounted = entry.mounted
+            draft = mounted.draft.op if mounted.draft is not None else None
+            result = grant_refusal(
+                mounted.tool,
+                draft,
+                mounted.gateway.context,
+                entry.scope,
+                decision,
+                self.principal.id,
+                mounted.bundle.connector,
+                arguments,
+                controls,
+                started,
+            )
         else:
             with audit_scope(scope):
                 result = await entry.mounted.gateway.call(
@@ -355,58 +411,6 @@ class Composition:
         if observer is not None:
             observer.observe_call(name, outcome_label(result), time.perf_counter() - started)
         return result
-
-    def _refuse(
-        self,
-        entry: _Entry,
-        decision: GrantDecision,
-        arguments: Mapping[str, JSONValue] | None,
-        controls: Mapping[str, Any] | None,
-        started: float,
-    ) -> CallResult:
-        """The grant refusal: an envelope, a failure report (unstaged only) and one audit line."""
-        mounted = entry.mounted
-        staged = controls is not None and controls.get(STAGE_META) is True
-        executed: Operation = mounted.tool.op
-        if staged and mounted.draft is not None:
-            executed = mounted.draft.op
-        trace_id = current_trace_id()
-        connector = mounted.bundle.connector
-        envelope = refusal_envelope(decision, self.principal.id, connector, executed.id, trace_id)
-        args: JSONObject = dict(arguments) if arguments else {}
-        report = None
-        if not staged:
-            report = call_report(
-                mounted.tool.plan,
-                succeeded=False,
-                request=args,
-                response=None,
-                idempotency_key=None,
-                answered_at_ms=int(mounted.gateway.context.clock() * 1000),
-            )
-        key = controls.get(IDEMPOTENCY_KEY_META) if controls else None
-        record: JSONObject = {
-            "trace_id": trace_id,
-            "operation": executed.id,
-            "principal": self.principal.id,
-            "outcome": "error",
-            "error_code": envelope.code,
-            "status": None,
-            "attempts": 0,
-            "duration_ms": round((time.perf_counter() - started) * 1000, 3),
-            "effect_class": effect_class_of(executed),
-            "ledger": "none",
-            "ledger_id": key if isinstance(key, str) and key else None,  # the caller's key (ADR-0030 §5)
-            "idempotency_key_forwarded": False,
-            "staged_for": mounted.tool.op.id if staged else None,
-            "dry_run": bool(args.get(DRY_RUN_ARGUMENT)) if mounted.tool.dry_run else False,
-        }
-        scope = replace(
-            entry.scope, account=decision.account, grant=decision.rule, decision=decision.verdict, rule=decision.code
-        )
-        with audit_scope(scope), audit_input(args):
-            write_audit(mounted.gateway.context.audit, record)
-        return CallResult(kind="error", envelope=envelope, report=report)
 
 
 def _key(principal: Principal) -> tuple[Any, ...]:
@@ -435,10 +439,11 @@ class Fleet:
         include_unapproved: List unapproved operations too (development only; the executor refuses them).
         observer: Told about every call (metrics), or None.
         disclosure: What each caller's ``tools/list`` shows at rest (default: ``auto`` within 20,000 tokens).
-        search_result_budget: The response budget (tokens; 0: none) search answers are fitted to.
         max_compositions: How many caller compositions are kept (LRU).
-        keeper: Where whole answers cut to the response budget are kept and read back from
-            (``resources/read`` of ``anvil://answer/<id>``), or None when none are kept.
+        result_token_budget: Every gateway's response budget in tokens (0: off; see
+            :mod:`anvil.serve.responses`); search answers and lane cards are fitted to it too.
+        keeper: Where every gateway keeps the whole answers it cuts, read back with ``resources/read`` of
+            ``anvil://answer/<id>`` by the caller that made the call; None when none are kept.
 
     Raises:
         FleetError: ``fleet/no_bundles``, ``fleet/duplicate_bundle``, ``fleet/tool_collision`` or
@@ -453,7 +458,7 @@ class Fleet:
         observer: CallObserver | None = None,
         max_compositions: int = MAX_COMPOSITIONS,
         disclosure: DisclosureSettings | None = None,
-        search_result_budget: int = 8000,
+        result_token_budget: int = DEFAULT_RESULT_TOKEN_BUDGET,
         keeper: AnswerKeeper | None = None,
     ) -> None:
         if not bundles:
@@ -463,15 +468,20 @@ class Fleet:
         self.observer = observer
         self.keeper = keeper
         self._include_unapproved = include_unapproved
+        self._result_token_budget = result_token_budget
+        self._keeper = keeper
         self._max = max(1, max_compositions)
         self._mounted: dict[bool, dict[str, _Mounted]] = {}
         self._resources: dict[bool, tuple[tuple[FleetBundle, tuple[Resource, ...]], ...]] = {}
         self._catalogs: dict[bool, bytes] = {}
         self._cache: OrderedDict[tuple[Any, ...], Composition] = OrderedDict()
         self.disclosure = disclosure or DisclosureSettings()
-        self.search_result_budget = search_result_budget
+        self.search_result_budget = result_token_budget  # search answers and lane cards fit the same budget
         self._discovery: dict[bool, Discovery] = {}
+        self._ladders: dict[bool, Ladder] = {}
         self.mounted(self.prefixed)  # builds the gateways and refuses collisions now, before any bind
+        if self.disclosure.mode == "laddered":
+            self.ladder(self.prefixed)  # refuses a card named like a tool now, before any bind
         self.default = Composition(self, ANONYMOUS)
         self._default_key = _key(ANONYMOUS)
 
@@ -515,31 +525,23 @@ class Fleet:
         return await self.default.read_answer(uri)
 
     def bundle_resources(self, prefixed: bool) -> tuple[tuple[FleetBundle, tuple[Resource, ...]], ...]:
-        """Each bundle's skill resources for one naming mode (built on first use, then shared).
+        """Each bundle's skill resources for one naming mode (built on first use, then shared; see
+        :func:`anvil.serve.skills.skill_table`).
 
-        Unprefixed (one bundle, no grant) a URI names the service id, as the standalone server's;
-        prefixed it names the bundle's connector, as its tools' prefix does.
+        Raises:
+            FleetError: ``fleet/resource_collision``.
         """
         found = self._resources.get(prefixed)
-        if found is not None:
-            return found
-        owners: dict[str, str] = {}
-        built = []
-        for bundle in self.bundles:
-            label = bundle.connector if prefixed else bundle.document.service.id
-            served = skill_resources(label, bundle.document.service.id, bundle.skill)
-            for resource in served:
-                if resource.uri in owners:  # two ids folding to one connector: never renamed, refused
-                    raise FleetError(
-                        "fleet/resource_collision",
-                        f"Resource '{resource.uri}' of bundle '{bundle.id}' collides with the resource of bundle "
-                        f"'{owners[resource.uri]}' already served under that URI.",
-                        hint="Give one of the bundles a distinct path (its id is its path in the workspace).",
-                    )
-                owners[resource.uri] = bundle.id
-            built.append((bundle, served))
-        found = self._resources[prefixed] = tuple(built)
+        if found is None:
+            found = self._resources[prefixed] = tuple(
+                zip(self.bundles, skill_table(self.bundles, prefixed), strict=True)
+            )
         return found
+
+    def granted_skill(self, bundle: FleetBundle, prefixed: bool, shown: frozenset[str]) -> tuple[Resource, ...]:
+        """``bundle``'s skill resources for a caller whose grant shows the operations ``shown``
+        (:func:`anvil.serve.skills.granted_skill`)."""
+        return granted_skill(bundle, prefixed, shown)
 
     def catalog(self, prefixed: bool) -> bytes:
         """Every bundle's catalog for one naming mode, as a caller without a grant sees it (built once)."""
@@ -583,7 +585,12 @@ class Fleet:
         for bundle in self.bundles:
             naming = (lambda op, _id=bundle.id: fleet_tool_name(_id, op.mcp.tool_name)) if prefixed else None
             gateway = Gateway(
-                bundle.document, bundle.context, include_unapproved=self._include_unapproved, tool_name=naming
+                bundle.document,
+                bundle.context,
+                include_unapproved=self._include_unapproved,
+                tool_name=naming,
+                result_token_budget=self._result_token_budget,
+                keeper=self._keeper,
             )
             for definition in gateway.tools:
                 name = definition["name"]
@@ -624,6 +631,44 @@ class Fleet:
             ]
             found = self._discovery[prefixed] = Discovery(tools)
         return found
+
+    def ladder(self, prefixed: bool) -> Ladder:
+        """The lanes over every tool of one naming mode (built once; pinned tools in none).
+
+        Raises:
+            FleetError: ``fleet/tool_collision`` when a card would carry the name of a tool, a meta-tool or
+                another card.
+        """
+        found = self._ladders.get(prefixed)
+        if found is None:
+            mounted = self.mounted(prefixed)
+            tools = [
+                LaneTool(name, entry.tool.op, entry.bundle.document, entry.bundle.id if prefixed else None)
+                for name, entry in mounted.items()
+            ]
+            pinned = self.discovery(prefixed).pinned
+            found = Ladder.build(tools, pinned=pinned, taken=(*mounted, *META_TOOL_NAMES))
+            if found.collisions:
+                raise FleetError(
+                    "fleet/tool_collision",
+                    f"A lane card collides with another tool: {'; '.join(found.collisions[:3])}.",
+                    hint="Rename the operation or the capability in anvil.yaml, or serve another --disclosure mode.",
+                )
+            self._ladders[prefixed] = found
+        return found
+
+    @property
+    def lists_change(self) -> bool:
+        """True when the anonymous caller's listing grows as it opens lane cards (laddered)."""
+        return self.default.lists_change
+
+    def is_card(self, name: str) -> bool:
+        """True when ``name`` is a lane card the anonymous caller's surface serves."""
+        return self.default.is_card(name)
+
+    def tools_with(self, opened: Iterable[str]) -> Sequence[JSONObject]:
+        """The anonymous caller's listing with the members of the ``opened`` cards."""
+        return self.default.tools_with(opened)
 
     def summary(self, count: int) -> str:
         """What a caller is served, for the search tool's description: ``465 tools of pagerduty-rest``."""

@@ -17,6 +17,13 @@ Handler order for a call (original-gateway §2.5.3, §2.5.5):
    line's ``input_sha256``, see :func:`anvil.runtime.audit.audit_input`).
 7. The report, unless the outcome is a dry run.
 8. A success is checked against the output schema, then narrowed to the projection's view, if any.
+9. The answer (a success's data or view, a dry run's plan) is bounded by the response budget
+   (:mod:`anvil.serve.responses`): cut, with a marker and a link to the whole answer, when over it.
+   An error is never cut.
+
+Before step 6, a read whose page size the caller left unset gets the largest page that fits the
+budget, when the size of one item is known (:meth:`anvil.serve.responses.ResponseBudget.size_page`);
+a write is never paged, so its idempotency fingerprint is the caller's request.
 
 Refusals in steps 1-5 touch nothing and write no audit line. An unstaged refusal after step 1 carries
 a failure report like any failed call; a staged call carries a report only when its draft succeeds.
@@ -40,7 +47,7 @@ from anvil.air.effects import forwards_idempotency_key
 from anvil.air.inputs import safety_keys
 from anvil.air.model import Document, Operation
 from anvil.air.paths import resolve_mapping
-from anvil.air.surface import surface_of
+from anvil.air.surface import INPUT_SCHEMA_META, surface_of
 from anvil.air.tools import DRY_RUN_ARGUMENT, PROJECTION_ARGUMENT, operation_input_schema, published_input_schema
 from anvil.runtime.audit import audit_input
 from anvil.runtime.context import CallOptions, RuntimeContext
@@ -49,9 +56,10 @@ from anvil.runtime.executor import execute
 from anvil.runtime.outcome import Outcome
 from anvil.runtime.tracing import current_trace_id
 from anvil.serve.answer_store import AnswerKeeper, KeptAnswer, answer_owner
+from anvil.serve.budget import DEFAULT_RESULT_TOKEN_BUDGET
 from anvil.serve.controls import CallerControls, ControlError, KeyConflict, forward_key, read_controls
 from anvil.serve.mcp.listing import served_tool_definition
-from anvil.serve.mcp.resources import Resource
+from anvil.serve.mcp.resources import Resource, schema_resource
 from anvil.serve.mcp.results import CallResult, OutputCheck, conform
 from anvil.serve.mcp.validation import MAX_ARGUMENT_DEPTH, ArgumentCheck, call_schema, too_deep
 from anvil.serve.projection import (
@@ -62,6 +70,7 @@ from anvil.serve.projection import (
     failure_envelope,
 )
 from anvil.serve.report import EffectPlan, call_report, lookup_found, staged_report
+from anvil.serve.responses import ResponseBudget
 
 __all__ = ["Gateway", "ServedTool"]
 
@@ -138,6 +147,7 @@ class Gateway:
         include_unapproved: bool = False,
         tool_name: Callable[[Operation], str] | None = None,
         clock: Callable[[], float] | None = None,
+        result_token_budget: int = DEFAULT_RESULT_TOKEN_BUDGET,
         keeper: AnswerKeeper | None = None,
     ) -> None:
         """Build the tool table, listing, validators and effect plans.
@@ -150,9 +160,18 @@ class Gateway:
             tool_name: How a served tool is named (default: ``op.mcp.tool_name``); a fleet passes its
                 prefixed naming so listings and reports name what callers dial.
             clock: Wall-clock seconds for deadlines (default: the context's clock).
-            keeper: Where whole answers cut to the response budget are kept (None: none are).
+            result_token_budget: The response budget in o200k tokens (:mod:`anvil.serve.responses`);
+                0 turns it off (answers are whole, pages unsized).
+            keeper: Where the whole answers of cut calls are kept for their caller, or None.
+
+        Raises:
+            ValueError: ``result_token_budget`` is negative.
         """
+        if result_token_budget < 0:
+            raise ValueError("result_token_budget must be 0 (off) or a positive number of tokens")
         self.document = document
+        self.result_token_budget = result_token_budget
+        self._responses = ResponseBudget(result_token_budget, keeper, document) if result_token_budget else None
         self.context = context
         self.keeper = keeper
         self._clock = clock or context.clock
@@ -198,6 +217,13 @@ class Gateway:
         self._tools = tools
         self._by_operation = {tool.op.id: tool for tool in tools.values() if tool.op.is_approved}
         self.tools: tuple[JSONObject, ...] = tuple(tool.definition for tool in tools.values())
+        # The whole input schema of each tool listed with a summary of it (the schema calls are checked against).
+        self._schemas = {
+            name: schema_resource(name, published_input_schema(tool.op))
+            for name, tool in tools.items()
+            if tool.definition["_meta"].get(INPUT_SCHEMA_META) == "summarised"
+        }
+        self._by_uri = {resource.uri: resource for resource in self._schemas.values()}
 
     @property
     def service_id(self) -> str:
@@ -229,12 +255,19 @@ class Gateway:
 
     @property
     def resources(self) -> tuple[Resource, ...]:
-        """None: a gateway serves tools only (a fleet serves its bundles' skill files)."""
-        return ()
+        """The whole input schemas of the tools listed with a summary (``anvil://schema/<tool>``), in listing order.
+
+        A fleet also serves its bundles' skill files.
+        """
+        return tuple(self._schemas.values())
 
     def resource(self, uri: str) -> Resource | None:
-        """None: a gateway serves no resources."""
-        return None
+        """The resource at ``uri`` (a summarised tool's whole input schema), if any."""
+        return self._by_uri.get(uri)
+
+    def schema_resource(self, name: str) -> Resource | None:
+        """Tool ``name``'s whole input schema as a resource, when its listing summarises it."""
+        return self._schemas.get(name)
 
     async def read_answer(self, uri: str) -> KeptAnswer | None:
         """The whole answer kept at ``uri`` for an anonymous caller (a gateway serves one caller), if any.
@@ -316,6 +349,8 @@ class Gateway:
             projection = compiled
         if controls.stage:
             return await self._staged(tool, args, controls, dry_run, identity, projection)
+        if self._responses is not None and tool.op.is_read and tool.op.is_approved:
+            self._responses.size_page(tool.op, args)
         key = controls.idempotency_key
         forwarded = forward_key(args, key, tool.key_input)
         if isinstance(forwarded, KeyConflict):
@@ -330,7 +365,8 @@ class Gateway:
         with audit_input(forwarded):
             outcome = await execute(tool.op, forwarded, self.context, options)
         if outcome.kind == "dry_run":
-            return CallResult(kind="dry_run", plan=outcome.plan)
+            planned = CallResult(kind="dry_run", plan=outcome.plan)
+            return await self._bounded(tool, tool.op, planned, outcome.plan, forwarded, identity, projection)
         succeeded = outcome.kind == "success"
         found = lookup_found(succeeded, outcome.data, outcome.code) if tool.plan.answers_lookup else None
         report = call_report(
@@ -346,8 +382,33 @@ class Gateway:
         )
         if succeeded:
             success = CallResult(kind="success", data=outcome.data, status=outcome.status, report=report)
-            return _viewed(tool, conform(success, tool.output, tool.op.id), projection)
+            viewed = _viewed(tool, conform(success, tool.output, tool.op.id), projection)
+            return await self._bounded(tool, tool.op, viewed, outcome.data, forwarded, identity, projection)
         return CallResult(kind="error", envelope=outcome.envelope, report=report)
+
+    async def _bounded(
+        self,
+        tool: ServedTool,
+        op: Operation,
+        result: CallResult,
+        answer: JSONValue,
+        args: Mapping[str, JSONValue],
+        identity: Mapping[str, JSONValue] | None,
+        projection: Projection | None,
+    ) -> CallResult:
+        """``result`` within the response budget (step 9); as it is when the budget is off."""
+        if self._responses is None:
+            return result
+        return await self._responses.bound(
+            result,
+            op=op,
+            tool=tool.name,
+            answer=answer,
+            args=args,
+            identity=identity,
+            projection=projection.expression if projection is not None else None,
+            shape=_cut_shape(tool, projection),
+        )
 
     async def _staged(
         self,
@@ -412,7 +473,8 @@ class Gateway:
         with audit_input(forwarded):
             outcome = await execute(draft.op, forwarded, self.context, options)
         if outcome.kind == "dry_run":
-            return CallResult(kind="dry_run", plan=outcome.plan)
+            planned = CallResult(kind="dry_run", plan=outcome.plan)
+            return await self._bounded(tool, draft.op, planned, outcome.plan, forwarded, identity, projection)
         if outcome.kind != "success":
             return CallResult(kind="error", envelope=outcome.envelope)
         report = staged_report(
@@ -425,7 +487,8 @@ class Gateway:
         )
         # The caller dialed ``tool``, so its client validates the answer against that tool's schema.
         staged = CallResult(kind="success", data=outcome.data, status=outcome.status, report=report)
-        return _viewed(tool, conform(staged, tool.output, op.id), projection)
+        viewed = _viewed(tool, conform(staged, tool.output, op.id), projection)
+        return await self._bounded(tool, draft.op, viewed, outcome.data, forwarded, identity, projection)
 
 
 def _viewed(tool: ServedTool, result: CallResult, projection: Projection | None) -> CallResult:
@@ -448,3 +511,28 @@ def _viewed(tool: ServedTool, result: CallResult, projection: Projection | None)
     else:
         structured = view if isinstance(view, dict) else {"result": view}
     return CallResult(kind="success", data=view, status=result.status, report=result.report, structured=structured)
+
+
+def _cut_shape(tool: ServedTool, projection: Projection | None) -> Callable[[JSONValue], JSONObject]:
+    """How a view cut to the response budget becomes ``structuredContent`` for ``tool``.
+
+    As the whole answer would be shaped, when the tool publishes no ``outputSchema`` or the cut view
+    still validates against it; else the projected shape the schema also admits, under the caller's
+    expression or ``@`` (the answer itself, cut): a stock client validates ``structuredContent`` and
+    must never refuse a cut answer.
+    """
+
+    def shape(view: JSONValue) -> JSONObject:
+        if projection is not None and tool.structured_view:
+            return {PROJECTION_ARGUMENT: projection.expression, "result": view}
+        output = tool.output
+        candidate = output.shape(view) if output is not None and projection is None else view
+        if not isinstance(candidate, dict):
+            candidate = {"result": view}
+        if output is None or not tool.structured_view or output.valid(candidate):
+            return candidate
+        if tool.projection:
+            return {PROJECTION_ARGUMENT: "@", "result": view}
+        return candidate
+
+    return shape

@@ -30,6 +30,15 @@ success, ``{"error": <envelope>, "_meta": {"effect": <report>}}`` for an error. 
 replayed (nothing new happened upstream) also has ``X-Anvil-Replayed: true``. Every answer has
 ``content-type: application/json`` and ``cache-control: no-store``.
 
+The response budget (:mod:`anvil.serve.responses`) holds here too: over it, the body is the cut data
+(a dry run: the cut plan), still JSON, and ``X-Anvil-Truncated`` carries the marker's facts, encoded
+as ``X-Anvil-Effect`` is: what was served of what, how to get the rest, and under ``answer`` the URI
+of the whole answer kept for this caller (``anvil://answer/<id>``, read with MCP ``resources/read``;
+no ``Link`` header, whose URI a generic HTTP client would try to follow), or null. A marker over
+:data:`MAX_EFFECT_HEADER` bytes keeps its first cut and drops its hints (``"hints": "omitted"``). A
+list answer at the upstream's page cap has ``X-Anvil-Page-Cap`` (the notice's facts). An error is
+never cut.
+
 The body parser is strict, and every malformed body is a 400 ``validation_error``: UTF-8 only (no
 BOM, no UTF-16/32), no duplicate object keys, no lone surrogate escapes, no ``NaN``/``Infinity`` or
 number that overflows to one, integers inside the 64-bit range, and at most :data:`MAX_BODY_DEPTH`
@@ -52,6 +61,7 @@ from anvil._types import JSONObject, JSONValue
 from anvil.serve.mcp.http import listener_error
 from anvil.serve.mcp.provider import ToolProvider, UnknownTool
 from anvil.serve.mcp.results import CallResult
+from anvil.serve.responses import PAGE_CAP_META, TRUNCATED_META
 
 __all__ = [
     "CALL_PATH",
@@ -59,7 +69,9 @@ __all__ = [
     "EFFECT_HEADER",
     "MAX_BODY_DEPTH",
     "MAX_EFFECT_HEADER",
+    "PAGE_CAP_HEADER",
     "REPLAYED_HEADER",
+    "TRUNCATED_HEADER",
     "BodyError",
     "call_route",
     "effect_header",
@@ -72,6 +84,12 @@ CALL_PATH: Final = "/call/{tool:path}"
 DEFAULT_BODY_LIMIT: Final = 64 * 1024
 EFFECT_HEADER: Final = "x-anvil-effect"
 REPLAYED_HEADER: Final = "x-anvil-replayed"
+#: The marker of an answer cut to the response budget (JSON, printable ASCII).
+TRUNCATED_HEADER: Final = "x-anvil-truncated"
+#: The notice of a list answer at the upstream's page cap (JSON, printable ASCII).
+PAGE_CAP_HEADER: Final = "x-anvil-page-cap"
+#: Marker keys dropped from an ``X-Anvil-Truncated`` over :data:`MAX_EFFECT_HEADER` bytes.
+_HINTS: Final = ("continue", "next_page", "page_size", "projection")
 #: The largest ``X-Anvil-Effect`` value; a larger report travels in the body (common clients cap
 #: a header line at 8-16 KiB for the whole head).
 MAX_EFFECT_HEADER: Final = 4096
@@ -230,6 +248,17 @@ def _fitted(report: JSONObject) -> tuple[str, bool]:
     return shown, False
 
 
+def _marker_header(marker: JSONObject) -> str:
+    """The ``X-Anvil-Truncated`` value: the marker, its first cut only and no hints when it is too long."""
+    full = effect_header(marker)
+    if len(full) <= MAX_EFFECT_HEADER:
+        return full
+    short = {key: value for key, value in marker.items() if key not in _HINTS}
+    short["cuts"] = marker.get("cuts", [])[:1]
+    short["hints"] = "omitted"
+    return effect_header(short)
+
+
 def _answer(result: CallResult) -> Response:
     headers = dict(_NO_STORE)
     report = result.report
@@ -238,6 +267,11 @@ def _answer(result: CallResult) -> Response:
         headers[EFFECT_HEADER], fits = _fitted(report)
         if report.get("replayed") is True:
             headers[REPLAYED_HEADER] = "true"
+    extra = result.meta or {}
+    if isinstance(extra.get(TRUNCATED_META), dict) and result.envelope is None:
+        headers[TRUNCATED_HEADER] = _marker_header(extra[TRUNCATED_META])
+    if isinstance(extra.get(PAGE_CAP_META), dict) and result.envelope is None:
+        headers[PAGE_CAP_HEADER] = effect_header(extra[PAGE_CAP_META])
     if result.kind == "dry_run":
         return JSONResponse(result.plan, headers=headers)
     if result.envelope is not None:

@@ -34,10 +34,11 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from anvil.air.effects import effect_class_of
 from anvil.air.model import Operation
-from anvil.runtime.tracing import Attribute, Tracer, bind_span, parse_traceparent
+from anvil.runtime.context import RuntimeContext
+from anvil.runtime.tracing import Attribute, Tracer, bind_span, current_span, parse_traceparent
 from anvil.serve.mcp.results import CallResult
 
-__all__ = ["INBOUND", "TRACEPARENT_META", "Inbound", "TraceContextMiddleware", "traced"]
+__all__ = ["INBOUND", "TRACEPARENT_META", "Inbound", "TraceContextMiddleware", "call_tracer", "traced"]
 
 #: The ``_meta`` key an MCP request carries its caller's trace context in.
 TRACEPARENT_META: Final = "traceparent"
@@ -80,6 +81,13 @@ class TraceContextMiddleware:
             await self.app(scope, receive, send)
         finally:
             INBOUND.reset(token)
+
+
+def call_tracer(context: RuntimeContext) -> Tracer | None:
+    """The tracer a call's server span comes from: the context's, unless a call span is bound already (the
+    call then runs under it: :func:`traced` runs the call again inside its span)."""
+    tracer = context.tracer
+    return tracer if tracer is not None and current_span() is None else None
 
 
 def _outcome(result: CallResult | None) -> str:

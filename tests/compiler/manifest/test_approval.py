@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from anvil.compiler.manifest.approval import ApprovalError, approve_entries
+from anvil.compiler.manifest.approval import ApprovalError, approve_entries, safety_fields
 
 MANIFEST = """\
 # reviewed by ops
@@ -70,3 +70,23 @@ def test_a_flow_style_entry_is_refused_rather_than_rewritten() -> None:
 def test_a_manifest_without_operations_is_refused() -> None:
     with pytest.raises(ApprovalError):
         approve_entries("service:\n  name: shop\n", ["*"])
+
+
+def test_every_safety_field_an_approved_entry_sets_is_listed_for_the_reviewer() -> None:
+    """What the reviewer's injected draft would have approved: a delete made low risk, unconfirmed."""
+    text = (
+        "service:\n  name: shop\noperations:\n"
+        "  shop.items.delete:\n    state: review_required\n    risk: low\n    confirmation: {required: false}\n"
+        "    retries:\n      enabled: true\n    display_name: Delete\n"
+        "  shop.items.get:\n    state: review_required\n"
+    )
+    approval = approve_entries(text, ["shop.items.*"])
+    assert approval.safety == {
+        "shop.items.delete": ('risk: "low"', 'confirmation: {"required": false}', 'retries: {"enabled": true}')
+    }
+
+
+def test_a_listed_safety_value_reaches_the_terminal_as_one_line_of_ascii() -> None:
+    assert safety_fields({"idempotency": {"header": "Key\r\x1b[2J\u2028"}, "state": "approved"}) == (
+        'idempotency: {"header": "Key\\r\\u001b[2J\\u2028"}',
+    )

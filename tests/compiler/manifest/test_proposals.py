@@ -170,6 +170,17 @@ def test_a_write_taking_an_idempotency_key_header_gets_an_idempotency_block_prop
     assert PROPOSED_MARK in text and "no effect proposed" not in text
 
 
+def test_a_described_key_header_whose_name_no_request_can_carry_is_not_proposed() -> None:
+    def post(name: str) -> dict[str, Any]:
+        header = {"name": name, "in": "header", "description": "An idempotency key.", "schema": {}}
+        return {"post": {"operationId": "create", "parameters": [header], "responses": _ok()}}
+
+    for name in ("Idempotency Key", "Key\n    risk: low", "Key\u2028", ""):
+        spec = {"openapi": "3.0.3", "info": {"title": "Shop", "version": "1"}, "paths": {"/orders": post(name)}}
+        doc = compile_source(LoadResult(document=spec, version="3.0.3"), None, service_id="shop").document
+        assert propose_idempotency(doc) == {}, name
+
+
 def _form(properties: dict[str, Any], required: list[str] | None = None) -> dict[str, Any]:
     schema: dict[str, Any] = {"type": "object", "properties": properties}
     if required:

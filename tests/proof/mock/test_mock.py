@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from pathlib import Path
 
 import httpx
@@ -10,6 +11,7 @@ import pytest
 
 from anvil.bundle.read import read_bundle
 from anvil.proof.mock import MAX_BODY_BYTES, MockApi, create_mock_app
+from tests.serve.budget_upstream import catalog_document
 
 REPO = "/repos/octo/hello"
 
@@ -278,3 +280,16 @@ async def test_a_composite_is_accepted_with_every_factor_and_the_log_masks_each_
     assert (entry["headers"]["x-client-id"], entry["headers"]["x-client-secret"]) == ("***", "***")
     assert entry["headers"]["idempotency-key"] == "k-1"
     assert "s3cret" not in str(log)
+
+
+@pytest.mark.anyio
+async def test_a_page_size_or_offset_never_filters_a_list_even_when_items_have_a_field_of_that_name() -> None:
+    document = catalog_document()
+    record = document.schemas["Record"]
+    fields = {**record["properties"], "limit": {"type": "integer"}, "offset": {"type": "integer"}}
+    document = replace(document, schemas={**document.schemas, "Record": {**record, "properties": fields}})
+    app = create_mock_app(MockApi(document))
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://mock") as client:
+        first = (await client.get("/records")).json()["records"]
+        sized = (await client.get("/records", params={"limit": 7, "offset": 0})).json()["records"]
+    assert first and sized == first  # a gateway that sizes the page gets the same items

@@ -190,3 +190,143 @@ def test_a_fleet_index_of_prefixed_names_filters_per_caller_and_answers_the_same
     assert index.search("add a comment to an issue", 1, allowed=granted.__contains__) == [
         fleet_tool_name("tracker/jira", "jira-platform_add_comment")
     ]
+
+
+# --- the second stage: intent, shape, head, people, marks ---------------------------------------------
+
+WIDGETS = (
+    entry("widgets_create", "Create a widget", method="POST", path="/widgets", resource="widget", action="create",
+          description="Creates a widget."),
+    entry("widgets_delete", "Delete a widget", method="DELETE", path="/widgets/{id}", resource="widget",
+          action="delete", description="Deletes a widget."),
+    entry("widgets_update", "Update a widget", method="PUT", path="/widgets/{id}", resource="widget",
+          action="replace", description="Updates a widget."),
+    entry("widgets_get", "Get a widget", path="/widgets/{id}", resource="widget", action="get",
+          description="Returns a widget."),
+    entry("widgets_list", "List widgets", path="/widgets", resource="widget", action="list",
+          description="Returns every widget."),
+)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("query", "first"),
+    [
+        ("remove the blue widget", "widgets_delete"),
+        ("get rid of that widget", "widgets_delete"),
+        ("please add a widget for the launch", "widgets_create"),
+        ("can you make a widget", "widgets_create"),
+        ("rename the widget to Gizmo", "widgets_update"),
+        ("archive the widget without deleting it", "widgets_update"),
+    ],
+)
+def test_the_tasks_verb_picks_the_tool_of_that_shape_over_its_siblings(query: str, first: str) -> None:
+    assert SearchIndex.build(WIDGETS).search(query, 1) == [first]
+
+
+def test_remove_the_x_ranks_the_delete_of_x_above_its_create() -> None:
+    found = SearchIndex.build(WIDGETS).search("remove the widget", 5)
+    assert found.index("widgets_delete") < found.index("widgets_create")
+
+
+def test_a_question_finds_the_reads_first() -> None:
+    found = SearchIndex.build(WIDGETS).search("which widgets do we have?", 2)
+    assert set(found) == {"widgets_get", "widgets_list"}
+
+
+def test_an_rpc_tools_own_verb_says_its_shape_whatever_its_method() -> None:
+    tools = (
+        entry("accounts_get", "Retrieve accounts", method="POST", path="/accounts/get", resource="get",
+              action="create", description="Retrieves the accounts linked to an item."),
+        entry("accounts_create", "Accounts create", method="POST", path="/accounts.create", resource="account",
+              action="create", description="Creates an account linked to an item."),
+        entry("accounts_remove", "Accounts remove", method="POST", path="/accounts.remove", resource="account",
+              action="create", description="Removes an account from an item."),
+    )  # fmt: skip
+    index = SearchIndex.build(tools)
+    assert index.search("list the accounts linked to the item", 1) == ["accounts_get"]
+    assert index.search("delete the account", 1) == ["accounts_remove"]
+
+
+def test_a_capitalised_word_the_index_does_not_hold_reads_as_someone_so_a_user() -> None:
+    tools = (
+        entry("projects_get", "Get a project", path="/projects/{id}", resource="project", action="get"),
+        entry("users_get", "Get a user", path="/users/{id}", resource="user", action="get"),
+    )
+    index = SearchIndex.build(tools)
+    assert index.search("show me Carol", 1) == ["users_get"]
+    assert index.search("show me carol", 2) == ["projects_get", "users_get"]  # a tie, in name order
+
+
+def test_the_verb_of_a_task_names_what_it_acts_on() -> None:
+    tools = (
+        *(entry(f"calls_{verb}", f"Calls {verb}", method="POST", path=f"/calls.{verb}", resource="call",
+                action="create", description=f"{verb.title()}s a call.") for verb in ("add", "end", "update")),
+        entry("reminders_add", "Reminders add", method="POST", path="/reminders.add", resource="reminder",
+              action="create", description="Creates a reminder."),
+        entry("reminders_list", "Reminders list", path="/reminders.list", resource="reminder", action="list",
+              description="Lists reminders."),
+    )  # fmt: skip
+    assert SearchIndex.build(tools).search("remind me to call the dentist", 1) == ["reminders_add"]
+
+
+def test_deprecated_and_admin_tools_rank_below_their_plain_twins_unless_the_task_asks_for_them() -> None:
+    old = IndexEntry(
+        name="balance_get_old", operation_id="svc.balance.get.old", method="POST", path="/balance/get",
+        title="Retrieve a balance", description="Retrieves the balance (deprecated: use /v2/balance).",
+        resource="balance", action="get", inputs=(), deprecated=True,
+    )  # fmt: skip
+    tools = (
+        old,
+        entry("balance_get", "Retrieve a balance", path="/v2/balance", resource="balance", action="get",
+              description="Retrieves the balance."),
+        entry("admin_emoji_list", "Admin emoji list", path="/admin.emoji.list", resource="emoji", action="list",
+              description="Lists the custom emoji of a workspace."),
+        entry("emoji_list", "Emoji list", path="/emoji.list", resource="emoji", action="list",
+              description="Lists the custom emoji of a workspace."),
+    )  # fmt: skip
+    index = SearchIndex.build(tools)
+    assert index.search("show the balance", 1) == ["balance_get"]
+    assert index.search("show the balance from the deprecated endpoint", 1) == ["balance_get_old"]
+    assert index.search("list the custom emoji", 1) == ["emoji_list"]
+    assert index.search("as an admin, list the custom emoji", 1) == ["admin_emoji_list"]
+
+
+def test_a_spelled_out_acronym_finds_the_tool_named_by_it() -> None:
+    tools = (
+        entry("ooo_entries_create", "Create an OOO entry", method="POST", path="/ooo_entries", resource="ooo_entry",
+              action="create", description="Creates an entry for a user's time away."),
+        entry("offices_list", "List offices", path="/offices", resource="office", action="list",
+              description="Returns the company's offices."),
+    )  # fmt: skip
+    assert SearchIndex.build(tools).search("I'm out of office next week, put that in", 1) == ["ooo_entries_create"]
+
+
+def test_how_many_asks_for_counts_and_whenever_asks_for_a_hook() -> None:
+    tools = (
+        entry("events_list", "List a project's events", path="/projects/{id}/events", resource="event",
+              action="list", description="Returns the events of a project."),
+        entry("stats_list", "Retrieve a project's statistics", path="/projects/{id}/stats", resource="stat",
+              action="list", description="Returns totals for a project."),
+        entry("deploys_create", "Create a deploy", method="POST", path="/deploys", resource="deploy",
+              action="create", description="Starts a deploy."),
+        entry("hooks_create", "Create a notification hook", method="POST", path="/hooks", resource="hook",
+              action="create", description="Sends an email or a message on a deploy event."),
+    )  # fmt: skip
+    index = SearchIndex.build(tools)
+    assert index.search("how many did each project get?", 1) == ["stats_list"]
+    assert index.search("what did each project get?", 1) == ["events_list"]
+    assert index.search("email the team whenever a deploy fails", 1) == ["hooks_create"]
+
+
+def test_a_longer_answer_begins_with_the_shorter_one(index: SearchIndex) -> None:
+    widgets = SearchIndex.build([*TOOLS, *WIDGETS])
+    for query in ("remove the widget", "get comments", "issue", "update", "who is on call"):
+        assert widgets.search(query, 20)[:3] == widgets.search(query, 3), query
+
+
+@pytest.mark.corpus
+def test_a_whole_bodys_top_level_property_names_are_searched_as_input_names(jira: Document) -> None:
+    op = next(op for op in jira.operations if op.id == "jira-platform.issue_link.create")
+    assert op.input.body is not None and not op.input.body.fields
+    names = {name for name, _ in IndexEntry.of(op, op.mcp.tool_name).inputs}
+    assert {"inwardIssue", "outwardIssue", "type"} <= names

@@ -32,6 +32,7 @@ from anvil.air.model import DisclosureBudget, Document
 from anvil.ledger.registry import open_ledger
 from anvil.runtime.context import RuntimeContext
 from anvil.runtime.envelope import ErrorEnvelope
+from anvil.serve.answer_store import MemoryAnswers, answer_owner
 from anvil.serve.auth.principals import hash_token, parse_principals
 from anvil.serve.auth.tokens import StaticTokenAuthenticator
 from anvil.serve.fleet import Fleet, FleetBundle
@@ -42,6 +43,8 @@ from anvil.serve.mcp.hotpath import HotPath, ResultEncoder
 from anvil.serve.mcp.http import create_app, listen, serve_http
 from anvil.serve.mcp.results import CallResult
 from anvil.serve.mcp.server import build_server
+from anvil.serve.responses import TRUNCATED_META, TRUNCATED_PREFIX
+from tests.serve.budget_upstream import Upstream, catalog_context, catalog_document, item_list
 from tests.serve.support import OWNER_REPO, PAYMENTS as PAYMENTS_EXAMPLE, MockServer, compile_example, listing_gateway
 from tests.serve.test_fleet import read_grant
 
@@ -565,3 +568,40 @@ def test_every_call_result_encodes_as_the_sdk_encodes_it(
         result = CallResult(kind="success", data=data, report=report)
     wire = result.to_wire()
     assert ENCODER.encode(wire, version, request_id) == sdk_answer(wire, version, request_id)  # never None here
+
+
+_ANSWER_URI = re.compile(rb"anvil://answer/[0-9a-f]{32}")
+
+
+async def test_a_cut_answer_and_its_resource_link_are_sent_as_the_sdk_sends_them_to_the_official_client() -> None:
+    big = {"object": "list", "data": item_list(3000), "has_more": True}
+    upstream = Upstream(answers={"/items": big})
+    keeper = MemoryAnswers()
+    async with upstream.client() as http:
+        gateway = Gateway(catalog_document(), catalog_context(http), keeper=keeper)
+        hot = create_app(build_server(gateway), service="catalog")
+        sdk = create_app(build_server(gateway), service="catalog", hot_path=False)
+        body = call("catalog_list_items", {})
+        with anyio.fail_after(60):
+            async with serving(hot, sdk) as (hot_url, sdk_url), httpx.AsyncClient() as client:
+                for version in HANDSHAKE_VERSIONS:
+                    headers = {**JSON_HEADERS, "mcp-protocol-version": version}
+                    fast = await client.post(hot_url, content=body, headers=headers)
+                    slow = await client.post(sdk_url, content=body, headers=headers)
+                    status, fast_headers, content = comparable(fast)
+                    # Each answer is kept under its own id; everything else is the same bytes.
+                    assert (status, _ANSWER_URI.sub(b"-", content)) == (200, _ANSWER_URI.sub(b"-", slow.content))
+                    assert fast_headers == comparable(slow)[1]
+                    sent = json.loads(content)["result"]["content"]
+                    assert [block["type"] for block in sent] == ["text", "text", "resource_link"], version
+                async with Client(hot_url) as session:
+                    result = await session.call_tool("catalog_list_items", {})
+    assert result.is_error is False
+    text, marker, link = result.content
+    assert isinstance(text, types.TextContent) and isinstance(marker, types.TextContent)
+    assert isinstance(link, types.ResourceLink) and link.mime_type == "application/json"
+    assert marker.text.startswith(TRUNCATED_PREFIX) and str(link.uri) in marker.text
+    assert result.structured_content == json.loads(text.text)  # validated by the client against the schema
+    assert result.meta is not None and result.meta[TRUNCATED_META]["answer"] == str(link.uri)
+    kept = await keeper.read(str(link.uri), answer_owner(None))  # an anonymous caller over /mcp
+    assert kept is not None and json.loads(kept.body) == big

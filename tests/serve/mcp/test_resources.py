@@ -216,3 +216,31 @@ async def test_two_bundles_whose_ids_fold_to_one_connector_are_refused_at_start_
         Fleet([replace(first, id="svc"), replace(second, id="svc!!")])
     assert caught.value.code == "fleet/resource_collision"
     assert [bundle.connector for bundle in Fleet([first, second]).bundles] == ["github", "payments"]
+
+
+async def test_a_read_only_grant_reads_a_skill_that_documents_only_the_tools_it_shows(
+    workspace: Path, github: Document, http: httpx.AsyncClient
+) -> None:
+    fleet = Fleet(_bundles(workspace, [github], http))
+    reader = fleet.compose(_reader("github"))
+    writer = fleet.compose(
+        Principal(
+            id="writer",
+            grants=parse_grants([{"connector": "github", "operations": ["*"], "mode": "write", "confirm": "allow"}]),
+            issuer=STATIC_ISSUER,
+            subject="writer",
+            verified=True,
+        )
+    )
+    hidden = [op.mcp.tool_name for op in github.operations if op.is_approved and op.effect.kind != "read"]
+    shown = [op.mcp.tool_name for op in github.operations if op.is_approved and op.effect.kind == "read"]
+    assert hidden and shown
+    for path in SKILL_PATHS:
+        uri = f"anvil://skill/github/{path}"
+        read_only = reader.resource(uri)
+        whole = writer.resource(uri)
+        assert read_only is not None and whole is not None
+        assert whole.text == (workspace / "github" / "skill" / path).read_text(encoding="utf-8")
+        assert not any(name in read_only.text for name in hidden), path
+    skill = reader.resource("anvil://skill/github/SKILL.md")
+    assert skill is not None and all(name in skill.text for name in shown)

@@ -72,7 +72,7 @@ PREDICATES: Final = (
     "idempotency.mode", "idempotency.mechanism", "idempotency.key",
     "confirmation.required", "confirmation.risk", "confirmation.reason", "confirmation.human_approval",
     "retries.mode", "retries.maxAttempts", "retries.retryOn",
-    "effectContract", "state",
+    "effectContract", "state", "credentialHosts",
 )  # fmt: skip
 #: Predicates on which two equally authoritative values are a conflict that blocks the operation.
 SAFETY_PREDICATES: Final = frozenset(
@@ -80,6 +80,7 @@ SAFETY_PREDICATES: Final = frozenset(
         "effect.kind", "effect.reversible", "idempotency.mode", "confirmation.required",
         "confirmation.human_approval", "retries.mode", "auth.principal", "auth.type", "auth.credentialProfile",
         "auth.provider", "auth.scopes", "auth.issuer", "auth.audience", "auth.carrier", "state", "effectContract",
+        "credentialHosts",
     }
 )  # fmt: skip
 #: The confirmation reason ``human_approval: true`` supplies when there is none.
@@ -155,6 +156,8 @@ def entry_assertions(entry: OperationManifest) -> list[tuple[str, JSONValue, Loc
     if entry.effect is not None:
         put("effectContract", entry.effect.to_json(), entry.effect.location)
     put("state", entry.state)
+    if entry.credential_hosts is not None:
+        put("credentialHosts", list(entry.credential_hosts))
     return out
 
 
@@ -191,6 +194,7 @@ def base_value(op: Operation, predicate: str) -> JSONValue:
         "retries.maxAttempts": op.retries.max_attempts,
         "retries.retryOn": list(op.retries.retry_on),
         "state": op.state,
+        "credentialHosts": list(op.credential_hosts or ()),
     }
     return simple.get(predicate)
 
@@ -426,6 +430,9 @@ def apply_values(
     op = replace(op, idempotency=idempotency, retries=retries, confirmation=confirmation)
     if values.get("state") is not None:
         op = replace(op, state=values["state"])
+    hosts = values.get("credentialHosts")
+    if isinstance(hosts, list):  # a reviewer's consent: the operation's credential may go to these hosts
+        op = replace(op, credential_hosts=tuple(str(host) for host in hosts) or None)
     op, found = block_incoherent_auth(op)
     return with_claim(op, enriched_claim(op.id)), [*renamed, *found]
 

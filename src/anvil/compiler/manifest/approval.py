@@ -6,19 +6,40 @@ glob such as ``stripe.customers.*``), the entry's ``state:`` line gets the value
 one is added under the key. The result is parsed again and must differ from the original in exactly
 those states; anything else (a flow-style entry, an unusual layout) is refused with the entry named,
 and nothing is written.
+
+What an approval approves is more than a state: an entry may also set safety fields the classifier
+did not (a lower risk, no confirmation, retries, an idempotency key, an effect contract, a side effect
+or auth of its own). :attr:`Approval.safety` lists them per approved entry, so ``anvil approve`` shows
+the reviewer every one of them.
 """
 
 from __future__ import annotations
 
 import fnmatch
+import json
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 import yaml
 
-__all__ = ["Approval", "ApprovalError", "approve_entries"]
+__all__ = ["SAFETY_FIELDS", "Approval", "ApprovalError", "approve_entries", "safety_fields"]
+
+#: Entry keys that change how an operation is served beyond the classifier's posture (every key but
+#: ``state`` and the cosmetic ones: names, descriptions, public input names).
+SAFETY_FIELDS: Final = (
+    "side_effect",
+    "risk",
+    "reversible",
+    "action",
+    "confirmation",
+    "retries",
+    "idempotency",
+    "effect",
+    "auth",
+    "credential_hosts",
+)
 
 _TOP_OPERATIONS: Final = re.compile(r"^operations\s*:\s*(#.*)?$")
 _TOP_KEY: Final = re.compile(r"^[^\s#]")
@@ -41,6 +62,18 @@ class Approval:
     text: str
     approved: tuple[str, ...]  # entries set to approved by this call
     already: tuple[str, ...]  # entries that were approved before
+    #: each entry approved by this call -> the safety fields it sets, as ``name: one-line JSON`` (ASCII)
+    safety: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+
+def safety_fields(entry: object) -> tuple[str, ...]:
+    """The safety fields (:data:`SAFETY_FIELDS`) a parsed entry sets, each as ``name: value``, the value
+    one line of ASCII JSON (so no control character of the file reaches a terminal)."""
+    if not isinstance(entry, dict):
+        return ()
+    return tuple(
+        f"{name}: {json.dumps(entry[name], ensure_ascii=True, default=str)}" for name in SAFETY_FIELDS if name in entry
+    )
 
 
 def _operations(text: str) -> dict[str, Any]:
@@ -142,8 +175,10 @@ def approve_entries(text: str, patterns: Sequence[str]) -> Approval:
                 out[-1] += "\n"
             out.append(inserts[i])
     result = "".join(out)
-    _check(before, _operations(result), todo)
-    return Approval(text=result, approved=tuple(todo), already=already)
+    after = _operations(result)
+    _check(before, after, todo)
+    safety = {key: found for key in todo if (found := safety_fields(after[key]))}
+    return Approval(text=result, approved=tuple(todo), already=already, safety=safety)
 
 
 _BY_HAND: Final = "Set `state: approved` in that entry by hand (a block mapping under its key)."

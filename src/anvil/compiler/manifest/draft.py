@@ -3,23 +3,37 @@
 ``anvil init`` compiles the spec without a manifest (the conservative classifier decides everything)
 and writes what it found as ``anvil.yaml``: one entry per operation, keyed by its AIR id, with the
 classifier's posture above it as comments (method and path, effect and risk, idempotency and its
-carrier, retries, confirmation, auth) and a ``state:`` line a reviewer (or ``anvil approve``) flips. Only the
-``state`` is set: every other fact is the classifier's until a reviewer writes it down.
+carrier, retries, confirmation, auth, and the operation's own host when it is not the service's) and a
+``state:`` line a reviewer (or ``anvil approve``) flips. Only the ``state`` is set: every other fact is
+the classifier's until a reviewer writes it down.
+
+The spec is untrusted: every string it chose is written as one line (:mod:`anvil.compiler.manifest.yaml_text`),
+and the text is read back, by YAML and by the manifest parser, before it is returned: unless every entry
+holds exactly what was meant (:func:`check_draft`), :class:`DraftError` is raised and nothing is written.
 """
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Mapping, Sequence
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
 import yaml
 
 from anvil.air.model import Document, Operation, auth_label
+from anvil.air.servers import operation_server, resolve_server, server_hosts
 from anvil.compiler.manifest.proposals import Proposal
+from anvil.compiler.manifest.yaml_text import YamlTextError, block_lines, comment, yaml_key, yaml_scalar
 
-__all__ = ["APPROVE_CHOICES", "PENDING_STATE", "PROPOSED_MARK", "ApproveChoice", "draft_manifest", "yaml_key"]
+__all__ = [
+    "APPROVE_CHOICES",
+    "PENDING_STATE",
+    "PROPOSED_MARK",
+    "ApproveChoice",
+    "DraftError",
+    "check_draft",
+    "draft_manifest",
+    "yaml_key",
+]
 
 #: The comment line above every effect block ``--propose-effects`` wrote.
 PROPOSED_MARK: Final = "# proposed by anvil init: review before approving"
@@ -29,30 +43,53 @@ APPROVE_CHOICES: Final[tuple[str, ...]] = ("none", "reads", "all")
 #: The state of an entry nobody has approved yet: not served until a reviewer approves it.
 PENDING_STATE: Final = "review_required"
 
-_PLAIN_KEY: Final = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-]*$")
-_SPACE: Final = re.compile(r"\s+")
 _COMMENT_WIDTH: Final = 110
 
 
-def yaml_key(key: str) -> str:
-    """``key`` as a YAML mapping key: plain when that reads back as the same string, else JSON-quoted."""
-    reserved = key.lower() in {"true", "false", "yes", "no", "on", "off", "null", "y", "n"}
-    return key if _PLAIN_KEY.match(key) and not reserved else json.dumps(key, ensure_ascii=False)
+class DraftError(ValueError):
+    """The manifest text would not read back as exactly what ``anvil init`` meant to write."""
+
+    code = "manifest/draft_unsafe"
 
 
 def _one_line(text: str, limit: int = _COMMENT_WIDTH) -> str:
-    """Spec text fit for one comment line: whitespace folded, cut at ``limit`` characters."""
-    folded = _SPACE.sub(" ", text).strip()
-    return folded if len(folded) <= limit else folded[: limit - 1].rstrip() + "…"
+    return comment(text, limit)
 
 
-def _posture(op: Operation) -> list[str]:
+def _host(url: str | None) -> str | None:
+    hosts = server_hosts([url]) if url else ()
+    return hosts[0] if hosts else None
+
+
+def _server_lines(op: Operation, service_host: str | None) -> list[str]:
+    """Where ``op`` is sent when its own server is on another host than the service's, and whether its
+    credential goes there (empty when it is the service's host)."""
+    own = operation_server(op)
+    if own is None:
+        return []
+    resolved = resolve_server(own)
+    if resolved.url is None:
+        return [f"server: {own.url} is not served ({resolved.issue})"]
+    host = _host(resolved.url)
+    if host is None or host == service_host:
+        return []
+    where = f"not the service's {service_host}" if service_host else "the service has no server"
+    lines = [f"server: {resolved.url} (host {host}, {where})"]
+    if op.auth.type != "none":
+        if host in (op.credential_hosts or ()):
+            lines.append(f"credential: sent to {host} (credential_hosts)")
+        else:
+            lines.append(f"credential: withheld from {host} unless credential_hosts or ANVIL_CREDENTIAL_HOSTS names it")
+    return lines
+
+
+def _posture(op: Operation, service_host: str | None = None) -> list[str]:
     source = op.source_ref
     where = f"{(source.method or '').upper()} {source.path or ''}".strip()
     first = where + (f" (operationId {source.operation_id})" if source.operation_id else "")
     lines = [first]
     if op.display_name or op.description:
-        lines.append(_one_line(op.display_name or op.description))
+        lines.append(op.display_name or op.description)
     effect = op.effect
     kind = "read" if op.is_read else f"write ({effect.action})"
     lines.append(f"effect: {kind}, risk {effect.risk}, {'reversible' if effect.reversible else 'irreversible'}")
@@ -71,9 +108,11 @@ def _posture(op: Operation) -> list[str]:
         lines.append(f"auth: {auth_label(op.auth)}, every factor's credential sent on each call")
     elif op.auth.type != "none":
         lines.append(f"auth: {auth_label(op.auth)}")
+    lines += _server_lines(op, service_host)
     if op.deprecated:
         lines.append("deprecated in the spec")
-    return lines
+    # Every line holds spec text somewhere (a path, an id, a header or scheme name): each is folded.
+    return [_one_line(line, 200) for line in lines]
 
 
 def _state(op: Operation, approve: ApproveChoice) -> str:
@@ -82,19 +121,18 @@ def _state(op: Operation, approve: ApproveChoice) -> str:
     return PENDING_STATE
 
 
-def _proposal_lines(proposal: Proposal | None) -> list[str]:
-    if proposal is None:
-        return []
-    blocks: dict[str, object] = {}
-    if proposal.idempotency is not None:
+def _proposal_blocks(proposal: Proposal | None) -> dict[str, Any]:
+    blocks: dict[str, Any] = {}
+    if proposal is not None and proposal.idempotency is not None:
         blocks["idempotency"] = dict(proposal.idempotency)
-    if proposal.effect is not None:
+    if proposal is not None and proposal.effect is not None:
         blocks["effect"] = dict(proposal.effect)
-    lines = []
-    if blocks:
-        text = yaml.safe_dump(blocks, sort_keys=False, default_flow_style=False, width=1000)
-        lines = [f"    {PROPOSED_MARK}", *(f"    {line}" for line in text.splitlines())]
-    if proposal.effect is None and proposal.reasons:
+    return blocks
+
+
+def _proposal_lines(proposal: Proposal | None, blocks: Mapping[str, Any]) -> list[str]:
+    lines = [f"    {PROPOSED_MARK}", *block_lines(blocks, 4)] if blocks else []
+    if proposal is not None and proposal.effect is None and proposal.reasons:
         lines.append(f"    # no effect proposed: {_one_line('; '.join(proposal.reasons), 200)}")
     return lines
 
@@ -128,41 +166,98 @@ def draft_manifest(
         YAML text ending in a newline; every operation keyed by its AIR id.
     """
     service = document.service
+    intended: dict[str, Any] = {"service": {"name": service.id}}
     header = [
-        f"# anvil.yaml for '{service.id}', written by `anvil init`"
+        f"# anvil.yaml for '{_one_line(service.id, 80)}', written by `anvil init`"
         + (f" from {_one_line(spec_label, 80)}." if spec_label else "."),
         "# Every operation of the spec is listed by its AIR id with the classifier's posture as comments.",
         "# Review each entry: write down what the spec cannot say (idempotency, confirmation, effect:),",
         f"# then approve it (`anvil approve anvil.yaml ID...`, or `state: approved`). '{PENDING_STATE}' is not served.",
-        "service:",
-        f"  name: {yaml_key(service.id)}",
     ]
-    if service.display_name:
-        header.append(f"  display_name: {json.dumps(_one_line(service.display_name, 200), ensure_ascii=False)}")
-    if schemes:
-        listed = ", ".join(f"{name} ({kind})" for name, kind in sorted(schemes.items()))
-        header.append("")
-        header.append(f"# The spec's security schemes: {_one_line(listed, 300)}.")
-        header.append(
-            "# Where operations offer several, choose one service-wide (or per entry) with `auth: {scheme: NAME}`."
-        )
-    if auth_scheme:
-        header += ["", "auth:", f"  scheme: {yaml_key(auth_scheme)}"]
-        if auth_override is not None:
-            kind, reason = auth_override
-            header += [
-                f"  type: {yaml_key(kind)}",
-                "  override: true",
-                f"  reason: {json.dumps(_one_line(reason, 300), ensure_ascii=False)}",
-            ]
-    body: list[str] = ["", "operations:"]
-    operations: Sequence[Operation] = sorted(document.operations, key=lambda op: op.id)
-    if not operations:
-        body[-1] = "operations: {}"
-    for op in operations:
-        body.extend(f"  # {line}" for line in _posture(op))
-        body.append(f"  {yaml_key(op.id)}:")
-        body.append(f"    state: {_state(op, approve)}")
-        body.extend(_proposal_lines((proposals or {}).get(op.id)))
-        body.append("")
-    return "\n".join(header + body).rstrip("\n") + "\n"
+    try:
+        header += ["service:", f"  name: {yaml_scalar(service.id)}"]
+        if service.display_name and _one_line(service.display_name, 200):
+            display = intended["service"]["display_name"] = _one_line(service.display_name, 200)
+            header.append(f"  display_name: {yaml_scalar(display)}")
+        if schemes:
+            listed = ", ".join(f"{name} ({kind})" for name, kind in sorted(schemes.items()))
+            header.append("")
+            header.append(f"# The spec's security schemes: {_one_line(listed, 300)}.")
+            header.append(
+                "# Where operations offer several, choose one service-wide (or per entry) with `auth: {scheme: NAME}`."
+            )
+        if auth_scheme:
+            intended["auth"] = {"scheme": auth_scheme}
+            header += ["", "auth:", f"  scheme: {yaml_scalar(auth_scheme)}"]
+            if auth_override is not None:
+                kind, reason = auth_override[0], _one_line(auth_override[1], 300)
+                intended["auth"].update({"type": kind, "override": True, "reason": reason})
+                header += [f"  type: {yaml_scalar(kind)}", "  override: true", f"  reason: {yaml_scalar(reason)}"]
+        body: list[str] = ["", "operations:"]
+        entries: dict[str, Any] = {}
+        operations: Sequence[Operation] = sorted(document.operations, key=lambda op: op.id)
+        if not operations:
+            body[-1] = "operations: {}"
+        service_host = _host(resolve_server(service.servers[0]).url) if service.servers else None
+        for op in operations:
+            proposal = (proposals or {}).get(op.id)
+            blocks = _proposal_blocks(proposal)
+            entries[op.id] = {"state": _state(op, approve), **blocks}
+            body.extend(f"  # {line}" for line in _posture(op, service_host))
+            body.append(f"  {yaml_key(op.id)}:")
+            body.append(f"    state: {_state(op, approve)}")
+            body.extend(_proposal_lines(proposal, blocks))
+            body.append("")
+    except YamlTextError as exc:
+        raise DraftError(f"A name from the spec cannot be written into the manifest: {exc}.") from None
+    intended["operations"] = entries
+    text = "\n".join(header + body).rstrip("\n") + "\n"
+    check_draft(text, intended)
+    return text
+
+
+def check_draft(text: str, intended: Mapping[str, Any]) -> None:
+    """Read ``text`` back as YAML and as a manifest: it must hold exactly ``intended`` (its top-level
+    blocks, every operation entry with exactly its keys and values) and nothing the parser refuses.
+
+    Raises:
+        DraftError: naming the first difference (an entry that is missing, added or changed).
+    """
+    from anvil.compiler.manifest.parse import parse_manifest
+
+    try:
+        parsed = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise DraftError(f"The manifest text is not valid YAML: {_one_line(str(exc), 200)}.") from None
+    if parsed != intended:
+        raise DraftError(f"The manifest text does not read back as written ({_difference(parsed, intended)}).")
+    manifest, found = parse_manifest(text, "anvil.yaml")
+    errors = [d for d in found if d.severity == "error"]
+    if manifest is None or errors:
+        problem = f"{errors[0].code}: {_one_line(errors[0].message, 200)}" if errors else "not a manifest"
+        raise DraftError(f"The manifest parser refuses the text ({problem}).")
+    meant = intended.get("operations") or {}
+    read = {entry.key: entry for entry in manifest.operations}
+    if list(read) != list(meant):
+        raise DraftError("The manifest parser reads other operation entries than were written.")
+    for key, entry in read.items():
+        want = meant[key]
+        stated = {name for name in ("state", "idempotency", "effect") if getattr(entry, name) is not None}
+        if entry.state != want.get("state") or stated != set(want):
+            raise DraftError(f"The manifest parser reads the entry '{_one_line(key, 80)}' otherwise than written.")
+
+
+def _difference(parsed: Any, intended: Mapping[str, Any]) -> str:
+    if not isinstance(parsed, dict):
+        return "its top level is not a mapping"
+    for key in sorted(set(parsed) | set(intended), key=str):
+        if parsed.get(key) == intended.get(key):
+            continue
+        got, want = parsed.get(key), intended.get(key)
+        if key == "operations" and isinstance(got, dict) and isinstance(want, dict):
+            for op_id in [*want, *(k for k in got if k not in want)]:
+                if got.get(op_id) != want.get(op_id):
+                    state = "missing" if op_id not in got else "added" if op_id not in want else "changed"
+                    return f"the entry '{_one_line(str(op_id), 80)}' is {state}"
+        return f"'{_one_line(str(key), 40)}' differs"
+    return "the text differs"

@@ -313,6 +313,9 @@ class OperationManifest:
     effect: EffectManifest | None = None
     #: ``inputs:``: wire input (``StartTime<``, or ``body:id`` to pick a location) -> its public name
     inputs: Mapping[str, str] | None = None
+    #: ``credential_hosts:``: hosts besides the service's the operation's credential may go to (its own
+    #: server's), each a host name or IP address, lower-cased
+    credential_hosts: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

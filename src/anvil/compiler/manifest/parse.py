@@ -37,6 +37,7 @@ from anvil.air.enums import (
     RISK_LEVELS,
     STATES,
 )
+from anvil.air.hosts import is_host, normalize_host
 from anvil.compiler.manifest.model import (
     ApiKeyManifest,
     AuthManifest,
@@ -109,6 +110,14 @@ def normalize_retry_condition(entry: object) -> str | None:
     if candidate is None:
         candidate = f"http_{lower}" if re.fullmatch(r"\d{3}", lower) else lower
     return candidate if candidate in RETRY_CONDITIONS else None
+
+
+def _host_entry(entry: object) -> str | None:
+    """One ``credential_hosts`` entry, lower-cased, or None when it is no host name or IP address."""
+    if not isinstance(entry, str):
+        return None
+    host = normalize_host(entry)
+    return host if is_host(host) else None
 
 
 # --- the schema --------------------------------------------------------------------------------------
@@ -219,6 +228,7 @@ _OPERATION = obj(
         "inputs": mapping(
             text(pattern=r"^[a-z][a-z0-9_]{0,63}$", describe="a public input name (lowercase snake_case)")
         ),
+        "credential_hosts": seq(text(min_len=1, describe="a host name or IP address"), convert=_host_entry),
     },
     refuse=_UNSUPPORTED_OPERATION_KEYS,
 )
@@ -442,6 +452,7 @@ class _Builder:
             ),
             state=entry.get("state"),
             effect=self._effect((*path, "effect"), entry["effect"]) if "effect" in entry else None,
+            credential_hosts=tuple(dict.fromkeys(entry["credential_hosts"])) if "credential_hosts" in entry else None,
         )
 
     def _auth(self, path: NodePath, data: Mapping[str, Any]) -> AuthManifest:

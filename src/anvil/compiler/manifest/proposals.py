@@ -39,6 +39,8 @@ _PARAM: Final = re.compile(r"\{([^{}/]+)\}")
 #: Header names that carry an idempotency key (PayPal's is documented as its idempotency header).
 _KEY_HEADER: Final = re.compile(r"^(x-)?idempotency-?key$|^paypal-request-id$", re.IGNORECASE)
 _KEY_WORDS: Final = re.compile(r"idempoten", re.IGNORECASE)
+#: An HTTP header name (RFC 9110 token): only such a header can carry a key, so only such is proposed.
+_HEADER_NAME: Final = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]{1,256}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -307,7 +309,7 @@ def propose_idempotency(document: Document) -> dict[str, dict[str, Any]]:
         if op.effect.kind != "mutation":
             continue
         for param in op.input.params:
-            if param.in_ != "header":
+            if param.in_ != "header" or not _HEADER_NAME.fullmatch(param.name):
                 continue
             if _KEY_HEADER.match(param.name) or _KEY_WORDS.search(param.description or ""):
                 strategy = "required_request_key" if param.required else "key_supported"

@@ -1,18 +1,27 @@
 """The static checks of ``anvil certify`` (original-core §8.1), each a pure function of the bundle.
 
-A check reads the bundle's bytes and AIR and answers ``(passed, detail)``; nothing is executed and
-nothing is written. :data:`CHECKS` lists every check in record order with its id and gate: the ids
-are a public contract. Checks of the original that judge what this project does not build (the
-disclosure ladder, async contracts, eval and conformance suites shipped inside the bundle) are not
-listed; the effect-contract checks (ADR-0030) are ours. The token budgets (original-core §3.7) are
-judged on the tool list ``anvil serve`` publishes, with the compiler's estimator.
+A check reads the bundle's bytes and AIR and answers ``(passed, detail)``; nothing is written and
+nothing leaves the process. :data:`CHECKS` lists every check in record order with its id and gate: the
+ids are a public contract. Checks of the original that judge what this project does not build (async
+contracts, eval and conformance suites shipped inside the bundle) are not listed; the effect-contract
+checks (ADR-0030) are ours. The token budgets (original-core §3.7) are judged on the tool list ``anvil
+serve`` publishes, with the compiler's estimator.
+
+Disclosure (original-core §5.15 and §8.1): the surface at rest is judged in the mode ``anvil serve``'s
+``auto`` picks (flat when the flat list fits the surface budget, else searched: the meta-tools and the
+pinned tools); the four ``ladder_*`` checks judge the lanes ``--disclosure laddered`` serves, as the
+original asserts them (over its plan at the surface budget); ours add that every approved operation is
+reachable (in exactly one lane or listed at rest; and found first by its exact tool name through the
+real search index), that no meta-tool or card name is an operation tool's, and that the proxies refuse
+what a direct call refuses. These serve the bundle in-process (:func:`~anvil.proof.disclosure.served_surfaces`:
+its own fleet, over an upstream that records every request and answers none), once per certify run.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal
 
@@ -23,11 +32,12 @@ from anvil.air.inputs import safety_keys
 from anvil.air.model import Auth, Document, Operation, auth_label, credential_parts
 from anvil.air.surface import surface_of
 from anvil.bundle.hash import bundle_files
-from anvil.compiler.disclosure import ESTIMATOR, SURFACE_BUDGET_TOKENS
+from anvil.compiler.disclosure import ESTIMATOR
 from anvil.compiler.effects import check_effects
 from anvil.compiler.manifest.auth import auth_coherence_issues
 from anvil.compiler.validate import validate_operations
-from anvil.proof.disclosure import served_tools, tokens_of, tool_budget
+from anvil.proof.certify import disclosure
+from anvil.proof.disclosure import Surfaces, served_surfaces, served_tools, tokens_of, tool_budget
 from anvil.proof.generated import generated_bytes_agree
 from anvil.proof.mock.routes import route_table
 from anvil.proof.mock.schema import SchemaSet
@@ -50,6 +60,7 @@ class Bundle:
     directory: Path
     doc: Document
     files: dict[str, bytes]
+    _surfaces: list[Surfaces] = field(default_factory=list, compare=False, repr=False)
 
     @classmethod
     def open(cls, directory: Path, doc: Document) -> Bundle:
@@ -59,6 +70,12 @@ class Bundle:
             BundleError: ``bundle/invalid`` for a missing directory or a symlink in it.
         """
         return cls(directory, doc, bundle_files(directory))
+
+    def surfaces(self) -> Surfaces:
+        """The bundle served in-process in every disclosure mode (built on first use, then kept)."""
+        if not self._surfaces:
+            self._surfaces.append(served_surfaces(self.doc))
+        return self._surfaces[0]
 
     @property
     def approved(self) -> list[Operation]:
@@ -232,16 +249,6 @@ def _tool_surface_budget(bundle: Bundle) -> Verdict:
     if over:
         return False, f"over the {budget}-token tool budget ({ESTIMATOR}): {_names(over)}"
     return True, f"{len(measured)} operation(s) within {budget} tokens"
-
-
-def _surface_at_rest_budget(bundle: Bundle) -> Verdict:
-    # The flat tools/list answer is the surface at rest: this project serves no disclosure ladder.
-    tools = list(served_tools(bundle.doc).values())
-    tokens = tokens_of({"tools": tools})
-    figure = f"{len(tools)} tool(s) at rest: {tokens}/{SURFACE_BUDGET_TOKENS} tokens ({ESTIMATOR})"
-    if tokens > SURFACE_BUDGET_TOKENS:
-        return False, f"over the surface budget, served flat: {figure}"
-    return True, figure
 
 
 # --- safety -----------------------------------------------------------------------------------------
@@ -444,7 +451,14 @@ CHECKS: Final[tuple[Check, ...]] = (
     Check(_CORE + "no_blocked_approved", "contract", _no_blocked_approved),
     Check(_CORE + "idempotency_carriers_supported", "contract", _carriers_supported),
     Check(_CORE + "tool_surface_within_disclosure_budget", "contract", _tool_surface_budget),
-    Check(_CORE + "surface_at_rest_within_disclosure_budget", "contract", _surface_at_rest_budget),
+    Check(_CORE + "surface_at_rest_within_disclosure_budget", "contract", disclosure.surface_at_rest_within_budget),
+    Check(_CORE + "ladder_preserves_approved_surface", "contract", disclosure.ladder_preserves_approved_surface),
+    Check(_CORE + "ladder_entry_names_unique", "contract", disclosure.ladder_entry_names_unique),
+    Check(_CORE + "ladder_reduces_surface", "contract", disclosure.ladder_reduces_surface),
+    Check(_CORE + "ladder_mode_justified", "contract", disclosure.ladder_mode_justified),
+    Check(_CORE + "approved_operations_reachable", "contract", disclosure.approved_operations_reachable),
+    Check(_CORE + "discovery_names_distinct_from_tools", "contract", disclosure.discovery_names_distinct),
+    Check(_CORE + "proxies_refuse_as_direct_calls", "contract", disclosure.proxies_refuse_as_direct_calls),
     Check("safety.confirmation-required", "safety", _confirmation_required),
     Check("safety.retry-basis-proven", "safety", _retry_basis_proven),
     Check("safety.no-retry-without-idempotency", "safety", _no_retry_without_idempotency),

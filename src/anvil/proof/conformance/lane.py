@@ -218,7 +218,10 @@ async def _conformance(
     async with AsyncExitStack() as stack:
         # One mock behind the served gateway (MCP and REST), and one for the CLI's calls.
         mocks = [await stack.enter_async_context(mock_process(directory, env=env, timeout=startup)) for _ in range(2)]
+        # The lane compares whole surfaces: every tool listed (flat) and every answer whole (no budget cut
+        # and no budget-sized pages, which the CLI's direct calls do not make).
         command = [sys.executable, "-m", "anvil", "serve", str(directory), "--http", "127.0.0.1:0"]
+        command += ["--disclosure", "flat", "--result-token-budget", "0"]
         served = await stack.enter_async_context(
             url_process(
                 [*command, "--base-url", mocks[0].url],

@@ -530,9 +530,12 @@ class MockApi:
 
     def _filters(self, route: Route, request: Request) -> list[tuple[str, str]]:
         props = self.kinds.props(route.kind)
+        paging = route.op.pagination
+        # A page's size and continuation say which page, never which items (a gateway sizes pages itself).
+        pages = {paging.page_size_param, paging.cursor_param} if paging is not None else set()
         out = []
         for name, wanted in request.query_params.multi_items():
-            if name not in props:
+            if name not in props or name in pages:
                 continue
             allowed = (self.schemas.deref(props[name]) or {}).get("enum")
             if isinstance(allowed, list) and wanted not in [_text(v) for v in allowed]:

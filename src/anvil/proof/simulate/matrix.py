@@ -218,7 +218,9 @@ class Simulator:
             sleep=_no_sleep,
             rng=lambda: 0.0,
         )
-        return Gateway(_narrowed(doc, op), context)
+        # The response budget off: a cell measures the page the upstream sends as the gateway would serve it
+        # whole (a page over the budget fails its cell), and the pages requested are the contract's own.
+        return Gateway(_narrowed(doc, op), context, result_token_budget=0)
 
     async def _call(
         self,

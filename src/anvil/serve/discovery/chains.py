@@ -17,21 +17,25 @@ Resource names compare singular and without separators (``log_entries`` = ``LogE
 
 * *collection*: its path is the input's collection and it lists, searches, reads or creates there;
 * *resource*: its effect's resource is the input's resource and it lists, searches or creates;
-* *named list*: it reads (or creates) and its answer holds an array named for the resource (Jira's
-  issue search answers ``issues: [...]``).
+* *named list*: it lists or searches, needs no id of its own, and its answer holds an array named for
+  the resource (Jira's issue search answers ``issues: [...]``).
+
+An RPC-style operation whose path ends in ``list`` or ``search`` (Plaid's ``POST /transfer/list``) counts
+as a listing whatever its classified action.
 
 When the supplier's answer declares a schema, the id must be visible in it (a field named ``id``, the
 input's own name, ``<resource>_id``, or the input's id words such as ``key`` or ``slug``, at the top of
 the answer or one level down, in a list's items or a wrapped object); the named-list rule always needs
-it. A supplier whose own required inputs identify the same resource is left out (it cannot bootstrap
-the id); one that needs a parent's id (``/incidents/{id}/notes`` for a note id) stays.
+it, in that list's items. A supplier whose own required inputs identify the same resource is left out
+(it cannot bootstrap the id); one that needs a parent's id (``/incidents/{id}/notes`` for a note id)
+stays.
 
-**Order.** Lists and searches, then creates, then others; within each, suppliers of the input's own
-collection first, then by tool name. At most :data:`MAX_SUPPLIERS` per input.
+**Order.** Lists and searches, then creates, then others; within each, by evidence (collection,
+resource, named list), then by tool name. At most :data:`MAX_SUPPLIERS` per input.
 
 **Bounds.** Each answer schema is read shallowly (references followed at most :data:`MAX_REF_DEPTH`
 deep, at most :data:`MAX_PROPERTIES` properties per object, memoised per schema), and candidates come
-from three dictionaries built once, so a 3,000-operation fleet takes a few tens of milliseconds.
+from three dictionaries built once: every corpus spec together (2,500 operations) takes about 0.2 s.
 """
 
 from __future__ import annotations

@@ -10,48 +10,78 @@ Ranking, best first:
    name, its operation id, ``METHOD /path`` or the path alone finds that tool first.
 2. **BM25F** over the tool's fields, each with its own weight and length normalisation: the name and
    operation id, the title, the description, the resource and action words (the action with the verbs
-   users say for it: ``replace`` is also "update", "edit", "rename"), the path, the input names and
-   descriptions, and the lane (first tag). A term's rarity is judged per field. Text is cut into
-   identifier parts (camelCase, snake_case, kebab-case, dotted ids, path segments), folded, stripped
-   of English stop words and conversational filler, and lightly stemmed ("creating", "created",
-   "creates" and "create" are one term), so "delete the issue comment" meets ``deleteComment`` on
-   ``/issue/{issueIdOrKey}/comment/{id}``. A few abbreviations and spellings are one term ("org",
-   "organisation" and "organization").
-3. **The task, not its values**: quoted text, ``#channel``/``@handle`` mentions, addresses and words
-   holding a digit (``PROJ-123``, ``$250``) are left out of a query; two adjacent words also count as
-   one when the index holds the joined word ("on call" finds ``oncalls``); and a word of a small generic
-   vocabulary (:data:`_RELATED`: "close"/"resolve", "ticket"/"issue"...) also searches its related
-   words, at a fraction of its weight.
+   users say for it: ``replace`` is also "update", "edit", "rename"), the path, the input names (a whole
+   body's top-level property names among them) and descriptions, and the lane (first tag). A term's rarity
+   is judged per field. Text is cut into identifier parts (camelCase, snake_case, kebab-case, dotted ids,
+   path segments), folded, stripped of English stop words and conversational filler, and lightly stemmed
+   ("creating", "created", "creates" and "create" are one term), so "delete the issue comment" meets
+   ``deleteComment`` on ``/issue/{issueIdOrKey}/comment/{id}``. A few abbreviations and spellings are one
+   term ("org", "organisation" and "organization").
+3. **The task, not its values**: quoted text, ``#channel``/``@handle`` mentions, addresses, host and file
+   names, words holding a digit (``PROJ-123``, ``$250``) and a word a negation governs ("without
+   deleting") are left out of a query. A query also searches, at a fraction of a word's weight: two
+   adjacent words joined ("on call" finds ``oncalls``, fully), the initials of three or four words where a
+   name or path holds them ("out of office" finds ``ooo_entries``, fully), the words related to one of its
+   own in a small generic vocabulary (:data:`~anvil.serve.discovery.terms.RELATED_TERMS`: "close"/"resolve",
+   "ticket"/"issue"...), the indexed forms of one of its words by a suffix ("attach"/"attachment"), what a
+   turn of phrase asks for ("how many": counts; "am I": the caller's identity; "whenever": a hook), and a
+   user or member when it names someone (a capitalised word the index does not hold: "take Dave off the
+   team"). Generic operation verbs ("get", "list", "create", "delete", "update"...) count for less: the
+   second stage weighs the kind of operation a task asks for.
+4. **A second stage** reorders the best :data:`_RERANK` by what the task asks (see
+   :mod:`anvil.serve.discovery.intent`), each feature a share of the best score: the task's intent (read
+   from its verb or question) against the tool's shape (read from its own verbs, so ``POST /accounts/get``
+   reads), agreeing or contradicting; a task's word naming what the tool acts on (its head); the task's own
+   verb naming it ("remind me": a reminder; the verb's indexed forms then count fully); and a deprecated
+   tool, or one of a side surface (admin, internal, analytics, sandbox, beta, experimental), ranked lower
+   unless the task says so. The rest follow by score, so a longer answer begins with a shorter one.
 
 Ties are broken by name. Every term's contribution to every tool is computed at build time into
 postings (term -> tools and weights); a query adds up the postings of its terms (at most
 :data:`MAX_QUERY_TERMS`, and as many related ones), and a term found in many tools is kept as a dense
-row added in one C-level pass, so no query loops in Python over every tool.
+row added in one C-level pass, so no query loops in Python over every tool; the second stage reads a
+hundred tools' precomputed traits.
 
-Descriptions are untrusted text: each field is read up to a bound, each identifier run up to
-:data:`_MAX_RUN_CHARS` characters, each term up to :data:`MAX_TERM_CHARS`.
+Descriptions and tasks are untrusted text: each field is read up to a bound, each identifier run in pieces
+of 80 characters, each term up to :data:`MAX_TERM_CHARS`; every query-side pass is linear in the task's
+(bounded) words.
 
 ``plain=True`` builds the baseline the benchmark compares with: plain BM25 over one bag of every
-field's words (lower-cased ``\\w+`` runs), without weights, stemming, stop words, identifier splitting
-or query rewriting (exact matches still come first).
+field's words (lower-cased ``\\w+`` runs), without weights, stemming, stop words, identifier splitting,
+query rewriting or second stage (exact matches still come first).
 """
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import math
-import re
 from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from functools import lru_cache
-from itertools import pairwise, repeat
+from itertools import chain, islice, pairwise, repeat
 from operator import add, mul
 from typing import Final
 
 from anvil.air.inputs import input_bindings
 from anvil.air.model import Operation
+from anvil.serve.discovery.intent import QUESTIONS, agreement, head_terms, task_intent, tool_shape
+from anvil.serve.discovery.terms import (
+    MAX_QUERY_CHARS,
+    MAX_QUERY_TERMS,
+    MAX_TERM_CHARS,
+    RELATED_TERMS,
+    RELATED_WEIGHT,
+    RUN,
+    cue_terms,
+    field_terms,
+    plain_terms,
+    query_terms,
+    run_terms,
+    stem,
+    task_words,
+)
 
 __all__ = [
     "MAX_QUERY_CHARS",
@@ -62,16 +92,8 @@ __all__ = [
     "query_terms",
 ]
 
-#: The longest query read (the search tool accepts 500 characters; more is cut, not refused, here).
-MAX_QUERY_CHARS: Final = 1000
-#: The most distinct terms of a query that are scored (the first ones).
-MAX_QUERY_TERMS: Final = 64
-#: A term longer than this is cut (a hostile description may hold one word of a megabyte).
-MAX_TERM_CHARS: Final = 40
 #: The most inputs of one tool that are read.
 MAX_INPUTS: Final = 64
-#: The most terms read from one field of one tool.
-MAX_FIELD_TERMS: Final = 400
 
 #: BM25 saturation.
 _K1: Final = 1.5
@@ -96,11 +118,11 @@ _FIELDS: Final[dict[str, _Field]] = {
     "name": _Field(2.0, 0.3, 300),
     "operation_id": _Field(1.5, 0.3, 300),
     "title": _Field(3.0, 0.5, 300),
-    "description": _Field(1.0, 0.75, 4000),
+    "description": _Field(1.0, 0.75, 2000),
     "resource": _Field(2.5, 0.3, 300),
     "path": _Field(1.5, 0.3, 500),
     "inputs": _Field(0.6, 0.5, 2000),
-    "input_text": _Field(0.25, 0.75, 6000),
+    "input_text": _Field(0.25, 0.75, 2000),
     "lane": _Field(1.0, 0.3, 200),
 }
 #: The baseline: one bag, one weight.
@@ -126,221 +148,9 @@ _ACTION_WORDS: Final[dict[str, str]] = {
     "cancel": "cancel stop abort halt",
     "reserve": "reserve hold lock",
 }
-#: Words read as one term on both sides (abbreviations, spellings and generic software synonyms).
-_SAME_WORDS: Final[dict[str, str]] = {
-    "org": "organization",
-    "organisation": "organization",
-    "repo": "repository",
-    "env": "environment",
-    "config": "configuration",
-    "info": "information",
-    "msg": "message",
-    "pic": "image",
-    "photo": "image",
-    "picture": "image",
-    "img": "image",
-    "stats": "statistic",
-    "ticket": "issue",
-    "todo": "task",
-    "people": "user",
-    "person": "user",
-    "mail": "email",
-    "perm": "permission",
-    "desc": "description",
-}
-#: Groups of words a task may use for one another (generic work-software vocabulary, not any API's words).
-#: A query word of a group also searches the group's other words, at :data:`_RELATED_WEIGHT`.
-_RELATED: Final = (
-    "close resolve complete finish done",
-    "remove delete erase destroy discard purge kick",
-    "add create new insert",
-    "update edit change modify alter amend rename",
-    "show view display see fetch retrieve read",
-    "find search lookup locate query filter",
-    "send post notify tell",
-    "assign reassign hand owner",
-    "mute snooze silence quiet",
-    "stop cancel abort halt",
-    "disable deactivate suspend offline",
-    "enable activate resume online",
-    "copy duplicate clone",
-    "move transfer relocate",
-    "upload attach",
-    "download export",
-    "remind reminder",
-    "watch follow subscribe watcher follower subscriber",
-    "unwatch unfollow unsubscribe",
-    "approve accept grant",
-    "reject deny decline",
-    "restore rollback revert undo",
-    "lock freeze",
-    "react reaction emoji",
-    "count total number",
-    "spend cost billing usage",
-    "log record track",
-    "history timeline changelog activity",
-    "member people user person",
-    "team group",
-    "channel conversation",
-    "bug issue defect problem",
-    "task todo",
-    "comment note reply",
-    "message post chat",
-    "document file attachment",
-    "version release",
-    "deploy ship publish release",
-    "secret credential token key",
-    "webhook hook callback",
-    "email mail",
-    "phone sms mobile",
-    "permission access role",
-    "setting configuration preference option",
-    "payment charge pay",
-    "customer client",
-    "invoice bill",
-    "calendar schedule",
-    "presence online status",
-    "star favourite favorite",
-    "vote upvote",
-    "link relation relate",
-    "monitor check watch",
-)
-#: A related word counts this much of the word the task used.
-_RELATED_WEIGHT: Final = 0.4
 #: Two task words also read as one (``on call`` -> ``oncall``, ``roll back`` -> ``rollback``) when the
 #: joined word is indexed.
 _JOINED_WEIGHT: Final = 1.0
-
-_STOP_WORDS: Final = frozenset(
-    "a about above after again also am an and any are as at be been before being below between both but "
-    "by can could did do does doing down during each few for from further had has have having he her here "
-    "hers him his how i if in into is it its itself just me more most my myself no nor not of off on once "
-    "only or other our ours out over own please same she should so some such than that the their theirs "
-    "them then there these they this those through to too under until up very was we were what when where "
-    "which while who whom why will with would you your yours yourself".split()
-    # conversational filler and contraction leftovers ("we're", "don't")
-    + "let know want need like just now right currently already still anything everything something someone "
-    "anyone thing things way going gonna thanks hey maybe really actually ok okay us re ve ll im don doesn "
-    "didn isn aren wasn won couldn shouldn".split()
-    # when a task is to be done is one of its values, not what it is
-    + "today yesterday tomorrow tonight morning afternoon evening night week month year hour minute ago".split()
-)
-#: Letter-and-digit runs (underscores split them too).
-_RUN: Final = re.compile(r"[^\W_]+")
-#: The parts of an ASCII run: ``HTTPServer2`` -> ``HTTP``, ``Server``, ``2``.
-_PARTS: Final = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
-_PLAIN_WORD: Final = re.compile(r"\w+")
-#: A word with a trailing version number, read for its letters (``oauth2``, ``base64``).
-_VERSIONED: Final = re.compile(r"^[A-Za-z]{2,}[0-9]+$")
-#: A quoted value in a task: quotes not inside a word ("don't" holds none).
-_QUOTED: Final = re.compile(r"(?<!\w)(['\"`‘“])[^'\"`‘’“”]{1,120}['\"`’”](?!\w)")
-#: Doubled final letters a suffix leaves that are undoubled (``getting`` -> ``get``; ``adding`` stays ``add``).
-_UNDOUBLE: Final = frozenset("bgmnprt")
-
-
-@lru_cache(maxsize=1 << 13)
-def _stem(word: str) -> str:
-    """A light suffix stemmer: plurals, ``-ied``/``-ed``/``-ing``, ``-ation``, then a final ``e``.
-
-    Not a linguist's stem, only a consistent one: the forms of one word an API and its users write
-    ("entries"/"entry", "created"/"creates"/"creation"/"create") meet on one term.
-    """
-    if len(word) <= 3 or not word.isalpha():
-        return word
-    if word.endswith("ies") and len(word) > 4:
-        word = word[:-3] + "y"
-    elif word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        word = word[:-1]
-    if word.endswith("ied") and len(word) > 4:
-        word = word[:-3] + "y"
-    elif word.endswith("ing") and len(word) >= 6:
-        word = _undouble(word[:-3])
-    elif word.endswith("ed") and len(word) >= 5:
-        word = _undouble(word[:-2])
-    elif word.endswith("ation") and len(word) >= 8:
-        word = word[:-3]
-    if word.endswith("e") and len(word) > 3:
-        word = word[:-1]
-    return word
-
-
-def _undouble(word: str) -> str:
-    if len(word) >= 3 and word[-1] == word[-2] and word[-1] in _UNDOUBLE:
-        return word[:-1]
-    return word
-
-
-#: :data:`_SAME_WORDS`, stem to stem.
-_SAME: Final = {_stem(word): _stem(same) for word, same in _SAME_WORDS.items()}
-#: The longest letter-and-digit run read (its parts past this are not terms).
-_MAX_RUN_CHARS: Final = 80
-
-
-@lru_cache(maxsize=1 << 13)
-def _run_terms(run: str) -> tuple[str, ...]:
-    """The terms of one letter-and-digit run: its identifier parts, folded, stop words and single
-    characters dropped, stemmed, each cut to :data:`MAX_TERM_CHARS`."""
-    parts = _PARTS.findall(run) if run.isascii() else [run]
-    out = []
-    for part in parts:
-        word = part.casefold()[:MAX_TERM_CHARS]
-        if len(word) < 2 or word in _STOP_WORDS:
-            continue
-        stem = _stem(word)
-        out.append(_SAME.get(stem, stem))
-    return tuple(out)
-
-
-def _terms(text: str, chars: int) -> list[str]:
-    """The terms of ``text`` (read up to ``chars`` characters), at most :data:`MAX_FIELD_TERMS`."""
-    out: list[str] = []
-    for run in _RUN.findall(text[:chars]):
-        out.extend(_run_terms(run[:_MAX_RUN_CHARS]))
-        if len(out) >= MAX_FIELD_TERMS:
-            return out[:MAX_FIELD_TERMS]
-    return out
-
-
-def _plain_terms(text: str, chars: int) -> list[str]:
-    return [word[:MAX_TERM_CHARS] for word in _PLAIN_WORD.findall(text[:chars].casefold())]
-
-
-def query_terms(query: str, *, plain: bool = False) -> tuple[str, ...]:
-    """The distinct terms of ``query`` a search scores, in order of first use (at most :data:`MAX_QUERY_TERMS`).
-
-    Unless ``plain``, the values a task names are left out first: quoted text (``'Send invoices'``),
-    ``#channel`` and ``@handle`` mentions, addresses, and words holding a digit (``PROJ-123``, ``$250``,
-    ``1.8.2``) except a word's trailing version (``oauth2`` is read as ``oauth``).
-    """
-    if plain:
-        return tuple(dict.fromkeys(_plain_terms(query, MAX_QUERY_CHARS)))[:MAX_QUERY_TERMS]
-    return tuple(dict.fromkeys(_terms(" ".join(_task_words(query)), MAX_QUERY_CHARS)))[:MAX_QUERY_TERMS]
-
-
-def _task_words(query: str) -> list[str]:
-    """The words of a task without the values it names (see :func:`query_terms`)."""
-    text = _QUOTED.sub(" ", query[:MAX_QUERY_CHARS])
-    kept = []
-    for word in text.split():
-        if word[:1] in "#@" or ("@" in word or "://" in word):
-            continue
-        if any(ch.isdigit() for ch in word) and not _VERSIONED.match(word.strip(".,;:!?()[]{}")):
-            continue
-        kept.append(word)
-    return kept
-
-
-def _related_terms() -> dict[str, tuple[str, ...]]:
-    related: dict[str, list[str]] = {}
-    for group in _RELATED:
-        terms = list(dict.fromkeys(term for word in group.split() for term in _run_terms(word)))
-        for term in terms:
-            bucket = related.setdefault(term, [])
-            bucket.extend(other for other in terms if other != term and other not in bucket)
-    return {term: tuple(others) for term, others in related.items()}
-
-
-_RELATED_TERMS: Final = _related_terms()
 
 
 def _exact_key(text: str) -> str:
@@ -362,6 +172,7 @@ class IndexEntry:
         action: the effect's action (``get``).
         inputs: ``(name, description)`` of each business input, as the input schema names it.
         lane: the first tag, else the capability id, if known.
+        deprecated: whether the operation is marked deprecated.
     """
 
     name: str
@@ -374,6 +185,7 @@ class IndexEntry:
     action: str
     inputs: tuple[tuple[str, str], ...]
     lane: str | None = None
+    deprecated: bool = False
 
     @classmethod
     def of(cls, op: Operation, name: str) -> IndexEntry:
@@ -390,6 +202,8 @@ class IndexEntry:
         for binding in input_bindings(op)[:MAX_INPUTS]:
             text = described.get(binding.property) or described.get(binding.wire_name) or ""
             inputs.append((binding.property, text))
+        if op.input.body is not None and not op.input.body.fields:
+            inputs.extend(_body_properties(op.input.body.schema, MAX_INPUTS - len(inputs)))
         return cls(
             name=name,
             operation_id=op.id,
@@ -401,6 +215,7 @@ class IndexEntry:
             action=op.effect.action,
             inputs=tuple(inputs),
             lane=op.tags[0] if op.tags else op.capability_id,
+            deprecated=op.deprecated,
         )
 
     def fields(self) -> dict[str, str]:
@@ -419,10 +234,28 @@ class IndexEntry:
         }
 
 
+def _acronyms(words: list[str]) -> Iterator[str]:
+    """The initials of each run of 3 or 4 words ("out of office" -> ``ooo``): an API may name a thing by the
+    acronym a task spells out (searched only where a tool's name or path holds it)."""
+    for size in (3, 4):
+        for at in range(len(words) - size + 1):
+            yield "".join(word[0] for word in words[at : at + size]).casefold()
+
+
+def _body_properties(schema: object, most: int) -> list[tuple[str, str]]:
+    """The names of a whole body's top-level properties (at most ``most``), as inputs without descriptions:
+    a body's field names say what a tool takes as its own fields would (their prose is left out: it is long,
+    and says more of the field than of the tool)."""
+    properties = schema.get("properties") if isinstance(schema, dict) else None
+    if not isinstance(properties, dict):
+        return []
+    return [(str(key), "") for key in islice(properties, max(most, 0))]
+
+
 class SearchIndex:
     """A BM25F index over a surface's tools (see the module docstring); immutable once built."""
 
-    __slots__ = ("_dense", "_exact", "_names", "_plain", "_sparse")
+    __slots__ = ("_dense", "_exact", "_identifiers", "_names", "_plain", "_sparse", "_traits", "_vocabulary")
 
     def __init__(
         self,
@@ -430,13 +263,17 @@ class SearchIndex:
         sparse: dict[str, tuple[array[int], array[float]]],
         dense: dict[str, array[float]],
         exact: dict[str, tuple[int, ...]],
-        plain: bool,
+        traits: list[_Traits] | None,
+        identifiers: frozenset[str],
     ) -> None:
         self._names = names
         self._sparse = sparse
         self._dense = dense
         self._exact = exact
-        self._plain = plain
+        self._traits = traits
+        self._plain = traits is None
+        self._vocabulary = sorted(chain(sparse, dense))
+        self._identifiers = identifiers
 
     @classmethod
     def build(cls, entries: Iterable[IndexEntry], *, plain: bool = False) -> SearchIndex:
@@ -446,7 +283,8 @@ class SearchIndex:
             unique.setdefault(entry.name, entry)
         ordered = [unique[name] for name in sorted(unique)]  # index order is name order: ties go by name
         fields: dict[str, _Field] = {"all": _PLAIN} if plain else _FIELDS
-        postings = _postings(_bags(ordered, fields, plain), list(fields.values()))
+        bags = _bags(ordered, fields, plain)
+        postings = _postings(bags, list(fields.values()))
         count = len(ordered)
         sparse: dict[str, tuple[array[int], array[float]]] = {}
         dense: dict[str, array[float]] = {}
@@ -460,7 +298,11 @@ class SearchIndex:
             else:
                 sparse[term] = (array("I", docs), array("d", weights))
         names = tuple(entry.name for entry in ordered)
-        return cls(names, sparse, dense, _exact_keys(ordered), plain)
+        traits = None if plain else [_Traits.of(entry) for entry in ordered]
+        # the terms of names and paths, where an API spells its acronyms
+        named = [index for index, key in enumerate(fields) if key in ("name", "path")]
+        identifiers = frozenset(term for row in bags for index in named for term in row[index][0])
+        return cls(names, sparse, dense, _exact_keys(ordered), traits, identifiers)
 
     def __len__(self) -> int:
         return len(self._names)
@@ -500,9 +342,51 @@ class SearchIndex:
 
     def _candidates(self, text: str, limit: int) -> Iterator[int]:
         yield from self._exact.get(_exact_key(text), ())
-        scores = self._scores(text)
+        weights = self._weighted_terms(text)
+        if self._traits is None:
+            scores = self._scores(weights)
+            if scores is not None:
+                yield from _ranked(scores, limit)
+            return
+        task = self._task(text, weights)
+        scores = self._scores(weights)
         if scores is not None:
-            yield from _ranked(scores, limit)
+            yield from self._reranked(scores, task)
+
+    def _reranked(self, scores: list[float], task: _Task) -> Iterator[int]:
+        """The first :data:`_RERANK` tools by score reordered by how their shape, head and marks agree with the
+        task (a share of the best score each), then the rest by score."""
+        assert self._traits is not None
+        head = _RERANK
+        top = [doc for doc in heapq.nlargest(head, range(len(scores)), key=scores.__getitem__) if scores[doc] > 0.0]
+        if not top:
+            return
+        best = scores[top[0]]
+        adjusted = {doc: scores[doc] + best * self._traits[doc].bonus(task) for doc in top}
+        yield from sorted(top, key=lambda doc: (-adjusted[doc], doc))
+        if len(top) < head:
+            return
+        seen = set(top)
+        yield from sorted(
+            (doc for doc in range(len(scores)) if scores[doc] > 0.0 and doc not in seen), key=lambda d: -scores[d]
+        )
+
+    def _task(self, text: str, weights: dict[str, float]) -> _Task:
+        """What the second stage reads of a task: its intent, its terms and the forms of its verb.
+
+        A task's verb names what it acts on as often as its nouns do ("remind" me: a reminder): unless it is
+        a generic one, the indexed forms of it count fully in ``weights`` (updated here).
+        """
+        words = [word.casefold() for word in RUN.findall(" ".join(task_words(text))) if word.isalpha()]
+        words = [word for word in words if len(word) > 1]
+        intent, at = task_intent(words)
+        verb = stem(words[at]) if at >= 0 and words[at] not in QUESTIONS else ""
+        acts = frozenset((verb, *self._derived(verb))) if verb else frozenset()
+        if verb not in _GENERIC_VERBS:
+            for form in acts & weights.keys():
+                weights[form] = 1.0
+        terms = frozenset(term for term, weight in weights.items() if weight >= 1.0)
+        return _Task(intent, terms, frozenset(weights) - terms, acts)
 
     def _weighted_terms(self, text: str) -> dict[str, float]:
         """The indexed terms a query scores and how much each counts: its own terms fully, two adjacent
@@ -511,21 +395,74 @@ class SearchIndex:
         weights = dict.fromkeys(own, 1.0)
         if self._plain:
             return weights
-        words = [word for word in _RUN.findall(" ".join(_task_words(text))) if word.isalpha()]
+        for term in own:
+            if term in _GENERIC_VERBS:
+                weights[term] = _GENERIC_VERB_WEIGHT
+        words = [word for word in RUN.findall(" ".join(task_words(text))) if word.isalpha()]
         for first, second in pairwise(words):
-            joined = _stem((first + second).casefold()[:MAX_TERM_CHARS])
+            joined = stem((first + second).casefold()[:MAX_TERM_CHARS])
             if joined not in weights and (joined in self._sparse or joined in self._dense):
                 weights[joined] = _JOINED_WEIGHT
-        for term in own:
-            for other in _RELATED_TERMS.get(term, ()):
+        for initials in _acronyms(words):
+            if initials not in weights and initials in self._identifiers:
+                weights[initials] = _JOINED_WEIGHT
+        for other in cue_terms(words):
+            if other not in weights:
+                weights[other] = RELATED_WEIGHT
+        if self._names_someone(task_words(text)):
+            for other in _PEOPLE:
                 if other not in weights:
-                    weights[other] = _RELATED_WEIGHT
+                    weights[other] = RELATED_WEIGHT
+        for term in own:
+            for other in RELATED_TERMS.get(term, ()):
+                if other not in weights:
+                    weights[other] = RELATED_WEIGHT
+            for other in self._derived(term):
+                if other not in weights:
+                    weights[other] = _DERIVED_WEIGHT
         return dict(list(weights.items())[: 2 * MAX_QUERY_TERMS])
 
-    def _scores(self, text: str) -> list[float] | None:
-        """Each tool's score for the terms of ``text``, or None when no term is indexed."""
+    def _names_someone(self, words: list[str]) -> bool:
+        """Whether a task names someone: a capitalised word ("Carol", "Bob's") not opening a sentence, that the
+        index does not hold as a term."""
+        for before, word in pairwise(words):
+            bare = word.removesuffix("'s").removesuffix("’s").strip(".,;:!?()\"'")
+            if before[-1:] not in ".!?:" and self._is_name(bare):
+                return True
+        return False
+
+    def _is_name(self, word: str) -> bool:
+        """Whether ``word`` reads as someone's name: capitalised, not an acronym, not a term the index holds."""
+        return (
+            len(word) > 2
+            and word.isalpha()
+            and word[0].isupper()
+            and word[1:].islower()
+            and not any(term in self._sparse or term in self._dense for term in run_terms(word))
+        )
+
+    def _derived(self, term: str) -> Iterator[str]:
+        """Indexed words formed from ``term`` by a suffix, or ``term`` from them ("attach" and "attachment",
+        "follower" and "follow"): at most :data:`_DERIVED_SUFFIX` letters apart, neither under
+        :data:`_DERIVED_MIN` letters."""
+        if len(term) < _DERIVED_MIN or not term.isalpha():
+            return
+        vocabulary = self._vocabulary
+        at = bisect.bisect_right(vocabulary, term)
+        for other in islice(vocabulary, at, at + _DERIVED_SCAN):
+            if not other.startswith(term):
+                break
+            if len(other) - len(term) <= _DERIVED_SUFFIX:
+                yield other
+        for size in range(max(_DERIVED_MIN, len(term) - _DERIVED_SUFFIX), len(term)):
+            prefix = term[:size]
+            if prefix in self._sparse or prefix in self._dense:
+                yield prefix
+
+    def _scores(self, weights: dict[str, float]) -> list[float] | None:
+        """Each tool's score for the weighted terms of a query, or None when no term is indexed."""
         scores: list[float] | None = None
-        for term, factor in self._weighted_terms(text).items():
+        for term, factor in weights.items():
             dense = self._dense.get(term)
             if dense is not None:
                 row = dense if factor == 1.0 else map(mul, dense, repeat(factor))
@@ -541,7 +478,85 @@ class SearchIndex:
         return scores
 
 
-_Bag = tuple[Counter[str], int]
+#: A word formed from a task's word by a suffix counts this much (see :meth:`SearchIndex._derived`).
+_DERIVED_WEIGHT: Final = 0.5
+_DERIVED_MIN: Final = 5
+_DERIVED_SUFFIX: Final = 5
+_DERIVED_SCAN: Final = 64
+
+#: Verbs that say what kind of change or read a task is and nothing of what it is about: the second stage
+#: weighs the kind (a tool's shape), so their words count this much.
+_GENERIC_VERBS: Final = frozenset(
+    term
+    for word in "create add new make get show list find search fetch retrieve view display delete remove update "
+    "edit change modify set".split()
+    for term in run_terms(word)
+)
+_GENERIC_VERB_WEIGHT: Final = 0.3
+
+#: What a task naming someone also searches: a person is a user or a member of something.
+_PEOPLE: Final = ("user", "member")
+
+#: How many of the best-scored tools the second stage reorders.
+_RERANK: Final = 100
+#: The second stage's weights, each a share of the best score: a shape agreeing with the task's intent
+#: (or contradicting it, below 0), a head the task names, a deprecated tool, a marked one.
+_AGREE: Final = 0.3
+_HEAD: Final = 0.3
+_ACTS: Final = 0.3
+_DEPRECATED: Final = 0.3
+_MARKED: Final = 0.2
+#: Words marking a side surface of an API, ranked lower unless the task says them.
+_MARKS: Final = frozenset(stem(word) for word in "admin internal analytics sandbox beta experimental".split())
+_DEPRECATION: Final = frozenset(stem(word) for word in "deprecated legacy old".split())
+
+
+@dataclass(frozen=True, slots=True)
+class _Task:
+    """What the second stage reads of a task (see :meth:`SearchIndex._task`)."""
+
+    intent: int | None
+    terms: frozenset[str]
+    related: frozenset[str]
+    acts: frozenset[str]
+
+
+@dataclass(frozen=True, slots=True)
+class _Traits:
+    """What the second stage knows of a tool (see :mod:`anvil.serve.discovery.intent`)."""
+
+    shape: int
+    head: frozenset[str]
+    marks: frozenset[str]
+    deprecated: bool
+
+    @classmethod
+    def of(cls, entry: IndexEntry) -> _Traits:
+        words = field_terms(f"{entry.name} {entry.path} {entry.title}", 900)
+        return cls(
+            shape=tool_shape(entry.path, entry.title, entry.action),
+            head=head_terms(entry.path, entry.title, entry.resource),
+            marks=_MARKS.intersection(words),
+            deprecated=entry.deprecated or "deprecat" in field_terms(entry.title, 300),
+        )
+
+    def bonus(self, task: _Task) -> float:
+        """This tool's share of the best score for ``task``."""
+        bonus = _AGREE * agreement(task.intent, self.shape)
+        if self.head & task.terms:
+            bonus += _HEAD
+        elif self.head & task.related:
+            bonus += _HEAD * RELATED_WEIGHT
+        if self.head & task.acts:
+            bonus += _ACTS
+        if self.deprecated and not _DEPRECATION & task.terms:
+            bonus -= _DEPRECATED
+        if self.marks and not self.marks & task.terms:
+            bonus -= _MARKED
+        return bonus
+
+
+_Bag = tuple[dict[str, int], int]
 
 
 def _bags(entries: list[IndexEntry], fields: dict[str, _Field], plain: bool) -> list[list[_Bag]]:
@@ -553,8 +568,11 @@ def _bags(entries: list[IndexEntry], fields: dict[str, _Field], plain: bool) -> 
             texts = {"all": " ".join(texts.values())}
         row = []
         for key, spec in fields.items():
-            words = _plain_terms(texts[key], spec.chars) if plain else _terms(texts[key], spec.chars)
-            row.append((Counter(words), len(words)))
+            words = plain_terms(texts[key], spec.chars) if plain else field_terms(texts[key], spec.chars)
+            counts: dict[str, int] = {}
+            for word in words:
+                counts[word] = counts.get(word, 0) + 1
+            row.append((counts, len(words)))
         bags.append(row)
     return bags
 

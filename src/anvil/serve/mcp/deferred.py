@@ -197,13 +197,15 @@ class DeferredSdk:
     def _import(self) -> tuple[SdkWire, list[Callable[[], None]]]:
         """In the worker thread: import the SDK, build the server and its answers, run the hooks."""
         from anvil.serve.mcp.sdkwire import SdkWire
-        from anvil.serve.mcp.server import build_server
+        from anvil.serve.mcp.server import build_server, sessionless
 
         source = self._source
         if isinstance(source, ServerSpec):
             server = build_server(source.provider, select=source.select, instructions=source.instructions)
         else:
             server = source
+        if self._stateless:
+            sessionless(server)  # no session to change a list in: declare no tools.listChanged
         wire = SdkWire(server)
         applies = [hook(wire) for hook in self._hooks]
         return wire, [apply for apply in applies if apply is not None]

@@ -64,7 +64,8 @@ def served_tool_definition(
         op: The operation.
         tool_of: How this server names the tools it serves (for ``effect.draft``/``effect.lookup``).
         name: The name the tool is served under, when it differs from ``op.mcp.tool_name`` (a fleet's
-            prefixed name); ``anvil/operation_id`` and the rest of ``_meta`` never change.
+            prefixed name; a summarised input schema's stubs name ``anvil://schema/<name>``);
+            ``anvil/operation_id`` and the rest of ``_meta`` never change.
         components: The document's ``schemas`` (the named schemas ``outputSchema`` inlines as ``$defs``),
             when no ``surface`` is given.
         surface: The document's tool surface (:func:`anvil.air.surface.surface_of`): what it publishes
@@ -77,7 +78,7 @@ def served_tool_definition(
         when the success response has a schema that is published, ``annotations``, ``_meta``).
     """
     chosen = surface if surface is not None else surface_for(components or {})
-    definition = chosen.definition(op)
+    definition = chosen.definition(op, name=name)  # a summarised input schema names the tool as served
     if name is not None:
         definition["name"] = name
     if lists_effect_class(op, every=every_effect_class):

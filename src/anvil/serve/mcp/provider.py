@@ -7,8 +7,8 @@ module, so ``anvil serve --http`` can start answering before the official SDK is
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from anvil._types import JSONObject, JSONValue
 
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from anvil.serve.mcp.resources import Resource
     from anvil.serve.mcp.results import CallResult
 
-__all__ = ["ToolProvider", "UnknownTool"]
+__all__ = ["LaneProvider", "ToolProvider", "UnknownTool"]
 
 
 class UnknownTool(LookupError):
@@ -68,3 +68,18 @@ class ToolProvider(Protocol):
         identity: Mapping[str, JSONValue] | None = None,
     ) -> CallResult | None:
         """Answer one ``tools/call``; None when no tool ``name`` is served."""
+
+
+@runtime_checkable
+class LaneProvider(Protocol):
+    """A provider whose listing may grow in a session as lane cards are opened (a laddered fleet)."""
+
+    @property
+    def lists_change(self) -> bool:
+        """True when some card may be opened (the listing is laddered)."""
+
+    def is_card(self, name: str) -> bool:
+        """True when ``name`` is a lane card this provider serves."""
+
+    def tools_with(self, opened: Iterable[str]) -> Sequence[JSONObject]:
+        """The ``tools/list`` entries once the ``opened`` cards were opened in this session."""

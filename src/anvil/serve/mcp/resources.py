@@ -1,4 +1,5 @@
-"""MCP resources: a bundle's skill package as ``anvil://skill/<service>/<path>`` (original-core §5.10).
+"""MCP resources: a bundle's skill package as ``anvil://skill/<service>/<path>`` (original-core §5.10),
+and the whole input schema of a tool listed with a summary as ``anvil://schema/<tool>``.
 
 A :class:`Resource` is built once, at start-up, from the text read then; ``resources/list`` shows its
 :meth:`~Resource.entry` and ``resources/read`` answers its :meth:`~Resource.contents`. A read is a
@@ -9,19 +10,31 @@ see) is one answer: :data:`RESOURCE_NOT_FOUND`.
 from __future__ import annotations
 
 import base64
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
 from anvil._types import JSONObject
+from anvil.air.input_summary import schema_uri
 from anvil.ledger.answers import KeptAnswer
 
-__all__ = ["MARKDOWN", "RESOURCE_NOT_FOUND", "Resource", "answer_contents", "skill_resources"]
+__all__ = [
+    "MARKDOWN",
+    "RESOURCE_NOT_FOUND",
+    "SCHEMA_JSON",
+    "Resource",
+    "answer_contents",
+    "schema_resource",
+    "skill_resources",
+]
 
 #: The MCP error code for a resource that is not served (the specification's "Resource not found").
 RESOURCE_NOT_FOUND: Final = -32002
 #: The MIME type of every skill file served.
 MARKDOWN: Final = "text/markdown"
+#: The MIME type of a tool's whole input schema.
+SCHEMA_JSON: Final = "application/schema+json"
 _SKILL: Final = "SKILL.md"
 
 
@@ -83,3 +96,18 @@ def answer_contents(uri: str, kept: KeptAnswer) -> JSONObject:
         blob = base64.b64encode(kept.body).decode("ascii")
         return {"contents": [{"uri": uri, "mimeType": kept.media_type, "blob": blob}]}
     return {"contents": [{"uri": uri, "mimeType": kept.media_type, "text": text}]}
+
+
+def schema_resource(tool: str, schema: JSONObject) -> Resource:
+    """The whole input schema of ``tool`` (as the caller dials it), whose listing shows a summary of it.
+
+    The text is the schema as compact JSON, the same bytes the listing would have published whole.
+    """
+    return Resource(
+        uri=schema_uri(tool),
+        name=f"schema/{tool}",
+        description=f"The whole input schema of {tool} (its tools/list entry shows a summary)",
+        text=json.dumps(schema, separators=(",", ":"), ensure_ascii=False),
+        priority=0.5,
+        mime_type=SCHEMA_JSON,
+    )

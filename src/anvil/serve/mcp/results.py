@@ -3,19 +3,28 @@
 The MCP server sends :meth:`CallResult.to_wire`; a REST route can answer from the same value (data or
 envelope, status from the envelope code, the report as a header) without parsing text back.
 
-Wire shapes (original-core §5.6):
+Wire shapes (original-core §5.6, with compact text):
 
-* success: ``content`` = the data as 2-space-indented JSON text, ``structuredContent`` = the data when
-  it is an object, else ``{"result": data}``; when the tool publishes an ``outputSchema`` the schema
-  decides (an object response is the data, anything else is wrapped), and :func:`conform` checks the
-  value against it first, since a stock client refuses a result that does not validate;
-* dry run: ``content`` = the plan as JSON text, ``structuredContent`` = the plan;
-* error: ``content`` = the envelope as JSON text, ``isError``, and no ``structuredContent`` (original-core
-  §5.6 item 7): the TypeScript SDK's client (MCP Inspector's) validates ``structuredContent`` against the
-  ``outputSchema`` even on an error, so an envelope there would turn every refusal into a client-side
-  schema failure that hides the code.
+* success: ``content[0]`` = the data as compact JSON text (``separators=(",", ":")``, non-ASCII kept;
+  the original indents by two spaces, which costs an agent about a fifth more tokens for nothing),
+  ``structuredContent`` = the data when it is an object, else ``{"result": data}``; when the tool
+  publishes an ``outputSchema`` the schema decides (an object response is the data, anything else is
+  wrapped), and :func:`conform` checks the value against it first, since a stock client refuses a
+  result that does not validate;
+* dry run: ``content[0]`` = the plan as compact JSON text, ``structuredContent`` = the plan;
+* error: ``content`` = the envelope as compact JSON text, ``isError``, and no ``structuredContent``
+  (original-core §5.6 item 7): the TypeScript SDK's client (MCP Inspector's) validates
+  ``structuredContent`` against the ``outputSchema`` even on an error, so an envelope there would turn
+  every refusal into a client-side schema failure that hides the code. An envelope is never cut.
 
-``_meta.effect`` carries the report when there is one.
+A success or dry run over the response budget (:mod:`anvil.serve.responses`) has its data (plan) cut
+to the budget, so ``content[0]`` still parses as JSON and ``structuredContent`` carries the same cut
+view, and more content follows it (:attr:`CallResult.notes`): a text block beginning ``[truncated:``,
+then a ``resource_link`` to the whole answer when it was kept; a list answer that holds exactly the
+upstream's maximum page and no continuation is followed by a text block beginning ``[page cap:``.
+
+``_meta.effect`` carries the report when there is one; ``_meta["anvil/truncated"]`` and
+``_meta["anvil/page_cap"]`` carry the marker's and the notice's facts as JSON.
 """
 
 from __future__ import annotations
@@ -36,7 +45,7 @@ ResultKind = Literal["success", "error", "dry_run"]
 
 
 def _text(value: JSONValue) -> str:
-    return json.dumps(value, indent=2, ensure_ascii=False)
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -50,6 +59,11 @@ class CallResult:
         plan: the request plan on ``dry_run``.
         report: the ``_meta.effect`` report, or None (dry runs, refused ``_meta``, failed staged calls).
         status: the upstream (or replayed) HTTP status on success.
+        structured: the ``structuredContent`` when it is not the data's own shape (a projected or cut view).
+        text: the text of ``content[0]`` when it was worked out already (the compact JSON of the data or plan).
+        notes: content blocks after the answer's text: the truncation marker, the whole answer's
+            ``resource_link``, the page-cap notice.
+        meta: ``_meta`` keys beside ``effect`` (``anvil/truncated``, ``anvil/page_cap``).
     """
 
     kind: ResultKind
@@ -59,6 +73,9 @@ class CallResult:
     report: JSONObject | None = None
     status: int | None = None
     structured: JSONObject | None = None
+    text: str | None = None
+    notes: tuple[JSONObject, ...] = ()
+    meta: JSONObject | None = None
 
     @property
     def is_error(self) -> bool:
@@ -67,11 +84,12 @@ class CallResult:
 
     def to_wire(self) -> JSONObject:
         """The ``CallToolResult`` as a wire dict (``structuredContent``, ``isError``, ``_meta``)."""
+        out: JSONObject
         if self.kind == "dry_run":
             # The plan is structured too: a tool with an output schema lists the plan as one of its shapes.
-            return {"content": [{"type": "text", "text": _text(self.plan)}], "structuredContent": self.plan}
-        out: JSONObject
-        if self.envelope is not None:
+            text = self.text if self.text is not None else _text(self.plan)
+            out = {"content": [{"type": "text", "text": text}, *self.notes], "structuredContent": self.plan}
+        elif self.envelope is not None:
             body = self.envelope.to_json()
             out = {"content": [{"type": "text", "text": _text(body)}], "isError": True}
         else:
@@ -79,9 +97,15 @@ class CallResult:
             structured = self.structured
             if structured is None:
                 structured = data if isinstance(data, dict) else {"result": data}
-            out = {"content": [{"type": "text", "text": _text(data)}], "structuredContent": structured}
+            text = self.text if self.text is not None else _text(data)
+            out = {"content": [{"type": "text", "text": text}, *self.notes], "structuredContent": structured}
+        meta: JSONObject = {}
         if self.report is not None:
-            out["_meta"] = {"effect": self.report}
+            meta["effect"] = self.report
+        if self.meta and self.envelope is None:
+            meta.update(self.meta)
+        if meta:
+            out["_meta"] = meta
         return out
 
 

@@ -20,27 +20,53 @@ One server can serve several providers: ``select`` picks the provider for each r
 transport's request object (the Starlette ``Request`` over Streamable HTTP, None over stdio), which
 is how the fleet listener serves each caller its own composition (``anvil.serve.listener``). Each
 provider's listing is built once, on its first ``tools/list``, and kept while the provider lives.
+
+A laddered provider (:class:`~anvil.serve.mcp.provider.LaneProvider`, original-core §5.15) lists lane
+cards at rest. Where the protocol keeps a session (a 2025-era handshake over stdio, in-process memory
+streams or stateful Streamable HTTP, keyed by its ``Mcp-Session-Id``), the cards a session opened are
+remembered (once open, a lane stays open for the session, as in the original), that session's later
+``tools/list`` lists their members too, and opening a card sends ``notifications/tools/list_changed``
+(the server then declares ``tools.listChanged``). Stateless HTTP and the 2026-07-28 protocol keep no
+session: there the card's own answer carries its members (and the server declares no list changes).
 """
 
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable
-from typing import Any
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
+from typing import Any, Final
 
 import mcp.types as types
-from mcp.server.lowlevel import Server
+from mcp.server.lowlevel import NotificationOptions, Server
+from mcp.server.models import InitializationOptions
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from anvil._types import JSONObject
 from anvil.errors import LedgerError
 from anvil.ledger.answers import ANSWER_URI_PREFIX
 from anvil.serve.mcp.config import ServerSpec
-from anvil.serve.mcp.provider import ToolProvider, UnknownTool
+from anvil.serve.mcp.provider import LaneProvider, ToolProvider, UnknownTool
 from anvil.serve.mcp.resources import RESOURCE_NOT_FOUND, answer_contents
 
-__all__ = ["ToolProvider", "build_server", "listing_result", "run_stdio", "served_by"]
+__all__ = [
+    "MAX_SESSIONS",
+    "ToolProvider",
+    "build_server",
+    "listing_result",
+    "run_stdio",
+    "served_by",
+    "sessionless",
+]
 
+#: Streamable HTTP sessions whose opened lane cards are remembered (least recently used forgotten first).
+MAX_SESSIONS: Final = 4096
+#: Listings kept per provider for the sets of opened cards its sessions hold.
+_MAX_OPENED_LISTINGS: Final = 64
+_SESSION_HEADER: Final = "mcp-session-id"
 
 _UNREADABLE = "The kept answer cannot be read now; try again shortly."
 
@@ -50,7 +76,82 @@ _SERVED: weakref.WeakKeyDictionary[Server[Any], ServerSpec] = weakref.WeakKeyDic
 
 def listing_result(provider: ToolProvider) -> types.ListToolsResult:
     """The ``tools/list`` result for ``provider``: its wire-shaped tools as the SDK's models."""
-    return types.ListToolsResult(tools=[types.Tool.model_validate(tool) for tool in provider.tools])
+    return _listing(provider.tools)
+
+
+def _listing(tools: Sequence[JSONObject]) -> types.ListToolsResult:
+    return types.ListToolsResult(tools=[types.Tool.model_validate(tool) for tool in tools])
+
+
+class _Opened:
+    """The lane cards each session opened, per provider: the server's lifespan state.
+
+    A connection without a transport request (stdio, in-process streams) runs its own lifespan, so its
+    cards are this object's own; Streamable HTTP shares one lifespan, so cards are kept per
+    ``Mcp-Session-Id`` (bounded, least recently used forgotten first).
+    """
+
+    def __init__(self) -> None:
+        self.connection: weakref.WeakKeyDictionary[Any, set[str]] = weakref.WeakKeyDictionary()
+        self.sessions: OrderedDict[str, weakref.WeakKeyDictionary[Any, set[str]]] = OrderedDict()
+
+    def cards(self, ctx: Any, provider: Any, *, create: bool) -> set[str] | None:
+        """The cards ``provider``'s session of ``ctx`` opened; None when the session keeps none."""
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            return None  # no session at this era: the card's own answer is the way
+        request = ctx.request
+        if request is None:
+            table = self.connection
+        else:
+            headers = getattr(request, "headers", None)
+            session = headers.get(_SESSION_HEADER) if headers is not None else None
+            if not session:
+                return None  # stateless HTTP: no session to remember anything in
+            found = self.sessions.get(session)
+            if found is None:
+                if not create:
+                    return None
+                found = self.sessions[session] = weakref.WeakKeyDictionary()
+                while len(self.sessions) > MAX_SESSIONS:
+                    self.sessions.popitem(last=False)
+            else:
+                self.sessions.move_to_end(session)
+            table = found
+        opened = table.get(provider)
+        if opened is None and create:
+            opened = table[provider] = set()
+        return opened
+
+
+@asynccontextmanager
+async def _lifespan(server: Server[Any]) -> AsyncIterator[_Opened]:
+    yield _Opened()
+
+
+class _Server(Server[Any]):
+    """The SDK's low-level server, declaring ``tools.listChanged`` while lane cards can change a session's list."""
+
+    lists_change: bool = False
+
+    def create_initialization_options(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> InitializationOptions:
+        if notification_options is None and self.lists_change:
+            notification_options = NotificationOptions(tools_changed=True)
+        return super().create_initialization_options(notification_options, experimental_capabilities, extensions)
+
+
+def sessionless(server: Server[Any]) -> None:
+    """Mark ``server`` as served without sessions (stateless HTTP): it then declares no list changes."""
+    if isinstance(server, _Server):
+        server.lists_change = False
+
+
+def _laddered(provider: ToolProvider) -> LaneProvider | None:
+    return provider if isinstance(provider, LaneProvider) and provider.lists_change else None
 
 
 def served_by(server: Server[Any]) -> ServerSpec | None:
@@ -75,6 +176,24 @@ def build_server(
     """
     listing = listing_result(provider)
     listings: weakref.WeakKeyDictionary[Any, types.ListToolsResult] = weakref.WeakKeyDictionary()
+    opened_listings: weakref.WeakKeyDictionary[Any, OrderedDict[frozenset[str], types.ListToolsResult]] = (
+        weakref.WeakKeyDictionary()
+    )
+
+    def opened_cards(ctx: Any, served: ToolProvider, *, create: bool) -> set[str] | None:
+        state = ctx.lifespan_context
+        return state.cards(ctx, served, create=create) if isinstance(state, _Opened) else None
+
+    def with_opened(served: LaneProvider, opened: frozenset[str]) -> types.ListToolsResult:
+        kept = opened_listings.get(served)
+        if kept is None:
+            kept = opened_listings[served] = OrderedDict()
+        found = kept.get(opened)
+        if found is None:
+            found = kept[opened] = _listing(served.tools_with(opened))
+            while len(kept) > _MAX_OPENED_LISTINGS:
+                kept.popitem(last=False)
+        return found
 
     def chosen(ctx: Any) -> ToolProvider:
         if select is None:
@@ -86,6 +205,11 @@ def build_server(
 
     async def on_list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
         served = chosen(ctx)
+        laddered = _laddered(served)
+        if laddered is not None:
+            opened = opened_cards(ctx, served, create=False)
+            if opened:
+                return with_opened(laddered, frozenset(opened))
         if served is provider:
             return listing
         found = listings.get(served)
@@ -94,12 +218,19 @@ def build_server(
         return found
 
     async def on_call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        served = chosen(ctx)
         try:
-            result = await chosen(ctx).call(params.name, params.arguments, params.meta)
+            result = await served.call(params.name, params.arguments, params.meta)
         except UnknownTool as unknown:  # a proxy naming a tool nobody can dial: as a direct call to it
             raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {unknown.name}") from None
         if result is None:
             raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name}")
+        laddered = _laddered(served)
+        if laddered is not None and result.kind == "success" and laddered.is_card(params.name):
+            opened = opened_cards(ctx, served, create=True)
+            if opened is not None and params.name not in opened:
+                opened.add(params.name)  # once open, a lane stays open for the session
+                await ctx.session.send_tool_list_changed()
         return types.CallToolResult.model_validate(result.to_wire())
 
     async def on_list_resources(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListResourcesResult:
@@ -123,16 +254,18 @@ def build_server(
         # unknown, not visible to this caller, another caller's or expired: one answer
         raise MCPError(code=RESOURCE_NOT_FOUND, message="Resource not found", data={"uri": uri})
 
-    server: Server[Any] = Server(
+    server = _Server(
         provider.server_name,
         version=provider.version,
         instructions=instructions,
+        lifespan=_lifespan,
         get_tool_input_schema=provider.input_schema,
         on_list_tools=on_list_tools,
         on_call_tool=on_call_tool,
         on_list_resources=on_list_resources,
         on_read_resource=on_read_resource,
     )
+    server.lists_change = _laddered(provider) is not None
     _SERVED[server] = ServerSpec(provider, select, instructions)
     return server
 
