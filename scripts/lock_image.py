@@ -2,8 +2,10 @@
 
     .venv/bin/python scripts/lock_image.py        # or: make image-lock
 
-The dependency set and every version come from the current environment: the closure of ``anvil-python``
-(and of ``anvil-python[firestore]``) walked through the installed distributions' ``Requires-Dist``, with
+The dependency set and every version come from the current environment: the closure of ``anvil-python[otel]``
+(and of ``anvil-python[firestore,otel]``; the image always carries the OpenTelemetry exporters, since the
+generated Terraform exports traces) from the checkout's ``pyproject.toml``, walked through the installed
+distributions' ``Requires-Dist``, with
 markers evaluated for the image (CPython 3.11 on manylinux x86_64, the generated Dockerfile's base image),
 not for this machine. Each pinned version's wheel for that platform is fetched once with ``pip download``
 (the only network use; the lock is committed, so ``anvil compile`` never touches the network) and its
@@ -17,6 +19,7 @@ import json
 import subprocess
 import sys
 import tempfile
+import tomllib
 from importlib import metadata
 from pathlib import Path
 
@@ -53,6 +56,14 @@ MARKERS = {
 }
 
 
+def root_requirements(extras: frozenset[str]) -> list[str]:
+    """``anvil-python[extras]``'s requirements as this checkout declares them (the installed metadata may be
+    older than the checkout)."""
+    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    optional = project.get("optional-dependencies", {})
+    return [*project["dependencies"], *(text for extra in sorted(extras) for text in optional[extra])]
+
+
 def closure(extras: frozenset[str]) -> dict[str, str]:
     """canonical name -> installed version of everything ``anvil-python[extras]`` needs in the image."""
     found: dict[str, str] = {}
@@ -63,16 +74,19 @@ def closure(extras: frozenset[str]) -> dict[str, str]:
         if (canonicalize_name(name), wanted) in visited:
             continue
         visited.add((canonicalize_name(name), wanted))
-        dist = metadata.distribution(name)
-        found[canonicalize_name(dist.metadata["Name"])] = dist.version
-        for text in dist.requires or []:
+        if canonicalize_name(name) == canonicalize_name(ROOT):
+            requires, wanted = root_requirements(wanted), frozenset()
+        else:
+            dist = metadata.distribution(name)
+            found[canonicalize_name(dist.metadata["Name"])] = dist.version
+            requires = dist.requires or []
+        for text in requires:
             requirement = Requirement(text)
             if any(
                 requirement.marker is None or requirement.marker.evaluate({**MARKERS, "extra": extra})
                 for extra in (*wanted, "")
             ):
                 pending.append((requirement.name, frozenset(requirement.extras)))
-    found.pop(canonicalize_name(ROOT))
     return dict(sorted(found.items()))
 
 
@@ -96,7 +110,7 @@ def fetch_hashes(pins: dict[str, str]) -> dict[str, tuple[str, str]]:
 
 
 def main() -> int:
-    base, firestore = closure(frozenset()), closure(frozenset({"firestore"}))
+    base, firestore = closure(frozenset({"otel"})), closure(frozenset({"firestore", "otel"}))
     hashes = fetch_hashes(firestore)
     lock = {
         "schemaVersion": 1,

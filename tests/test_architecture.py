@@ -28,6 +28,8 @@ ALLOWED: dict[str, set[str]] = {
     "anvil.bundle": {"anvil.air", "anvil.compiler", "anvil.load"},
     "anvil.ledger": {"anvil.air"},
     "anvil.runtime": {"anvil.air", "anvil.ledger"},
+    # telemetry: the OpenTelemetry exporters behind the runtime's tracing seam (imported only when enabled)
+    "anvil.telemetry": {"anvil.runtime"},
     # serve: the MCP wire at the bottom, inbound identity above it, the gateway and listener on top
     "anvil.serve.mcp": {"anvil.air", "anvil.ledger", "anvil.runtime"},
     "anvil.serve.auth": {"anvil.air", "anvil.runtime", "anvil.serve.mcp"},

@@ -220,6 +220,8 @@ def create_app(token: str | None = None, state: State | None = None) -> tuple[St
         entry: dict[str, Any] = {"method": request.method, "path": request.url.path, "authorized": authorized}
         if key is not None:
             entry["idempotency_key"] = key
+        if "traceparent" in request.headers:  # only a bundle that propagates its trace sends one
+            entry["traceparent"] = request.headers["traceparent"]
         memory.requests.append(entry)
         if not authorized:
             return _json(401, {"message": "Bad credentials"})

@@ -20,7 +20,8 @@ Routes (the API of ``openapi.yaml``):
 Control routes (never counted):
     GET  /__requests   {"count": n, "requests": [{method, path, idempotency_key, authorization, body}]}
     POST /__reset      back to the seed state (registered clients and the token lifetime stay)
-    POST /__fault      {"path": "/payments/pay_123/refunds", "status": 503, "times": 1}: fail the next calls
+    POST /__fault      {"path": "/payments/pay_123/refunds", "status": 503, "times": 1}: fail the next calls;
+                       with "delay_ms": N instead of a status, answer them normally N ms late (a timeout)
     GET  /__oauth      {"issued": n, "refused": n, "requests": [{client_auth, client_id, grant_type, scope}]}
     POST /__oauth      {"lifetime": seconds, "mode": "normal" | "hang" | "huge", "revoke": true}: tokens
                        issued from now on live ``lifetime``; ``hang`` answers no token request (until the
@@ -168,14 +169,19 @@ def create_app(state: State | None = None) -> Starlette:
                 "query": str(request.url.query),
                 "idempotency_key": request.headers.get("idempotency-key"),
                 "authorization": request.headers.get("authorization"),
+                "traceparent": request.headers.get("traceparent"),
                 "body": body,
             }
         )
+        for fault in memory.faults:  # a slow answer: the request is taken, its answer comes late
+            if "delay_ms" in fault and fault.get("path") in (None, request.url.path) and fault["times"] > 0:
+                fault["times"] -= 1
+                await asyncio.sleep(fault["delay_ms"] / 1000)
         return body
 
     def injected_fault(request: Request) -> Response | None:
         for fault in memory.faults:
-            if fault.get("path") in (None, request.url.path) and fault["times"] > 0:
+            if "delay_ms" not in fault and fault.get("path") in (None, request.url.path) and fault["times"] > 0:
                 fault["times"] -= 1
                 return _error(int(fault.get("status", 503)), "injected_fault", "Injected fault.")
         return None
@@ -313,9 +319,10 @@ def create_app(state: State | None = None) -> Starlette:
 
     async def fault(request: Request) -> Response:
         spec = await request.json()
-        memory.faults.append(
-            {"path": spec.get("path"), "status": int(spec.get("status", 503)), "times": int(spec.get("times", 1))}
-        )
+        found = {"path": spec.get("path"), "status": int(spec.get("status", 503)), "times": int(spec.get("times", 1))}
+        if "delay_ms" in spec:
+            found["delay_ms"] = int(spec["delay_ms"])
+        memory.faults.append(found)
         return JSONResponse({"ok": True})
 
     routes = [

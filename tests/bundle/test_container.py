@@ -85,7 +85,7 @@ def test_anvil_comes_from_the_bundle_with_no_index_and_every_install_is_hash_che
     runtime = files[RUNTIME_REQUIREMENT_PATH].decode()
     [(name, version, digest)] = _HASHED_LINE.findall(runtime)
     wheel = runtime_wheel()
-    assert (name, version) == ("anvil-python[firestore]", wheel.version)
+    assert (name, version) == ("anvil-python[firestore,otel]", wheel.version)
     assert digest == hashlib.sha256(files[WHEEL_PATH]).hexdigest() == wheel.sha256
     assert WHEEL_PATH == f"deploy/image/{wheel.filename}"
     assert "anvil-python" not in files[REQUIREMENTS_PATH].decode()  # never resolved from an index
@@ -105,7 +105,12 @@ def test_every_dependency_is_pinned_with_the_locks_hash_and_the_ledger_decides_t
         assert pins == [(pin.name, pin.version, pin.sha256) for pin in lock.pins(ledger=ledger)]
     assert "google-cloud-firestore" in with_ledger[REQUIREMENTS_PATH].decode()
     assert "google-cloud-firestore" not in without[REQUIREMENTS_PATH].decode()
-    assert "anvil-python==" in without[RUNTIME_REQUIREMENT_PATH].decode()
+    assert "anvil-python[otel]==" in without[RUNTIME_REQUIREMENT_PATH].decode()
+    assert "anvil-python[firestore,otel]==" in with_ledger[RUNTIME_REQUIREMENT_PATH].decode()
+    for files in (with_ledger, without):  # the exporters ANVIL_OTEL_EXPORTER=cloud_trace needs are in every image
+        text = files[REQUIREMENTS_PATH].decode()
+        assert "opentelemetry-sdk==" in text and "opentelemetry-exporter-otlp-proto-http==" in text
+        assert "google-auth==" in text
 
 
 def test_the_build_context_admits_exactly_what_the_dockerfile_copies(payments_doc: Document) -> None:
@@ -178,7 +183,7 @@ def test_the_lock_pins_every_direct_requirement_within_its_declared_range() -> N
     # A dependency added or raised in pyproject.toml without `make image-lock` fails here, before an image build.
     markers = {"sys_platform": "linux", "platform_system": "Linux", "platform_machine": "x86_64"}
     markers |= {"python_version": image_lock().python, "implementation_name": "cpython"}
-    for extra, ledger in (("", False), ("firestore", True)):
+    for extra, ledger in (("", False), ("otel", False), ("otel", True), ("firestore", True)):
         pins = {pin.name: pin.version for pin in image_lock().pins(ledger=ledger)}
         for text in metadata.requires(DISTRIBUTION) or []:
             requirement = Requirement(text)

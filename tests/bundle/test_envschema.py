@@ -8,6 +8,7 @@ from dataclasses import replace
 import jsonschema
 
 from anvil.air.model import Document
+from anvil.air.runtime_env import OTEL_ENV
 from anvil.bundle.emit import emit_bundle
 
 
@@ -37,3 +38,17 @@ def test_a_custom_environment_joins_the_enum_and_is_the_default(payments_doc: Do
     props = json.loads(emit_bundle(doc)["deploy/env.schema.json"])["properties"]
     assert props["ANVIL_ENV"]["enum"] == ["dev", "staging", "prod", "test"]
     assert props["ANVIL_ENV"]["default"] == props["ANVIL_AUTH_PROFILE"]["default"] == "test"
+
+
+def test_the_schema_lists_the_telemetry_settings_and_the_standard_otel_variables(payments_doc: Document) -> None:
+    schema = json.loads(emit_bundle(payments_doc)["deploy/env.schema.json"])
+    props = schema["properties"]
+    assert props["ANVIL_OTEL_EXPORTER"]["enum"] == ["none", "otlp", "cloud_trace", "console"]
+    assert props["ANVIL_OTEL_EXPORTER"]["default"] == "cloud_trace"
+    assert (props["ANVIL_LOG_FORMAT"]["default"], props["ANVIL_METRICS_AUTH"]["default"]) == ("json", "on")
+    assert {name for name in props if name.startswith("OTEL_")} == {var.name for var in OTEL_ENV}
+    validator = jsonschema.Draft202012Validator(schema)
+    good = {"ANVIL_SERVICE_ID": "payments", "ANVIL_ENV": "prod", "ANVIL_ALLOWED_HOSTS": "payments.internal.example.com"}
+    assert validator.is_valid({**good, "ANVIL_OTEL_EXPORTER": "otlp", "OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318"})
+    assert not validator.is_valid({**good, "ANVIL_OTEL_EXPORTER": "jaeger"})
+    assert not validator.is_valid({**good, "ANVIL_METRICS_AUTH": "yes"})

@@ -105,7 +105,7 @@ def test_the_images_python_layer_installs_offline_from_the_build_context_and_ser
     root = tmp_path / "image"
     bin_dir = _build_python_layer(bundle, wheelhouse, root)
     pinned = (bundle / RUNTIME_REQUIREMENT_PATH).read_text(encoding="utf-8")
-    assert "anvil-python[firestore]==" in pinned
+    assert "anvil-python[firestore,otel]==" in pinned
     helped = subprocess.run(
         [str(bin_dir / "anvil"), "serve", "--help"], env=_clean_env(), capture_output=True, text=True, timeout=120
     )

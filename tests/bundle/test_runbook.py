@@ -76,3 +76,21 @@ def test_the_credential_prefix_follows_the_runtime_convention(payments_doc: Docu
     doc = replace(payments_doc, service=replace(payments_doc.service, environment="staging-eu"))
     text = emit_bundle(doc)[PATH].decode()
     assert "`ANVIL_STAGING_EU_*`" in text and "_ANVIL_ENV=staging-eu" in text
+
+
+def test_the_runbook_says_how_to_read_a_calls_trace_and_whether_it_travels_upstream(payments_doc: Document) -> None:
+    text = emit_bundle(payments_doc)[PATH].decode()
+    for fragment in (
+        "## Reading the traces, metrics and logs",
+        "`ANVIL_OTEL_EXPORTER=cloud_trace`",
+        "`telemetry.googleapis.com`",
+        "`trace_<32 hex>`",
+        "traces/list?tid=<32 hex>",
+        "`anvil.ledger.reserve`",
+        "`anvil_telemetry_spans_dropped_total`",
+        "`ANVIL_METRICS_AUTH=on`",
+        "(off for `payments`)",
+    ):
+        assert fragment in text, fragment
+    propagating = replace(payments_doc, service=replace(payments_doc.service, propagate_trace=True))
+    assert "(on for `payments`)" in emit_bundle(propagating)[PATH].decode()

@@ -143,11 +143,15 @@ def test_cloud_run_gates_startup_on_readyz_with_no_liveness_probe_and_depends_on
     env = _env(container)
     assert list(env) == [
         "ANVIL_SERVICE_ID", "ANVIL_ENV", "ANVIL_ALLOWED_HOSTS", "ANVIL_AUTH_PROFILE", "ANVIL_OTEL_EXPORTER",
+        "ANVIL_LOG_FORMAT", "ANVIL_METRICS_AUTH",
         "ANVIL_LEDGER", "ANVIL_LEDGER_RESULT_TTL_SECONDS", "ANVIL_UPSTREAM_TIMEOUT_MS", "ANVIL_CREDENTIALS",
         "ANVIL_SECRET_PROJECT",
     ]  # fmt: skip
     assert set(env) == set(COMPILER_OWNED_ENV)
     assert env["ANVIL_SERVICE_ID"] == "payments"
+    # traced to Cloud Trace as the runtime identity, JSON logs for Cloud Logging, /metrics behind the bearer
+    observed = (env["ANVIL_OTEL_EXPORTER"], env["ANVIL_LOG_FORMAT"], env["ANVIL_METRICS_AUTH"])
+    assert observed == ("cloud_trace", "json", "on")
     assert env["ANVIL_ALLOWED_HOSTS"] == "payments.internal.example.com"
     assert env["ANVIL_LEDGER"] == "firestore://${var.project_id}/${local.ledger_database_id}/payments"
     assert env["ANVIL_LEDGER_RESULT_TTL_SECONDS"] == "${tostring(var.ledger_result_ttl_seconds)}"

@@ -6,6 +6,7 @@ import importlib.util
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 from types import ModuleType
 
@@ -73,6 +74,20 @@ async def test_capture_twice_is_harmless_and_faults_can_be_injected() -> None:
         await client.post("/__reset")
         assert (await client.get("/__requests")).json() == {"count": 0, "requests": []}
         assert (await client.get("/payments/pay_456")).json()["status"] == "authorized"
+
+
+@pytest.mark.anyio
+async def test_a_delayed_fault_answers_normally_but_late_and_the_traceparent_is_recorded() -> None:
+    async with _client() as client:
+        await client.post("/__fault", json={"path": "/payments/pay_123/refunds", "delay_ms": 300, "times": 1})
+        began = time.monotonic()
+        headers = {"traceparent": "00-" + "a" * 32 + "-" + "b" * 16 + "-01"}
+        late = await client.post("/payments/pay_123/refunds", json={"amount": 1, "currency": "EUR"}, headers=headers)
+        assert late.status_code == 201 and time.monotonic() - began >= 0.3  # taken, then answered late
+        began = time.monotonic()
+        assert (await client.get("/customers/cus_123")).status_code == 200 and time.monotonic() - began < 0.3
+        seen = (await client.get("/__requests")).json()["requests"]
+        assert [r["traceparent"] for r in seen] == [headers["traceparent"], None]
 
 
 @pytest.mark.anyio

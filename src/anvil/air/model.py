@@ -214,6 +214,9 @@ class Service:
     #: Which listed tools carry ``anvil/effect_class``: None (ADR-0030 §4: only those that declare an
     #: effect contract) or ``all`` (the manifest's ``service.list_effect_class: all``).
     list_effect_class: ListEffectClass | None = None
+    #: True when each upstream attempt carries a W3C ``traceparent`` naming its span (the manifest's
+    #: ``service.propagate_trace: true``; only for hosts inside the operator's own estate). None: not sent.
+    propagate_trace: bool | None = None
 
 
 # --- effect and its contract (ADR-0030) -----------------------------------------------------------

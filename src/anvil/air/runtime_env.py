@@ -26,6 +26,7 @@ from typing import Final, Literal
 
 __all__ = [
     "CREDENTIAL_NAMESPACE",
+    "OTEL_ENV",
     "RUNTIME_ENV",
     "RUNTIME_ENV_FAMILIES",
     "EnvVar",
@@ -58,7 +59,9 @@ RUNTIME_ENV: Final[tuple[EnvVar, ...]] = (
     EnvVar("ANVIL_ENV", "compiler", "dev, staging or prod; everything but dev fails closed."),
     EnvVar("ANVIL_LEDGER", "compiler", "The durable idempotency ledger URI."),
     EnvVar("ANVIL_LEDGER_RESULT_TTL_SECONDS", "compiler", "How long a completed result is replayed."),
-    EnvVar("ANVIL_OTEL_EXPORTER", "compiler", "The trace exporter."),
+    EnvVar("ANVIL_LOG_FORMAT", "compiler", "The gateway's log lines on stderr: text or json (Cloud Logging's shape)."),
+    EnvVar("ANVIL_METRICS_AUTH", "compiler", "on: /metrics needs the /mcp bearer; off: open (default on but in dev)."),
+    EnvVar("ANVIL_OTEL_EXPORTER", "compiler", "Traces and metrics: none, otlp, cloud_trace or console."),
     EnvVar("ANVIL_SECRET_PROJECT", "compiler", "The project holding credential secrets."),
     EnvVar("ANVIL_SERVICE_ID", "compiler", "The AIR service id the deployment serves."),
     EnvVar("ANVIL_UPSTREAM_TIMEOUT_MS", "compiler", "The per-attempt upstream deadline."),
@@ -92,6 +95,29 @@ RUNTIME_ENV_FAMILIES: Final[tuple[EnvVar, ...]] = (
     EnvVar("ANVIL_ALLOWED_HOSTS_", "fixed", "One bundle's own host allowlist (wins over ANVIL_ALLOWED_HOSTS)."),
     EnvVar("ANVIL_BASE_URL_", "operator", "One bundle's upstream base URL."),
     EnvVar("ANVIL_BASE_URL__", "operator", "Where an operation server (named by its host) is re-pointed."),
+)
+
+
+#: The standard OpenTelemetry variables ``anvil serve`` reads (:mod:`anvil.cli.serve_telemetry`), with an
+#: exporter other than ``none``. Not Anvil's to own: an operator may set them through ``var.env``.
+OTEL_ENV: Final[tuple[EnvVar, ...]] = (
+    EnvVar("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "operator", "Spans per export batch (512)."),
+    EnvVar("OTEL_BSP_MAX_QUEUE_SIZE", "operator", "Spans queued at most; more are dropped and counted (2048)."),
+    EnvVar("OTEL_BSP_SCHEDULE_DELAY", "operator", "The longest a span waits for its batch, ms (5000)."),
+    EnvVar("OTEL_EXPORTER_OTLP_COMPRESSION", "operator", "gzip or none."),
+    EnvVar("OTEL_EXPORTER_OTLP_ENDPOINT", "operator", "The OTLP base URL (http://localhost:4318; gRPC 4317)."),
+    EnvVar("OTEL_EXPORTER_OTLP_HEADERS", "operator", "Extra export request headers (k=v,k2=v2)."),
+    EnvVar("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "operator", "The metrics URL, used as it is."),
+    EnvVar("OTEL_EXPORTER_OTLP_METRICS_HEADERS", "operator", "Extra headers of metric exports."),
+    EnvVar("OTEL_EXPORTER_OTLP_METRICS_PROTOCOL", "operator", "http/protobuf or grpc, for metrics."),
+    EnvVar("OTEL_EXPORTER_OTLP_PROTOCOL", "operator", "http/protobuf (default) or grpc."),
+    EnvVar("OTEL_EXPORTER_OTLP_TIMEOUT", "operator", "The bound on one export request, ms (10000)."),
+    EnvVar("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "operator", "The traces URL, used as it is."),
+    EnvVar("OTEL_EXPORTER_OTLP_TRACES_HEADERS", "operator", "Extra headers of span exports."),
+    EnvVar("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "operator", "http/protobuf or grpc, for traces."),
+    EnvVar("OTEL_METRIC_EXPORT_INTERVAL", "operator", "How often metrics are exported, ms (60000)."),
+    EnvVar("OTEL_RESOURCE_ATTRIBUTES", "operator", "Resource attributes (k=v,...; gcp.project_id for cloud_trace)."),
+    EnvVar("OTEL_SERVICE_NAME", "operator", "The service.name spans and metrics carry."),
 )
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from anvil.air.model import Document
+from anvil.air.runtime_env import OTEL_ENV
 from anvil.bundle.coordinates import coordinates
 from anvil.bundle.encoding import json_file
 from anvil.bundle.generation import Generation
@@ -68,13 +69,34 @@ def env_schema(doc: Document, generation: Generation) -> dict[str, Any]:
                 "default": "20000",
                 "description": "Per-attempt upstream deadline in milliseconds, 100..30000.",
             },
-            "ANVIL_OTEL_EXPORTER": {"type": "string", "description": "Trace exporter (cloud_trace on Cloud Run)."},
+            "ANVIL_OTEL_EXPORTER": {
+                "type": "string",
+                "enum": ["none", "otlp", "cloud_trace", "console"],
+                "default": "cloud_trace",
+                "description": (
+                    "Traces and metrics: cloud_trace exports OTLP to telemetry.googleapis.com as the runtime "
+                    "identity; otlp follows the OTEL_EXPORTER_OTLP_* variables; none exports nothing."
+                ),
+            },
+            "ANVIL_LOG_FORMAT": {
+                "type": "string",
+                "enum": ["text", "json"],
+                "default": "json",
+                "description": "The gateway's log lines on stderr; json carries Cloud Logging's trace fields.",
+            },
+            "ANVIL_METRICS_AUTH": {
+                "type": "string",
+                "enum": ["on", "off"],
+                "default": "on",
+                "description": "on: /metrics needs the same bearer as /mcp.",
+            },
             "ANVIL_CREDENTIALS": {
                 "type": "string",
                 "enum": ["", "env", "secret_manager"],
                 "description": "Where outbound credentials come from.",
             },
             "ANVIL_SECRET_PROJECT": {"type": "string", "description": "The project holding credential secrets."},
+            **{var.name: {"type": "string", "description": var.summary} for var in OTEL_ENV},
         },
     }
 

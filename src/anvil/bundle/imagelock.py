@@ -1,7 +1,8 @@
 """The gateway image's runtime dependencies, pinned with hashes (``image-lock.json``, shipped with Anvil).
 
 The lock is resolved from the environment Anvil was developed and tested in (``scripts/lock_image.py``):
-every runtime dependency of ``anvil-python`` and of its ``firestore`` extra, transitively, at the installed
+every runtime dependency of ``anvil-python[otel]`` and of ``anvil-python[firestore,otel]`` (the image always
+carries the OpenTelemetry exporters), transitively, at the installed
 version, with the sha256 of that version's wheel for the image's platform (CPython 3.11, manylinux
 x86_64: the generated Dockerfile's base image). ``anvil compile`` only reads it, so a compile never
 touches the network and its bytes depend on the compiler alone.

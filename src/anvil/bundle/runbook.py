@@ -194,8 +194,42 @@ Enable an approved write only when all of these hold:
 """
 
 
+def _observing(c: Coordinates, propagates: bool) -> str:
+    return f"""\
+
+## Reading the traces, metrics and logs
+
+The service runs with `ANVIL_OTEL_EXPORTER=cloud_trace`: every tool call is one trace, exported over OTLP to
+`telemetry.googleapis.com` as the runtime service account (granted `roles/cloudtrace.agent` and
+`roles/monitoring.metricWriter` here) and read in Cloud Trace. `ANVIL_LOG_FORMAT=json` makes the gateway's own
+log lines Cloud Logging entries (`severity`, `message`, `logging.googleapis.com/trace`, `.../spanId`), and
+`ANVIL_METRICS_AUTH=on` puts `/metrics` behind the same bearer as `/mcp`.
+
+- A call's trace id is in its error envelope, its audit line and its ledger row as `trace_<32 hex>`: the 32
+  hex digits are the Cloud Trace id (`https://console.cloud.google.com/traces/list?tid=<32 hex>`).
+- The call's span (`tools/call <tool>`, or `POST /call/{{tool}}`) has a child per step: `anvil.gates`
+  (argument validation and the gates), `anvil.oauth.token` (`anvil.oauth.cache_hit`), `anvil.ledger.reserve`
+  / `anvil.ledger.replay` / `anvil.ledger.complete` / `anvil.ledger.release` (`anvil.idempotency.outcome`,
+  `anvil.ledger.reference`) and one client span per upstream attempt (status, `anvil.upstream.attempt`,
+  sizes, `error.type`).
+- Reconciling a quarantined reservation: take the row's `trace_id` (`anvil ledger inspect`), open its trace,
+  and read what the upstream attempts answered (a `timeout` after the request was sent is the uncertain case),
+  then correlate with the upstream's own records as the ledger section says.
+- No span, metric or log line holds an argument value, a key, a credential or an answer; the caller is named
+  by a digest (`anvil.principal`). A bundle whose manifest sets `service.propagate_trace: true` sends each
+  attempt a W3C `traceparent` upstream ({"on" if propagates else "off"} for `{c.service_id}`).
+- An exporter that is down never slows a call: spans wait in a bounded queue (`OTEL_BSP_MAX_QUEUE_SIZE`) and
+  what is dropped is counted in `anvil_telemetry_spans_dropped_total`.
+"""
+
+
 def emit_runbook(doc: Document, generation: Generation) -> dict[str, bytes]:
     """``{"deploy/README.md": bytes}``."""
     coords = coordinates(doc, generation)
-    body = _common(coords) + (_ledger(coords) if coords.ledger else _no_ledger()) + _PROOF
+    body = (
+        _common(coords)
+        + (_ledger(coords) if coords.ledger else _no_ledger())
+        + _observing(coords, bool(doc.service.propagate_trace))
+        + _PROOF
+    )
     return {RUNBOOK_PATH: text_file(body)}

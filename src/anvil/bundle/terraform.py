@@ -413,6 +413,8 @@ def _env_entries(coords: Coordinates) -> str:
         ("ANVIL_ALLOWED_HOSTS", _hcl_string(coords.allowed_hosts)),
         ("ANVIL_AUTH_PROFILE", "var.anvil_env"),
         ("ANVIL_OTEL_EXPORTER", '"cloud_trace"'),
+        ("ANVIL_LOG_FORMAT", '"json"'),
+        ("ANVIL_METRICS_AUTH", '"on"'),
         ("ANVIL_LEDGER", ledger_value if coords.ledger else '""'),
         ("ANVIL_LEDGER_RESULT_TTL_SECONDS", "tostring(var.ledger_result_ttl_seconds)"),
         ("ANVIL_UPSTREAM_TIMEOUT_MS", "tostring(var.upstream_timeout_ms)"),

@@ -22,8 +22,13 @@ only), ``--workers N`` (N HTTP worker processes sharing one listening socket the
 each with its own upstream pool, all sharing the ledger, which therefore cannot be ``memory:``;
 ``/metrics`` sums the workers; see :mod:`anvil.cli.workers`), ``--header-timeout SECONDS``,
 ``--keep-alive SECONDS`` and ``--max-connections N`` (the listener's connection limits, see
-:mod:`anvil.cli.listen`). Inbound auth needs HTTP: ``--stdio`` with a mode other than
-``none`` is refused.
+:mod:`anvil.cli.listen`), ``--metrics-auth on|off`` (``/metrics`` behind the ``/mcp`` bearer; default
+``ANVIL_METRICS_AUTH``, else on outside ``ANVIL_ENV=dev``). Inbound auth needs HTTP: ``--stdio`` with a
+mode other than ``none`` is refused.
+
+Observing it (:mod:`anvil.cli.serve_telemetry`): ``ANVIL_OTEL_EXPORTER`` other than ``none`` starts the
+telemetry (:mod:`anvil.telemetry`: one span per call and its children, metrics, exported in the background)
+and says where it goes on stderr; ``ANVIL_LOG_FORMAT=json`` writes the gateway's own lines as JSON.
 
 The HTTP listener runs on uvloop and httptools when they are installed (default dependencies on
 Linux); the start-up line on stderr names the event loop and HTTP parser in use.
@@ -51,6 +56,7 @@ from typing import TYPE_CHECKING, Any, Final, TextIO
 
 from anvil.cli.listen import inherited_listener, limit_argv, register_listener_flags
 from anvil.cli.serve_config import HttpBind, ServeConfig, ServeSettings, config_from_env, ledger_options
+from anvil.cli.serve_telemetry import Observation, observation
 from anvil.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -59,9 +65,11 @@ if TYPE_CHECKING:
     from anvil.air.model import Document
     from anvil.ledger.base import Ledger
     from anvil.runtime.audit import AuditSink, RecordSink
+    from anvil.runtime.tracing import Tracer
     from anvil.runtime.upstream import UpstreamClient
     from anvil.serve.fleet import Fleet, FleetBundle
     from anvil.serve.metrics import FleetMetrics
+    from anvil.telemetry.pipeline import Telemetry
 
 __all__ = ["disclosure_line", "ledger_scope_lines", "prepare_ledger", "register", "run", "warn_unless_ready"]
 
@@ -122,6 +130,11 @@ def register(parser: argparse.ArgumentParser) -> None:
         default=1,
         help="HTTP worker processes sharing one listening socket and the ledger (default 1)",
     )
+    parser.add_argument(
+        "--metrics-auth",
+        metavar="on|off",
+        help="/metrics needs the /mcp bearer (default ANVIL_METRICS_AUTH, else on outside ANVIL_ENV=dev)",
+    )
     parser.add_argument("--worker-index", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--worker-count", type=int, help=argparse.SUPPRESS)
     register_listener_flags(parser)
@@ -144,6 +157,7 @@ def _fleet_bundles(
     ledger: Any,
     audit: AuditSink | RecordSink | None,
     skills: Sequence[tuple[tuple[str, str], ...]] = (),
+    tracer: Tracer | None = None,
 ) -> list[FleetBundle]:
     from anvil.runtime.context import DEFAULT_DERIVED_KEY_WINDOW_SECONDS, DEFAULT_TIMEOUT_MS, RuntimeContext
     from anvil.serve.fleet import FleetBundle
@@ -164,6 +178,8 @@ def _fleet_bundles(
             credentials=found.credentials,
             ledger=ledger,
             audit=audit,  # type: ignore[arg-type]
+            tracer=tracer,
+            propagate_trace=bool(document.service.propagate_trace),
         )
         skill = skills[index] if index < len(skills) else ()
         bundles.append(FleetBundle(id=bundle_id, document=document, context=context, skill=skill))
@@ -208,10 +224,34 @@ def disclosure_line(fleet: Fleet) -> str:
     )
 
 
-def _announce(fleet: Fleet, config: ServeConfig, url: str | None) -> None:
+def _say(observe: Observation, line: str) -> None:
+    """One start-up line on stderr: as it is, or as a JSON log line with ``ANVIL_LOG_FORMAT=json``."""
+    if observe.log_format == "json":
+        from anvil.telemetry.logs import log_line
+
+        line = log_line(line)
+    print(line, file=sys.stderr, flush=True)
+
+
+def _lines(observe: Observation) -> TextIO | None:
+    """Where printed start-up lines go: stderr (None), or stderr as JSON lines with ``ANVIL_LOG_FORMAT=json``."""
+    if observe.log_format != "json":
+        return None
+    from typing import cast
+
+    from anvil.telemetry.logs import JsonLines
+
+    return cast(TextIO, JsonLines(sys.stderr))  # a text stream for print(), not a file
+
+
+def _announce(
+    fleet: Fleet, config: ServeConfig, observe: Observation, url: str | None, telemetry: Telemetry | None = None
+) -> None:
     for line in ledger_scope_lines(fleet):
-        print(line, file=sys.stderr, flush=True)
-    print(disclosure_line(fleet), file=sys.stderr, flush=True)
+        _say(observe, line)
+    _say(observe, disclosure_line(fleet))
+    if telemetry is not None:
+        _say(observe, telemetry.describe())
     if url is None:
         return
     from anvil.serve.mcp.http import server_stack
@@ -220,15 +260,15 @@ def _announce(fleet: Fleet, config: ServeConfig, url: str | None) -> None:
     count = len(fleet.bundles)
     who = f"worker {config.worker[0]}/{config.worker[1]} " if config.worker is not None else ""
     print(json.dumps({"url": url}), flush=True)
-    print(
+    _say(
+        observe,
         f"anvil: {who}serving {count} bundle{'s' if count != 1 else ''} ({ids}) at {url}, "
-        f"inbound auth {config.inbound.mode}, on {server_stack()}",
-        file=sys.stderr,
-        flush=True,
+        f"inbound auth {config.inbound.mode}, /metrics {'behind it' if observe.metrics_auth else 'open'}, "
+        f"on {server_stack()}",
     )
 
 
-async def _serve(config: ServeConfig) -> None:
+async def _serve(config: ServeConfig, observe: Observation) -> None:
     from anvil.ledger.registry import open_ledger
     from anvil.runtime.connections import PooledUpstream
     from anvil.serve.answer_store import keeper_for
@@ -237,14 +277,17 @@ async def _serve(config: ServeConfig) -> None:
     from anvil.serve.metrics import FleetMetrics, ObservedAuditSink
 
     first = config.settings[0]
+    telemetry = _telemetry(observe)
     ledger: Ledger | None = None
     if config.ledger_uri is not None:
         ledger = open_ledger(config.ledger_uri, options=ledger_options(first, config.ledger_namespace))
-        await prepare_ledger(ledger)
+        await prepare_ledger(ledger, _lines(observe))
     lines = _audit(first)
     metrics: FleetMetrics | None = None
     if config.bind is not None:
         metrics = FleetMetrics(multiprocess_dir=config.metrics_dir)
+        if telemetry is not None:
+            metrics.add_collector(telemetry.prometheus())
     audit = ObservedAuditSink(metrics, lines) if metrics is not None else lines
     sock: socket.socket | None = None
     upstream = PooledUpstream()  # one keep-alive pool per upstream host, shared by every bundle
@@ -254,7 +297,8 @@ async def _serve(config: ServeConfig) -> None:
             import httpx
 
             jwks_client = httpx.AsyncClient(follow_redirects=False)
-        bundles = _fleet_bundles(config.bundles, config.settings, upstream, ledger, audit, config.skills)
+        tracer = telemetry.tracer if telemetry is not None else None
+        bundles = _fleet_bundles(config.bundles, config.settings, upstream, ledger, audit, config.skills, tracer)
         fleet = Fleet(
             bundles,
             include_unapproved=config.include_unapproved,
@@ -266,7 +310,7 @@ async def _serve(config: ServeConfig) -> None:
         if config.bind is None:
             from anvil.serve.mcp.server import build_server, run_stdio  # stdio is served by the SDK from the start
 
-            _announce(fleet, config, None)  # stderr only: stdout carries nothing but the protocol
+            _announce(fleet, config, observe, None, telemetry)  # stderr only: stdout carries nothing but the protocol
             await run_stdio(build_server(fleet))
             return
         authenticator = build_authenticator(config.inbound, client=jwks_client)  # refusals come before the bind
@@ -282,12 +326,18 @@ async def _serve(config: ServeConfig) -> None:
             host=bind.host,
             metrics=metrics,
             rest_body_limit=config.body_limit,
+            metrics_auth=observe.metrics_auth,
+            trace_inbound=telemetry is not None,
         )
         sock = inherited_listener(config.listen_fd) if config.listen_fd is not None else _listen(bind)
         shown = f"[{bind.host}]" if ":" in bind.host else bind.host
-        _announce(fleet, config, f"http://{shown}:{sock.getsockname()[1]}/mcp")
-        await serve_http(app, sock=sock, handle_signals=True, limits=config.limits)
+        _announce(fleet, config, observe, f"http://{shown}:{sock.getsockname()[1]}/mcp", telemetry)
+        await serve_http(
+            app, sock=sock, handle_signals=True, limits=config.limits, json_logs=observe.log_format == "json"
+        )
     finally:
+        if telemetry is not None:
+            telemetry.shutdown()  # the last batch and the metrics, bounded
         await upstream.aclose()
         if jwks_client is not None:
             await jwks_client.aclose()
@@ -298,6 +348,37 @@ async def _serve(config: ServeConfig) -> None:
         close = getattr(lines, "close", None)
         if callable(close):
             close()
+
+
+def _telemetry(observe: Observation) -> Telemetry | None:
+    """JSON logs when asked for, and the running telemetry when an exporter is configured (else None: nothing
+    of OpenTelemetry is imported).
+
+    Raises:
+        ConfigError: ``config/invalid`` when the exporter cannot start (``cloud_trace`` without credentials).
+    """
+    if observe.log_format == "json":
+        from anvil.telemetry.logs import configure_logging
+
+        configure_logging("json")
+    if not observe.telemetry.enabled:
+        return None
+    from anvil.telemetry.pipeline import start_telemetry
+
+    service = dict(observe.telemetry.resource).get("service.name") or "anvil"
+    try:
+        telemetry = start_telemetry(observe.telemetry, service=service)
+    except ValueError as exc:
+        raise ConfigError(
+            "config/invalid",
+            f"ANVIL_OTEL_EXPORTER={observe.telemetry.exporter} cannot start: {exc}.",
+            hint="Fix the exporter's settings, or set ANVIL_OTEL_EXPORTER=none.",
+        ) from None
+    if telemetry is not None and observe.log_format == "json" and telemetry.project:
+        from anvil.telemetry.logs import configure_logging
+
+        configure_logging("json", project=telemetry.project)  # Cloud Logging then links each line to its trace
+    return telemetry
 
 
 async def prepare_ledger(ledger: Ledger, stream: TextIO | None = None) -> bool:
@@ -359,6 +440,9 @@ def run(args: argparse.Namespace) -> int:
     import anyio
 
     config = config_from_env(os.environ, args)
+    service = config.bundles[0][1].service.id if len(config.bundles) == 1 else "anvil-fleet"
+    flag = getattr(args, "metrics_auth", None)
+    observe = observation(os.environ, flag, service=service, env=config.settings[0].env)  # refused before a bind
     bind = config.bind
     if bind is not None and config.supervises:
         from anvil.cli.workers import supervise
@@ -372,7 +456,7 @@ def run(args: argparse.Namespace) -> int:
             environ=os.environ,
             shown_url=f"http://{shown}:{{port}}/mcp",
         )
-    anyio.run(_serve, config, **_backend_options())
+    anyio.run(_serve, config, observe, **_backend_options())
     return 0
 
 
@@ -395,6 +479,7 @@ def _worker_argv(args: argparse.Namespace) -> list[str]:
         ("--disclosure", args.disclosure),
         ("--surface-budget", args.surface_budget),
         ("--result-token-budget", args.result_token_budget),
+        ("--metrics-auth", getattr(args, "metrics_auth", None)),
     ):
         if value is not None:
             argv += [flag, value]

@@ -197,6 +197,7 @@ def _compile(
         servers=_servers(spec),
         # Recorded only when it differs from the default, so AIR without it stays the original's.
         list_effect_class="all" if service_manifest and service_manifest.list_effect_class == "all" else None,
+        propagate_trace=True if service_manifest and service_manifest.propagate_trace else None,
     )
     materializer = SchemaMaterializer(spec)
     normalized = normalize_document(spec, sid, kind=loaded.kind, materializer=materializer)

@@ -20,6 +20,7 @@ from anvil.air.hosts import host_list
 from anvil.ledger.base import Ledger
 from anvil.runtime.audit import AuditSink
 from anvil.runtime.oauth import TokenCache
+from anvil.runtime.tracing import Tracer
 from anvil.runtime.upstream import UpstreamClient
 
 if TYPE_CHECKING:  # a served gateway never loads httpx (cold start); tests and `anvil run` do
@@ -106,6 +107,9 @@ class RuntimeContext:
         server_urls: an operation's own server URL (as :func:`anvil.air.servers.resolve_server` gives
             it) -> the URL its calls go to, for the servers an operator re-pointed; any other operation
             server is called at its own URL, and an operation without one at ``base_url``.
+        tracer: where spans go (:mod:`anvil.runtime.tracing`), or None: nothing is traced.
+        propagate_trace: send each upstream attempt a W3C ``traceparent`` naming its span (the bundle's
+            ``service.propagate_trace``; only with a tracer).
     """
 
     service_id: str
@@ -127,6 +131,8 @@ class RuntimeContext:
     derived_key_window_seconds: int = DEFAULT_DERIVED_KEY_WINDOW_SECONDS
     tokens: TokenCache = field(default_factory=TokenCache, repr=False, compare=False)
     server_urls: Mapping[str, str] = field(default_factory=dict)
+    tracer: Tracer | None = field(default=None, repr=False, compare=False)
+    propagate_trace: bool = False
 
     def upstream_url(self, server: str | None) -> str:
         """The base URL a call goes to: ``base_url``, or for an operation with its own ``server`` that
@@ -145,10 +151,12 @@ class CallOptions:
         confirm: the caller confirmed (``--confirm``); the op's ``confirm`` input counts as well.
         idempotency_key: an explicit key (``--idempotency-key``, ``_meta.idempotency_key``).
         identity: the verified inbound identity's claims, or None for an anonymous caller.
-        trace_id: a trace id to use instead of a fresh ``trace_<uuid4>``.
+        trace_id: a trace id to use instead of the bound call's (:func:`~anvil.runtime.tracing.current_trace_id`).
         staged_for: on a staged call, the staged operation's id (recorded in the audit line).
         ledger_id: the caller's key as given to the gateway, recorded as is in the audit line even
             when it was not forwarded; defaults to the explicit key this call carries.
+        gates_started: when the serving layer began validating the arguments (epoch ns), so a traced
+            call's ``anvil.gates`` span covers that validation too; None: the gates span starts here.
     """
 
     dry_run: bool = False
@@ -158,3 +166,4 @@ class CallOptions:
     trace_id: str | None = None
     staged_for: str | None = None
     ledger_id: str | None = None
+    gates_started: int | None = None

@@ -39,6 +39,14 @@ A 401 answer to a token obtained by an OAuth2 exchange (:mod:`anvil.runtime.oaut
 applied: the call gets one new token and sends once more, with the same idempotency key and under the
 same reservation; a second 401, or no new token, is ``auth_required`` and the reservation is released.
 
+With a tracer (:attr:`~anvil.runtime.context.RuntimeContext.tracer`, :mod:`anvil.runtime.tracing`) the call
+reports spans under the serving layer's call span: ``anvil.gates`` (from argument validation to the host
+allowlist), ``anvil.oauth.token`` for a client-credentials token, ``anvil.ledger.reserve`` (renamed
+``anvil.ledger.replay``), one client span per upstream attempt (sent upstream as ``traceparent`` when the
+context propagates), ``anvil.ledger.complete`` or ``anvil.ledger.release``; and it tells the call span its
+operation, effect class, hashed principal, idempotency outcome and ledger reference. Without one, each site
+costs one ``None`` test.
+
 A result stored under a *derived* key (``keyDerivation: request_fingerprint``) replays only for the
 context's derived-key window, the retry window it exists for; an explicit caller key keeps the ledger's
 full retention. A 2xx answer too large to replay is still returned to this caller, with
@@ -48,9 +56,10 @@ full retention. A 2xx answer too large to replay is still returned to this calle
 from __future__ import annotations
 
 import time
-import uuid
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Final
+from urllib.parse import urlsplit
 
 import anyio
 
@@ -77,6 +86,7 @@ from anvil.runtime.request import (
     with_credential,
 )
 from anvil.runtime.retry import MAX_BACKOFF_MS, backoff_ms, condition_for_status, parse_retry_after, retry_safe
+from anvil.runtime.tracing import Attribute, Span, current_span, current_trace_id
 from anvil.runtime.upstream import Answer, failure_envelope, parse_data, send_once
 
 __all__ = ["execute", "host_allowed"]
@@ -85,6 +95,15 @@ host_allowed = gates.host_allowed
 _NO_OPTIONS: Final = CallOptions()
 _NO_KEY: Final = KeyResolution()
 _TOO_LARGE: Final = "ledger/result_too_large"
+#: What a reservation's outcome is called in a trace (``anvil.idempotency.outcome``).
+_IDEMPOTENCY: Final[dict[str, str]] = {
+    "reserved": "reserved",
+    "replay": "replayed",
+    "conflict": "conflict",
+    "in_progress": "in_progress",
+}
+#: An upstream base URL -> the ``url.scheme``, ``server.address`` and ``server.port`` its attempts carry.
+_SERVERS: dict[str, tuple[str, str, int]] = {}
 
 
 #: Time a finished call may still need to complete or release its row, beyond its upstream budget.
@@ -99,7 +118,7 @@ class _Call:
         self.args = arguments
         self.ctx = ctx
         self.opts = opts
-        self.trace_id = opts.trace_id or f"trace_{uuid.uuid4()}"
+        self.trace_id = opts.trace_id or current_trace_id()
         self.started = time.perf_counter()
         self.plan: OperationPlan | None = None
         self.resolved = _NO_KEY
@@ -117,6 +136,9 @@ class _Call:
         self.withheld: str | None = None  # the host the operation's own server is on, when no one consented
         self.renewed = False
         self.resends = 0
+        self.tracer = ctx.tracer
+        self.gates: Span | None = None  # open from the first gate to the host allowlist, when traced
+        self.idempotency: str | None = None  # the reservation's outcome, as a trace names it
 
     # --- results ----------------------------------------------------------------------------------
 
@@ -164,7 +186,34 @@ class _Call:
             trace_id=self.trace_id,
         )
         write_audit(self.ctx.audit, record.to_json())
+        if self.tracer is not None:
+            self._annotate(record, envelope)
         return outcome
+
+    def _annotate(self, record: ExecutionRecord, envelope: ErrorEnvelope | None) -> None:
+        """Close the gates span and say on the call span what the ledger and the upstream did (never a value)."""
+        if self.gates is not None:
+            self.gates.end(envelope.code if envelope is not None else None)
+            self.gates = None
+        span = current_span()
+        if span is None:
+            return
+        span.set("anvil.operation", record.operation)
+        span.set("anvil.effect_class", record.effect_class)
+        span.set("anvil.principal", record.principal)
+        span.set("anvil.upstream.attempts", record.attempts)
+        if record.status is not None:
+            span.set("anvil.upstream.status_code", record.status)
+        if self.idempotency is not None:
+            span.set("anvil.idempotency.outcome", self.idempotency)
+        if self.reference:
+            span.set("anvil.ledger.reference", self.reference)
+        if record.dry_run:
+            span.set("anvil.dry_run", True)
+
+    def _child(self, name: str, attributes: dict[str, Attribute]) -> Span | None:
+        """A child span of the call (None when nothing is traced)."""
+        return None if self.tracer is None else self.tracer.start(name, "internal", attributes)
 
     def error(
         self,
@@ -227,6 +276,9 @@ class _Call:
 
     async def _run(self) -> Outcome:
         op, ctx, opts = self.op, self.ctx, self.opts
+        if self.tracer is not None:
+            attributes: dict[str, Attribute] = {"anvil.operation": op.id}
+            self.gates = self.tracer.start("anvil.gates", "internal", attributes, started=opts.gates_started)
         gates.check_operation(op)
         plan = self.plan = prepare(op)
         arguments = gates.check_required(plan, self.args)
@@ -253,6 +305,9 @@ class _Call:
             return self.finish("dry_run", plan=shown)
         if not gates.host_allowed(base_url, ctx.env, ctx.allowed_hosts):
             raise Refusal("policy_denied", f"Upstream host is not in the allowed hosts list for env '{ctx.env}'.")
+        if self.gates is not None:
+            self.gates.end()
+            self.gates = None
         if op.auth.type != "none" and self.withheld is None:
             found = await self._credential()
             gates.check_credential_carrier(plan, found)
@@ -280,11 +335,15 @@ class _Call:
             Refusal: ``auth_required`` naming the variables, or with the token failure's detail code.
         """
         op, ctx = self.op, self.ctx
+        began, issued = (time.time_ns(), ctx.tokens.issued) if self.tracer is not None else (0, 0)
         try:
             found = await outbound_credential(op.auth, credential_profile(ctx.auth_profile, op.auth), ctx, stale=stale)
         except TokenFailure as failure:
+            self._token_span(began, stale, None, failure.code)
             message = f"No access token could be obtained for {op.id}: {failure.message}"
             raise Refusal("auth_required", message, details=failure.details, retryable=failure.transient) from None
+        if began and isinstance(found, Credential) and found.exchanged is not None:  # a client-credentials token
+            self._token_span(began, stale, ctx.tokens.issued == issued, None)
         if not isinstance(found, Credential):
             raise Refusal(
                 "auth_required",
@@ -294,8 +353,17 @@ class _Call:
         self.credential = found
         return found
 
+    def _token_span(self, began: int, stale: Credential | None, cache_hit: bool | None, error: str | None) -> None:
+        """The span of an OAuth2 token a call needed (a static token is none): from the cache or exchanged."""
+        if self.tracer is None:
+            return
+        attributes: dict[str, Attribute] = {"anvil.oauth.renewal": stale is not None}
+        if cache_hit is not None:
+            attributes["anvil.oauth.cache_hit"] = cache_hit
+        self.tracer.start("anvil.oauth.token", "internal", attributes, started=began).end(error)
+
     async def _renew(
-        self, request: WireRequest, refused: Answer, details: dict[str, JSONValue]
+        self, request: WireRequest, refused: Answer, details: dict[str, JSONValue], number: int
     ) -> tuple[WireRequest, Answer]:
         """After a 401 to an exchanged token: one new token and one resend (same key); else the 401 stands."""
         self.renewed = True
@@ -307,10 +375,7 @@ class _Call:
         server = self.plan.server if self.plan is not None else None
         request = with_credential(request, fresh, self.ctx.upstream_url(server))  # the operation's own server
         self.resends += 1
-        ctx = self.ctx
-        answer = await send_once(
-            ctx.client, request, timeout_ms=ctx.timeout_ms, max_bytes=ctx.max_response_bytes, write=not self.op.is_read
-        )
+        answer = await self._attempt(request, number, renewal=True)
         return request, answer
 
     # --- the ledger -------------------------------------------------------------------------------
@@ -320,9 +385,12 @@ class _Call:
         assert resolved.key is not None and resolved.scope is not None and resolved.fingerprint is not None
         key = ledger_key(resolved.key, resolved.scope_text or resolved.scope)
         correlation = ReserveContext(operation_id=self.op.id, trace_id=self.trace_id)
+        span = self._child("anvil.ledger.reserve", {"anvil.ledger.backend": ledger.scheme})
         try:
             found = await ledger.reserve(key, resolved.fingerprint, correlation)
-        except LedgerError:
+        except LedgerError as exc:
+            if span is not None:
+                span.end(exc.code)
             return self.error(
                 "idempotency_ledger_unavailable",
                 "The idempotency ledger could not reserve the key; nothing was sent upstream.",
@@ -331,6 +399,15 @@ class _Call:
                 details={"ledger_phase": "reserve", "upstream_touched": False},
             )
         self.reference = safe_reference(found.reference)
+        quarantined = found.outcome == "in_progress" and self._quarantine(found.started_at) is not None
+        self.idempotency = "quarantined" if quarantined else _IDEMPOTENCY[found.outcome]
+        if span is not None:
+            span.set("anvil.idempotency.outcome", self.idempotency)
+            if self.reference:
+                span.set("anvil.ledger.reference", self.reference)
+            if found.outcome == "replay":
+                span.rename("anvil.ledger.replay")
+            span.end()
         if found.outcome == "conflict":
             self.ledger_state = "conflict"
             return self.error("conflict", "This idempotency key was already used for a different request.")
@@ -362,10 +439,7 @@ class _Call:
         message = "A request with this idempotency key is already in progress."
         if started_at is not None:
             age = max(0.0, time.time() - started_at)
-            retries = self.op.retries
-            attempts = max(1, retries.max_attempts)
-            bound = (attempts * self.ctx.timeout_ms + (attempts - 1) * retries.max_delay_ms) / 1000 + _SETTLE_S
-            quarantined = age > bound
+            quarantined = self._quarantine(started_at) is not None
             details.update(reservation_age_s=round(age, 3), quarantined=quarantined)
             if quarantined:
                 message = (
@@ -379,7 +453,73 @@ class _Call:
             )
         return self.error("conflict", message, details=details or None)
 
+    def _quarantine(self, started_at: float | None) -> float | None:
+        """The age of a held reservation older than any call with this key could still be running, else None."""
+        if started_at is None:
+            return None
+        age = max(0.0, time.time() - started_at)
+        retries = self.op.retries
+        attempts = max(1, retries.max_attempts)
+        bound = (attempts * self.ctx.timeout_ms + (attempts - 1) * retries.max_delay_ms) / 1000 + _SETTLE_S
+        return age if age > bound else None
+
     # --- the wire ---------------------------------------------------------------------------------
+
+    async def _attempt(self, request: WireRequest, number: int, *, renewal: bool = False) -> Answer:
+        """One upstream attempt; traced as an HTTP client span (status, bytes, retry number; never the URL's
+        values), and with propagation on, the upstream receives that span as its ``traceparent``."""
+        ctx = self.ctx
+        write = not self.op.is_read
+        tracer = self.tracer
+        if tracer is None:
+            return await send_once(
+                ctx.client, request, timeout_ms=ctx.timeout_ms, max_bytes=ctx.max_response_bytes, write=write
+            )
+        span = tracer.start(request.method, "client", self._attempt_attributes(request, number, renewal))
+        if ctx.propagate_trace:
+            headers = tuple(item for item in request.headers if item[0].lower() != "traceparent")
+            request = replace(request, headers=(*headers, ("traceparent", span.traceparent())))
+        try:
+            answer = await send_once(
+                ctx.client, request, timeout_ms=ctx.timeout_ms, max_bytes=ctx.max_response_bytes, write=write
+            )
+        except BaseException:
+            span.end("cancelled")
+            raise
+        error = answer.condition
+        if answer.status is not None:
+            span.set("http.response.status_code", answer.status)
+            span.set("http.response.body.size", len(answer.body))
+            if answer.status >= 400 or answer.after_response:
+                error = error or str(answer.status)
+        span.end(error)
+        return answer
+
+    def _attempt_attributes(self, request: WireRequest, number: int, renewal: bool) -> dict[str, Attribute]:
+        base = self.ctx.upstream_url(self.plan.server if self.plan is not None else None)
+        server = _SERVERS.get(base)
+        if server is None:
+            parts = urlsplit(base)
+            scheme = parts.scheme or "https"
+            server = (scheme, parts.hostname or "", parts.port or (443 if scheme == "https" else 80))
+            if len(_SERVERS) < 1024:
+                _SERVERS[base] = server
+        attributes: dict[str, Attribute] = {
+            "http.request.method": request.method,
+            "url.scheme": server[0],
+            "server.address": server[1],
+            "server.port": server[2],
+            "anvil.upstream.attempt": number,
+        }
+        if self.plan is not None and self.plan.path:
+            attributes["url.template"] = self.plan.path
+        if number > 1:
+            attributes["http.request.resend_count"] = number - 1
+        if renewal:
+            attributes["anvil.upstream.renewed_token"] = True
+        if request.content:
+            attributes["http.request.body.size"] = len(request.content)
+        return attributes
 
     async def _send(self, request: WireRequest) -> Outcome:
         op, ctx = self.op, self.ctx
@@ -391,11 +531,9 @@ class _Call:
         last = Answer()
         for number in range(1, allowed + 1):
             self.touched = True
-            last = await send_once(
-                ctx.client, request, timeout_ms=ctx.timeout_ms, max_bytes=ctx.max_response_bytes, write=not op.is_read
-            )
+            last = await self._attempt(request, number)
             if last.status == 401 and not self.renewed and self.credential is not None and self.credential.exchanged:
-                request, last = await self._renew(request, last, retry_details)
+                request, last = await self._renew(request, last, retry_details, number)
             self.attempts = number + self.resends
             if last.status is not None:
                 self.status = last.status
@@ -437,11 +575,12 @@ class _Call:
                 await ctx.on_upstream_answered(report)
             if self.owned is not None and ctx.ledger is not None:
                 window = ctx.derived_key_window_seconds if self.resolved.derived else None
-                await ctx.ledger.complete(self.owned, data, status, result_ttl_seconds=window)
+                await self._complete(ctx.ledger, data, status, window)
         except LedgerError as exc:
             if not reserved:
                 raise
             self.ledger_state = "in_progress"
+            self.idempotency = "in_progress"
             if exc.code == _TOO_LARGE:
                 # The write happened: this caller gets its answer; only the replay is impossible.
                 reason = "the answer exceeds the ledger's replay ceiling; the key stays reserved for reconciliation"
@@ -451,8 +590,25 @@ class _Call:
             if not reserved:
                 raise
             self.ledger_state = "in_progress"
+            self.idempotency = "in_progress"
             return self._completion_failed()
         return self.finish("success", status=status, data=data)
+
+    async def _complete(self, ledger: Ledger, data: JSONValue, status: int, window: int | None) -> None:
+        assert self.owned is not None
+        span = self._child("anvil.ledger.complete", {"anvil.ledger.backend": ledger.scheme})
+        try:
+            await ledger.complete(self.owned, data, status, result_ttl_seconds=window)
+        except LedgerError as exc:
+            if span is not None:
+                span.end(exc.code)
+            raise
+        except BaseException as exc:
+            if span is not None:
+                span.end(type(exc).__name__)
+            raise
+        if span is not None:
+            span.end()
 
     def _completion_failed(self) -> Outcome:
         return self.error(
@@ -474,6 +630,7 @@ class _Call:
         if possibly_committed:
             if self.owned is not None:
                 self.ledger_state = "in_progress"
+                self.idempotency = "in_progress"
             details = {**(envelope.details or {}), **self._ledger_details(upstream_outcome="possibly_committed")}
             return self.error(
                 envelope.code,
@@ -484,9 +641,12 @@ class _Call:
                 details=details,
             )
         if self.owned is not None and ledger is not None:
+            span = self._child("anvil.ledger.release", {"anvil.ledger.backend": ledger.scheme})
             try:
                 await ledger.release(self.owned)
-            except LedgerError:
+            except LedgerError as exc:
+                if span is not None:
+                    span.end(exc.code)
                 return self.error(
                     "idempotency_ledger_unavailable",
                     "The upstream refused the write, but the reservation could not be released.",
@@ -494,6 +654,9 @@ class _Call:
                     safe_to_retry=False,
                     details=self._ledger_details("release"),
                 )
+            if span is not None:
+                span.end()
+            self.idempotency = "released"
         return self.finish("error", envelope=envelope)
 
 

@@ -78,12 +78,13 @@ from anvil.serve.controls import IDEMPOTENCY_KEY_META, STAGE_META
 from anvil.serve.discovery.ladder import Ladder, LaneTool
 from anvil.serve.discovery.meta import META_TOOL_NAMES
 from anvil.serve.discovery.modes import DisclosureSettings
-from anvil.serve.discovery.surface import CallerSurface, Discovery, DiscoveryTool
+from anvil.serve.discovery.surface import CallerSurface, Discovery, DiscoveryTool, served_summary
 from anvil.serve.gateway import Gateway, ServedTool
 from anvil.serve.grant_refusal import grant_refusal
 from anvil.serve.mcp.resources import Resource
 from anvil.serve.mcp.results import CallResult
 from anvil.serve.skills import granted_skill, skill_table
+from anvil.serve.traces import call_tracer, traced
 
 __all__ = [
     "MAX_COMPOSITIONS",
@@ -262,7 +263,7 @@ class Composition:
             self._reads,
             settings,
             lambda: fleet.discovery(self.prefixed),
-            fleet.summary(len(self.flat_tools)),
+            served_summary(len(self.flat_tools), [bundle.document.service.id for bundle in fleet.bundles]),
             self._entries.__contains__,
             result_budget=fleet.search_result_budget,
             ladder=lambda by_service: fleet.ladder(self.prefixed, by_service),
@@ -374,6 +375,9 @@ class Composition:
                     lambda tool, args, controls: self.call(tool, args, controls, identity=identity),
                 )
             return None
+        if (tracer := call_tracer(entry.mounted.gateway.context)) is not None:  # one server span per call
+            again = lambda: self.call(name, arguments, meta, identity=identity)  # noqa: E731 - runs under the span
+            return await traced(tracer, name, entry.mounted.tool.op, entry.mounted.bundle.connector, meta, again)
         started = time.perf_counter()
         controls = _forwarded(meta)
         decision, scope = entry.decision, entry.scope
@@ -666,12 +670,6 @@ class Fleet:
     def tools_with(self, opened: Iterable[str]) -> Sequence[JSONObject]:
         """The anonymous caller's listing with the members of the ``opened`` cards."""
         return self.default.tools_with(opened)
-
-    def summary(self, count: int) -> str:
-        """What a caller is served, for the search tool's description: ``465 tools of pagerduty-rest``."""
-        services = ", ".join(bundle.document.service.id for bundle in self.bundles[:8])
-        more = f" and {len(self.bundles) - 8} more APIs" if len(self.bundles) > 8 else ""
-        return f"{count} tool{'s' if count != 1 else ''} of {services}{more}"
 
     def compose(self, principal: Principal) -> Composition:
         """The composition for ``principal``: reused while cached (one per id, issuer, grant and attribution).

@@ -37,7 +37,7 @@ since the write happened; it never falls back to the whole answer.
 
 from __future__ import annotations
 
-import uuid
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
@@ -54,6 +54,7 @@ from anvil.runtime.context import CallOptions, RuntimeContext
 from anvil.runtime.envelope import ErrorEnvelope
 from anvil.runtime.executor import execute
 from anvil.runtime.outcome import Outcome
+from anvil.runtime.tracing import current_trace_id
 from anvil.serve.answer_store import AnswerKeeper, KeptAnswer, answer_owner
 from anvil.serve.budget import DEFAULT_RESULT_TOKEN_BUDGET
 from anvil.serve.controls import CallerControls, ControlError, KeyConflict, forward_key, read_controls
@@ -125,7 +126,7 @@ def _refusal(op: Operation, code: str, message: str, details: JSONObject | None 
         retryable=False,
         safe_to_retry=False,
         operation=op.id,
-        trace_id=f"trace_{uuid.uuid4()}",
+        trace_id=current_trace_id(),
         details=details,
     )
 
@@ -326,9 +327,14 @@ class Gateway:
                 {"field": "arguments", "max_depth": MAX_ARGUMENT_DEPTH},
             )
             return CallResult(kind="error", envelope=envelope)
+        tracer = self.context.tracer
+        began = time.time_ns() if tracer is not None else None  # the gates span covers argument validation
         if tool.op.is_approved:
             violation = tool.check.check(args)
             if violation is not None:
+                if tracer is not None:
+                    refused = {"anvil.operation": tool.op.id}
+                    tracer.start("anvil.gates", "internal", refused, started=began).end("validation_error")
                 envelope = _refusal(tool.op, "validation_error", violation.message, violation.details)
                 return self._refused(tool, envelope, args, report=not controls.stage)
         for name in tool.ignored:
@@ -355,7 +361,7 @@ class Gateway:
                 {"code": "effect/idempotency_key_conflict", "field": forwarded.field},
             )
             return self._refused(tool, envelope, args)
-        options = CallOptions(dry_run=dry_run, ledger_id=key, identity=identity)
+        options = CallOptions(dry_run=dry_run, ledger_id=key, identity=identity, gates_started=began)
         with audit_input(forwarded):
             outcome = await execute(tool.op, forwarded, self.context, options)
         if outcome.kind == "dry_run":
@@ -497,7 +503,7 @@ def _viewed(tool: ServedTool, result: CallResult, projection: Projection | None)
     try:
         view = projection.apply(result.data)
     except ProjectionFailed as failed:
-        envelope = failure_envelope(tool.op.id, failed, f"trace_{uuid.uuid4()}", result.status)
+        envelope = failure_envelope(tool.op.id, failed, current_trace_id(), result.status)
         return CallResult(kind="error", envelope=envelope, report=result.report, status=result.status)
     structured: JSONObject
     if tool.structured_view:

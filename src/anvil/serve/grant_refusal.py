@@ -10,7 +10,6 @@ draft operation it performs.
 from __future__ import annotations
 
 import time
-import uuid
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
@@ -21,6 +20,7 @@ from anvil.air.model import Operation
 from anvil.air.tools import DRY_RUN_ARGUMENT
 from anvil.runtime.audit import AuditScope, audit_input, audit_scope, write_audit
 from anvil.runtime.context import RuntimeContext
+from anvil.runtime.tracing import current_trace_id
 from anvil.serve.auth.grants import GrantDecision, refusal_envelope
 from anvil.serve.controls import IDEMPOTENCY_KEY_META, STAGE_META
 from anvil.serve.gateway import ServedTool
@@ -58,7 +58,7 @@ def grant_refusal(
     """
     staged = controls is not None and controls.get(STAGE_META) is True
     executed: Operation = draft if staged and draft is not None else tool.op
-    trace_id = f"trace_{uuid.uuid4()}"
+    trace_id = current_trace_id()  # the call span's, when traced
     envelope = refusal_envelope(decision, principal, connector, executed.id, trace_id)
     args: JSONObject = dict(arguments) if arguments else {}
     report = None

@@ -7,7 +7,7 @@ Routes:
 | ``/mcp`` | bearer | MCP Streamable HTTP (stateless JSON by default); each request is the caller's composition |
 | ``POST /call/<tool>`` | bearer | the REST route (:mod:`anvil.serve.rest`) |
 | ``GET /openapi`` | bearer | the runtime operations catalog the caller may see (:mod:`anvil.serve.catalog`) |
-| ``GET /metrics`` | none | Prometheus text (:mod:`anvil.serve.metrics`) |
+| ``GET /metrics`` | bearer with ``metrics_auth``, else none | Prometheus text (:mod:`anvil.serve.metrics`) |
 | ``GET /healthz`` | none | liveness and the artifact hash (:func:`anvil.serve.health.health_body`) |
 | ``/readyz`` | none | the ledger's and the MCP SDK's readiness (:mod:`anvil.serve.health`) |
 | ``GET /.well-known/oauth-protected-resource`` | none | ``{resource, authorization_servers}`` in a token mode |
@@ -51,6 +51,7 @@ from anvil.serve.mcp.config import ServerSpec
 from anvil.serve.mcp.http import MAX_REQUEST_BYTES, create_app, mcp_sdk
 from anvil.serve.metrics import FleetMetrics, metrics_route
 from anvil.serve.rest import DEFAULT_BODY_LIMIT, call_route
+from anvil.serve.traces import TraceContextMiddleware
 
 __all__ = ["PROTECTED_RESOURCE_PATH", "create_listener", "default_readiness"]
 
@@ -103,6 +104,8 @@ def create_listener(
     stateless: bool = True,
     json_response: bool = True,
     hot_path: bool = True,
+    metrics_auth: bool = False,
+    trace_inbound: bool = False,
 ) -> Starlette:
     """The listener app for ``fleet`` (routes in the module docstring).
 
@@ -121,6 +124,9 @@ def create_listener(
         json_response: Answer ``/mcp`` POSTs with JSON rather than SSE.
         hot_path: Answer ``tools/call`` and ``tools/list`` on the hot path (:mod:`anvil.serve.mcp.hotpath`);
             False leaves every ``/mcp`` request to the SDK.
+        metrics_auth: ``/metrics`` needs the same bearer as ``/mcp``.
+        trace_inbound: Read each ``/mcp`` and ``/call`` request's ``traceparent`` header for the call's span
+            (:class:`~anvil.serve.traces.TraceContextMiddleware`; only when the bundles are traced).
     """
     if metrics is None:
         metrics = fleet.observer if isinstance(fleet.observer, FleetMetrics) else FleetMetrics()
@@ -136,7 +142,11 @@ def create_listener(
     if resource is not None:
         routes.append(_protected_resource(resource, issuer))
     auth = authenticator if authenticator is not None else NoAuth()
-    middleware = [Middleware(AuthMiddleware, authenticator=auth, compose=fleet.compose, resource=resource)]
+    middleware = [
+        Middleware(AuthMiddleware, authenticator=auth, compose=fleet.compose, resource=resource, metrics=metrics_auth)
+    ]
+    if trace_inbound:
+        middleware.insert(0, Middleware(TraceContextMiddleware))
     app = create_app(
         ServerSpec(fleet, select=provider_of),
         service=fleet.server_name,

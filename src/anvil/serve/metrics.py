@@ -10,6 +10,10 @@ process-global one, so two listeners in one process do not mix):
   (``none``, ``reserved``, ``replay``, ``in_progress``, ``conflict``);
 * ``anvil_ledger_in_progress_refusals_total`` - calls refused because another call held their key.
 
+With tracing on, :meth:`FleetMetrics.add_collector` adds the telemetry's own series (upstream attempt
+latency, OAuth2 token requests, dropped spans: :class:`anvil.telemetry.aggregates.PrometheusSeries`); they
+are this process's (with ``--workers`` each worker answers its own).
+
 Call series are fed by the fleet (:class:`~anvil.serve.fleet.CallObserver`); ledger series by the
 executor's audit record (:class:`ObservedAuditSink` sits in front of the audit line sink, so metrics
 work with or without ``ANVIL_AUDIT_FILE``). Children are cached per label set, so a call costs two
@@ -77,6 +81,13 @@ class FleetMetrics:
         self._call_children: dict[tuple[str, str], Any] = {}
         self._latency_children: dict[str, Any] = {}
         self._ledger_children: dict[str, Any] = {}
+        self._collectors: list[Any] = []
+
+    def add_collector(self, collector: Any) -> None:
+        """Add a prometheus-client collector's series to every :meth:`render` (this process's only)."""
+        self._collectors.append(collector)
+        if self.multiprocess_dir is None:
+            self.registry.register(collector)
 
     def observe_call(self, tool: str, outcome: str, seconds: float) -> None:
         """Count one call of ``tool`` ending in ``outcome`` and record its duration."""
@@ -108,6 +119,8 @@ class FleetMetrics:
 
         merged = CollectorRegistry()
         MultiProcessCollector(merged, path=self.multiprocess_dir)  # type: ignore[no-untyped-call]
+        for collector in self._collectors:
+            merged.register(collector)
         return bytes(generate_latest(merged))
 
 

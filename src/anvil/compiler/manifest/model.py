@@ -60,6 +60,8 @@ class ServiceManifest:
     ``anvil compile --deployment-namespace`` overrides it. ``list_effect_class`` says which listed tools
     carry their effect class in ``_meta``: ``declared`` (the default, ADR-0030 §4: only operations that
     declare an effect contract) or ``all`` (every tool, undeclared ones with their default class).
+    ``propagate_trace: true`` sends each upstream attempt a W3C ``traceparent`` (default off: for hosts
+    outside the operator's own estate a trace id is information they need not have).
     """
 
     name: str | None = None
@@ -68,6 +70,7 @@ class ServiceManifest:
     environment: str | None = None
     deployment_namespace: str | None = None
     list_effect_class: str | None = None
+    propagate_trace: bool | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -265,6 +265,7 @@ _TOP = obj(
                     describe="a deployment namespace (1-128 lowercase letters, digits and '-', starting with a letter)",
                 ),
                 "list_effect_class": one_of(LIST_EFFECT_CLASS),
+                "propagate_trace": flag(),
             },
             refuse={"auth": "Service-wide auth is the top-level auth: block (auth.scheme, auth.type, ...)."},
         ),

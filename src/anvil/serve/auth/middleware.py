@@ -1,9 +1,10 @@
 """Inbound authentication on the listener: which requests need a bearer, and whose composition they get.
 
 :class:`AuthMiddleware` (pure ASGI) guards ``/mcp``, ``/call/*`` and ``/openapi`` (the operations catalog,
-which the original serves behind the same auth as ``/mcp``); ``/healthz``, ``/readyz`` and
-``/metrics`` stay open for probes and scrapers (metrics carry tool names and counts, never arguments,
-principals or keys). For a guarded request it asks the configured
+which the original serves behind the same auth as ``/mcp``), and ``/metrics`` when the listener is built
+with ``metrics_auth`` (``--metrics-auth``, on by default outside ``ANVIL_ENV=dev``, as the original's);
+``/healthz`` and ``/readyz`` stay open for probes (and ``/metrics`` without it: it carries tool names and
+counts, never arguments, principals or keys). For a guarded request it asks the configured
 :class:`~anvil.serve.auth.tokens.Authenticator` for the caller, then stores the caller's composition
 (:meth:`anvil.serve.fleet.Fleet.compose`, cached per caller) in the ASGI scope under
 :data:`PROVIDER_KEY` (the principal under :data:`PRINCIPAL_KEY`), where the MCP server and the REST
@@ -191,6 +192,7 @@ class AuthMiddleware:
         authenticator: Who the caller is.
         compose: The composition for a principal (``Fleet.compose``; cached there).
         resource: The protected resource for ``WWW-Authenticate`` (the token audience), or None.
+        metrics: Guard ``/metrics`` too (a scraper sends the same bearer as an ``/mcp`` caller).
     """
 
     def __init__(
@@ -200,8 +202,10 @@ class AuthMiddleware:
         authenticator: Authenticator,
         compose: Callable[[Principal], ToolProvider],
         resource: str | None = None,
+        metrics: bool = False,
     ) -> None:
         self.app = app
+        self.metrics = metrics
         self.authenticator = authenticator
         self.compose = compose
         self.resource = resource
@@ -209,7 +213,7 @@ class AuthMiddleware:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Pass unguarded requests through; refuse or admit a guarded one."""
-        if scope["type"] != "http" or not is_guarded(scope["path"]):
+        if scope["type"] != "http" or not (is_guarded(scope["path"]) or (self.metrics and scope["path"] == "/metrics")):
             await self.app(scope, receive, send)
             return
         if self._anonymous is not None:

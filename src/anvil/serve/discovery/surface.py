@@ -53,7 +53,15 @@ from anvil.serve.discovery.modes import DisclosureMode, DisclosureSettings, Meas
 from anvil.serve.mcp.provider import UnknownTool
 from anvil.serve.mcp.results import CallResult
 
-__all__ = ["CallerSurface", "Card", "Discovery", "DiscoveryTool", "pinned_by", "pinned_names"]
+__all__ = [
+    "CallerSurface",
+    "Card",
+    "Discovery",
+    "DiscoveryTool",
+    "pinned_by",
+    "pinned_names",
+    "served_summary",
+]
 
 #: Characters per token assumed when fitting search results to the response budget (the original's fallback).
 _RESULT_CHARS_PER_TOKEN: Final = 4
@@ -86,6 +94,13 @@ def pinned_names(tools: Iterable[DiscoveryTool]) -> frozenset[str]:
         and tool.document.disclosure.pinned
         and pinned_by(tool.document.disclosure.pinned, tool.op, tool.name)
     )
+
+
+def served_summary(count: int, services: Sequence[str]) -> str:
+    """What a caller is served, for the search tool's description: ``465 tools of pagerduty-rest``."""
+    shown = ", ".join(services[:8])
+    more = f" and {len(services) - 8} more APIs" if len(services) > 8 else ""
+    return f"{count} tool{'s' if count != 1 else ''} of {shown}{more}"
 
 
 class Discovery:

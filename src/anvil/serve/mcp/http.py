@@ -236,6 +236,7 @@ async def serve_http(
     log_level: str = "warning",
     handle_signals: bool = False,
     limits: ConnectionLimits = DEFAULT_LIMITS,
+    json_logs: bool = False,
 ) -> None:
     """Serve ``app`` with uvicorn until cancelled, or until SIGINT/SIGTERM when ``handle_signals``.
 
@@ -253,6 +254,8 @@ async def serve_http(
         log_level: uvicorn's log level (its logs go to stderr).
         handle_signals: Stop on SIGINT/SIGTERM (main thread only).
         limits: The inbound connection limits.
+        json_logs: Leave uvicorn's loggers to the root logger's handler (the JSON lines of
+            ``ANVIL_LOG_FORMAT=json``) instead of its own text format.
     """
     import anyio
     import uvicorn
@@ -272,6 +275,7 @@ async def serve_http(
         host=host,
         port=port,
         log_level=log_level,
+        log_config=None if json_logs else uvicorn.config.LOGGING_CONFIG,
         lifespan="on",
         ws="none",
         access_log=False,

@@ -30,7 +30,6 @@ upstream's maximum page and no continuation is followed by a text block beginnin
 from __future__ import annotations
 
 import json
-import uuid
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
@@ -38,6 +37,7 @@ from anvil._types import JSONObject, JSONValue
 from anvil.air.patterns import linear_validator, pattern_budget
 from anvil.air.tools import OutputProjection
 from anvil.runtime.envelope import ErrorEnvelope
+from anvil.runtime.tracing import current_trace_id
 from anvil.serve.mcp.validation import Check, Unsure, compile_fast
 
 __all__ = ["CallResult", "OutputCheck", "ResultKind", "conform"]
@@ -172,7 +172,7 @@ def conform(result: CallResult, check: OutputCheck | None, operation: str) -> Ca
         retryable=False,
         safe_to_retry=False,
         operation=operation,
-        trace_id=f"trace_{uuid.uuid4()}",
+        trace_id=current_trace_id(),
         upstream={"status": result.status} if result.status is not None else None,
     )
     return CallResult(kind="error", envelope=envelope, report=result.report, status=result.status)

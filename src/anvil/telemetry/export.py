@@ -1,0 +1,314 @@
+"""Export in the background: a bounded queue, one thread, batches, and every dropped span counted.
+
+:class:`SpanQueue` takes ended spans from the event loop (:meth:`~SpanQueue.submit`: a length check and
+a deque append, never a wait) and its thread hands them to a sink in batches of at most ``batch``, every
+``delay_s`` or as soon as a batch is full. When the queue holds ``max_queue`` spans a new one is dropped
+(``queue_full``); a batch the sink cannot deliver is dropped whole (``export_failed``): an exporter that is
+down or black-holed costs its own thread a timeout per batch and never a call anything. The same thread
+runs the periodic metric export (``tick``).
+
+Sinks:
+
+* :class:`HttpSink` - OTLP/HTTP protobuf (``POST`` of :func:`anvil.telemetry.otlp.encode_traces`), one
+  kept-alive connection, a timeout per request, optional gzip, headers fixed or from a provider (a
+  refreshed Google token);
+* :class:`SdkSink` - any OpenTelemetry SDK ``SpanExporter`` (OTLP/gRPC, console): the spans are turned
+  into the SDK's ``ReadableSpan`` on this thread.
+"""
+
+from __future__ import annotations
+
+import gzip
+import http.client
+import logging
+import ssl
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Final
+from urllib.parse import urlsplit
+
+from anvil.runtime.tracing import Attribute
+from anvil.telemetry.otlp import encode_traces
+from anvil.telemetry.spans import SpanRecord
+
+__all__ = ["HttpSink", "SdkSink", "SpanQueue", "readable_spans", "shown_url"]
+
+_log = logging.getLogger("anvil.telemetry")
+_PROTOBUF: Final = "application/x-protobuf"
+#: The longest an export failure stays quiet in the log (one line per failing exporter per minute).
+_QUIET_S: Final = 60.0
+
+
+class SpanQueue:
+    """The bounded export queue and its thread (see the module docstring).
+
+    Args:
+        sink: Delivers one batch; True when it was accepted.
+        max_queue: Spans held at most (``OTEL_BSP_MAX_QUEUE_SIZE``, default 2048).
+        batch: Spans per export at most (``OTEL_BSP_MAX_EXPORT_BATCH_SIZE``, default 512).
+        delay_s: The longest a span waits for its batch (``OTEL_BSP_SCHEDULE_DELAY``, default 5 s).
+        tick: Run every ``tick_s`` on the export thread (the metric export), or None.
+    """
+
+    def __init__(
+        self,
+        sink: Callable[[Sequence[SpanRecord]], bool],
+        *,
+        max_queue: int = 2048,
+        batch: int = 512,
+        delay_s: float = 5.0,
+        tick: Callable[[], None] | None = None,
+        tick_s: float = 60.0,
+    ) -> None:
+        self._sink = sink
+        self._max = max(1, max_queue)
+        self._batch = max(1, min(batch, self._max))
+        self._delay = max(0.001, delay_s)
+        self._tick = tick
+        self._tick_s = max(0.1, tick_s)
+        self._queue: deque[SpanRecord] = deque()
+        self._wake = threading.Event()
+        self._idle = threading.Condition()
+        self._busy = False
+        self._stopping = False
+        self.queue_full = 0
+        """Spans dropped because the queue was full."""
+        self.export_failed = 0
+        """Spans dropped because their batch could not be delivered."""
+        self.exported = 0
+        """Spans delivered."""
+        self._thread = threading.Thread(target=self._run, name="anvil-telemetry-export", daemon=True)
+        self._thread.start()
+
+    def submit(self, record: SpanRecord) -> None:
+        """Queue one ended span (on the event loop: never blocks)."""
+        queue = self._queue
+        if len(queue) >= self._max:
+            self.queue_full += 1
+            return
+        queue.append(record)
+        if len(queue) >= self._batch and not self._wake.is_set():
+            self._wake.set()
+
+    def dropped(self) -> dict[str, int]:
+        """Spans dropped so far, by reason."""
+        return {"queue_full": self.queue_full, "export_failed": self.export_failed}
+
+    def _run(self) -> None:
+        next_tick = time.monotonic() + self._tick_s
+        while True:
+            timeout = self._delay
+            if self._tick is not None:
+                timeout = max(0.0, min(timeout, next_tick - time.monotonic()))
+            self._wake.wait(timeout)
+            self._wake.clear()
+            self._drain()
+            if self._tick is not None and (self._stopping or time.monotonic() >= next_tick):
+                next_tick = time.monotonic() + self._tick_s
+                self._safely(self._tick)
+            if self._stopping:
+                close = getattr(self._sink, "close", None)
+                if callable(close):
+                    self._safely(close)
+                return
+
+    def _drain(self) -> None:
+        with self._idle:
+            self._busy = True
+        try:
+            queue = self._queue
+            while queue:
+                batch = [queue.popleft() for _ in range(min(self._batch, len(queue)))]
+                if self._deliver(batch):
+                    self.exported += len(batch)
+                else:
+                    self.export_failed += len(batch)
+        finally:
+            with self._idle:
+                self._busy = False
+                self._idle.notify_all()
+
+    def _deliver(self, batch: list[SpanRecord]) -> bool:
+        return self._safely(lambda: self._sink(batch))
+
+    @staticmethod
+    def _safely(work: Callable[[], Any]) -> bool:
+        try:
+            return bool(work())
+        except Exception as exc:  # an exporter fault never reaches a call
+            _log.warning("anvil: telemetry export failed: %s", type(exc).__name__)
+            return False
+
+    def flush(self, timeout_s: float = 5.0) -> None:
+        """Export what is queued now (waits at most ``timeout_s``)."""
+        deadline = time.monotonic() + timeout_s
+        self._wake.set()
+        with self._idle:
+            while (self._queue or self._busy) and time.monotonic() < deadline:
+                self._wake.set()
+                self._idle.wait(min(0.05, max(0.0, deadline - time.monotonic())))
+
+    def shutdown(self, timeout_s: float = 5.0, *, tick: bool = True) -> None:
+        """Export what is queued, run the tick once more (unless not ``tick``), and stop the thread (waits at
+        most ``timeout_s``)."""
+        if not tick:
+            self._tick = None
+        self._stopping = True
+        self._wake.set()
+        self._thread.join(timeout_s)
+
+
+class HttpSink:
+    """POSTs batches as OTLP/HTTP protobuf to one URL (see the module docstring).
+
+    Args:
+        url: The traces URL (``.../v1/traces``).
+        resource: The encoded ``Resource``; scope: the encoded ``InstrumentationScope``.
+        headers: Extra request headers (``OTEL_EXPORTER_OTLP_HEADERS``), or a callable giving them per
+            request (a refreshed bearer token).
+        timeout_s: The bound on one request, connect to last byte.
+        compression: ``gzip`` or ``none``.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        resource: bytes,
+        scope: bytes,
+        headers: Mapping[str, str] | Callable[[], Mapping[str, str]] = (),  # type: ignore[assignment]
+        timeout_s: float = 10.0,
+        compression: str = "none",
+    ) -> None:
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError("an OTLP/HTTP endpoint is an http(s) URL")
+        self.url = url
+        self._https = parts.scheme == "https"
+        self._host = parts.hostname
+        self._port = parts.port or (443 if self._https else 80)
+        self._target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        self._resource = resource
+        self._scope = scope
+        self._headers = headers
+        self._timeout = timeout_s
+        self._gzip = compression == "gzip"
+        self._connection: http.client.HTTPConnection | None = None
+        self._quiet_until = 0.0
+
+    def _connect(self) -> http.client.HTTPConnection:
+        if self._connection is None:
+            if self._https:
+                context = ssl.create_default_context()
+                self._connection = http.client.HTTPSConnection(
+                    self._host, self._port, timeout=self._timeout, context=context
+                )
+            else:
+                self._connection = http.client.HTTPConnection(self._host, self._port, timeout=self._timeout)
+        return self._connection
+
+    def __call__(self, batch: Sequence[SpanRecord]) -> bool:
+        """Deliver one batch: True on a 2xx answer."""
+        body = encode_traces(batch, self._resource, self._scope)
+        headers = {"content-type": _PROTOBUF}
+        extra = self._headers() if callable(self._headers) else self._headers
+        headers.update(dict(extra))
+        if self._gzip:
+            body = gzip.compress(body, 6)
+            headers["content-encoding"] = "gzip"
+        try:
+            connection = self._connect()
+            connection.request("POST", self._target, body=body, headers=headers)
+            response = connection.getresponse()
+            response.read()
+            status = response.status
+        except (OSError, http.client.HTTPException) as exc:
+            self.close()
+            self._complain(type(exc).__name__)
+            return False
+        if not 200 <= status <= 299:
+            self._complain(f"HTTP {status}")
+            return False
+        return True
+
+    def _complain(self, what: str) -> None:
+        now = time.monotonic()
+        if now >= self._quiet_until:
+            self._quiet_until = now + _QUIET_S
+            _log.warning(
+                "anvil: the trace exporter could not deliver spans to %s (%s); they are dropped and counted",
+                shown_url(self.url),
+                what,
+            )
+
+    def close(self) -> None:
+        """Close the kept connection (the next batch opens a new one)."""
+        if self._connection is not None:
+            self._connection.close()
+            self._connection = None
+
+
+def shown_url(url: str) -> str:
+    """``url`` without user info or query (an operator's endpoint may carry a token in either)."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    return f"{parts.scheme}://{host}{f':{parts.port}' if parts.port else ''}{parts.path}"
+
+
+def readable_spans(batch: Sequence[SpanRecord], resource: Mapping[str, Attribute], scope: tuple[str, str]) -> list[Any]:
+    """The SDK's ``ReadableSpan`` for each record (imports the SDK: the export thread only)."""
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import ReadableSpan
+    from opentelemetry.sdk.util.instrumentation import InstrumentationScope
+    from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode, TraceFlags
+
+    kinds = {1: SpanKind.INTERNAL, 2: SpanKind.SERVER, 3: SpanKind.CLIENT}
+    sdk_resource = Resource(dict(resource))
+    sdk_scope = InstrumentationScope(*scope)
+    out = []
+    for record in batch:
+        flags = TraceFlags(1 if record.sampled else 0)
+        context = SpanContext(record.trace, record.span_id, False, flags)
+        parent = SpanContext(record.trace, record.parent_id, record.remote, flags) if record.parent_id else None
+        attributes = dict(record.attributes)
+        status = Status(StatusCode.UNSET)
+        if record.error is not None:
+            attributes["error.type"] = record.error
+            status = Status(StatusCode.ERROR)
+        out.append(
+            ReadableSpan(
+                name=record.name,
+                context=context,
+                parent=parent,
+                resource=sdk_resource,
+                attributes=attributes,
+                kind=kinds.get(record.kind, SpanKind.INTERNAL),
+                status=status,
+                start_time=record.start_ns,
+                end_time=record.end_ns,
+                instrumentation_scope=sdk_scope,
+            )
+        )
+    return out
+
+
+class SdkSink:
+    """Hands batches to an OpenTelemetry SDK ``SpanExporter`` (OTLP/gRPC, console) as ``ReadableSpan``s."""
+
+    def __init__(self, exporter: Any, resource: Mapping[str, Attribute], scope: tuple[str, str]) -> None:
+        self.exporter = exporter
+        self._resource = dict(resource)
+        self._scope = scope
+
+    def __call__(self, batch: Sequence[SpanRecord]) -> bool:
+        """Deliver one batch: True when the exporter says it succeeded."""
+        from opentelemetry.sdk.trace.export import SpanExportResult
+
+        result = self.exporter.export(readable_spans(batch, self._resource, self._scope))
+        return bool(result == SpanExportResult.SUCCESS)
+
+    def close(self) -> None:
+        """Shut the exporter down."""
+        self.exporter.shutdown()

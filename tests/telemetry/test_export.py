@@ -1,0 +1,141 @@
+"""The export queue and its sinks: bounded, off the caller's path, every dropped span counted."""
+
+from __future__ import annotations
+
+import io
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from concurrent import futures
+
+import grpc
+import pytest
+from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter as GrpcSpanExporter
+from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
+from opentelemetry.sdk.trace.export import ConsoleSpanExporter
+
+from anvil.telemetry.export import HttpSink, SdkSink, SpanQueue, shown_url
+from anvil.telemetry.otlp import encode_resource, encode_scope
+from anvil.telemetry.spans import Recorder, SpanRecord
+from tests.telemetry.receiver import Receiver, black_hole, closed_port
+
+RESOURCE = {"service.name": "payments"}
+SCOPE = ("anvil", "0.1.0")
+
+
+def spans(count: int, name: str = "GET") -> list[SpanRecord]:
+    recorder = Recorder(lambda span: None)
+    out = []
+    for _ in range(count):
+        span = recorder.start(name, "client", {"http.request.method": "GET"})
+        span.end_ns = span.start_ns + 1000
+        out.append(span)
+    return out
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    found = Receiver().start()
+    try:
+        yield found
+    finally:
+        found.stop()
+
+
+def http_sink(url: str, **options: object) -> HttpSink:
+    return HttpSink(url, resource=encode_resource(RESOURCE), scope=encode_scope(*SCOPE), **options)  # type: ignore[arg-type]
+
+
+def test_a_full_queue_drops_the_new_span_and_counts_it_without_waiting() -> None:
+    release = threading.Event()
+    delivered: list[int] = []
+
+    def slow(batch: Sequence[SpanRecord]) -> bool:
+        release.wait(5)
+        delivered.append(len(batch))
+        return True
+
+    queue = SpanQueue(slow, max_queue=4, batch=2, delay_s=0.01)
+    began = time.perf_counter()
+    for span in spans(40):
+        queue.submit(span)
+    assert time.perf_counter() - began < 0.05  # submitting never waits for the exporter
+    assert queue.queue_full >= 30 and queue.dropped()["queue_full"] == queue.queue_full
+    release.set()
+    queue.flush(5)
+    assert sum(delivered) + queue.queue_full == 40 and queue.export_failed == 0
+    queue.shutdown(1)
+
+
+def test_a_batch_the_sink_refuses_or_raises_on_is_counted_as_export_failed() -> None:
+    answers = iter([False, True])
+
+    def sink(batch: Sequence[SpanRecord]) -> bool:
+        found = next(answers, None)
+        if found is None:
+            raise OSError("down")
+        return found
+
+    queue = SpanQueue(sink, batch=3, delay_s=0.01)
+    for _ in range(3):
+        for span in spans(3):
+            queue.submit(span)
+        queue.flush(5)
+    assert (queue.export_failed, queue.exported) == (6, 3)
+    queue.shutdown(1)
+
+
+def test_the_http_sink_posts_protobuf_with_its_headers_and_gzip(receiver: Receiver) -> None:
+    sink = http_sink(f"{receiver.url}/v1/traces", headers={"x-team": "pay"}, compression="gzip")
+    assert sink(spans(3, "POST"))
+    assert [s.name for s in receiver.spans] == ["POST"] * 3
+    assert receiver.headers[0]["x-team"] == "pay" and receiver.headers[0]["content-encoding"] == "gzip"
+    assert receiver.spans[0].resource == RESOURCE
+    assert sink(spans(1)) and receiver.exports == 2  # the kept connection serves the next batch
+    sink.close()
+
+
+def test_an_endpoint_that_refuses_or_never_answers_is_a_failed_batch_within_the_timeout() -> None:
+    assert not http_sink(f"{closed_port()}/v1/traces", timeout_s=1)(spans(1))
+    with black_hole() as hole:
+        began = time.monotonic()
+        assert not http_sink(f"{hole}/v1/traces", timeout_s=0.5)(spans(1))
+        assert time.monotonic() - began < 3
+    assert shown_url("https://user:pw@collector.example:4318/v1/traces?token=t") == (
+        "https://collector.example:4318/v1/traces"
+    )
+
+
+def test_an_sdk_exporter_receives_readable_spans() -> None:
+    out = io.StringIO()
+    failed = spans(1, "anvil.ledger.reserve")[0]
+    failed.error = "ledger/unavailable"
+    sink = SdkSink(ConsoleSpanExporter(out=out), RESOURCE, SCOPE)
+    assert sink([failed])
+    shown = out.getvalue()
+    assert '"name": "anvil.ledger.reserve"' in shown and '"error.type": "ledger/unavailable"' in shown
+    assert '"status_code": "ERROR"' in shown and '"service.name": "payments"' in shown
+
+
+class _Collector(trace_service_pb2_grpc.TraceServiceServicer):  # type: ignore[misc]
+    def __init__(self) -> None:
+        self.names: list[str] = []
+
+    def Export(self, request: trace_service_pb2.ExportTraceServiceRequest, context: object) -> object:
+        self.names += [s.name for rs in request.resource_spans for ss in rs.scope_spans for s in ss.spans]
+        return trace_service_pb2.ExportTraceServiceResponse()
+
+
+def test_otlp_grpc_delivers_through_the_sdks_grpc_exporter() -> None:
+    collector = _Collector()
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
+    trace_service_pb2_grpc.add_TraceServiceServicer_to_server(collector, server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    try:
+        exporter = GrpcSpanExporter(endpoint=f"http://127.0.0.1:{port}", insecure=True, timeout=5)
+        assert SdkSink(exporter, RESOURCE, SCOPE)(spans(2, "tools/call t"))
+        assert collector.names == ["tools/call t", "tools/call t"]
+        exporter.shutdown()
+    finally:
+        server.stop(0)

@@ -1,0 +1,164 @@
+"""start_telemetry: the sink each exporter gets, cloud_trace configured offline, metrics derived from spans."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
+
+from anvil.runtime.tracing import bind_span
+from anvil.telemetry.export import HttpSink
+from anvil.telemetry.google import TELEMETRY_ENDPOINT, GoogleAuth
+from anvil.telemetry.pipeline import start_telemetry
+from anvil.telemetry.settings import TelemetrySettings
+from tests.telemetry.receiver import Receiver
+
+
+class FakeCredentials:
+    """google-auth credentials of the test's own: a token that needs one refresh."""
+
+    def __init__(self) -> None:
+        self.token: str | None = None
+        self.refreshed = 0
+
+    @property
+    def valid(self) -> bool:
+        return self.token is not None
+
+    def refresh(self, request: Any) -> None:
+        self.refreshed += 1
+        self.token = f"ya29.planted-{self.refreshed}"
+
+    def apply(self, headers: dict[str, str]) -> None:
+        headers["authorization"] = f"Bearer {self.token}"
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    found = Receiver().start()
+    try:
+        yield found
+    finally:
+        found.stop()
+
+
+def test_none_starts_nothing() -> None:
+    assert start_telemetry(TelemetrySettings(), service="payments") is None
+
+
+def test_cloud_trace_sends_otlp_to_googles_endpoint_with_the_runtime_identitys_token() -> None:
+    credentials = FakeCredentials()
+    telemetry = start_telemetry(
+        TelemetrySettings(exporter="cloud_trace"), service="payments", google=lambda: (credentials, "acme-prod-1")
+    )
+    assert telemetry is not None
+    try:
+        sink = telemetry.queue._sink
+        assert isinstance(sink, HttpSink) and sink.url == f"{TELEMETRY_ENDPOINT}/v1/traces"
+        assert telemetry.resource["gcp.project_id"] == "acme-prod-1" and telemetry.project == "acme-prod-1"
+        assert telemetry.resource["service.name"] == "payments"
+        auth = sink._headers
+        assert isinstance(auth, GoogleAuth)
+        assert auth() == {"authorization": "Bearer ya29.planted-1", "x-goog-user-project": "acme-prod-1"}
+        assert auth()["authorization"] == "Bearer ya29.planted-1" and credentials.refreshed == 1  # still valid
+        assert "planted" not in repr(auth) and "telemetry.googleapis.com" in telemetry.describe()
+        assert isinstance(telemetry._metrics, OTLPMetricExporter)
+    finally:
+        telemetry.shutdown(0.5, final=False)  # nothing is sent to Google from a test
+
+
+def test_the_metric_session_for_google_carries_the_token(receiver: Receiver) -> None:
+    auth = GoogleAuth(FakeCredentials(), "acme-prod-1")
+    with auth.session() as session:
+        answer = session.post(f"{receiver.url}/v1/traces", data=b"", headers={"content-type": "x"})
+    assert answer.status_code == 200
+    assert receiver.headers[0]["authorization"] == "Bearer ya29.planted-1"
+    assert receiver.headers[0]["x-goog-user-project"] == "acme-prod-1"
+
+
+def test_cloud_trace_needs_credentials_and_a_project() -> None:
+    def missing() -> tuple[Any, str | None]:
+        raise RuntimeError("no ADC")
+
+    with pytest.raises(ValueError, match="no Google credentials"):
+        start_telemetry(TelemetrySettings(exporter="cloud_trace"), service="s", google=missing)
+    with pytest.raises(ValueError, match=r"gcp\.project_id"):
+        start_telemetry(
+            TelemetrySettings(exporter="cloud_trace"), service="s", google=lambda: (FakeCredentials(), None)
+        )
+    named = TelemetrySettings(exporter="cloud_trace", resource=(("gcp.project_id", "named-1"),))
+    telemetry = start_telemetry(named, service="s", google=lambda: (FakeCredentials(), None))
+    assert telemetry is not None and telemetry.project == "named-1"
+    telemetry.shutdown(0.5, final=False)
+
+
+def test_console_writes_spans_and_metrics_to_stderr(capsys: pytest.CaptureFixture[str]) -> None:
+    telemetry = start_telemetry(TelemetrySettings(exporter="console", delay_s=0.01), service="payments")
+    assert telemetry is not None
+    call = telemetry.tracer.start_call("tools/call t", "server", {"gen_ai.tool.name": "t", "anvil.outcome": "ok"}, None)
+    with bind_span(call):
+        telemetry.tracer.start("anvil.gates").end()
+    call.end()
+    telemetry.shutdown(5)
+    out = capsys.readouterr()
+    assert out.out == ""  # stdout carries the protocol and the URL line, never telemetry
+    assert '"name": "tools/call t"' in out.err and '"name": "anvil.gates"' in out.err
+    assert "anvil.tool.calls" in out.err
+
+
+def test_otlp_http_exports_spans_and_metrics_derived_from_them(receiver: Receiver) -> None:
+    settings = TelemetrySettings(
+        exporter="otlp",
+        traces_endpoint=f"{receiver.url}/v1/traces",
+        metrics_endpoint=f"{receiver.url}/v1/metrics",
+        delay_s=0.01,
+        metric_interval_s=60,
+    )
+    telemetry = start_telemetry(settings, service="payments")
+    assert telemetry is not None
+    tracer = telemetry.tracer
+    for outcome in ("ok", "conflict"):
+        call = tracer.start_call(
+            "tools/call refund",
+            "server",
+            {"gen_ai.tool.name": "refund", "anvil.effect_class": "irreversible", "anvil.outcome": outcome},
+            None,
+        )
+        with bind_span(call):
+            tracer.start("anvil.oauth.token", "internal", {"anvil.oauth.cache_hit": outcome == "conflict"}).end()
+            attempt = tracer.start("POST", "client", {"server.address": "api.example", "http.request.method": "POST"})
+            attempt.set("http.response.status_code", 201)
+            attempt.end()
+        call.set("anvil.idempotency.outcome", "reserved" if outcome == "ok" else "conflict")
+        call.end(None if outcome == "ok" else "conflict")
+    telemetry.shutdown(5)  # the last batch and one metric export
+    assert len(receiver.spans) == 6
+    points = {(name, tuple(sorted(attrs.items()))): value for name, attrs, value in receiver.metrics}
+    calls = {attrs: value for (name, attrs), value in points.items() if name == "anvil.tool.calls"}
+    assert calls == {
+        (("anvil.effect_class", "irreversible"), ("anvil.outcome", outcome), ("gen_ai.tool.name", "refund")): 1
+        for outcome in ("ok", "conflict")
+    }
+    assert points[("anvil.ledger.outcomes", (("anvil.idempotency.outcome", "conflict"),))] == 1
+    assert points[("anvil.oauth.token_requests", (("anvil.oauth.result", "exchanged"),))] == 1
+    assert points[("anvil.oauth.token_requests", (("anvil.oauth.result", "cache_hit"),))] == 1
+    upstream = (("http.request.method", "POST"), ("http.response.status_code", 201), ("server.address", "api.example"))
+    assert points[("http.client.request.duration", upstream)] == 2  # a histogram's count
+    assert points[("anvil.tool.call.duration", (("gen_ai.tool.name", "refund"),))] == 2
+
+
+def test_an_unsampled_call_is_counted_but_not_exported(receiver: Receiver) -> None:
+    from anvil.runtime.tracing import parse_traceparent
+
+    settings = TelemetrySettings(exporter="otlp", traces_endpoint=f"{receiver.url}/v1/traces", delay_s=0.01)
+    telemetry = start_telemetry(settings, service="payments")
+    assert telemetry is not None
+    parent = parse_traceparent("00-" + "c" * 32 + "-" + "d" * 16 + "-00")
+    telemetry.tracer.start_call("tools/call t", "server", {"gen_ai.tool.name": "t"}, parent).end()
+    telemetry.queue.flush(2)
+    assert receiver.spans == [] and sum(telemetry.aggregates.calls.values()) == 1
+    telemetry.shutdown(1, final=False)
+    telemetry.queue._thread.join(2)
+    assert not telemetry.queue._thread.is_alive()
