@@ -357,3 +357,31 @@ async def test_a_fleet_builds_every_gateway_with_its_budget_and_keeper(
     assert count_tokens(text_of(out)) <= 500
     kept = await keeper.read(out["content"][2]["uri"], answer_owner(ALICE))
     assert kept is not None and json.loads(kept.body) == BIG
+
+
+async def test_a_cut_answers_link_reads_back_whole_over_mcp_for_its_caller_and_not_found_for_another(
+    catalog: Document, client: httpx.AsyncClient
+) -> None:
+    from mcp.client import Client
+    from mcp.shared.exceptions import MCPError
+
+    from anvil.serve.auth.principals import STATIC_ISSUER, Principal
+    from anvil.serve.mcp.resources import RESOURCE_NOT_FOUND
+    from anvil.serve.mcp.server import build_server
+
+    def verified(pid: str) -> Principal:
+        return Principal(id=pid, issuer=STATIC_ISSUER, subject=pid, verified=True)
+
+    bundle = FleetBundle(id="catalog", document=catalog, context=catalog_context(client))
+    fleet = Fleet([bundle], keeper=MemoryAnswers())
+    alice, bob = fleet.compose(verified("alice")), fleet.compose(verified("bob"))
+    async with Client(build_server(fleet, select=lambda request: alice)) as as_alice:
+        cut = await as_alice.call_tool("catalog_list_items", {})
+        [link] = [block for block in cut.content if block.type == "resource_link"]
+        whole = await as_alice.read_resource(str(link.uri))
+    [content] = whole.contents
+    assert json.loads(getattr(content, "text", "")) == BIG  # the whole answer, to the caller that made the call
+    async with Client(build_server(fleet, select=lambda request: bob)) as as_bob:
+        with pytest.raises(MCPError) as refused:
+            await as_bob.read_resource(str(link.uri))
+    assert refused.value.error.code == RESOURCE_NOT_FOUND  # another caller is told nothing is there
