@@ -56,3 +56,15 @@ def token_mock(token_server: TokenServer) -> Iterator[tuple[str, Any]]:
     """``(url, state)`` of :func:`token_server`, back to its seed state for each test."""
     with token_server.fresh() as fresh:
         yield fresh
+
+
+@pytest.fixture
+def receiver() -> Iterator[Any]:
+    """A started OTLP/HTTP receiver on loopback (tests/telemetry/receiver.py), stopped after the test."""
+    from tests.telemetry.receiver import Receiver
+
+    found = Receiver().start()
+    try:
+        yield found
+    finally:
+        found.stop()

@@ -80,15 +80,6 @@ def github_mock() -> Iterator[tuple[str, Any]]:
         mock.stop()
 
 
-@pytest.fixture
-def receiver() -> Iterator[Receiver]:
-    found = Receiver().start()
-    try:
-        yield found
-    finally:
-        found.stop()
-
-
 def gateway_env(
     workspace: Path, folder: Path, payments: str, github: str, endpoint: str, **extra: str
 ) -> dict[str, str]:

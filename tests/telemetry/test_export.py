@@ -5,11 +5,10 @@ from __future__ import annotations
 import io
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from concurrent import futures
 
 import grpc
-import pytest
 from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter as GrpcSpanExporter
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
 from opentelemetry.sdk.trace.export import ConsoleSpanExporter
@@ -31,15 +30,6 @@ def spans(count: int, name: str = "GET") -> list[SpanRecord]:
         span.end_ns = span.start_ns + 1000
         out.append(span)
     return out
-
-
-@pytest.fixture
-def receiver() -> Iterator[Receiver]:
-    found = Receiver().start()
-    try:
-        yield found
-    finally:
-        found.stop()
 
 
 def http_sink(url: str, **options: object) -> HttpSink:

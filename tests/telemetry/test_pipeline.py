@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -33,15 +32,6 @@ class FakeCredentials:
 
     def apply(self, headers: dict[str, str]) -> None:
         headers["authorization"] = f"Bearer {self.token}"
-
-
-@pytest.fixture
-def receiver() -> Iterator[Receiver]:
-    found = Receiver().start()
-    try:
-        yield found
-    finally:
-        found.stop()
 
 
 def test_none_starts_nothing() -> None:

@@ -30,6 +30,7 @@ from anvil.serve.listener import create_listener
 from anvil.serve.mcp.http import listen, serve_http
 from anvil.serve.mcp.resources import RESOURCE_NOT_FOUND
 from anvil.serve.mcp.server import build_server
+from tests.serve.mcp.test_resources import rpc
 
 pytestmark = pytest.mark.anyio
 
@@ -168,22 +169,6 @@ async def test_a_fleet_without_a_keeper_and_a_gateway_read_answers_as_the_anonym
     assert raised.value.error.code == RESOURCE_NOT_FOUND
 
 
-async def _rpc(client: httpx.AsyncClient, url: str, token: str, method: str, params: Any = None) -> dict[str, Any]:
-    body: dict[str, Any] = {"jsonrpc": "2.0", "id": 1, "method": method}
-    if params is not None:
-        body["params"] = params
-    headers = {
-        "authorization": f"Bearer {token}",
-        "accept": "application/json, text/event-stream",
-        "content-type": "application/json",
-        "mcp-protocol-version": "2025-11-25",
-    }
-    answer = await client.post(url, json=body, headers=headers)
-    assert answer.status_code == 200, answer.text
-    found: dict[str, Any] = answer.json()
-    return found
-
-
 async def test_the_listener_serves_a_kept_answer_to_the_token_that_made_the_call_only(
     workspace: Path, github: Document, http: httpx.AsyncClient, ledger: Ledger
 ) -> None:
@@ -204,8 +189,8 @@ async def test_the_listener_serves_a_kept_answer_to_the_token_that_made_the_call
         async with anyio.create_task_group() as group:
             group.start_soon(lambda: serve_http(app, sock=sock))
             async with httpx.AsyncClient() as client:
-                mine = await _rpc(client, url, TOKENS["ops"], "resources/read", {"uri": uri})
-                theirs = await _rpc(client, url, TOKENS["reader"], "resources/read", {"uri": uri})
+                mine = await rpc(client, url, TOKENS["ops"], "resources/read", {"uri": uri})
+                theirs = await rpc(client, url, TOKENS["reader"], "resources/read", {"uri": uri})
             group.cancel_scope.cancel()
     sock.close()
     assert mine["result"]["contents"][0]["text"] == ANSWER.decode("utf-8")

@@ -147,7 +147,8 @@ async def test_one_bundle_under_a_grant_is_prefixed_and_an_empty_grant_sees_no_r
     assert nothing.resource("anvil://skill/github/SKILL.md") is None
 
 
-async def _rpc(client: httpx.AsyncClient, url: str, token: str, method: str, params: Any = None) -> dict[str, Any]:
+async def rpc(client: httpx.AsyncClient, url: str, token: str, method: str, params: Any = None) -> dict[str, Any]:
+    """One JSON-RPC request to the listener's /mcp as the bearer of ``token``; its JSON answer."""
     body: dict[str, Any] = {"jsonrpc": "2.0", "id": 1, "method": method}
     if params is not None:
         body["params"] = params
@@ -190,12 +191,12 @@ async def test_the_listener_serves_each_caller_the_resources_its_grant_reaches(
         async with anyio.create_task_group() as group:
             group.start_soon(lambda: serve_http(app, sock=sock))
             async with httpx.AsyncClient() as client:
-                ops = await _rpc(client, url, TOKENS["ops"], "resources/list")
-                reader = await _rpc(client, url, TOKENS["reader"], "resources/list")
-                hidden = await _rpc(
+                ops = await rpc(client, url, TOKENS["ops"], "resources/list")
+                reader = await rpc(client, url, TOKENS["reader"], "resources/list")
+                hidden = await rpc(
                     client, url, TOKENS["reader"], "resources/read", {"uri": "anvil://skill/github/SKILL.md"}
                 )
-                shown = await _rpc(
+                shown = await rpc(
                     client, url, TOKENS["reader"], "resources/read", {"uri": "anvil://skill/payments/SKILL.md"}
                 )
             group.cancel_scope.cancel()
