@@ -29,7 +29,7 @@ import httpx
 from anvil._types import JSONObject
 from anvil.air.model import Document, Operation
 from anvil.air.servers import repoint_all
-from anvil.air.values import stopping_when
+from anvil.air.values import CannotMake, stopping_when
 from anvil.bundle.hash import bundle_hash
 from anvil.bundle.read import read_bundle
 from anvil.client import AnvilClient
@@ -158,9 +158,15 @@ async def _drive(
                 if scope.should_stop():
                     break
                 scope.step("selftest", op)
-                with stopping_when(scope.should_stop):  # the time cap and a signal hold while values are made
-                    checks.extend(await operation_checks(driver, op))
-                    checks.extend(await proofs.of(op))
+                try:
+                    with stopping_when(scope.should_stop):  # the time cap and a signal hold while values are made
+                        found = await operation_checks(driver, op)
+                        found.extend(await proofs.of(op))
+                except CannotMake:
+                    if scope.should_stop():
+                        break  # stopped while a value was being made: the operation in flight is not counted
+                    raise
+                checks.extend(found)
                 done.append(op)
             finished = len(done)
             checks.extend(await closing_checks(driver, done, checks))
