@@ -23,8 +23,10 @@ each with its own upstream pool, all sharing the ledger, which therefore cannot 
 ``/metrics`` sums the workers; see :mod:`anvil.cli.workers`), ``--header-timeout SECONDS``,
 ``--keep-alive SECONDS`` and ``--max-connections N`` (the listener's connection limits, see
 :mod:`anvil.cli.listen`), ``--metrics-auth on|off`` (``/metrics`` behind the ``/mcp`` bearer; default
-``ANVIL_METRICS_AUTH``, else on outside ``ANVIL_ENV=dev``). Inbound auth needs HTTP: ``--stdio`` with a
-mode other than ``none`` is refused.
+``ANVIL_METRICS_AUTH``, else on outside ``ANVIL_ENV=dev``), ``--disclosure auto|flat|search|laddered``,
+``--surface-budget TOKENS`` and ``--result-token-budget TOKENS`` (what ``tools/list`` shows at rest and how
+long one answer may be: :mod:`anvil.cli.serve_disclosure`, :mod:`anvil.serve.discovery`). Inbound auth
+needs HTTP: ``--stdio`` with a mode other than ``none`` is refused.
 
 Observing it (:mod:`anvil.cli.serve_telemetry`): ``ANVIL_OTEL_EXPORTER`` other than ``none`` starts the
 telemetry (:mod:`anvil.telemetry`: one span per call and its children, metrics, exported in the background)
