@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
@@ -44,13 +43,6 @@ pytestmark = pytest.mark.anyio
 LADDERED = DisclosureSettings(mode="laddered")
 ISSUES = "open_github_issue"
 COMMENT = {**OWNER_REPO, "issue_number": 2, "body": "Found through a lane"}
-
-
-@pytest.fixture
-async def rig(github: Document, payments: Document) -> AsyncIterator[Rig]:
-    made = Rig(github, payments)
-    yield made
-    await made.aclose()
 
 
 def names(tools: Any) -> list[str]:

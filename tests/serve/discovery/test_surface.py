@@ -3,7 +3,6 @@ make the direct call (same gates, same answer, same audit line), on the github-m
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -21,13 +20,6 @@ pytestmark = pytest.mark.anyio
 
 SEARCH = DisclosureSettings(mode="search")
 COMMENT = {**OWNER_REPO, "issue_number": 2, "body": "Found by search"}
-
-
-@pytest.fixture
-async def rig(github: Document, payments: Document) -> AsyncIterator[Rig]:
-    made = Rig(github, payments)
-    yield made
-    await made.aclose()
 
 
 def found_names(result: CallResult | None) -> list[str]:
