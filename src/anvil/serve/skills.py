@@ -14,8 +14,6 @@ from dataclasses import replace
 from typing import Protocol
 
 from anvil.air.model import Document
-from anvil.bundle.reference import idempotency_markdown, operations_markdown
-from anvil.bundle.skill import skill_markdown
 from anvil.serve.bundles import FleetError
 from anvil.serve.mcp.resources import Resource, skill_resources
 
@@ -77,6 +75,9 @@ def granted_skill(bundle: SkillSource, prefixed: bool, shown: frozenset[str]) ->
     document with the hidden operations left out (as ``/openapi`` leaves them out), and any other file,
     which could describe them, is not served.
     """
+    from anvil.bundle.reference import idempotency_markdown, operations_markdown  # only for a narrowing grant
+    from anvil.bundle.skill import skill_markdown
+
     label = _label(bundle, prefixed)
     document = bundle.document
     if all(op.id in shown for op in document.operations if op.is_approved):

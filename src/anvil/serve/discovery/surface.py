@@ -30,13 +30,11 @@ import json
 import uuid
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from anvil._types import JSONObject, JSONValue
 from anvil.air.model import Document, Operation
 from anvil.runtime.envelope import ErrorEnvelope
-from anvil.serve.discovery.chains import inputs_from
-from anvil.serve.discovery.index import IndexEntry, SearchIndex
 from anvil.serve.discovery.ladder import OFFSET_ARGUMENT, Ladder, LadderPlan, Lane, card_definition, plan_ladder
 from anvil.serve.discovery.meta import (
     CALL_READ_TOOL,
@@ -52,6 +50,9 @@ from anvil.serve.discovery.meta import (
 from anvil.serve.discovery.modes import DisclosureMode, DisclosureSettings, Measure, measure_listing
 from anvil.serve.mcp.provider import UnknownTool
 from anvil.serve.mcp.results import CallResult
+
+if TYPE_CHECKING:
+    from anvil.serve.discovery.index import SearchIndex
 
 __all__ = [
     "CallerSurface",
@@ -111,6 +112,8 @@ class Discovery:
     """
 
     def __init__(self, tools: Sequence[DiscoveryTool]) -> None:
+        from anvil.serve.discovery.chains import inputs_from  # a flat surface never imports the search modules
+
         self._tools = tuple(tools)
         self._index: SearchIndex | None = None
         self.suppliers: dict[str, dict[str, tuple[str, ...]]] = {}
@@ -131,6 +134,8 @@ class Discovery:
         """The search index over every tool (built once, on first use)."""
         found = self._index
         if found is None:
+            from anvil.serve.discovery.index import IndexEntry, SearchIndex
+
             found = self._index = SearchIndex.build(IndexEntry.of(tool.op, tool.name) for tool in self._tools)
         return found
 
