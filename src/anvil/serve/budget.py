@@ -38,6 +38,7 @@ import orjson
 
 from anvil._types import JSONValue
 from anvil.air.tokens import count_tokens
+from anvil.serve.discovery.modes import DEFAULT_RESULT_TOKEN_BUDGET  # one default, beside the surface budget
 
 __all__ = [
     "DEFAULT_CHARS_PER_TOKEN",
@@ -54,8 +55,6 @@ __all__ = [
     "text_tokens",
 ]
 
-#: The response budget unless configured (original-core §3.7): tokens of one answer's text.
-DEFAULT_RESULT_TOKEN_BUDGET: Final = 8000
 #: Characters per token when the operation was not measured (original-core §5.6).
 DEFAULT_CHARS_PER_TOKEN: Final = 4.0
 #: Strings longer than this are shortened in a cut answer (to this many characters and ``…``).

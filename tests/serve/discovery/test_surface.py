@@ -196,3 +196,11 @@ async def test_start_up_says_which_mode_serves_the_surface_and_what_it_costs(rig
     assert "tools/list shows 3 tools" in searched and "are found with anvil_search_tools" in searched
     forced = disclosure_line(rig.fleet(disclosure=SEARCH))
     assert forced.startswith("anvil: disclosure search: tools/list shows 3 tools, ")
+
+
+def test_a_listing_is_read_only_until_it_passes_the_surface_budget() -> None:
+    over = {"name": "big", "description": "word " * 400}
+    unread: dict[str, Any] = {"name": "never", "description": {1, 2}}  # not JSON: reading it would raise
+    measured = measure_listing([over, unread], 100)
+    assert measured.over and measured.tokens is not None and measured.tokens > 100
+    assert measure_listing([{"name": "small"}], 100).tokens is None  # within the budget by bytes: not counted

@@ -12,7 +12,7 @@ The surface budget (default :data:`DEFAULT_SURFACE_BUDGET_TOKENS`, the original'
 measured as ``tools/list`` publishes the tools: each tool as compact JSON, counted with o200k_base
 (:func:`anvil.air.tokens.count_tokens`), summed. Counting stops as soon as the budget is passed, and a
 list whose UTF-8 size is within the budget fits without counting (a token is at least one byte), so a
-small bundle never loads the tokenizer at start-up.
+small bundle never loads the tokenizer at start-up; a large one is read only until it passes the budget.
 """
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ class Measure:
 
     Attributes:
         tools: How many tools the listing holds.
-        size: Its UTF-8 bytes as compact JSON.
+        size: Its UTF-8 bytes as compact JSON (when over: of the tools read before measuring stopped).
         tokens: Its o200k tokens, when counted; None when its size alone proved it fits.
         over: True when it is over the budget (``tokens`` then counts at least the budget plus one).
     """
@@ -93,19 +93,32 @@ def tool_text(tool: JSONObject) -> str:
 def measure_listing(tools: Sequence[JSONObject], budget: int | None = None) -> Measure:
     """``tools`` measured against ``budget`` (None: count every token).
 
-    With a budget, counting stops at the first tool that passes it (``over`` is then True and
-    ``tokens`` is the count so far), and a listing whose size in bytes is within the budget is not
-    counted at all.
+    With a budget the listing is read in one pass that stops at the first tool that passes it (``over``
+    is then True, and ``tokens`` and ``size`` cover the tools read so far): a caller of a large API is
+    composed without encoding or counting its whole list. A listing whose size in bytes stays within
+    the budget is not counted at all (a token is at least one byte).
     """
-    texts = [tool_text(tool) for tool in tools]
-    size = sum(len(text.encode("utf-8")) for text in texts)
-    if budget is not None and size <= budget:
-        return Measure(len(texts), size, None, False)
-    from anvil.air.tokens import count_tokens  # the tokenizer loads only when a count is needed
+    texts: list[str] = []
+    size = 0
+    tokens: int | None = None
+    for tool in tools:
+        text = tool_text(tool)
+        size += len(text.encode("utf-8"))
+        if tokens is None:
+            texts.append(text)
+            if budget is not None and size <= budget:
+                continue
+            tokens = _count(texts)  # the tokenizer loads only when a count is needed
+        else:
+            tokens += _count([text])
+        if budget is not None and tokens > budget:
+            return Measure(len(tools), size, tokens, True)
+    if tokens is None and budget is None:
+        tokens = _count(texts)
+    return Measure(len(tools), size, tokens, False)
 
-    total = 0
-    for text in texts:
-        total += count_tokens(text)
-        if budget is not None and total > budget:
-            return Measure(len(texts), size, total, True)
-    return Measure(len(texts), size, total, False)
+
+def _count(texts: Sequence[str]) -> int:
+    from anvil.air.tokens import count_tokens
+
+    return sum(count_tokens(text) for text in texts)
