@@ -60,6 +60,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import urlsplit
@@ -390,30 +391,9 @@ def server_urls(
     return out
 
 
-def _check_servers(bundle_id: str, document: Document, settings: ServeSettings, *, fleet: bool) -> None:
-    """Every approved operation's own server is inside the bundle's allowed hosts.
-
-    Raises:
-        ConfigError: ``config/server_not_allowed`` naming the server, its operations and what to set.
-    """
-    from anvil.air.servers import own_servers
-    from anvil.runtime.gates import host_allowed
-
-    for server, ops in own_servers(document).items():
-        url = settings.server_urls.get(server, server)
-        if not ops or host_allowed(url, settings.env, settings.allowed_hosts):
-            continue
-        host = urlsplit(url).hostname or url
-        allowed = ", ".join(settings.allowed_hosts) or "none: only ANVIL_ENV=dev allows any host"
-        shown = ", ".join(ops[:3]) + (f" and {len(ops) - 3} more" if len(ops) > 3 else "")
-        raise ConfigError(
-            "config/server_not_allowed",
-            f"Bundle '{bundle_id}': {shown} {'is' if len(ops) == 1 else 'are'} sent to {url}, the server "
-            f"declared for {'it' if len(ops) == 1 else 'them'}, whose host {host} is outside the allowed hosts "
-            f"({allowed}).",
-            hint=f"Re-point that server with {server_variables(bundle_id, server, fleet=fleet)[-1]}=URL, or add "
-            f"{host} to {allowed_hosts_variable(bundle_id) if fleet else 'ANVIL_ALLOWED_HOSTS'}.",
-        )
+def _repoint_variable(bundle_id: str, server: str, *, fleet: bool) -> str:
+    """The variable a refusal tells the operator to set to re-point ``server`` (the one every mode reads)."""
+    return server_variables(bundle_id, server, fleet=fleet)[-1]
 
 
 def bundle_settings(
@@ -424,11 +404,12 @@ def bundle_settings(
     Raises:
         UsageError: ``--base-url`` with two or more bundles.
         ConfigError: ``config/invalid`` when a bundle has no known base URL or a number is malformed;
-            ``config/server_not_allowed`` when an approved operation's own server is outside the
-            bundle's allowed hosts.
+            ``config/server_not_allowed`` when approved operations' own servers are outside their
+            bundle's allowed hosts (every such server of every bundle named in one refusal).
     """
     from anvil.air.servers import resolve_server
     from anvil.cli.host_lists import host_variable
+    from anvil.cli.server_hosts import OutsideServer, outside_servers, server_refusal
     from anvil.serve.auth.naming import fold_bundle_id
 
     fleet = len(bundles) > 1
@@ -441,6 +422,7 @@ def bundle_settings(
     shared = {name: value for name, value in environ.items() if not (fleet and name == "ANVIL_BASE_URL")}
     contested = _contested_credentials(environ, bundles) if fleet else set()
     out: list[ServeSettings] = []
+    outside: list[OutsideServer] = []
     for bundle_id, document in bundles:
         servers = document.service.servers
         operator = base_url or environ.get(base_url_variable(bundle_id)) or None
@@ -464,8 +446,18 @@ def bundle_settings(
         if pinned:
             found = replace(found, allowed_hosts=pinned)
         _check_token_endpoints(bundle_id, document, found)
-        _check_servers(bundle_id, document, found, fleet=fleet)
+        outside += outside_servers(
+            bundle_id,
+            document,
+            env=found.env,
+            allowed_hosts=found.allowed_hosts,
+            server_urls=found.server_urls,
+            repoint=partial(_repoint_variable, bundle_id, fleet=fleet),
+            allowlist=allowed_hosts_variable(bundle_id) if fleet else "ANVIL_ALLOWED_HOSTS",
+        )
         out.append(found)
+    if outside:
+        raise server_refusal(outside)
     return out
 
 
