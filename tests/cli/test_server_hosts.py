@@ -24,7 +24,7 @@ def two_hosts(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return compile_files(tmp_path_factory.mktemp("hosts") / "files", servers={UPLOAD: VERSIONS})
 
 
-def _refusal(environ: dict[str, str], *bundles: Path) -> ConfigError:
+def _refusal(environ: dict[str, str], *bundles: Path | str) -> ConfigError:
     parser = argparse.ArgumentParser()
     register(parser)
     with pytest.raises(ConfigError) as refused:
@@ -53,13 +53,13 @@ def test_every_refused_server_of_a_bundle_is_named_in_one_refusal_with_a_hint_li
 def test_a_fleet_names_the_refused_servers_of_every_bundle_at_once(
     files: Path, two_hosts: Path, tmp_path: Path
 ) -> None:
-    other = compile_files(tmp_path / "store", servers={UPLOAD: VERSIONS})  # a second bundle id, 'store'
+    other = compile_files(tmp_path / "other", servers={UPLOAD: VERSIONS})  # service files too: named 'store'
     environ = {
         "ANVIL_ENV": "dev",
         "ANVIL_BASE_URL_FILES": "http://127.0.0.1:9",
         "ANVIL_BASE_URL_STORE": "http://127.0.0.1:8",
     }
-    refused = _refusal(environ, files, other)
+    refused = _refusal(environ, files, f"store={other}")
     assert refused.message.startswith("3 operation servers are outside the allowed hosts:\n")
     assert refused.message.count("Bundle 'files'") == 1 and refused.message.count("Bundle 'store'") == 2
     assert (refused.hint or "").splitlines() == [

@@ -190,14 +190,22 @@ def config_from_env(environ: Mapping[str, str], args: argparse.Namespace) -> Ser
         ConfigError: the environment cannot be used, or the bundles cannot be served together
             (``fleet/*``).
     """
-    from anvil.serve.fleet import discover_bundles
+    from anvil.bundle.read import read_bundle
+    from anvil.serve.fleet import bundle_argument, discover_bundles
+
+    read: dict[Path, Document] = {}  # a bundle read for its service id (its name) is read once
+
+    def service_id(path: Path) -> str:
+        return read.setdefault(path, read_bundle(path)).service.id
 
     bind = parse_bind(args.http) if args.http else None
     inbound = inbound_from_env(environ, args.auth)
     _check_transport(bind, inbound, args.allow_remote)
     body_limit = rest_body_limit(environ, args.rest_body_limit)
-    found = discover_bundles([Path(path) for path in args.bundles])
-    bundles = _read(found)
+    found = discover_bundles([bundle_argument(text) for text in args.bundles], service_id=service_id)
+    bundles = tuple(
+        (source.id, read[source.path] if source.path in read else read_bundle(source.path)) for source in found
+    )
     settings = tuple(bundle_settings(environ, bundles, base_url=args.base_url))
     if args.include_unapproved and settings[0].env != "dev":
         raise UsageError("cli/usage", "--include-unapproved is allowed only with ANVIL_ENV=dev")
@@ -643,12 +651,6 @@ def _ledger_namespace(path: Path, document: Document) -> str | None:
     from anvil.bundle.read import ledger_namespace
 
     return ledger_namespace(path, document)
-
-
-def _read(sources: Sequence[BundleSource]) -> tuple[tuple[str, Document], ...]:
-    from anvil.bundle.read import read_bundle
-
-    return tuple((source.id, read_bundle(source.path)) for source in sources)
 
 
 def _skills(sources: Sequence[BundleSource]) -> tuple[tuple[tuple[str, str], ...], ...]:
