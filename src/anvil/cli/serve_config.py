@@ -39,7 +39,8 @@ built (and tested) from any mapping. The environment it reads:
   ``ANVIL_CREDENTIAL_HOSTS``; a configured token endpoint the client secret may not go to is refused before
   binding (``config/token_endpoint_refused``);
 * ``ANVIL_DERIVED_KEY_WINDOW_SECONDS`` - how long a result stored under a derived (request-fingerprint)
-  key replays (default 300, 1 to 86400); explicit caller keys keep ``ANVIL_LEDGER_RESULT_TTL_SECONDS``;
+  key replays (default 300, 1 to 86400; the key sent upstream is unique to each reservation, so a repeat
+  after the window is a new write upstream too); explicit caller keys keep ``ANVIL_LEDGER_RESULT_TTL_SECONDS``;
 * ``ANVIL_AUDIT_FILE`` - one JSON line per executed call and per grant refusal (mode 0600; ``-``:
   stderr), fields as :mod:`anvil.runtime.audit` lists; unset: no audit;
 * ``ANVIL_INBOUND_AUTH_MODE``; ``ANVIL_PRINCIPALS_FILE`` (static); ``ANVIL_INBOUND_ISSUER``,
