@@ -117,3 +117,20 @@ def test_the_readme_opens_with_exactly_the_two_commands_and_stays_a_few_screens(
         "```",
     ]
     assert len(lines) <= 150
+
+
+def test_each_tested_command_block_lives_where_its_test_reads_it() -> None:
+    """A ``# [...-tested]`` block moved to another page, or a new marker no test reads, fails here."""
+    found = {}
+    for page in [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]:
+        for marker in re.findall(r"```sh\n# \[([a-z-]+-tested)\]\n", page.read_text(encoding="utf-8")):
+            found.setdefault(marker, []).append(str(page.relative_to(REPO)))
+    assert found == {
+        "byo-api-tested": ["README.md"],  # tests/cli/test_init.py
+        "docs-tested": ["docs/deploy.md"],  # tests/deploy/test_docs.py
+    }
+    readers = {"byo-api-tested": "tests/cli/test_init.py", "docs-tested": "tests/deploy/test_docs.py"}
+    for marker, test in readers.items():
+        source = (REPO / test).read_text(encoding="utf-8")
+        assert f"[{marker}]" in source.replace("\\[", "[").replace("\\]", "]")
+        assert found[marker][0] in source.replace('REPO / "docs" / "deploy.md"', "docs/deploy.md")
