@@ -66,6 +66,19 @@ def test_the_build_uses_no_theme_or_plugin_that_needs_the_network() -> None:
     config = (REPO / "mkdocs.yml").read_text(encoding="utf-8")
     assert re.search(r"^theme:\n  name: mkdocs$", config, flags=re.M)
     assert "plugins:" not in config and "extra_css" not in config and "extra_javascript" not in config
+    assert "highlightjs: false" in config
+
+
+def test_the_built_site_loads_nothing_from_another_host(tmp_path: Path) -> None:
+    assert _build(REPO, tmp_path / "site").returncode == 0
+    pages = sorted((tmp_path / "site").rglob("*.html"))
+    assert pages
+    loads = {
+        match
+        for page in pages
+        for match in re.findall(r'(?:src|href)="(https?://[^"]+\.(?:js|css))"', page.read_text("utf-8"))
+    }
+    assert loads == set()
 
 
 _LINK = re.compile(r"\]\(([^)\s]+)\)")
