@@ -57,8 +57,9 @@ Terraform state goes to the bucket `_TFVARS_URI` names, under the prefix `{c.sta
 (`_TF_STATE_PREFIX`, keyed by the deployment namespace, so deployments sharing the bucket never share state):
 with the example above, `gs://PRIVATE_INPUT_BUCKET/{c.state_prefix}`. Add
 `,_TF_STATE_BUCKET=YOUR_STATE_BUCKET` (a bucket name) to keep state elsewhere; the first step prints where the
-state is. That step also finds this bundle in the uploaded directory by the hash of its `air.json` and
-`generation.json`, so every path is relative to the bundle wherever you submit from; it refuses when the
+state is. The build's service account writes the state, so it needs write access to that bucket. The first
+step also finds this bundle in the uploaded directory by the hash of its `air.json` and `generation.json`, so
+every path is relative to the bundle wherever you submit from; it refuses when the
 upload holds no copy or two (keep the bundle out of `.gcloudignore`, and `.gitignore` when there is no
 `.gcloudignore`).
 
