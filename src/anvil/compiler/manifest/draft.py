@@ -19,7 +19,7 @@ from typing import Any, Final, Literal
 
 import yaml
 
-from anvil.air.model import Document, Operation, auth_label
+from anvil.air.model import Document, Operation, auth_label, auth_type_label
 from anvil.air.servers import operation_server, resolve_server, server_hosts
 from anvil.air.write_gate import never_enabled
 from anvil.compiler.manifest.proposals import Proposal
@@ -111,7 +111,7 @@ def _posture(op: Operation, service_host: str | None = None) -> list[str]:
     if op.auth.type == "composite":
         lines.append(f"auth: {auth_label(op.auth)}, every factor's credential sent on each call")
     elif op.auth.type != "none":
-        lines.append(f"auth: {auth_label(op.auth)}")
+        lines.append(f"auth: {auth_type_label(op.auth.type)}")
     lines += _server_lines(op, service_host)
     if op.deprecated:
         lines.append("deprecated in the spec")
