@@ -424,3 +424,29 @@ def test_the_drafted_terminal_compensation_compiles_without_effect_errors() -> N
     assert [d.code for d in result.diagnostics if d.code.startswith("effect/") and d.severity == "error"] == []
     created = result.document.operation("links.payment_links.create")
     assert created is not None and created.effect.compensate is not None
+
+
+def test_a_create_whose_item_path_has_a_cancel_call_is_compensated_by_cancelling_it() -> None:
+    batch = {"type": "object", "properties": {"id": _TEXT, "status": _TEXT}}
+    item = [_path_param("batch_id")]
+    paths = {
+        "/batches": {"post": {"operationId": "createBatch", "responses": _ok(schema=batch)}},
+        "/batches/{batch_id}": {
+            "parameters": item,
+            "get": {"operationId": "retrieveBatch", "responses": _ok(schema=batch)},
+        },
+        "/batches/{batch_id}/cancel": {
+            "parameters": item,
+            "post": {"operationId": "cancelBatch", "responses": _ok(schema=batch)},
+        },
+    }
+    doc = _doc(paths, sid="ai")
+    (create,) = [op for op in doc.operations if op.source_ref.path == "/batches"]
+    (cancel,) = [op for op in doc.operations if op.source_ref.path == "/batches/{batch_id}/cancel"]
+    (read,) = [op for op in doc.operations if op.source_ref.method == "get"]
+    assert propose_effects(doc)[create.id].effect == {
+        "class": "compensable",
+        "compensate": {"operation": cancel.id, "arguments": {"batch_id": "response.id"}},
+        "lookup": {"operation": read.id, "by": "id", "arguments": {"batch_id": "response.id"}},
+    }
+    assert _effect_errors(paths, doc) == []

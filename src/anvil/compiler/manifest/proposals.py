@@ -10,7 +10,8 @@ and any other input the delete requires from a field the create's body requires
 and ``DELETE .../Addresses/{Sid}.json``). A read on the item path becomes the lookup by id. A create
 whose item cannot be deleted is compensated by the update on its item path that moves it to a terminal
 state, where the update's ``status`` (or ``state``) enumerates one (``cancelled``, ``closed``,
-``archived``, ``expired``): the state is a literal argument (``{"const": "closed"}``).
+``archived``, ``expired``): the state is a literal argument (``{"const": "closed"}``); a POST on the
+item path's ``/cancel`` (``POST /batches/{batch_id}/cancel``) compensates it first.
 
 In RPC-style APIs the path's last word is the verb (:mod:`anvil.air.rpc`): ``/pins.add`` is undone by
 ``/pins.remove`` and ``/transfer/create`` by ``/transfer/delete`` or ``/remove`` (inverses: the item
@@ -38,7 +39,7 @@ from anvil.air.naming import prop_key
 from anvil.air.rpc import rpc_verb, undo_paths
 from anvil.air.value_check import walk_pointer
 
-__all__ = ["STATE_FIELDS", "TERMINAL_STATES", "Proposal", "propose_effects", "propose_idempotency"]
+__all__ = ["STATE_FIELDS", "TERMINAL_STATES", "TERMINAL_VERBS", "Proposal", "propose_effects", "propose_idempotency"]
 
 #: An item path: a collection path plus one trailing ``{param}`` segment, with the collection's format
 #: suffix kept after it (a telephony API's ``/Addresses.json`` and ``/Addresses/{Sid}.json``).
@@ -53,6 +54,8 @@ _KEY_WORDS: Final = re.compile(r"idempoten", re.IGNORECASE)
 #: to (in order of preference: the first the schema enumerates is proposed).
 STATE_FIELDS: Final = frozenset({"status", "state"})
 TERMINAL_STATES: Final = ("cancelled", "canceled", "closed", "archived", "expired")
+#: The last path word of a POST that moves the item on the path before it to a terminal state.
+TERMINAL_VERBS: Final = frozenset({"cancel", "close", "archive", "expire"})
 #: An HTTP header name (RFC 9110 token): only such a header can carry a key, so only such is proposed.
 _HEADER_NAME: Final = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]{1,256}")
 
@@ -325,9 +328,9 @@ def _item_arguments(
     return arguments, reasons
 
 
-def _with_lookup(effect: dict[str, Any], target: Operation, arguments: Mapping[str, Any], ops: list[Operation]) -> None:
-    """Add the read on the undo's item path, if any, as the lookup by id."""
-    read = _find(ops, "get", target.source_ref.path or "")
+def _with_lookup(effect: dict[str, Any], item_path: str, arguments: Mapping[str, Any], ops: list[Operation]) -> None:
+    """Add the read on the item path, if any, as the lookup by id."""
+    read = _find(ops, "get", item_path)
     if read is not None and read.is_read:
         effect["lookup"] = {"operation": read.id, "by": "id", "arguments": dict(arguments)}
 
@@ -374,13 +377,42 @@ def _terminal_field(update: Operation, schemas: Mapping[str, Any]) -> tuple[str,
     return None
 
 
+def _terminal_call(
+    create: Operation, ops: list[Operation], schemas: Mapping[str, Any], answer: Mapping[str, Any], reasons: list[str]
+) -> Proposal | None:
+    """A compensation by a POST on the item path's ``/cancel`` (``/close``, ``/archive``, ``/expire``):
+    ``POST /batches`` and ``POST /batches/{batch_id}/cancel``."""
+    path = create.source_ref.path or ""
+    for call in ops:
+        if call.is_read or call.id == create.id or call.source_ref.method != "post":
+            continue
+        stem, suffix = _split_suffix(call.source_ref.path or "")
+        head, _, verb = stem.rpartition("/")
+        match = _item_of(path, head + suffix) if verb.lower() in TERMINAL_VERBS else None
+        if match is None:
+            continue
+        arguments, missing = _item_arguments(create, call, match["name"], answer, schemas)
+        if call.input.body is not None and call.input.body.required:
+            missing.append(f"{call.id} requires a request body")
+        if missing:
+            reasons += missing
+            continue
+        effect: dict[str, Any] = {"class": "compensable", "compensate": {"operation": call.id, "arguments": arguments}}
+        _with_lookup(effect, head + suffix, arguments, ops)
+        return Proposal(create.id, effect=effect)
+    return None
+
+
 def _compensation(create: Operation, ops: list[Operation], schemas: Mapping[str, Any]) -> Proposal | None:
-    """A compensation by the update that moves the created item to a terminal state (``status:
-    cancelled``, ``closed``, ``archived`` or ``expired``, where the update's schema enumerates one); None
-    when no update on the item path can."""
+    """A compensation by a call that moves the created item to a terminal state: a POST on its item
+    path's ``/cancel`` (:func:`_terminal_call`), else the update whose ``status`` enumerates one
+    (``cancelled``, ``closed``, ``archived`` or ``expired``); None when nothing on the item path can."""
     path = create.source_ref.path or ""
     answer = _answer_fields(create.output.schema, schemas)
     reasons: list[str] = []
+    called = _terminal_call(create, ops, schemas, answer, reasons)
+    if called is not None:
+        return called
     for update in ops:
         if update.is_read or update.id == create.id or update.source_ref.method not in ("patch", "put", "post"):
             continue
@@ -399,7 +431,7 @@ def _compensation(create: Operation, ops: list[Operation], schemas: Mapping[str,
             "class": "compensable",
             "compensate": {"operation": update.id, "arguments": arguments},
         }
-        _with_lookup(effect, update, {k: v for k, v in arguments.items() if k != name}, ops)
+        _with_lookup(effect, update.source_ref.path or "", {k: v for k, v in arguments.items() if k != name}, ops)
         return Proposal(create.id, effect=effect)
     return Proposal(create.id, reasons=tuple(reasons)) if reasons else None
 
@@ -430,7 +462,7 @@ def _one(create: Operation, ops: list[Operation], schemas: Mapping[str, Any]) ->
             return fallback
         return Proposal(create.id, reasons=tuple(reasons))
     effect: dict[str, Any] = {"class": "reversible", "inverse": {"operation": target.id, "arguments": arguments}}
-    _with_lookup(effect, target, arguments, ops)
+    _with_lookup(effect, target.source_ref.path or "", arguments, ops)
     return Proposal(create.id, effect=effect)
 
 
