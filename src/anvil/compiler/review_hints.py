@@ -3,8 +3,8 @@
 The classifier stays conservative (original-core §3.4): a POST is a write unless its signal says
 search. Some POSTs only read (``Get a list of available payment methods``, ``Calculate the cost``);
 :func:`read_hints` finds them (a summary or operationId that starts with a reading verb, and no word
-of the operation that describes a state change) so ``anvil init`` can write a commented
-``side_effect: read`` a reviewer accepts by uncommenting it.
+of its id, summary or first sentence of its description that describes a state change) so ``anvil
+init`` can write a commented ``side_effect: read`` a reviewer accepts by uncommenting it.
 
 Some GETs are not data at all: an OAuth authorize page answers ``text/html`` for a person's browser.
 :func:`page_hints` finds every read whose success answers are HTML only, so ``--approve reads`` leaves
@@ -16,6 +16,7 @@ AIR operations by method and path. Pure functions: no I/O, bounded by the spec's
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
@@ -27,25 +28,31 @@ from anvil.compiler.schemas import lookup_pointer
 
 __all__ = ["READ_VERBS", "STATE_CHANGE_WORDS", "SourceFacts", "page_hints", "read_hints", "source_facts"]
 
-#: Leading verbs that say an operation reads (the first word of its summary or operationId).
+#: Leading verbs that say an operation reads (the first word of its summary or operationId), and
+#: their third-person forms (``Returns input token counts``).
 READ_VERBS: Final = frozenset(
-    {"get", "list", "search", "retrieve", "check", "calculate", "fetch", "find", "lookup", "query", "read", "count"}
+    {
+        *("get", "list", "search", "retrieve", "check", "calculate", "fetch", "find", "lookup", "query", "read"),
+        *("gets", "lists", "searches", "retrieves", "checks", "calculates", "fetches", "finds", "queries", "reads"),
+        *("count", "counts", "returns"),
+    }
 )
-#: Words that describe a state change anywhere in an operation's id, summary or description: any of
-#: them and no read is proposed (``getOrCreate``, ``Retrieve and cancel``).
+#: Words that describe a state change in an operation's id, summary or first sentence of its
+#: description: any of them and no read is proposed (``getOrCreate``, ``Retrieve and cancel``).
 STATE_CHANGE_WORDS: Final = DECLARED_MUTATION_VERBS | frozenset(
     {
         *("add", "adds", "cancel", "cancels", "charge", "charges", "capture", "captures", "refund", "refunds"),
         *("pay", "pays", "send", "sends", "start", "starts", "stop", "stops", "enable", "enables", "disable"),
         *("disables", "revoke", "revokes", "approve", "approves", "publish", "publishes", "transfer", "transfers"),
-        *("assign", "assigns", "reset", "resets", "generate", "generates", "issue", "issues", "modify", "modifies"),
+        *("assign", "assigns", "reset", "resets", "generate", "generates", "modify", "modifies"),
         *("change", "changes", "write", "writes", "mark", "marks", "lock", "locks", "unlock", "archive", "archives"),
         *("move", "moves", "upload", "uploads", "import", "imports", "execute", "executes", "trigger", "triggers"),
     }
 )
 _METHODS: Final = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 _HTML: Final = ("text/html", "application/xhtml+xml")
-_MAX_WORDS: Final = 400  # a description is read only this far: the first sentences say what it does
+_MAX_SENTENCE: Final = 400
+_SENTENCE_END: Final = re.compile(r"(?<=[.!?])\s+|\n")
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +122,13 @@ def _facts(op: Operation, facts: Mapping[tuple[str, str], SourceFacts]) -> Sourc
     return facts.get(((op.source_ref.method or "").lower(), op.source_ref.path or ""))
 
 
+def _first_sentence(text: str | None) -> str:
+    """What a description says first (its first sentence or line, at most 400 characters): what the
+    operation does, before notes on scopes, limits and permissions that name other verbs."""
+    head = _SENTENCE_END.split((text or "")[:_MAX_SENTENCE].strip(), maxsplit=1)
+    return head[0] if head else ""
+
+
 def read_hints(operations: Sequence[Operation], facts: Mapping[tuple[str, str], SourceFacts]) -> dict[str, str]:
     """Why each POST the classifier made a write may only read, by AIR id: its summary (or operationId)
     starts with a reading verb and none of its words describes a state change. A reason, never a
@@ -125,15 +139,16 @@ def read_hints(operations: Sequence[Operation], facts: Mapping[tuple[str, str], 
         if found is None:
             continue
         leading = None
-        for label, text in (("summary", found.summary), ("operationId", found.operation_id)):
+        for label, text in (("summary", _first_sentence(found.summary)), ("operationId", found.operation_id)):
             first = split_words(text or "")[:1]
             if text and first and first[0] in READ_VERBS:
                 leading = (label, text, first[0])
                 break
         if leading is None:
             continue
-        words = split_words(" ".join(t for t in (found.operation_id, found.summary, found.description) if t))
-        if any(word in STATE_CHANGE_WORDS for word in words[:_MAX_WORDS]):
+        summary = _first_sentence(found.summary)
+        said = " ".join(t for t in (found.operation_id, summary, _first_sentence(found.description)) if t)
+        if any(word in STATE_CHANGE_WORDS for word in split_words(said)):
             continue
         label, text, verb = leading
         out[op.id] = f"its {label} '{text}' says {verb} and it describes no state change"
