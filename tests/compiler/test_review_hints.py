@@ -39,9 +39,20 @@ def test_a_post_whose_summary_says_it_reads_and_describes_no_change_gets_a_read_
             "/payments": _post("Start a transaction", "post-payments"),
             "/sessions": _post("Get or create a session"),
             "/cards": _post("Retrieve a card", description="Retrieves the card, then cancels its holds."),
+            "/metrics": _post(
+                "Get aggregated incident data",
+                description="Provides aggregated metrics.\n\nScoped OAuth requires: `analytics.write`",
+            ),
+            "/tokens": _post(
+                "Returns input token counts of the request.\n\nReturns an object with `object` set to it."
+            ),
         }
     )
-    assert sorted(reads) == ["/fees", "/paymentMethods", "/paymentMethods/balance"]
+    assert sorted(reads) == ["/fees", "/metrics", "/paymentMethods", "/paymentMethods/balance", "/tokens"]
+    assert (
+        reads["/tokens"]
+        == "its summary 'Returns input token counts of the request.' says returns and it describes no state change"
+    )
     assert reads["/paymentMethods"] == (
         "its summary 'Get a list of available payment methods' says get and it describes no state change"
     )
