@@ -38,6 +38,25 @@ SPEC: dict[str, Any] = {
             "get": {"operationId": "listNotes", "responses": _OK},
             "post": {"operationId": "createNote", "summary": "Create a note", "responses": _OK},
         },
+        "/links": {"post": {"operationId": "createLink", "summary": "Create a payment link", "responses": _OK}},
+        "/links/{id}": {
+            "parameters": [{"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}],
+            "patch": {
+                "operationId": "updateLink",
+                "requestBody": {
+                    "required": True,
+                    "content": {
+                        "application/json": {
+                            "schema": {
+                                "type": "object",
+                                "properties": {"status": {"type": "string", "enum": ["active", "expired"]}},
+                            }
+                        }
+                    },
+                },
+                "responses": _OK,
+            },
+        },
         "/notes/{id}": {
             "parameters": [{"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}],
             "get": {"operationId": "getNote", "responses": _OK},
@@ -127,7 +146,7 @@ def test_a_paired_write_without_an_idempotency_carrier_is_said_never_enabled_by_
         "the write gate never enables it as compiled, undo or not: it has no idempotency carrier" in line
         for line in entry
     )
-    assert "1 of them the write gate never enables as compiled" in out
+    assert "2 of them the write gate never enables as compiled" in out
     code, _, err = _anvil(capsys, "approve", str(manifest), "shop.notes.create", "shop.notes.delete")
     assert code == 0, err
     bundle = tmp_path / "bundle"
@@ -136,7 +155,7 @@ def test_a_paired_write_without_an_idempotency_carrier_is_said_never_enabled_by_
     code, out, _ = _anvil(capsys, "inspect", str(bundle))
     (row,) = [line for line in out.splitlines() if line.startswith("shop.notes.create ")]
     assert "inverse, lookup (never enabled)" in row
-    assert "1 write with an undo marked (never enabled)" in out
+    assert "2 writes with an undo marked (never enabled)" in out  # the link too, approved or not
     code, out, _ = _anvil(capsys, "status", str(bundle), "--json")
     writes = {write["operationId"]: write for write in json.loads(out)["writes"]}
     create, delete = writes["shop.notes.create"], writes["shop.notes.delete"]
@@ -145,3 +164,29 @@ def test_a_paired_write_without_an_idempotency_carrier_is_said_never_enabled_by_
     assert "it can never be enabled as compiled, whatever the evidence" in create["blockers"][0]
     code, out, _ = _anvil(capsys, "status", str(bundle))
     assert "shop.notes.create: BLOCKED, NEVER ENABLED AS COMPILED — it has no idempotency carrier" in out
+
+
+def test_a_compensation_by_a_write_without_a_carrier_is_said_never_enabled_by_init_inspect_and_status(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec, manifest, _ = _init(tmp_path, capsys)
+    entry = _entry(manifest.read_text(encoding="utf-8"), "shop.links.create")
+    assert "      class: compensable" in entry
+    assert any(
+        "its undo shop.links.update is a write the write gate never enables as compiled either" in line
+        for line in entry
+    )
+    code, _, err = _anvil(capsys, "approve", str(manifest), "shop.links.create", "shop.links.update")
+    assert code == 0, err
+    bundle = tmp_path / "bundle"
+    code, _, err = _anvil(capsys, "compile", str(spec), "--manifest", str(manifest), "--out", str(bundle))
+    assert code == 0, err
+    code, out, _ = _anvil(capsys, "inspect", str(bundle))
+    (row,) = [line for line in out.splitlines() if line.startswith("shop.links.create ")]
+    assert "compensate (never enabled) (undo never enabled)" in row
+    code, out, _ = _anvil(capsys, "status", str(bundle), "--json")
+    writes = {write["operationId"]: write for write in json.loads(out)["writes"]}
+    assert writes["shop.links.create"]["undoNeverEnabled"].startswith("its undo shop.links.update is a write")
+    assert writes["shop.links.update"]["undoNeverEnabled"] is None
+    code, out, _ = _anvil(capsys, "status", str(bundle))
+    assert "    note: its undo shop.links.update is a write the write gate never enables as compiled" in out

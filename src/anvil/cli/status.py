@@ -58,6 +58,8 @@ def _text(summary: dict[str, Any], counts: dict[str, int]) -> str:
             lines.append(f"  {name}: READY FOR REVIEW — enable it only once " + "; ".join(write["remaining"]))
         else:
             lines.append(f"  {name}: ENABLED — nothing remains")
+        if write.get("undoNeverEnabled"):
+            lines.append(f"    note: {write['undoNeverEnabled']}")
     lines.append(f"Next safe action: {summary['nextAction']}")
     return "\n".join(lines)
 

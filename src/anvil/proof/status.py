@@ -13,7 +13,8 @@ which can be known offline (it never opens a socket) and lists the rest as ``rem
 * ``writes``: per approved mutation, its idempotency posture (:func:`anvil.air.inputs.key_posture`,
   the object ``anvil deploy ledger`` prints for the same write), whether it needs the durable store,
   the ``blockers`` (offline facts that forbid enabling it; first, flagged ``neverEnabled``, the one
-  no evidence lifts: no idempotency carrier, :func:`anvil.air.write_gate.never_enabled`), the
+  no evidence lifts: no idempotency carrier, :func:`anvil.air.write_gate.never_enabled`;
+  ``undoNeverEnabled`` says when the undo it declares is such a write), the
   ``remaining`` checks no offline tool can make, and its ``state``: ``blocked`` while a blocker
   holds, ``ready_for_review`` when nothing blocks it but something remains, ``enabled`` only when
   nothing remains. ``/readyz`` and the operator's review of the upstream's key handling always
@@ -28,6 +29,7 @@ The lane verdicts are recomputed from each record's own checks and cells
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Literal
@@ -36,7 +38,7 @@ from anvil.air.carrier import resolve_carrier
 from anvil.air.effects import effect_class_of
 from anvil.air.inputs import key_posture
 from anvil.air.model import Document, Operation
-from anvil.air.write_gate import never_enabled
+from anvil.air.write_gate import never_enabled, undo_never_enabled
 from anvil.bundle.hash import bundle_hash
 from anvil.bundle.read import read_bundle
 from anvil.bundle.store import store_operation_ids
@@ -99,7 +101,7 @@ def _carrier(op: Operation) -> str | None:
     return f"{binding.mechanism} {binding.key}"
 
 
-def _write(op: Operation, common: list[str], durable_ids: set[str]) -> dict[str, Any]:
+def _write(op: Operation, common: list[str], durable_ids: set[str], ops: Mapping[str, Operation]) -> dict[str, Any]:
     mode = op.idempotency.mode
     remaining = [_READYZ]
     carrier = _carrier(op)
@@ -123,6 +125,7 @@ def _write(op: Operation, common: list[str], durable_ids: set[str]) -> dict[str,
         "confirmationRequired": op.confirmation.required,
         "state": state,
         "neverEnabled": never is not None,
+        "undoNeverEnabled": undo_never_enabled(op, ops),
         "blockers": blockers,
         "remaining": remaining,
     }
@@ -187,7 +190,8 @@ def evidence_summary(directory: Path, *, freshness: Freshness | None = None) -> 
     if store.state != "fresh":
         common.append(f"the store contract is {store.state}")
     durable = set(store.operation_ids)
-    writes = [_write(op, common, durable) for op in doc.operations if op.is_approved and not op.is_read]
+    ops = {op.id: op for op in doc.operations}
+    writes = [_write(op, common, durable, ops) for op in doc.operations if op.is_approved and not op.is_read]
     return {
         "bundleHash": digest,
         "serviceId": doc.service.id,

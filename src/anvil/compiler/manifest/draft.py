@@ -131,6 +131,7 @@ def _hint_lines(
     approve: ApproveChoice,
     reads: Mapping[str, str],
     pages: Mapping[str, str],
+    ops: Mapping[str, Operation],
 ) -> list[str]:
     """Comments for the reviewer under an entry: a commented ``side_effect: read`` for a POST that may
     only read, why a browser page was not approved, and that the write gate never enables a write
@@ -148,6 +149,12 @@ def _hint_lines(
             f"the write gate never enables it as compiled, undo or not: {never}; state the upstream's "
             "idempotency key (idempotency:) if it honours one"
         )
+    effect = proposal.effect if proposal is not None and proposal.effect is not None else {}
+    follow = effect.get("inverse") or effect.get("compensate")
+    undo = ops.get(str(follow.get("operation"))) if isinstance(follow, Mapping) else None
+    hollow = never_enabled(undo) if undo is not None else None
+    if undo is not None and hollow:
+        lines.append(f"its undo {undo.id} is a write the write gate never enables as compiled either: {hollow}")
     return [f"    # {_one_line(line, 300)}" for line in lines]
 
 
@@ -233,6 +240,7 @@ def draft_manifest(
         comments: list[str] = []
         entries: dict[str, Any] = {}
         operations: Sequence[Operation] = sorted(document.operations, key=lambda op: op.id)
+        by_id = {op.id: op for op in operations}
         if not operations:
             body[-1] = "operations: {}"
         service_host = _host(resolve_server(service.servers[0]).url) if service.servers else None
@@ -245,7 +253,7 @@ def draft_manifest(
             body.append(f"  {yaml_key(op.id)}:")
             body.append(f"    state: {state}")
             body.extend(_proposal_lines(proposal, blocks))
-            hints = _hint_lines(op, proposal, approve, reads or {}, pages or {})
+            hints = _hint_lines(op, proposal, approve, reads or {}, pages or {}, by_id)
             comments.extend(hints)
             body.extend(hints)
             body.append("")
