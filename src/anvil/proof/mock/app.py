@@ -14,12 +14,8 @@ the operation's declared carrier (else an ``Idempotency-Key`` header on any writ
 same key with the same request answers the first answer again without acting; with another request
 it is 409 ``idempotency_key_reused``.
 
-Control routes (never logged): ``GET /__anvil`` (what is served), ``GET|DELETE /__anvil/requests``
-(the request log, ``?since=SEQ``), ``GET|POST|DELETE /__anvil/fault`` (faults: ``status``,
-``delay_ms``, ``reset``, ``after_commit``, ``times``, and ``method``/``path``/``operation`` to match),
-``POST /__anvil/reset`` and ``GET /__anvil/items`` (the state itself: ``{kinds: {kind: count}}``, or with
-``?kind=K`` ``{kind, items: [{key, scope, data}]}``; selftest reads an effect through it when no
-approved read of the API observes it).
+The control routes (``/__anvil*``: the request log, faults, reset and the state) are
+:mod:`anvil.proof.mock.control`'s.
 """
 
 from __future__ import annotations
@@ -36,26 +32,25 @@ from urllib.parse import unquote
 import anyio
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 from starlette.routing import Route as StarletteRoute
 
 from anvil._types import JSONObject, JSONValue
 from anvil.air.forms import decode_form, is_form_media_type
 from anvil.air.model import Document, Operation, Param
 from anvil.proof.mock.bodies import form_body, typed_text
+from anvil.proof.mock.control import control_routes
 from anvil.proof.mock.fit import AnswerFitter
 from anvil.proof.mock.kinds import KindCatalog, filter_text
 from anvil.proof.mock.removal import named_item, request_fields
 from anvil.proof.mock.routes import Route, route_table
 from anvil.proof.mock.schema import SchemaSet, Validator, ValueMaker
 from anvil.proof.mock.state import (
-    MAX_FAULTS,
     MAX_ITEM_BYTES,
     MAX_ITEMS_PER_KIND,
     Item,
     KeyedAnswer,
     MockState,
-    parse_fault,
 )
 from anvil.proof.mock.wire import (
     MAX_BODY_BYTES,
@@ -350,6 +345,20 @@ class MockApi:
         key = _text(data.get(self.kinds.id_field(route.kind)))
         return key, self.state.kind(route.kind)[key]
 
+    def plant(self, kind: str, scope: str) -> tuple[int, JSONValue]:
+        """Store one item of ``kind`` made from its schema, with a fresh id (and fresh alternate keys),
+        under collection path ``scope``: ``(201, {kind, key, scope, data})``, or the refusal when full."""
+        data = self._generated(kind)
+        data[self.kinds.id_field(kind)] = self._fresh_id(kind)
+        self._fresh_keys(kind, data, None)
+        schema = self.kinds.stored_schema(kind)
+        if schema is not None:
+            fitted = self.fit(schema, data, kind.lower())
+            data = fitted if isinstance(fitted, dict) else data
+        key = _text(data.get(self.kinds.id_field(kind)))
+        refused = self._store(kind, data, scope, key=key)
+        return refused if refused is not None else (201, {"kind": kind, "key": key, "scope": scope, "data": data})
+
     def _merge(self, route: Route, target: JSONObject, body: JSONValue) -> None:
         """Copy the request's fields into an item, as far as the item's schema has them.
 
@@ -580,44 +589,6 @@ def create_mock_app(api: MockApi) -> Starlette:
     if not any(isinstance(f, QuietReset) for f in errors.filters):
         errors.addFilter(QuietReset())
 
-    async def describe(request: Request) -> Response:
-        return JSONResponse(api.describe())
-
-    async def requests_log(request: Request) -> Response:
-        if request.method == "DELETE":
-            state.log.clear()
-            return JSONResponse({"count": state.seen, "requests": []})
-        since = request.query_params.get("since", "0")
-        after = int(since) if since.isdigit() else 0
-        return JSONResponse({"count": state.seen, "requests": [e for e in state.log if e["seq"] > after]})
-
-    async def faults(request: Request) -> Response:
-        if request.method == "DELETE":
-            state.faults.clear()
-        elif request.method == "POST":
-            raw = await read_body(request)
-            parsed = parse_body(raw or b"") if raw is not None else Unparsed()
-            fault = parse_fault(None if isinstance(parsed, Unparsed) else parsed)
-            if isinstance(fault, str):
-                return JSONResponse({"message": fault, "code": "invalid_fault"}, status_code=400)
-            if len(state.faults) >= MAX_FAULTS:
-                return JSONResponse({"message": "Too many pending faults.", "code": "invalid_fault"}, status_code=400)
-            state.faults.append(fault)
-            return JSONResponse({"fault": fault.to_json()}, status_code=201)
-        return JSONResponse({"faults": [fault.to_json() for fault in state.faults]})
-
-    async def reset(request: Request) -> Response:
-        api.reset()
-        return JSONResponse({"reset": True})
-
-    async def items(request: Request) -> Response:
-        kind = request.query_params.get("kind")
-        if kind is None:
-            return JSONResponse({"kinds": {name: len(store) for name, store in state.items.items()}})
-        store: Mapping[str, Item] = state.items.get(kind, {})
-        listed = [{"key": key, "scope": item.scope, "data": item.data} for key, item in store.items()]
-        return JSONResponse({"kind": kind, "items": listed})
-
     async def dispatch(request: Request) -> Response:
         raw_path = request.scope.get("raw_path", b"").decode("latin-1") or request.url.path
         raw_path = raw_path.split("?", 1)[0]
@@ -686,11 +657,7 @@ def create_mock_app(api: MockApi) -> Starlette:
 
     return Starlette(
         routes=[
-            StarletteRoute("/__anvil", describe, methods=["GET"]),
-            StarletteRoute("/__anvil/requests", requests_log, methods=["GET", "DELETE"]),
-            StarletteRoute("/__anvil/fault", faults, methods=["GET", "POST", "DELETE"]),
-            StarletteRoute("/__anvil/reset", reset, methods=["POST"]),
-            StarletteRoute("/__anvil/items", items, methods=["GET"]),
+            *control_routes(api),
             StarletteRoute("/{path:path}", dispatch, methods=_METHODS),
         ]
     )

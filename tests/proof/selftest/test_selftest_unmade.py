@@ -1,0 +1,66 @@
+"""selftest on an unseen checkout API: no failure the lane causes itself (``fixtures/checkout.yaml``).
+
+A read of an item no approved create makes meets an item planted in the mock; a lookup by key tells
+found from never made; a draft observed only through a list is proven published and, on its own
+draft, gone. A seeded item never turns a real failure into a pass.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import anyio
+
+from anvil.proof.processes import mock_process
+from anvil.proof.selftest.lane import SelftestOptions, SelftestReport, run_selftest
+from tests.proof.conftest import edit_json, operation
+
+
+def _env() -> dict[str, str]:
+    return {key: value for key, value in os.environ.items() if not key.startswith("ANVIL_")}
+
+
+def _selftest(bundle: Path, upstream: Path | None = None) -> SelftestReport:
+    """The selftest of ``bundle``, against the mock of ``upstream`` (default: of ``bundle`` itself)."""
+    if upstream is None:
+        return anyio.run(lambda: run_selftest(bundle, SelftestOptions(env=_env()), write=False))
+
+    async def against() -> SelftestReport:
+        async with mock_process(upstream, env=_env()) as mock:
+            return await run_selftest(bundle, SelftestOptions(upstream=mock.url, env=_env()), write=False)
+
+    return anyio.run(against)
+
+
+def _check(report: SelftestReport, check_id: str, op_id: str) -> dict[str, object]:
+    return next(c.to_json() for c in report.checks if c.id == check_id and c.operation == op_id)
+
+
+def test_a_read_of_an_item_no_approved_create_makes_passes_on_an_item_planted_in_the_mock(checkout: Path) -> None:
+    report = _selftest(checkout)
+    check = _check(report, "fidelity", "checkout.sessions.get")
+    assert check["status"] == "pass", check
+    assert "planted in the mock's state" in str(check["detail"])
+
+
+def test_a_planted_item_does_not_hide_a_gateway_that_answers_wrong(
+    checkout: Path, copy_bundle: Callable[[Path], Path]
+) -> None:
+    # The gateway's contract says a session's amount is a string: the planted session (an integer
+    # amount, as the API answers) must fail the gateway's output check, and so fidelity.
+    bundle = copy_bundle(checkout)
+
+    def tamper(air: dict[str, object]) -> None:
+        schema = operation(air, "checkout.sessions.get")["output"]["schema"]
+        ref = schema.get("$ref", "")
+        target = air["schemas"][ref.rsplit("/", 1)[-1]] if ref else schema  # type: ignore[index]
+        target["properties"]["amount"] = {"type": "string"}
+
+    edit_json(bundle / "air.json", tamper)
+    report = _selftest(bundle, upstream=checkout)  # the mock answers as the API's own contract says
+    check = _check(report, "fidelity", "checkout.sessions.get")
+    assert check["status"] == "fail", check
+    assert "schema_mismatch" in str(check["detail"])
+    assert not report.passed
