@@ -21,6 +21,7 @@ from anvil.air.inputs import idempotency_key_required, input_bindings
 from anvil.air.model import Document, Operation
 from anvil.air.paths import resolve_mapping
 from anvil.client import AnvilClient, CallResult
+from anvil.proof.contract_inputs import complete_for_contract
 from anvil.proof.mock.kinds import KindCatalog
 from anvil.proof.mock.routes import Route, route_table
 from anvil.proof.mock.schema import SchemaSet, Validator, ValueMaker
@@ -110,6 +111,7 @@ class Driver:
         """
         key = self.example.fresh_key(op.id.rsplit(".", 1)[-1], op) if needs_key(op) else None
         arguments = self.example.arguments(op, confirm=confirm)
+        complete_for_contract(op, arguments, self.example.generator)  # a deeper path its undo or lookup reads
         carrier = resolve_carrier(op).binding
         for binding in input_bindings(op):
             if binding.property not in arguments or binding.location not in ("header", "query", "body_field"):
