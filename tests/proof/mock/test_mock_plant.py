@@ -43,3 +43,15 @@ async def test_planting_a_kind_the_mock_does_not_serve_is_refused(checkout_mock:
         assert refused.status_code == 400
         assert refused.json()["code"] == "invalid_seed"
     assert (await checkout_mock.get("/__anvil/items")).json() == {"kinds": {}}
+
+
+@pytest.mark.anyio
+async def test_a_list_filtered_by_the_idempotency_key_lists_only_the_item_made_with_that_key(
+    checkout_mock: httpx.AsyncClient,
+) -> None:
+    made = await checkout_mock.post("/payments", json={"amount": 5}, headers={"Idempotency-Key": "k-1"})
+    other = await checkout_mock.post("/payments", json={"amount": 7}, headers={"Idempotency-Key": "k-2"})
+    assert (made.status_code, other.status_code) == (201, 201)
+    assert (await checkout_mock.get("/payments", params={"idempotency_key": "k-1"})).json() == [made.json()]
+    assert (await checkout_mock.get("/payments", params={"idempotency_key": "never"})).json() == []
+    assert len((await checkout_mock.get("/payments")).json()) == 2

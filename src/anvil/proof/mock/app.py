@@ -41,6 +41,7 @@ from anvil.air.model import Document, Operation, Param
 from anvil.proof.mock.bodies import form_body, typed_text
 from anvil.proof.mock.control import control_routes
 from anvil.proof.mock.fit import AnswerFitter
+from anvil.proof.mock.keyed import key_names, normalized
 from anvil.proof.mock.kinds import KindCatalog, filter_text
 from anvil.proof.mock.removal import named_item, request_fields
 from anvil.proof.mock.routes import Route, route_table
@@ -102,6 +103,7 @@ class MockApi:
         self.maker = ValueMaker(self.schemas, seed)
         self.state = MockState()
         self.kinds = KindCatalog(self.routes, self.schemas)
+        self.key_names = key_names(self.routes)
         self._body_checks: dict[str, Validator] = {}
         self.fitter = AnswerFitter(self.schemas, self.maker)
         self._param_checks: dict[tuple[str, str, str], Validator] = {}
@@ -461,12 +463,22 @@ class MockApi:
             elif isinstance(unwrapped, dict):
                 data[id_name] = copy.deepcopy(unwrapped[id_name])
             key = _text(data[id_name])
+            carried = self.idempotency_key(route, params, request, body)
+            for name, sub in self.kinds.props(route.kind).items():  # a field for the key holds the key it carried
+                if (
+                    carried is not None
+                    and normalized(name) in self.key_names[route.kind]
+                    and self.maker.fits(carried, sub)
+                ):
+                    data[name] = carried
             schema = self.kinds.stored_schema(route.kind)
             if schema is not None:  # the state holds what the kind's items can carry
                 fitted = self.fit(schema, data, route.kind.lower())
                 data = fitted if isinstance(fitted, dict) else data
             sent = request_fields(route, request.query_params.items(), body)
             refused = self._store(route.kind, data, path, key=key, sent=sent)
+            if refused is None:
+                self.state.kind(route.kind)[key].key = carried
             return refused if refused is not None else (201, self._wrap(route, data))
         if role == "remove":
             fields = request_fields(route, request.query_params.items(), body)
@@ -532,10 +544,14 @@ class MockApi:
     def _listed(self, route: Route, path: str, request: Request) -> list[JSONObject]:
         """The stored items a list request selects: its collection's, narrowed by its field filters."""
         scoped = (route.kind, route.template) in self.kinds.create_templates
-        items = [item.data for item in self.state.kind(route.kind).values() if not scoped or item.scope == path]
+        items = [item for item in self.state.kind(route.kind).values() if not scoped or item.scope == path]
         for name, wanted in self._filters(route, request):
-            items = [item for item in items if filter_text(item.get(name)) == wanted]
-        return items
+            items = [item for item in items if filter_text(item.data.get(name)) == wanted]
+        props, names = self.kinds.props(route.kind), self.key_names.get(route.kind, frozenset())
+        for name, wanted in request.query_params.multi_items():  # a filter for the key its create carried
+            if name not in props and normalized(name) in names:
+                items = [item for item in items if item.key == wanted]
+        return [item.data for item in items]
 
     def _filters(self, route: Route, request: Request) -> list[tuple[str, str]]:
         props = self.kinds.props(route.kind)

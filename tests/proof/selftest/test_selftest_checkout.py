@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import anyio
 
@@ -64,3 +65,48 @@ def test_a_planted_item_does_not_hide_a_gateway_that_answers_wrong(
     assert check["status"] == "fail", check
     assert "schema_mismatch" in str(check["detail"])
     assert not report.passed
+
+
+def test_a_lookup_by_key_through_a_filtered_list_finds_the_effect_and_not_one_never_made(checkout: Path) -> None:
+    report = _selftest(checkout)
+    check = _check(report, "effect-lookup", "checkout.payments.create")
+    assert check["status"] == "pass", check
+    assert "reports found: false for one never made" in str(check["detail"])
+
+
+def test_a_draft_only_a_list_observes_is_published_by_its_promote_and_gone_after_its_discard(checkout: Path) -> None:
+    report = _selftest(checkout)
+    check = _check(report, "effect-draft", "checkout.posts.create")
+    assert check["status"] == "pass", check
+    assert "a second draft discarded with checkout_delete_post is gone" in str(check["detail"])
+    assert report.passed, [c.to_json() for c in report.checks if c.status != "pass"]
+    assert report.record["summary"]["skipped"] == 0
+
+
+def _redeclared(checkout: Path, copy_bundle: Callable[[Path], Path], step: str, target: str, **literal: object) -> Path:
+    bundle = copy_bundle(checkout)
+
+    def tamper(air: dict[str, Any]) -> None:
+        arguments: dict[str, object] = {"post_id": "response.id", **{k: {"const": v} for k, v in literal.items()}}
+        operation(air, "checkout.posts.create")["effect"]["draft"][step] = {"operation": target, "arguments": arguments}
+
+    edit_json(bundle / "air.json", tamper)
+    return bundle
+
+
+def test_a_promote_that_removes_the_draft_is_not_proof_it_was_published(
+    checkout: Path, copy_bundle: Callable[[Path], Path]
+) -> None:
+    report = _selftest(_redeclared(checkout, copy_bundle, "promote", "checkout.posts.delete"))
+    check = _check(report, "effect-draft", "checkout.posts.create")
+    assert check["status"] == "fail", check
+    assert "after checkout_delete_post, checkout_list_posts sees no such item" in str(check["detail"])
+
+
+def test_a_discard_that_leaves_the_draft_fails_on_that_draft(
+    checkout: Path, copy_bundle: Callable[[Path], Path]
+) -> None:
+    report = _selftest(_redeclared(checkout, copy_bundle, "discard", "checkout.posts.update", draft=True))
+    check = _check(report, "effect-draft", "checkout.posts.create")
+    assert check["status"] == "fail", check
+    assert "after checkout_update_post the draft is still there" in str(check["detail"])
