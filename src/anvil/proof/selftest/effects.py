@@ -15,7 +15,10 @@ which basis it used; a skip remains only where neither can see the effect.
   and show the trace the compensation declares (each literal argument it sets, e.g. ``state: closed``).
 * ``effect-draft``: stage (``_meta.stage``), then the draft must exist as a draft (the draft form's
   literal arguments hold, e.g. ``draft: true``) and not as the real effect; promote must perform the
-  real effect (the promote call's literals hold); a second draft, discarded, must be gone.
+  real effect (the draft is still there and the promote call's literals hold); a second draft,
+  discarded, must be gone. Each step looks for its own draft by the identity its staging answered
+  (in a list, the entry with that id; a read that answers another item does not count), and the
+  discarded draft is read by that identity first (a get or list of its kind, else the mock's state).
 * ``effect-lookup``: after a real call, the reported lookup must answer ``found: true``; for an effect
   that never happened (fresh request values, a fresh key) it must answer ``found: false``.
 """
