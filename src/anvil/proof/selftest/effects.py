@@ -36,6 +36,7 @@ from anvil.air.inputs import input_bindings
 from anvil.air.model import Operation
 from anvil.air.paths import Const, parse_source, resolve_mapping
 from anvil.client import CallResult
+from anvil.proof.contract_inputs import complete_for_contract
 from anvil.proof.mock.routes import Route
 from anvil.proof.selftest.checks import Driver, identity_value, typed_for
 from anvil.proof.selftest.support import ABSENT, Check, Difference, confirm_added, first_difference, show
@@ -431,6 +432,7 @@ class _Effects:
             detail = f"{op.id}: {reported.get('tool')} did not find the effect it looks up (found: {show(found)})"
             return _fail(check_id, op, detail)
         never_request = self.driver.example.arguments(op)
+        complete_for_contract(op, never_request, self.driver.example.generator)
         never_key = self.driver.example.fresh_key("never", op)
         resolved = resolve_mapping(declared.arguments, request=never_request, response=None, idempotency_key=never_key)
         if resolved.arguments is None:
