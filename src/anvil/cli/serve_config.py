@@ -66,6 +66,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import urlsplit
 
+from anvil.air.credential_names import auth_profile
 from anvil.cli.listen import connection_limits
 from anvil.cli.serve_disclosure import disclosure_settings, result_token_budget
 from anvil.errors import ConfigError, UsageError
@@ -325,7 +326,7 @@ def settings_from_env(
         ledger_lock_timeout_ms=_int_env(environ, "ANVIL_LEDGER_LOCK_TIMEOUT_MS"),
         timeout_ms=_int_env(environ, "ANVIL_UPSTREAM_TIMEOUT_MS"),
         derived_key_window_seconds=derived_key_window(environ),
-        auth_profile=environ.get("ANVIL_AUTH_PROFILE") or "default",
+        auth_profile=auth_profile(environ),
         credentials={name: value for name, value in environ.items() if name.startswith("ANVIL_")},
         audit_file=environ.get("ANVIL_AUDIT_FILE") or None,
         server_urls=repointed,
@@ -514,7 +515,7 @@ def _contested_credentials(environ: Mapping[str, str], bundles: Sequence[tuple[s
     from anvil.runtime.credentials import credential_env, credential_profile
     from anvil.serve.auth.naming import fold_bundle_id
 
-    profile = environ.get("ANVIL_AUTH_PROFILE") or "default"
+    profile = auth_profile(environ)
     readers: dict[str, dict[str, str]] = {}  # plain name -> {bundle id: its twin}
     for bundle_id, document in bundles:
         connector = fold_bundle_id(bundle_id)

@@ -73,7 +73,7 @@ from anvil.ledger.base import Ledger, ReserveContext, safe_reference
 from anvil.runtime import gates
 from anvil.runtime.audit import write_audit
 from anvil.runtime.context import CallOptions, RuntimeContext, UpstreamAnswer
-from anvil.runtime.credentials import Credential, credential_profile
+from anvil.runtime.credentials import Credential, credential_profile, not_configured
 from anvil.runtime.envelope import CODE_TABLE, ErrorEnvelope
 from anvil.runtime.gates import KeyResolution, Refusal
 from anvil.runtime.keys import ledger_key, reservation_key
@@ -353,8 +353,8 @@ class _Call:
         if not isinstance(found, Credential):
             raise Refusal(
                 "auth_required",
-                f"Credentials for {op.id} are not configured.",
-                details={"expected_env": list(found.expected_env)},
+                not_configured(op.id, found.expected_env, ctx.auth_profile),
+                details={"expected_env": list(found.expected_env), "auth_profile": ctx.auth_profile},
             )
         self.credential = found
         return found
