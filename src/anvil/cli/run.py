@@ -424,7 +424,7 @@ class _Command:
         }
         plan = EffectPlan.of(self.op, served.get, lookups)
         succeeded = outcome.kind == "success"
-        found = lookup_found(succeeded, outcome.data, outcome.code) if plan.answers_lookup else None
+        found = lookup_found(succeeded, outcome.data, outcome.code, plan.lists) if plan.answers_lookup else None
         return call_report(
             plan,
             succeeded=succeeded,
