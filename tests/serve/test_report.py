@@ -8,6 +8,7 @@ from anvil.air.model import Deadline
 from anvil.serve.report import (
     EffectPlan,
     FollowUpPlan,
+    ListedItems,
     LookupPlan,
     StagePlan,
     call_report,
@@ -120,6 +121,22 @@ def test_a_declared_lookup_interprets_its_answer() -> None:
     plan = EffectPlan("s.tags.get", "read", answers_lookup=True)
     assert report(plan, found=False)["lookup"] == {"found": False}
     assert report(plan, succeeded=False, found=None)["lookup"] is None
+
+
+def test_a_lookup_that_lists_in_an_object_is_found_only_when_its_items_are_not_empty() -> None:
+    paged = ListedItems("data")
+    assert lookup_found(True, {"data": [], "has_more": False}, None, paged) is False
+    assert lookup_found(True, {"data": [{"id": 1}], "has_more": False}, None, paged) is True
+    nested = ListedItems("result.items")
+    assert lookup_found(True, {"result": {"items": []}}, None, nested) is False
+    only_list = ListedItems(None)
+    assert lookup_found(True, {"payments": [], "total": 0}, None, only_list) is False
+    assert lookup_found(True, {"payments": [{"id": 1}]}, None, only_list) is True
+    # Items it cannot locate say nothing: a wrong "not found" would have a reconciler repeat the effect.
+    assert lookup_found(True, {"a": [], "b": []}, None, only_list) is None
+    assert lookup_found(True, {"count": 3}, None, paged) is None
+    # A lookup that does not list keeps the old reading: any answer is found.
+    assert lookup_found(True, {"data": []}, None, None) is True
 
 
 def test_a_staged_report_resolves_handle_promote_and_discard() -> None:

@@ -425,7 +425,7 @@ class _Command:
         confirming = {op.id for op in self.doc.operations if op.is_approved and op.confirmation.required}
         plan = EffectPlan.of(self.op, served.get, lookups, confirming)
         succeeded = outcome.kind == "success"
-        found = lookup_found(succeeded, outcome.data, outcome.code) if plan.answers_lookup else None
+        found = lookup_found(succeeded, outcome.data, outcome.code, plan.lists) if plan.answers_lookup else None
         return call_report(
             plan,
             succeeded=succeeded,

@@ -369,7 +369,9 @@ class Gateway:
             planned = CallResult(kind="dry_run", plan=outcome.plan)
             return await self._bounded(tool, tool.op, planned, outcome.plan, forwarded, identity, projection)
         succeeded = outcome.kind == "success"
-        found = lookup_found(succeeded, outcome.data, outcome.code) if tool.plan.answers_lookup else None
+        found = (
+            lookup_found(succeeded, outcome.data, outcome.code, tool.plan.lists) if tool.plan.answers_lookup else None
+        )
         report = call_report(
             tool.plan,
             succeeded=succeeded,

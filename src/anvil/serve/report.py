@@ -25,8 +25,11 @@ follow-up that needs no confirmation keeps the ADR's shape.
 ``lookup`` is, for an operation whose class is not ``read``, the declared lookup resolved for this
 call (``{operation, tool, arguments, by}``) or null. For an operation that is itself the declared
 lookup of some operation on this server, it is the interpreted answer ``{"found": true|false}``: a
-success is found unless its data is null or an empty list; ``not_found`` is not found; any other
-failure says nothing (null).
+success is found unless its data is null or an empty list; a lookup that lists (it pages, its action
+is list or search, or its answer schema is an array) is found when its items are not empty, the items
+being the answer itself, its pagination's items field, or its only list field; when no items can be
+located in such an answer it says nothing (null), since a wrong "not found" would have a reconciler
+repeat the effect; ``not_found`` is not found; any other failure says nothing (null).
 
 A failed call reports its class, operation, key and lookup, with ``undo`` and ``deadline_ms`` null
 and no ``undo_unavailable``.
@@ -48,6 +51,7 @@ from anvil.serve.mcp.listing import ToolOf
 __all__ = [
     "EffectPlan",
     "FollowUpPlan",
+    "ListedItems",
     "LookupPlan",
     "StagePlan",
     "call_report",
@@ -113,6 +117,7 @@ class EffectPlan:
     lookup: LookupPlan | None = None
     stage: StagePlan | None = None
     answers_lookup: bool = False
+    lists: ListedItems | None = None
 
     @classmethod
     def of(
@@ -151,6 +156,7 @@ class EffectPlan:
             lookup=lookup,
             stage=stage,
             answers_lookup=op.id in lookup_targets,
+            lists=ListedItems.of(op) if op.id in lookup_targets else None,
         )
 
 
@@ -199,10 +205,55 @@ def _lookup(plan: LookupPlan | None, request: JSONValue, response: JSONValue, ke
     return _confirmed(call, plan.confirm)
 
 
-def lookup_found(succeeded: bool, data: JSONValue, error_code: str | None) -> bool | None:
-    """How a call to a declared lookup answers: found, not found, or unknown (None)."""
+@dataclass(frozen=True, slots=True)
+class ListedItems:
+    """Where a lookup that lists keeps its items: ``items_field`` (dotted), else the answer or its only list."""
+
+    items_field: str | None
+
+    @classmethod
+    def of(cls, op: Operation) -> ListedItems | None:
+        """The items of ``op``'s answer when ``op`` lists (see the module docstring), else None."""
+        schema = op.output.schema
+        if op.pagination is not None:
+            return cls(op.pagination.items_field)
+        if op.effect.action in ("list", "search") or (isinstance(schema, dict) and schema.get("type") == "array"):
+            return cls(None)
+        return None
+
+    def count(self, data: JSONValue) -> int | None:
+        """How many items ``data`` holds, or None when they cannot be located."""
+        if isinstance(data, list):
+            return len(data)
+        if not isinstance(data, dict):
+            return None
+        if self.items_field is not None:
+            found: JSONValue = data
+            for part in self.items_field.split("."):
+                found = found.get(part) if isinstance(found, dict) else None
+            return len(found) if isinstance(found, list) else None
+        lists = [value for value in data.values() if isinstance(value, list)]
+        return len(lists[0]) if len(lists) == 1 else None
+
+
+def lookup_found(
+    succeeded: bool, data: JSONValue, error_code: str | None, lists: ListedItems | None = None
+) -> bool | None:
+    """How a call to a declared lookup answers: found, not found, or unknown (None).
+
+    Args:
+        succeeded: The call succeeded.
+        data: Its answer.
+        error_code: Its error code, on failure.
+        lists: Where the lookup's items are when it lists (:attr:`EffectPlan.lists`), else None.
+    """
     if succeeded:
-        return not (data is None or data == [])
+        if data is None or data == []:
+            return False
+        if lists is None:
+            return True
+        count = lists.count(data)
+        return None if count is None else count > 0
     if error_code == "not_found":
         return False
     return None

@@ -15,9 +15,10 @@ from typing import Any
 import anyio
 import pytest
 
+from anvil.cli.compile import compile_bundle
 from anvil.proof.processes import mock_process
 from anvil.proof.selftest.lane import SelftestOptions, SelftestReport, run_selftest
-from tests.proof.conftest import edit_json, operation
+from tests.proof.conftest import FIXTURES, REPO, edit_json, operation
 
 
 def _env() -> dict[str, str]:
@@ -137,3 +138,28 @@ def test_a_discard_that_leaves_the_draft_fails_on_that_draft(
     check = _check(report, "effect-draft", "checkout.posts.create")
     assert check["status"] == "fail", check
     assert "after checkout_update_post the draft is still there" in str(check["detail"])
+
+
+def test_a_lookup_whose_list_answers_in_an_object_tells_found_from_never_made(
+    tmp_path: Path,
+) -> None:
+    # The same checkout API, but its payments list answers {"data": [...], "has_more": ...}: the
+    # gateway must read the items, not call any object "found".
+    listed = 'schema: { type: array, items: { $ref: "#/components/schemas/Payment" } }'
+    wrapped = (
+        "schema: { type: object, required: [data, has_more], properties: "
+        '{ data: { type: array, items: { $ref: "#/components/schemas/Payment" } }, has_more: { type: boolean } } }'
+    )
+    text = (FIXTURES / "checkout.yaml").read_text(encoding="utf-8")
+    assert text.count(listed) == 1
+    spec = tmp_path / "checkout.yaml"
+    spec.write_text(text.replace(listed, wrapped), encoding="utf-8")
+    out = tmp_path / "checkout"
+    outcome = compile_bundle(
+        spec, out=out, manifest=FIXTURES / "checkout.anvil.yaml", service_id="checkout", root=REPO, spec_root=tmp_path
+    )
+    assert outcome.bundle_hash is not None, [d.code for d in outcome.diagnostics if d.severity == "error"]
+    report = _selftest(out)
+    check = _check(report, "effect-lookup", "checkout.payments.create")
+    assert check["status"] == "pass", check
+    assert "reports found: false for one never made" in str(check["detail"])
