@@ -172,6 +172,21 @@ def test_a_staged_report_resolves_handle_promote_and_discard() -> None:
     assert gap["staged"]["unavailable"].startswith("promote: ")
 
 
+def test_every_follow_up_whose_operation_requires_confirmation_ends_with_requires_confirmation() -> None:
+    inverse = FollowUpPlan(INVERSE.operation, INVERSE.tool, INVERSE.arguments, confirm=True)
+    close = FollowUpPlan(CLOSE.operation, CLOSE.tool, CLOSE.arguments, confirm=True)
+    lookup = LookupPlan("s.comments.get", "s_get_comment", "id", {"comment_id": "response.id"}, confirm=True)
+    shown = report(EffectPlan("s.comments.create", "reversible", inverse=inverse, compensate=close, lookup=lookup))
+    assert shown["undo"]["requires_confirmation"] is True and list(shown["undo"])[-1] == "requires_confirmation"
+    assert list(shown["compensate"]) == ["operation", "tool", "arguments", "deadline_ms", "requires_confirmation"]
+    assert shown["lookup"]["requires_confirmation"] is True
+    stage = StagePlan("s.comments.create", {}, "response.id", close, FollowUpPlan("s.x", "s_x", {}))
+    plan = EffectPlan("s.comments.create", "irreversible", stage=stage)
+    staged = staged_report(plan, request=REQUEST, response=RESPONSE, idempotency_key=None)
+    assert staged["staged"]["promote"]["requires_confirmation"] is True
+    assert "requires_confirmation" not in staged["staged"]["discard"]  # absent, never false, when not needed
+
+
 def test_a_fleet_rewrites_every_follow_up_tool_and_leaves_nulls() -> None:
     plan = EffectPlan("s.c.create", "reversible", inverse=INVERSE, compensate=CLOSE)
     shown = report(plan)

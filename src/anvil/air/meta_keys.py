@@ -71,12 +71,30 @@ EFFECT_REPORT_KEYS: Final[tuple[ReportKey, ...]] = (
     ReportKey("class", True, "The effect class."),
     ReportKey("operation", True, "The AIR operation id."),
     ReportKey("idempotency_key", True, "The key that went upstream (a replay: the first call's), else null."),
-    ReportKey("undo", True, "null or {kind, operation, tool, arguments}: the exact call that undoes this one."),
+    ReportKey(
+        "undo",
+        True,
+        "null or {kind, operation, tool, arguments}: the exact call that undoes this one; it ends with "
+        "requires_confirmation: true when that call needs the caller's confirm: true (absent otherwise).",
+    ),
     ReportKey("deadline_ms", True, "The chosen undo's deadline in epoch ms, else null."),
-    ReportKey("lookup", True, "The declared lookup resolved for this call, or a lookup's {found} answer."),
-    ReportKey("compensate", False, "A reversible effect's compensation for after the deadline."),
+    ReportKey(
+        "lookup",
+        True,
+        "The declared lookup resolved for this call (requires_confirmation: true as in undo), or a lookup's "
+        "{found} answer.",
+    ),
+    ReportKey(
+        "compensate",
+        False,
+        "A reversible effect's compensation for after the deadline (requires_confirmation: true as in undo).",
+    ),
     ReportKey("undo_unavailable", False, "Why a class that promises an undo has none in this call."),
-    ReportKey("staged", False, "A staged call: the draft and its promote and discard calls."),
+    ReportKey(
+        "staged",
+        False,
+        "A staged call: the draft and its promote and discard calls (requires_confirmation: true as in undo).",
+    ),
     ReportKey("replayed", False, "true: the ledger answered with an earlier call's stored result."),
     ReportKey("replay_unavailable", False, "Why this successful answer cannot be replayed later."),
 )

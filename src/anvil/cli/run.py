@@ -422,7 +422,8 @@ class _Command:
             for op in self.doc.operations
             if op.is_approved and op.effect.lookup is not None and op.effect.lookup.operation in served
         }
-        plan = EffectPlan.of(self.op, served.get, lookups)
+        confirming = {op.id for op in self.doc.operations if op.is_approved and op.confirmation.required}
+        plan = EffectPlan.of(self.op, served.get, lookups, confirming)
         succeeded = outcome.kind == "success"
         found = lookup_found(succeeded, outcome.data, outcome.code, plan.lists) if plan.answers_lookup else None
         return call_report(
