@@ -1,4 +1,5 @@
-"""The export queue and its sinks: bounded, off the caller's path, every dropped span counted."""
+"""The export queue and its sink: bounded, off the caller's path, every dropped span counted; the records
+reach a collector through the SDK's own exporters, read back field by field with ``opentelemetry-proto``."""
 
 from __future__ import annotations
 
@@ -10,11 +11,11 @@ from concurrent import futures
 
 import grpc
 from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter as GrpcSpanExporter
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
 from opentelemetry.sdk.trace.export import ConsoleSpanExporter
 
-from anvil.telemetry.export import HttpSink, SdkSink, SpanQueue, shown_url
-from anvil.telemetry.otlp import encode_resource, encode_scope
+from anvil.telemetry.export import SdkSink, SpanQueue, shown_url
 from anvil.telemetry.spans import Recorder, SpanRecord
 from tests.telemetry.receiver import Receiver, black_hole, closed_port
 
@@ -32,8 +33,27 @@ def spans(count: int, name: str = "GET") -> list[SpanRecord]:
     return out
 
 
-def http_sink(url: str, **options: object) -> HttpSink:
-    return HttpSink(url, resource=encode_resource(RESOURCE), scope=encode_scope(*SCOPE), **options)  # type: ignore[arg-type]
+def http_sink(url: str, timeout: float = 5.0) -> SdkSink:
+    """The SDK's OTLP/HTTP exporter behind the sink, as the pipeline builds it."""
+    return SdkSink(OTLPSpanExporter(endpoint=url, timeout=timeout), RESOURCE, SCOPE)
+
+
+def record(**overrides: object) -> SpanRecord:
+    values: dict[str, object] = {
+        "finished": lambda span: None,
+        "name": "POST",
+        "kind": 3,
+        "trace": 0x4BF92F3577B34DA6A3CE929D0E0E4736,
+        "span_id": 0x00F067AA0BA902B7,
+        "parent_id": 0x1234,
+        "sampled": True,
+        "remote": False,
+        "attributes": {"http.request.method": "POST", "http.response.status_code": 201, "ok": True, "ratio": 0.5},
+    }
+    values.update(overrides)
+    span = SpanRecord(**values)  # type: ignore[arg-type]
+    span.start_ns, span.end_ns = 1_700_000_000_000_000_000, 1_700_000_000_002_000_000
+    return span
 
 
 def test_a_full_queue_drops_the_new_span_and_counts_it_without_waiting() -> None:
@@ -75,25 +95,60 @@ def test_a_batch_the_sink_refuses_or_raises_on_is_counted_as_export_failed() -> 
     queue.shutdown(1)
 
 
-def test_the_http_sink_posts_protobuf_with_its_headers_and_gzip(receiver: Receiver) -> None:
-    sink = http_sink(f"{receiver.url}/v1/traces", headers={"x-team": "pay"}, compression="gzip")
-    assert sink(spans(3, "POST"))
-    assert [s.name for s in receiver.spans] == ["POST"] * 3
-    assert receiver.headers[0]["x-team"] == "pay" and receiver.headers[0]["content-encoding"] == "gzip"
-    assert receiver.spans[0].resource == RESOURCE
-    assert sink(spans(1)) and receiver.exports == 2  # the kept connection serves the next batch
+def test_a_record_reaches_the_collector_with_its_ids_times_kind_attributes_and_flags(receiver: Receiver) -> None:
+    sink = http_sink(f"{receiver.url}/v1/traces")
+    assert sink([record()])
+    [span] = receiver.spans
+    assert span.resource == RESOURCE and receiver.headers[0]["content-type"] == "application/x-protobuf"
+    assert (span.trace, span.span) == ("4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7")
+    assert span.parent == "0000000000001234"
+    assert (span.name, span.kind, span.start, span.end) == (
+        "POST",
+        3,
+        1_700_000_000_000_000_000,
+        1_700_000_000_002_000_000,
+    )
+    assert span.attributes == record().attributes
+    assert span.status == 0 and span.flags == 0x100  # the parent is known to be local
+    sink.close()
+
+
+def test_an_error_sets_the_error_status_and_error_type_and_a_remote_parent_says_so(receiver: Receiver) -> None:
+    failed = record(remote=True, sampled=False, attributes={"n": -3})
+    failed.error = "timeout"
+    many = [record(name=f"tools/call outil-é-{n}", span_id=n + 1, attributes={"k": "v" * n}) for n in range(300)]
+    sink = http_sink(f"{receiver.url}/v1/traces")
+    assert sink([failed, *many])
+    span, *rest = receiver.spans
+    assert span.status == 2 and span.attributes == {"n": -3, "error.type": "timeout"} and span.flags == 0x300
+    assert [s.name for s in rest] == [f"tools/call outil-é-{n}" for n in range(300)]
+    assert rest[299].attributes == {"k": "v" * 299}
     sink.close()
 
 
 def test_an_endpoint_that_refuses_or_never_answers_is_a_failed_batch_within_the_timeout() -> None:
-    assert not http_sink(f"{closed_port()}/v1/traces", timeout_s=1)(spans(1))
+    began = time.monotonic()
+    assert not http_sink(f"{closed_port()}/v1/traces", timeout=1)(spans(1))
+    assert time.monotonic() - began < 3  # the SDK's retries stop at its timeout
     with black_hole() as hole:
         began = time.monotonic()
-        assert not http_sink(f"{hole}/v1/traces", timeout_s=0.5)(spans(1))
+        assert not http_sink(f"{hole}/v1/traces", timeout=0.5)(spans(1))
         assert time.monotonic() - began < 3
     assert shown_url("https://user:pw@collector.example:4318/v1/traces?token=t") == (
         "https://collector.example:4318/v1/traces"
     )
+
+
+def test_a_black_holed_collector_holds_only_the_export_thread_and_every_span_is_counted() -> None:
+    with black_hole() as hole:
+        queue = SpanQueue(http_sink(f"{hole}/v1/traces", timeout=0.3), max_queue=8, batch=4, delay_s=0.01)
+        began = time.perf_counter()
+        for span in spans(40):
+            queue.submit(span)
+        assert time.perf_counter() - began < 0.05  # the caller never waits for the collector
+        queue.flush(5)
+        assert queue.exported == 0 and queue.queue_full + queue.export_failed == 40 and queue.export_failed >= 4
+        queue.shutdown(1, tick=False)
 
 
 def test_an_sdk_exporter_receives_readable_spans() -> None:

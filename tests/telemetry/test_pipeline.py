@@ -6,12 +6,14 @@ from typing import Any
 
 import pytest
 from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
 from anvil.runtime.tracing import bind_span
-from anvil.telemetry.export import HttpSink
+from anvil.telemetry.export import SdkSink
 from anvil.telemetry.google import TELEMETRY_ENDPOINT, GoogleAuth
 from anvil.telemetry.pipeline import start_telemetry
 from anvil.telemetry.settings import TelemetrySettings
+from anvil.telemetry.spans import Recorder
 from tests.telemetry.receiver import Receiver
 
 
@@ -46,26 +48,29 @@ def test_cloud_trace_sends_otlp_to_googles_endpoint_with_the_runtime_identitys_t
     assert telemetry is not None
     try:
         sink = telemetry.queue._sink
-        assert isinstance(sink, HttpSink) and sink.url == f"{TELEMETRY_ENDPOINT}/v1/traces"
+        assert isinstance(sink, SdkSink) and isinstance(sink.exporter, OTLPSpanExporter)
+        assert sink.exporter._endpoint == f"{TELEMETRY_ENDPOINT}/v1/traces"
         assert telemetry.resource["gcp.project_id"] == "acme-prod-1" and telemetry.project == "acme-prod-1"
         assert telemetry.resource["service.name"] == "payments"
-        auth = sink._headers
-        assert isinstance(auth, GoogleAuth)
-        assert auth() == {"authorization": "Bearer ya29.planted-1", "x-goog-user-project": "acme-prod-1"}
-        assert auth()["authorization"] == "Bearer ya29.planted-1" and credentials.refreshed == 1  # still valid
-        assert "planted" not in repr(auth) and "telemetry.googleapis.com" in telemetry.describe()
+        assert "telemetry.googleapis.com" in telemetry.describe()
         assert isinstance(telemetry._metrics, OTLPMetricExporter)
     finally:
         telemetry.shutdown(0.5, final=False)  # nothing is sent to Google from a test
 
 
-def test_the_metric_session_for_google_carries_the_token(receiver: Receiver) -> None:
-    auth = GoogleAuth(FakeCredentials(), "acme-prod-1")
-    with auth.session() as session:
-        answer = session.post(f"{receiver.url}/v1/traces", data=b"", headers={"content-type": "x"})
-    assert answer.status_code == 200
-    assert receiver.headers[0]["authorization"] == "Bearer ya29.planted-1"
-    assert receiver.headers[0]["x-goog-user-project"] == "acme-prod-1"
+def test_the_sdks_exporter_sends_googles_token_refreshed_when_it_expires(receiver: Receiver) -> None:
+    credentials = FakeCredentials()
+    auth = GoogleAuth(credentials, "acme-prod-1")
+    assert "planted" not in repr(auth)
+    sink = SdkSink(OTLPSpanExporter(endpoint=f"{receiver.url}/v1/traces", session=auth.session()), {}, ("a", "1"))
+    recorder = Recorder(lambda span: None)
+    assert sink([recorder.start("a")]) and sink([recorder.start("b")])
+    credentials.token = None  # expired
+    assert sink([recorder.start("c")])
+    sink.close()
+    tokens = [headers["authorization"] for headers in receiver.headers]
+    assert tokens == ["Bearer ya29.planted-1", "Bearer ya29.planted-1", "Bearer ya29.planted-2"]
+    assert {headers["x-goog-user-project"] for headers in receiver.headers} == {"acme-prod-1"}
 
 
 def test_cloud_trace_needs_credentials_and_a_project() -> None:
@@ -137,6 +142,28 @@ def test_otlp_http_exports_spans_and_metrics_derived_from_them(receiver: Receive
     upstream = (("http.request.method", "POST"), ("http.response.status_code", 201), ("server.address", "api.example"))
     assert points[("http.client.request.duration", upstream)] == 2  # a histogram's count
     assert points[("anvil.tool.call.duration", (("gen_ai.tool.name", "refund"),))] == 2
+
+
+def test_otlp_http_sends_the_configured_headers_gzip_and_timeout_not_the_sdks_reading_of_the_timeout(
+    receiver: Receiver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_TIMEOUT", "2000")  # milliseconds; the SDK alone would read seconds
+    settings = TelemetrySettings(
+        exporter="otlp",
+        traces_endpoint=f"{receiver.url}/v1/traces",
+        traces_headers=(("x-team", "pay"),),
+        compression="gzip",
+        timeout_s=2.0,
+        delay_s=0.01,
+    )
+    telemetry = start_telemetry(settings, service="payments")
+    assert telemetry is not None
+    sink = telemetry.queue._sink
+    assert isinstance(sink, SdkSink) and sink.exporter._client._timeout == 2.0
+    telemetry.tracer.start_call("tools/call t", "server", {"gen_ai.tool.name": "t"}, None).end()
+    telemetry.shutdown(5, final=False)
+    assert [span.name for span in receiver.spans] == ["tools/call t"]
+    assert receiver.headers[0]["x-team"] == "pay" and receiver.headers[0]["content-encoding"] == "gzip"
 
 
 def test_an_unsampled_call_is_counted_but_not_exported(receiver: Receiver) -> None:

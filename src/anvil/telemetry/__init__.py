@@ -5,8 +5,7 @@ Nothing here is imported unless ``anvil serve`` runs with ``ANVIL_OTEL_EXPORTER`
 
 * :mod:`~anvil.telemetry.settings` - what to export where (built by the CLI);
 * :mod:`~anvil.telemetry.spans` - span records and the recorder the runtime reports to;
-* :mod:`~anvil.telemetry.otlp` - spans as OTLP protobuf;
-* :mod:`~anvil.telemetry.export` - the bounded queue, its thread and the sinks;
+* :mod:`~anvil.telemetry.export` - the bounded queue, its thread and the sink feeding the SDK's exporters;
 * :mod:`~anvil.telemetry.aggregates` - the metrics derived from the spans;
 * :mod:`~anvil.telemetry.google` - Google's telemetry endpoint and its token;
 * :mod:`~anvil.telemetry.logs` - JSON log lines with Cloud Logging's trace fields;

@@ -7,21 +7,17 @@ a deque append, never a wait) and its thread hands them to a sink in batches of 
 down or black-holed costs its own thread a timeout per batch and never a call anything. The same thread
 runs the periodic metric export (``tick``).
 
-Sinks:
-
-* :class:`HttpSink` - OTLP/HTTP protobuf (``POST`` of :func:`anvil.telemetry.otlp.encode_traces`), one
-  kept-alive connection, a timeout per request, optional gzip, headers fixed or from a provider (a
-  refreshed Google token);
-* :class:`SdkSink` - any OpenTelemetry SDK ``SpanExporter`` (OTLP/gRPC, console): the spans are turned
-  into the SDK's ``ReadableSpan`` on this thread.
+The sink is :class:`SdkSink`: an OpenTelemetry SDK ``SpanExporter`` (the SDK's OTLP/HTTP or OTLP/gRPC
+exporter, or its console exporter), fed the SDK's ``ReadableSpan`` built from the records on this thread.
+The SDK exporter retries a failing batch with backoff until its own timeout, so a down collector holds
+this thread at most ``OTEL_EXPORTER_OTLP_TIMEOUT`` per batch while the event loop goes on queueing (and,
+once the queue is full, dropping and counting). :func:`quiet_sdk_logs` keeps the SDK exporters' one line
+per failed batch (and per retry) to one line a minute.
 """
 
 from __future__ import annotations
 
-import gzip
-import http.client
 import logging
-import ssl
 import threading
 import time
 from collections import deque
@@ -30,15 +26,20 @@ from typing import Any, Final
 from urllib.parse import urlsplit
 
 from anvil.runtime.tracing import Attribute
-from anvil.telemetry.otlp import encode_traces
 from anvil.telemetry.spans import SpanRecord
 
-__all__ = ["HttpSink", "SdkSink", "SpanQueue", "readable_spans", "shown_url"]
+__all__ = ["SDK_EXPORT_LOGGERS", "SdkSink", "SpanQueue", "quiet_sdk_logs", "readable_spans", "shown_url"]
 
 _log = logging.getLogger("anvil.telemetry")
-_PROTOBUF: Final = "application/x-protobuf"
 #: The longest an export failure stays quiet in the log (one line per failing exporter per minute).
 _QUIET_S: Final = 60.0
+#: The loggers the SDK's OTLP exporters report failed exports and retries on.
+SDK_EXPORT_LOGGERS: Final = (
+    "opentelemetry.exporter.otlp.proto.http.trace_exporter",
+    "opentelemetry.exporter.otlp.proto.http.metric_exporter",
+    "opentelemetry.exporter.otlp.proto.grpc.exporter",
+    "opentelemetry.exporter.otlp.common.http",
+)
 
 
 class SpanQueue:
@@ -160,96 +161,6 @@ class SpanQueue:
         self._thread.join(timeout_s)
 
 
-class HttpSink:
-    """POSTs batches as OTLP/HTTP protobuf to one URL (see the module docstring).
-
-    Args:
-        url: The traces URL (``.../v1/traces``).
-        resource: The encoded ``Resource``; scope: the encoded ``InstrumentationScope``.
-        headers: Extra request headers (``OTEL_EXPORTER_OTLP_HEADERS``), or a callable giving them per
-            request (a refreshed bearer token).
-        timeout_s: The bound on one request, connect to last byte.
-        compression: ``gzip`` or ``none``.
-    """
-
-    def __init__(
-        self,
-        url: str,
-        *,
-        resource: bytes,
-        scope: bytes,
-        headers: Mapping[str, str] | Callable[[], Mapping[str, str]] = (),  # type: ignore[assignment]
-        timeout_s: float = 10.0,
-        compression: str = "none",
-    ) -> None:
-        parts = urlsplit(url)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError("an OTLP/HTTP endpoint is an http(s) URL")
-        self.url = url
-        self._https = parts.scheme == "https"
-        self._host = parts.hostname
-        self._port = parts.port or (443 if self._https else 80)
-        self._target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-        self._resource = resource
-        self._scope = scope
-        self._headers = headers
-        self._timeout = timeout_s
-        self._gzip = compression == "gzip"
-        self._connection: http.client.HTTPConnection | None = None
-        self._quiet_until = 0.0
-
-    def _connect(self) -> http.client.HTTPConnection:
-        if self._connection is None:
-            if self._https:
-                context = ssl.create_default_context()
-                self._connection = http.client.HTTPSConnection(
-                    self._host, self._port, timeout=self._timeout, context=context
-                )
-            else:
-                self._connection = http.client.HTTPConnection(self._host, self._port, timeout=self._timeout)
-        return self._connection
-
-    def __call__(self, batch: Sequence[SpanRecord]) -> bool:
-        """Deliver one batch: True on a 2xx answer."""
-        body = encode_traces(batch, self._resource, self._scope)
-        headers = {"content-type": _PROTOBUF}
-        extra = self._headers() if callable(self._headers) else self._headers
-        headers.update(dict(extra))
-        if self._gzip:
-            body = gzip.compress(body, 6)
-            headers["content-encoding"] = "gzip"
-        try:
-            connection = self._connect()
-            connection.request("POST", self._target, body=body, headers=headers)
-            response = connection.getresponse()
-            response.read()
-            status = response.status
-        except (OSError, http.client.HTTPException) as exc:
-            self.close()
-            self._complain(type(exc).__name__)
-            return False
-        if not 200 <= status <= 299:
-            self._complain(f"HTTP {status}")
-            return False
-        return True
-
-    def _complain(self, what: str) -> None:
-        now = time.monotonic()
-        if now >= self._quiet_until:
-            self._quiet_until = now + _QUIET_S
-            _log.warning(
-                "anvil: the trace exporter could not deliver spans to %s (%s); they are dropped and counted",
-                shown_url(self.url),
-                what,
-            )
-
-    def close(self) -> None:
-        """Close the kept connection (the next batch opens a new one)."""
-        if self._connection is not None:
-            self._connection.close()
-            self._connection = None
-
-
 def shown_url(url: str) -> str:
     """``url`` without user info or query (an operator's endpoint may carry a token in either)."""
     parts = urlsplit(url)
@@ -294,8 +205,32 @@ def readable_spans(batch: Sequence[SpanRecord], resource: Mapping[str, Attribute
     return out
 
 
+class _OncePerMinute(logging.Filter):
+    """Lets one record through per logger per :data:`_QUIET_S` (a black-holed collector fails every batch)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._quiet_until = 0.0
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        now = time.monotonic()
+        if now < self._quiet_until:
+            return False
+        self._quiet_until = now + _QUIET_S
+        return True
+
+
+def quiet_sdk_logs() -> None:
+    """Keep each SDK exporter logger (:data:`SDK_EXPORT_LOGGERS`) to one line a minute (idempotent)."""
+    for name in SDK_EXPORT_LOGGERS:
+        logger = logging.getLogger(name)
+        if not any(isinstance(found, _OncePerMinute) for found in logger.filters):
+            logger.addFilter(_OncePerMinute())
+
+
 class SdkSink:
-    """Hands batches to an OpenTelemetry SDK ``SpanExporter`` (OTLP/gRPC, console) as ``ReadableSpan``s."""
+    """Hands batches to an OpenTelemetry SDK ``SpanExporter`` (OTLP/HTTP, OTLP/gRPC, console) as
+    ``ReadableSpan``s; a batch it reports failed is dropped (and counted by the queue)."""
 
     def __init__(self, exporter: Any, resource: Mapping[str, Attribute], scope: tuple[str, str]) -> None:
         self.exporter = exporter

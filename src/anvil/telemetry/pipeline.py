@@ -5,12 +5,19 @@
 sink carries the spans:
 
 ================  ===================================================================================
-``otlp``          OTLP/HTTP protobuf (:class:`~anvil.telemetry.export.HttpSink`, the spans encoded by
-                  :mod:`anvil.telemetry.otlp`), or OTLP/gRPC (the SDK's gRPC exporter)
-``cloud_trace``   OTLP/HTTP to ``telemetry.googleapis.com`` with the runtime identity's token
+``otlp``          the SDK's OTLP/HTTP protobuf exporter, or its OTLP/gRPC exporter
+``cloud_trace``   the SDK's OTLP/HTTP exporter to ``telemetry.googleapis.com``, with a ``requests``
+                  session that puts the runtime identity's token on every request
                   (:mod:`anvil.telemetry.google`)
 ``console``       the SDK's console exporter, on stderr (stdout carries the protocol and the URL line)
 ================  ===================================================================================
+
+Every trace sink is an :class:`~anvil.telemetry.export.SdkSink`: the export thread builds the SDK's
+``ReadableSpan`` from the records and the SDK exporter encodes and sends them. The exporters are given
+the settings the CLI read (endpoint, headers, timeout, compression) explicitly: the SDK reads
+``OTEL_EXPORTER_OTLP_TIMEOUT`` as seconds where the specification says milliseconds, and the CLI reads
+it as the specification says. The TLS files (``OTEL_EXPORTER_OTLP_CERTIFICATE``, ``..._CLIENT_KEY``,
+``..._CLIENT_CERTIFICATE`` and their per-signal twins) are left to the SDK, which reads them itself.
 
 Metrics go the same way every ``metric_interval_s`` through the SDK's OTLP (HTTP or gRPC) or console
 metric exporter, from :class:`~anvil.telemetry.aggregates.Aggregates`. Everything the export thread needs is
@@ -30,9 +37,8 @@ from typing import Any, Final
 from anvil import __version__
 from anvil.runtime.tracing import Attribute
 from anvil.telemetry.aggregates import Aggregates, PrometheusSeries
-from anvil.telemetry.export import HttpSink, SdkSink, SpanQueue, shown_url
+from anvil.telemetry.export import SdkSink, SpanQueue, quiet_sdk_logs, readable_spans, shown_url
 from anvil.telemetry.google import METRICS_PATH, TELEMETRY_ENDPOINT, TRACES_PATH, GoogleAuth
-from anvil.telemetry.otlp import encode_resource, encode_scope
 from anvil.telemetry.settings import TelemetrySettings
 from anvil.telemetry.spans import Recorder, SpanRecord
 
@@ -169,40 +175,45 @@ def start_telemetry(
     resource = _resource(settings, service, project)
     traces = _trace_sink(settings, resource, auth)
     metrics = _metric_exporter(settings, auth)
+    quiet_sdk_logs()
     Aggregates().metrics_data(resource, SCOPE)  # imports what the metric export needs, on this thread
+    readable_spans([], resource, SCOPE)  # and what the span export needs
     return Telemetry(settings, resource, traces, metrics, project=project)
 
 
-def _trace_sink(
-    settings: TelemetrySettings, resource: Mapping[str, Attribute], auth: GoogleAuth | None
-) -> Callable[[Sequence[SpanRecord]], bool]:
-    encoded, scope = encode_resource(resource), encode_scope(*SCOPE)
-    if auth is not None:
-        return HttpSink(
-            TELEMETRY_ENDPOINT + TRACES_PATH,
-            resource=encoded,
-            scope=scope,
-            headers=auth,
-            timeout_s=settings.timeout_s,
-            compression=settings.compression,
-        )
+def _trace_sink(settings: TelemetrySettings, resource: Mapping[str, Attribute], auth: GoogleAuth | None) -> SdkSink:
     if settings.exporter == "console":
         from opentelemetry.sdk.trace.export import ConsoleSpanExporter
 
         return SdkSink(ConsoleSpanExporter(out=sys.stderr), resource, SCOPE)
-    if settings.traces_protocol == "grpc":
-        from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
+    if auth is None and settings.traces_protocol == "grpc":
+        from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter as GrpcExporter
 
-        exporter = OTLPSpanExporter(**_grpc_options(settings.traces_endpoint, settings.traces_headers, settings))
-        return SdkSink(exporter, resource, SCOPE)
-    return HttpSink(
-        settings.traces_endpoint,
-        resource=encoded,
-        scope=scope,
-        headers=dict(settings.traces_headers),
-        timeout_s=settings.timeout_s,
-        compression=settings.compression,
-    )
+        grpc = GrpcExporter(**_grpc_options(settings.traces_endpoint, settings.traces_headers, settings))
+        return SdkSink(grpc, resource, SCOPE)
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+    if auth is not None:
+        exporter = OTLPSpanExporter(
+            endpoint=TELEMETRY_ENDPOINT + TRACES_PATH,
+            timeout=settings.timeout_s,
+            compression=_http_compression(settings),
+            session=auth.session(),
+        )
+    else:
+        exporter = OTLPSpanExporter(
+            endpoint=settings.traces_endpoint,
+            headers=dict(settings.traces_headers),
+            timeout=settings.timeout_s,
+            compression=_http_compression(settings),
+        )
+    return SdkSink(exporter, resource, SCOPE)
+
+
+def _http_compression(settings: TelemetrySettings) -> Any:
+    from opentelemetry.exporter.otlp.proto.http import Compression
+
+    return Compression.Gzip if settings.compression == "gzip" else Compression.NoCompression
 
 
 def _grpc_options(endpoint: str, headers: tuple[tuple[str, str], ...], settings: TelemetrySettings) -> dict[str, Any]:
@@ -227,10 +238,9 @@ def _metric_exporter(settings: TelemetrySettings, auth: GoogleAuth | None) -> An
         from opentelemetry.exporter.otlp.proto.grpc.metric_exporter import OTLPMetricExporter as GrpcExporter
 
         return GrpcExporter(**_grpc_options(settings.metrics_endpoint, settings.metrics_headers, settings))
-    from opentelemetry.exporter.otlp.proto.http import Compression
     from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
 
-    compression = Compression.Gzip if settings.compression == "gzip" else Compression.NoCompression
+    compression = _http_compression(settings)
     if auth is not None:
         return OTLPMetricExporter(
             endpoint=TELEMETRY_ENDPOINT + METRICS_PATH,
