@@ -166,6 +166,31 @@ def test_otlp_http_sends_the_configured_headers_gzip_and_timeout_not_the_sdks_re
     assert receiver.headers[0]["x-team"] == "pay" and receiver.headers[0]["content-encoding"] == "gzip"
 
 
+def test_the_tls_files_reach_the_sdks_http_exporters_session() -> None:
+    tls = ("/etc/ca.pem", "/etc/key.pem", "/etc/cert.pem")
+    settings = TelemetrySettings(exporter="otlp", traces_tls=tls, metrics_tls=(None, None, None), delay_s=60)
+    telemetry = start_telemetry(settings, service="payments")
+    assert telemetry is not None
+    try:
+        sink = telemetry.queue._sink
+        assert isinstance(sink, SdkSink)
+        session = sink.exporter._client._transport._session
+        assert (session.verify, session.cert) == ("/etc/ca.pem", ("/etc/cert.pem", "/etc/key.pem"))
+    finally:
+        telemetry.shutdown(0.5, final=False)
+
+
+def test_the_sampler_settings_decide_what_is_exported_and_every_call_is_counted(receiver: Receiver) -> None:
+    settings = TelemetrySettings(
+        exporter="otlp", traces_endpoint=f"{receiver.url}/v1/traces", delay_s=0.01, sampler="always_off"
+    )
+    telemetry = start_telemetry(settings, service="payments")
+    assert telemetry is not None
+    telemetry.tracer.start_call("tools/call t", "server", {"gen_ai.tool.name": "t"}, None).end()
+    telemetry.shutdown(2, final=False)
+    assert receiver.spans == [] and sum(telemetry.aggregates.calls.values()) == 1
+
+
 def test_an_unsampled_call_is_counted_but_not_exported(receiver: Receiver) -> None:
     from anvil.runtime.tracing import parse_traceparent
 

@@ -37,8 +37,9 @@ from typing import Any, Final
 from anvil import __version__
 from anvil.runtime.tracing import Attribute
 from anvil.telemetry.aggregates import Aggregates, PrometheusSeries
-from anvil.telemetry.export import SdkSink, SpanQueue, quiet_sdk_logs, readable_spans, shown_url
+from anvil.telemetry.export import SdkSink, SpanQueue, quiet_sdk_logs, shown_url
 from anvil.telemetry.google import METRICS_PATH, TELEMETRY_ENDPOINT, TRACES_PATH, GoogleAuth
+from anvil.telemetry.sampling import Sampler
 from anvil.telemetry.settings import TelemetrySettings
 from anvil.telemetry.spans import Recorder, SpanRecord
 
@@ -83,7 +84,7 @@ class Telemetry:
             tick_s=settings.metric_interval_s,
         )
         self.aggregates = Aggregates(self.queue.dropped)
-        self.tracer = Recorder(self._finished)
+        self.tracer = Recorder(self._finished, sampler=Sampler(settings.sampler, settings.sampler_ratio))
 
     def _finished(self, record: SpanRecord) -> None:
         self.aggregates.observe(record)
@@ -177,7 +178,6 @@ def start_telemetry(
     metrics = _metric_exporter(settings, auth)
     quiet_sdk_logs()
     Aggregates().metrics_data(resource, SCOPE)  # imports what the metric export needs, on this thread
-    readable_spans([], resource, SCOPE)  # and what the span export needs
     return Telemetry(settings, resource, traces, metrics, project=project)
 
 
@@ -202,7 +202,8 @@ def _trace_sink(settings: TelemetrySettings, resource: Mapping[str, Attribute], 
         )
     else:
         exporter = OTLPSpanExporter(
-            endpoint=settings.traces_endpoint,
+            settings.traces_endpoint,
+            *settings.traces_tls,
             headers=dict(settings.traces_headers),
             timeout=settings.timeout_s,
             compression=_http_compression(settings),
@@ -249,7 +250,8 @@ def _metric_exporter(settings: TelemetrySettings, auth: GoogleAuth | None) -> An
             session=auth.session(),
         )
     return OTLPMetricExporter(
-        endpoint=settings.metrics_endpoint,
+        settings.metrics_endpoint,
+        *settings.metrics_tls,
         headers=dict(settings.metrics_headers),
         timeout=settings.timeout_s,
         compression=compression,
