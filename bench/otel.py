@@ -1,6 +1,6 @@
 """What tracing costs: reads and keyed writes with ``ANVIL_OTEL_EXPORTER=otlp`` against ``none``, one run.
 
-    .venv/bin/python bench/otel.py [--calls N] [--rounds R] [--warmup W] [--baseline SRC] [--encoder SRC]
+    .venv/bin/python bench/otel.py [--calls N] [--rounds R] [--warmup W] [--baseline SRC] [--other SRC]
 
 Processes on loopback: the payments mock (``bench/gateway.py --mock payments``), three ``anvil serve`` gateways
 (four with ``--baseline``) on the compiled payments example (env ``prod``, a SQLite ledger each, inbound auth
@@ -12,9 +12,9 @@ not decode, so the client's CPU stays with the client):
 * ``otlp`` - every call traced and exported to the receiver (``OTEL_BSP_SCHEDULE_DELAY=1000``, default batches);
 * ``otlp, black hole`` - exported to a socket that never accepts (``OTEL_EXPORTER_OTLP_TIMEOUT=2000``): what a
   down collector costs a call (nothing, is the claim), and the drops it counts;
-* with ``--encoder SRC`` (a checkout whose OTLP/HTTP spans went through anvil's own protobuf encoder, the
-  revision before the SDK's exporter carried them), ``otlp, own encoder``: that code exporting to the same
-  receiver, so one run compares the SDK's OTLP/HTTP exporter with the encoder it replaced;
+* with ``--other SRC`` (another checkout's ``src``), ``otlp, other``: that code exporting to the same receiver,
+  so one run compares two ways of exporting (e.g. commit 8b64a0d, whose OTLP/HTTP spans went through the
+  SDK's ``OTLPSpanExporter``, against anvil's own encoder here);
 * with ``--baseline SRC`` (another checkout's ``src``, e.g. the revision before tracing), ``baseline``: that
   code, untraced, so ``none`` shows what the tracing seam costs a gateway that traces nothing.
 
@@ -153,8 +153,8 @@ def _table(rows: dict[str, dict[str, tuple[list[float], float, float]]]) -> str:
         base_cpu = found["none"][1]
         for name, (values, cpu, others) in found.items():
             ratio = f"{(cpu / base_cpu - 1) * 100:+.1f} %" if name not in ("none", "baseline") and base_cpu else ""
-            if name == "otlp" and "otlp, own encoder" in found:  # the SDK's exporter against the encoder
-                ratio += f" ({(cpu / found['otlp, own encoder'][1] - 1) * 100:+.1f} % vs own encoder)"
+            if name == "otlp" and "otlp, other" in found:  # this tree's export against the other's
+                ratio += f" ({(cpu / found['otlp, other'][1] - 1) * 100:+.1f} % vs other)"
             if name == "none" and "baseline" in found:  # what the seam costs untraced
                 ratio = f"{(cpu / found['baseline'][1] - 1) * 100:+.1f} % (vs baseline)"
             p50, p99 = _percentile(values, 0.5), _percentile(values, 0.99)
@@ -201,9 +201,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=24, help="rounds each row is split in (default 24)")
     parser.add_argument("--warmup", type=int, default=50, help="warm-up reads per gateway (default 50)")
     parser.add_argument("--baseline", metavar="SRC", help="also serve another checkout's src, untraced")
-    parser.add_argument("--encoder", metavar="SRC", help="also serve another checkout's src, exporting (otlp)")
+    parser.add_argument("--other", metavar="SRC", help="also serve another checkout's src, exporting (otlp)")
     args = parser.parse_args(argv)
-    gateways = 3 + bool(args.baseline) + bool(args.encoder)
+    gateways = 3 + bool(args.baseline) + bool(args.other)
     if not 1 <= args.calls <= 5000 // gateways:
         parser.error(f"--calls must be 1..{5000 // gateways} (each write refunds 1 of the mock payment's 5000)")
     receiver = _Receiver()
@@ -226,14 +226,14 @@ def main(argv: list[str] | None = None) -> int:
             },
             **(
                 {
-                    "otlp, own encoder": {
-                        "PYTHONPATH": str(Path(args.encoder).resolve()),
+                    "otlp, other": {
+                        "PYTHONPATH": str(Path(args.other).resolve()),
                         "ANVIL_OTEL_EXPORTER": "otlp",
                         "OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url,
                         "OTEL_BSP_SCHEDULE_DELAY": "1000",
                     }
                 }
-                if args.encoder
+                if args.other
                 else {}
             ),
             "otlp, black hole": {

@@ -8,16 +8,19 @@ import threading
 import time
 from collections.abc import Sequence
 from concurrent import futures
+from pathlib import Path
 
 import grpc
+import pytest
 from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter as GrpcSpanExporter
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
 from opentelemetry.sdk.trace.export import ConsoleSpanExporter
 
-from anvil.telemetry.export import SdkSink, SpanQueue, shown_url
+from anvil.telemetry.export import HttpSink, SdkSink, SpanQueue, shown_url
+from anvil.telemetry.otlp import encode_resource, encode_scope
 from anvil.telemetry.spans import Recorder, SpanRecord
-from tests.telemetry.receiver import Receiver, black_hole, closed_port
+from tests.telemetry.receiver import Receiver, black_hole, closed_port, https_receiver, pki
 
 RESOURCE = {"service.name": "payments"}
 SCOPE = ("anvil", "0.1.0")
@@ -33,8 +36,12 @@ def spans(count: int, name: str = "GET") -> list[SpanRecord]:
     return out
 
 
-def http_sink(url: str, timeout: float = 5.0) -> SdkSink:
-    """The SDK's OTLP/HTTP exporter behind the sink, as the pipeline builds it."""
+def http_sink(url: str, **options: object) -> HttpSink:
+    return HttpSink(url, resource=encode_resource(RESOURCE), scope=encode_scope(*SCOPE), **options)  # type: ignore[arg-type]
+
+
+def sdk_http_sink(url: str, timeout: float = 5.0) -> SdkSink:
+    """The SDK's OTLP/HTTP exporter behind an :class:`SdkSink` (the SDK's encoder reading our records)."""
     return SdkSink(OTLPSpanExporter(endpoint=url, timeout=timeout), RESOURCE, SCOPE)
 
 
@@ -95,8 +102,8 @@ def test_a_batch_the_sink_refuses_or_raises_on_is_counted_as_export_failed() -> 
     queue.shutdown(1)
 
 
-def test_a_record_reaches_the_collector_with_its_ids_times_kind_attributes_and_flags(receiver: Receiver) -> None:
-    sink = http_sink(f"{receiver.url}/v1/traces")
+def test_a_record_read_by_the_sdks_encoder_has_its_ids_times_kind_attributes_and_flags(receiver: Receiver) -> None:
+    sink = sdk_http_sink(f"{receiver.url}/v1/traces")
     assert sink([record()])
     [span] = receiver.spans
     assert span.resource == RESOURCE and receiver.headers[0]["content-type"] == "application/x-protobuf"
@@ -117,7 +124,7 @@ def test_an_error_sets_the_error_status_and_error_type_and_a_remote_parent_says_
     failed = record(remote=True, sampled=False, attributes={"n": -3})
     failed.error = "timeout"
     many = [record(name=f"tools/call outil-é-{n}", span_id=n + 1, attributes={"k": "v" * n}) for n in range(300)]
-    sink = http_sink(f"{receiver.url}/v1/traces")
+    sink = sdk_http_sink(f"{receiver.url}/v1/traces")
     assert sink([failed, *many])
     span, *rest = receiver.spans
     assert span.status == 2 and span.attributes == {"n": -3, "error.type": "timeout"} and span.flags == 0x300
@@ -126,22 +133,53 @@ def test_an_error_sets_the_error_status_and_error_type_and_a_remote_parent_says_
     sink.close()
 
 
+def test_the_http_sink_posts_protobuf_with_its_headers_and_gzip(receiver: Receiver) -> None:
+    sink = http_sink(f"{receiver.url}/v1/traces", headers={"x-team": "pay"}, compression="gzip")
+    assert sink(spans(3, "POST"))
+    assert [s.name for s in receiver.spans] == ["POST"] * 3
+    assert receiver.headers[0]["x-team"] == "pay" and receiver.headers[0]["content-encoding"] == "gzip"
+    assert receiver.spans[0].resource == RESOURCE
+    assert sink(spans(1)) and receiver.exports == 2  # the kept connection serves the next batch
+    sink.close()
+
+
 def test_an_endpoint_that_refuses_or_never_answers_is_a_failed_batch_within_the_timeout() -> None:
-    began = time.monotonic()
-    assert not http_sink(f"{closed_port()}/v1/traces", timeout=1)(spans(1))
-    assert time.monotonic() - began < 3  # the SDK's retries stop at its timeout
+    assert not http_sink(f"{closed_port()}/v1/traces", timeout_s=1)(spans(1))
     with black_hole() as hole:
         began = time.monotonic()
-        assert not http_sink(f"{hole}/v1/traces", timeout=0.5)(spans(1))
+        assert not http_sink(f"{hole}/v1/traces", timeout_s=0.5)(spans(1))
         assert time.monotonic() - began < 3
     assert shown_url("https://user:pw@collector.example:4318/v1/traces?token=t") == (
         "https://collector.example:4318/v1/traces"
     )
 
 
-def test_a_black_holed_collector_holds_only_the_export_thread_and_every_span_is_counted() -> None:
+def test_the_http_sink_trusts_the_configured_ca_and_presents_the_client_certificate(tmp_path: Path) -> None:
+    ca, key, cert = pki(tmp_path)
+    with https_receiver(ca, key, cert) as (url, posted):
+        trusted = http_sink(f"{url}/v1/traces", tls=(str(ca), str(key), str(cert)), timeout_s=5)
+        assert trusted(spans(1)) and posted == ["/v1/traces"]
+        trusted.close()
+        assert not http_sink(f"{url}/v1/traces", tls=(str(ca), None, None), timeout_s=5)(spans(1))  # no client cert
+        assert not http_sink(f"{url}/v1/traces", timeout_s=5)(spans(1))  # the system's CAs do not know it
+        assert posted == ["/v1/traces"]
+
+
+def test_an_sdk_exporter_that_is_refused_or_black_holed_fails_the_batch_within_its_timeout() -> None:
+    began = time.monotonic()
+    assert not sdk_http_sink(f"{closed_port()}/v1/traces", timeout=1)(spans(1))
+    assert time.monotonic() - began < 3  # the SDK's retries stop at its timeout
     with black_hole() as hole:
-        queue = SpanQueue(http_sink(f"{hole}/v1/traces", timeout=0.3), max_queue=8, batch=4, delay_s=0.01)
+        began = time.monotonic()
+        assert not sdk_http_sink(f"{hole}/v1/traces", timeout=0.5)(spans(1))
+        assert time.monotonic() - began < 3
+
+
+@pytest.mark.parametrize("sdk", [False, True])
+def test_a_black_holed_collector_holds_only_the_export_thread_and_every_span_is_counted(sdk: bool) -> None:
+    with black_hole() as hole:
+        sink = sdk_http_sink(f"{hole}/v1/traces", 0.3) if sdk else http_sink(f"{hole}/v1/traces", timeout_s=0.3)
+        queue = SpanQueue(sink, max_queue=8, batch=4, delay_s=0.01)
         began = time.perf_counter()
         for span in spans(40):
             queue.submit(span)

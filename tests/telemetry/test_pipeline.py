@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -9,12 +10,12 @@ from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExp
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
 from anvil.runtime.tracing import bind_span
-from anvil.telemetry.export import SdkSink
+from anvil.telemetry.export import HttpSink, SdkSink
 from anvil.telemetry.google import TELEMETRY_ENDPOINT, GoogleAuth
 from anvil.telemetry.pipeline import start_telemetry
 from anvil.telemetry.settings import TelemetrySettings
 from anvil.telemetry.spans import Recorder
-from tests.telemetry.receiver import Receiver
+from tests.telemetry.receiver import Receiver, pki
 
 
 class FakeCredentials:
@@ -48,17 +49,20 @@ def test_cloud_trace_sends_otlp_to_googles_endpoint_with_the_runtime_identitys_t
     assert telemetry is not None
     try:
         sink = telemetry.queue._sink
-        assert isinstance(sink, SdkSink) and isinstance(sink.exporter, OTLPSpanExporter)
-        assert sink.exporter._endpoint == f"{TELEMETRY_ENDPOINT}/v1/traces"
+        assert isinstance(sink, HttpSink) and sink.url == f"{TELEMETRY_ENDPOINT}/v1/traces"
         assert telemetry.resource["gcp.project_id"] == "acme-prod-1" and telemetry.project == "acme-prod-1"
         assert telemetry.resource["service.name"] == "payments"
-        assert "telemetry.googleapis.com" in telemetry.describe()
+        auth = sink._headers
+        assert isinstance(auth, GoogleAuth)
+        assert auth() == {"authorization": "Bearer ya29.planted-1", "x-goog-user-project": "acme-prod-1"}
+        assert auth()["authorization"] == "Bearer ya29.planted-1" and credentials.refreshed == 1  # still valid
+        assert "planted" not in repr(auth) and "telemetry.googleapis.com" in telemetry.describe()
         assert isinstance(telemetry._metrics, OTLPMetricExporter)
     finally:
         telemetry.shutdown(0.5, final=False)  # nothing is sent to Google from a test
 
 
-def test_the_sdks_exporter_sends_googles_token_refreshed_when_it_expires(receiver: Receiver) -> None:
+def test_the_session_of_the_sdks_exporters_sends_googles_token_refreshed_when_it_expires(receiver: Receiver) -> None:
     credentials = FakeCredentials()
     auth = GoogleAuth(credentials, "acme-prod-1")
     assert "planted" not in repr(auth)
@@ -159,25 +163,39 @@ def test_otlp_http_sends_the_configured_headers_gzip_and_timeout_not_the_sdks_re
     telemetry = start_telemetry(settings, service="payments")
     assert telemetry is not None
     sink = telemetry.queue._sink
-    assert isinstance(sink, SdkSink) and sink.exporter._client._timeout == 2.0
+    assert isinstance(sink, HttpSink) and sink._timeout == 2.0
+    assert telemetry._metrics._client._timeout == 2.0  # the SDK's metric exporter, told explicitly
     telemetry.tracer.start_call("tools/call t", "server", {"gen_ai.tool.name": "t"}, None).end()
     telemetry.shutdown(5, final=False)
     assert [span.name for span in receiver.spans] == ["tools/call t"]
     assert receiver.headers[0]["x-team"] == "pay" and receiver.headers[0]["content-encoding"] == "gzip"
 
 
-def test_the_tls_files_reach_the_sdks_http_exporters_session() -> None:
-    tls = ("/etc/ca.pem", "/etc/key.pem", "/etc/cert.pem")
-    settings = TelemetrySettings(exporter="otlp", traces_tls=tls, metrics_tls=(None, None, None), delay_s=60)
+def test_the_tls_files_reach_both_exporters_and_an_unreadable_one_stops_the_start(tmp_path: Path) -> None:
+    ca, key, cert = pki(tmp_path)
+    tls = (str(ca), str(key), str(cert))
+    settings = TelemetrySettings(
+        exporter="otlp",
+        traces_endpoint="https://collector.internal/v1/traces",
+        metrics_endpoint="https://collector.internal/v1/metrics",
+        traces_tls=tls,
+        metrics_tls=tls,
+        delay_s=60,
+    )
     telemetry = start_telemetry(settings, service="payments")
     assert telemetry is not None
     try:
         sink = telemetry.queue._sink
-        assert isinstance(sink, SdkSink)
-        session = sink.exporter._client._transport._session
-        assert (session.verify, session.cert) == ("/etc/ca.pem", ("/etc/cert.pem", "/etc/key.pem"))
+        assert isinstance(sink, HttpSink) and sink._context is not None
+        session = telemetry._metrics._client._transport._session
+        assert (session.verify, session.cert) == (str(ca), (str(cert), str(key)))
     finally:
         telemetry.shutdown(0.5, final=False)
+    missing = TelemetrySettings(
+        exporter="otlp", traces_endpoint="https://c/v1/traces", traces_tls=(str(tmp_path / "none.pem"), None, None)
+    )
+    with pytest.raises(ValueError, match="TLS file"):
+        start_telemetry(missing, service="payments")
 
 
 def test_the_sampler_settings_decide_what_is_exported_and_every_call_is_counted(receiver: Receiver) -> None:

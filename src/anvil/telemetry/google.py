@@ -7,8 +7,9 @@ Every resource carries ``gcp.project_id`` (the API requires it): ``OTEL_RESOURCE
 else it is the credentials' project. No Google SDK for tracing is used: only ``google-auth`` for the token.
 
 :class:`GoogleAuth` hands the export thread a fresh ``authorization`` header per request (refreshing the
-token when it expires) and ``x-goog-user-project``, through a ``requests`` auth hook on the session the
-SDK's OTLP/HTTP exporters send with (:meth:`GoogleAuth.session`); :func:`google_credentials` finds the
+token when it expires) and ``x-goog-user-project``: called by the span sink per batch, and as a
+``requests`` auth hook on the session the SDK's OTLP/HTTP metric exporter sends with
+(:meth:`GoogleAuth.session`); :func:`google_credentials` finds the
 credentials. Both take their inputs as arguments, so the configuration is tested offline with credentials of
 the test's own.
 """
@@ -75,7 +76,7 @@ class GoogleAuth:
 
     def session(self) -> Any:
         """A ``requests`` session whose every request carries these headers, fresh (the SDK's OTLP/HTTP
-        exporters take it): ``requests`` calls the session's ``auth`` hook as it prepares each request,
+        metric exporter takes it): ``requests`` calls the session's ``auth`` hook as it prepares each request,
         the exporter's retries included."""
         import requests
         import requests.auth

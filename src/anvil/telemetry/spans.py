@@ -5,7 +5,7 @@ started, ended and handed to a processor), several times a whole traced call's b
 :class:`SpanRecord` (slots, two random ids, ``time.time_ns`` twice, a dict of attributes) and the
 :class:`Recorder` that makes them implements :class:`anvil.runtime.tracing.Tracer`. An ended record goes
 to the ``finished`` callback (:class:`anvil.telemetry.pipeline.Telemetry` aggregates it and queues it for
-export); the SDK's ``ReadableSpan`` and the SDK's exporters come in on the export thread.
+export); the OTLP encoding (:mod:`anvil.telemetry.otlp`) and the SDK's exporters run on the export thread.
 
 Ids follow OpenTelemetry's: a random non-zero 128-bit trace id and 64-bit span id (``random.getrandbits``,
 as the SDK's own generator). A call continues its caller's trace when given a parent (a W3C
