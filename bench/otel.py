@@ -116,28 +116,35 @@ def _cpu_seconds(pid: int) -> tuple[float, float]:
 
 
 async def _row(
-    calls: dict[str, Callable[[int], Awaitable[None]]], pids: dict[str, int], count: int, rounds: int
+    calls: dict[str, Callable[[int], Awaitable[None]]],
+    pids: dict[str, int],
+    count: int,
+    rounds: int,
+    settle_s: float = 2.5,
 ) -> dict[str, tuple[list[float], float, float]]:
     """Per gateway: latencies (ms), server CPU per call (ms) and the part of it other threads spent (the
     export thread), over ``rounds`` interleaved rounds (each visits every gateway, in a rotating order, so a
-    burst of load elsewhere on the machine weighs on every column alike)."""
+    burst of load elsewhere on the machine weighs on every column alike).
+
+    The CPU is each process's from before the first round to ``settle_s`` after the last: the export thread
+    sends a call's spans up to ``OTEL_BSP_SCHEDULE_DELAY`` later, often while another gateway's round runs,
+    so counting only a gateway's own rounds would miss most of it (an idle gateway spends next to nothing)."""
     latencies: dict[str, list[float]] = {name: [] for name in calls}
-    main = dict.fromkeys(calls, 0.0)
-    others = dict.fromkeys(calls, 0.0)
     index = 0
     names = list(calls)
     per_round = max(1, count // rounds)
+    before = {name: _cpu_seconds(pids[name]) for name in names}
     for number in range(rounds):
         for name in names[number % len(names) :] + names[: number % len(names)]:
-            before = _cpu_seconds(pids[name])
             for _ in range(per_round):
                 started = time.perf_counter()
                 await calls[name](index)
                 latencies[name].append((time.perf_counter() - started) * 1000)
                 index += 1
-            after = _cpu_seconds(pids[name])
-            main[name] += after[0] - before[0]
-            others[name] += after[1] - before[1]
+    await asyncio.sleep(settle_s)
+    after = {name: _cpu_seconds(pids[name]) for name in names}
+    main = {name: after[name][0] - before[name][0] for name in names}
+    others = {name: after[name][1] - before[name][1] for name in names}
     return {
         name: (values, (main[name] + others[name]) * 1000 / len(values), others[name] * 1000 / len(values))
         for name, values in latencies.items()

@@ -17,7 +17,7 @@ from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExport
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
 from opentelemetry.sdk.trace.export import ConsoleSpanExporter
 
-from anvil.telemetry.export import HttpSink, SdkSink, SpanQueue, shown_url
+from anvil.telemetry.export import SDK_EXPORT_LOGGERS, HttpSink, SdkSink, SpanQueue, quiet_sdk_logs, shown_url
 from anvil.telemetry.otlp import encode_resource, encode_scope
 from anvil.telemetry.spans import Recorder, SpanRecord
 from tests.telemetry.receiver import Receiver, black_hole, closed_port, https_receiver, pki
@@ -222,3 +222,16 @@ def test_otlp_grpc_delivers_through_the_sdks_grpc_exporter() -> None:
         exporter.shutdown()
     finally:
         server.stop(0)
+
+
+def test_the_sdk_exporters_failure_lines_are_kept_to_one_a_minute(caplog: pytest.LogCaptureFixture) -> None:
+    import logging
+
+    quiet_sdk_logs()
+    quiet_sdk_logs()  # idempotent: one filter per logger
+    logger = logging.getLogger(SDK_EXPORT_LOGGERS[2])
+    with caplog.at_level(logging.WARNING, logger=logger.name):
+        for _ in range(5):
+            logger.error("Failed to export traces to collector:4317, error code: UNAVAILABLE")
+    assert len([r for r in caplog.records if r.name == logger.name]) == 1
+    assert sum(type(found).__name__ == "_OncePerMinute" for found in logger.filters) == 1
