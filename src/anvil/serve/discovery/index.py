@@ -53,32 +53,30 @@ query rewriting or second stage (exact matches still come first).
 
 from __future__ import annotations
 
-import bisect
 import heapq
 import math
 from array import array
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from itertools import chain, islice, pairwise, repeat
+from itertools import chain, islice, repeat
 from operator import add, mul
-from typing import Final
+from typing import Any, Final
 
 from anvil.air.inputs import input_bindings
 from anvil.air.model import Operation
+from anvil.serve.discovery.expansion import GENERIC_VERBS, Vocabulary
 from anvil.serve.discovery.intent import QUESTIONS, agreement, head_terms, task_intent, tool_shape
+from anvil.serve.discovery.returns import returns_text
 from anvil.serve.discovery.terms import (
     MAX_QUERY_CHARS,
     MAX_QUERY_TERMS,
     MAX_TERM_CHARS,
-    RELATED_TERMS,
     RELATED_WEIGHT,
     RUN,
-    cue_terms,
     field_terms,
     plain_terms,
     query_terms,
-    run_terms,
     stem,
     task_words,
 )
@@ -119,11 +117,13 @@ _FIELDS: Final[dict[str, _Field]] = {
     "operation_id": _Field(1.5, 0.3, 300),
     "title": _Field(3.0, 0.5, 300),
     "description": _Field(1.0, 0.75, 2000),
+    "lead": _Field(1.0, 0.5, 300),
     "resource": _Field(2.5, 0.3, 300),
     "path": _Field(1.5, 0.3, 500),
     "inputs": _Field(0.6, 0.5, 2000),
     "input_text": _Field(0.25, 0.75, 2000),
     "lane": _Field(1.0, 0.3, 200),
+    "returns": _Field(0.5, 0.75, 1200),
 }
 #: The baseline: one bag, one weight.
 _PLAIN: Final = _Field(1.0, 0.75, 20000)
@@ -148,9 +148,6 @@ _ACTION_WORDS: Final[dict[str, str]] = {
     "cancel": "cancel stop abort halt",
     "reserve": "reserve hold lock",
 }
-#: Two task words also read as one (``on call`` -> ``oncall``, ``roll back`` -> ``rollback``) when the
-#: joined word is indexed.
-_JOINED_WEIGHT: Final = 1.0
 
 
 def _exact_key(text: str) -> str:
@@ -186,10 +183,12 @@ class IndexEntry:
     inputs: tuple[tuple[str, str], ...]
     lane: str | None = None
     deprecated: bool = False
+    returns: str = ""
 
     @classmethod
-    def of(cls, op: Operation, name: str) -> IndexEntry:
-        """The entry of ``op`` served as the tool ``name``."""
+    def of(cls, op: Operation, name: str, schemas: Mapping[str, Any] | None = None) -> IndexEntry:
+        """The entry of ``op`` served as the tool ``name`` (``schemas``: its document's, to read what it
+        answers with)."""
         described: dict[str, str] = {}
         for param in op.input.params:
             described.setdefault(param.agent_name or param.name, param.description or "")
@@ -216,6 +215,7 @@ class IndexEntry:
             inputs=tuple(inputs),
             lane=op.tags[0] if op.tags else op.capability_id,
             deprecated=op.deprecated,
+            returns=returns_text(op, schemas or {}),
         )
 
     def fields(self) -> dict[str, str]:
@@ -226,20 +226,21 @@ class IndexEntry:
             "operation_id": self.operation_id,
             "title": self.title,
             "description": self.description,
+            "lead": _lead(self.description),
             "resource": f"{self.resource} {action}",
             "path": self.path,
             "inputs": " ".join(name for name, _ in self.inputs),
             "input_text": " ".join(text[:300] for _, text in self.inputs),
             "lane": self.lane or "",
+            "returns": self.returns,
         }
 
 
-def _acronyms(words: list[str]) -> Iterator[str]:
-    """The initials of each run of 3 or 4 words ("out of office" -> ``ooo``): an API may name a thing by the
-    acronym a task spells out (searched only where a tool's name or path holds it)."""
-    for size in (3, 4):
-        for at in range(len(words) - size + 1):
-            yield "".join(word[0] for word in words[at : at + size]).casefold()
+def _lead(description: str) -> str:
+    """A description's first sentence (its summary: later ones often describe the resource, or any tool)."""
+    head = description[:300]
+    cut = min((at for at in (head.find(". "), head.find(".\n"), head.find("\n\n")) if at >= 0), default=len(head))
+    return head[:cut]
 
 
 def _body_properties(schema: object, most: int) -> list[tuple[str, str]]:
@@ -255,7 +256,7 @@ def _body_properties(schema: object, most: int) -> list[tuple[str, str]]:
 class SearchIndex:
     """A BM25F index over a surface's tools (see the module docstring); immutable once built."""
 
-    __slots__ = ("_dense", "_exact", "_identifiers", "_names", "_plain", "_sparse", "_traits", "_vocabulary")
+    __slots__ = ("_dense", "_exact", "_names", "_plain", "_sparse", "_traits", "_vocabulary")
 
     def __init__(
         self,
@@ -272,8 +273,7 @@ class SearchIndex:
         self._exact = exact
         self._traits = traits
         self._plain = traits is None
-        self._vocabulary = sorted(chain(sparse, dense))
-        self._identifiers = identifiers
+        self._vocabulary = Vocabulary(chain(sparse, dense), identifiers)
 
     @classmethod
     def build(cls, entries: Iterable[IndexEntry], *, plain: bool = False) -> SearchIndex:
@@ -381,83 +381,19 @@ class SearchIndex:
         words = [word for word in words if len(word) > 1]
         intent, at = task_intent(words)
         verb = stem(words[at]) if at >= 0 and words[at] not in QUESTIONS else ""
-        acts = frozenset((verb, *self._derived(verb))) if verb else frozenset()
-        if verb not in _GENERIC_VERBS:
+        acts = frozenset((verb, *self._vocabulary.derived(verb))) if verb else frozenset()
+        if verb not in GENERIC_VERBS:
             for form in acts & weights.keys():
                 weights[form] = 1.0
         terms = frozenset(term for term, weight in weights.items() if weight >= 1.0)
         return _Task(intent, terms, frozenset(weights) - terms, acts)
 
     def _weighted_terms(self, text: str) -> dict[str, float]:
-        """The indexed terms a query scores and how much each counts: its own terms fully, two adjacent
-        words joined fully, related words partly (``plain``: its own terms only)."""
-        own = query_terms(text, plain=self._plain)
-        weights = dict.fromkeys(own, 1.0)
+        """The indexed terms a query scores and how much each counts (``plain``: its own terms only; else
+        see :mod:`anvil.serve.discovery.expansion`)."""
         if self._plain:
-            return weights
-        for term in own:
-            if term in _GENERIC_VERBS:
-                weights[term] = _GENERIC_VERB_WEIGHT
-        words = [word for word in RUN.findall(" ".join(task_words(text))) if word.isalpha()]
-        for first, second in pairwise(words):
-            joined = stem((first + second).casefold()[:MAX_TERM_CHARS])
-            if joined not in weights and (joined in self._sparse or joined in self._dense):
-                weights[joined] = _JOINED_WEIGHT
-        for initials in _acronyms(words):
-            if initials not in weights and initials in self._identifiers:
-                weights[initials] = _JOINED_WEIGHT
-        for other in cue_terms(words):
-            if other not in weights:
-                weights[other] = RELATED_WEIGHT
-        if self._names_someone(task_words(text)):
-            for other in _PEOPLE:
-                if other not in weights:
-                    weights[other] = RELATED_WEIGHT
-        for term in own:
-            for other in RELATED_TERMS.get(term, ()):
-                if other not in weights:
-                    weights[other] = RELATED_WEIGHT
-            for other in self._derived(term):
-                if other not in weights:
-                    weights[other] = _DERIVED_WEIGHT
-        return dict(list(weights.items())[: 2 * MAX_QUERY_TERMS])
-
-    def _names_someone(self, words: list[str]) -> bool:
-        """Whether a task names someone: a capitalised word ("Carol", "Bob's") not opening a sentence, that the
-        index does not hold as a term."""
-        for before, word in pairwise(words):
-            bare = word.removesuffix("'s").removesuffix("’s").strip(".,;:!?()\"'")
-            if before[-1:] not in ".!?:" and self._is_name(bare):
-                return True
-        return False
-
-    def _is_name(self, word: str) -> bool:
-        """Whether ``word`` reads as someone's name: capitalised, not an acronym, not a term the index holds."""
-        return (
-            len(word) > 2
-            and word.isalpha()
-            and word[0].isupper()
-            and word[1:].islower()
-            and not any(term in self._sparse or term in self._dense for term in run_terms(word))
-        )
-
-    def _derived(self, term: str) -> Iterator[str]:
-        """Indexed words formed from ``term`` by a suffix, or ``term`` from them ("attach" and "attachment",
-        "follower" and "follow"): at most :data:`_DERIVED_SUFFIX` letters apart, neither under
-        :data:`_DERIVED_MIN` letters."""
-        if len(term) < _DERIVED_MIN or not term.isalpha():
-            return
-        vocabulary = self._vocabulary
-        at = bisect.bisect_right(vocabulary, term)
-        for other in islice(vocabulary, at, at + _DERIVED_SCAN):
-            if not other.startswith(term):
-                break
-            if len(other) - len(term) <= _DERIVED_SUFFIX:
-                yield other
-        for size in range(max(_DERIVED_MIN, len(term) - _DERIVED_SUFFIX), len(term)):
-            prefix = term[:size]
-            if prefix in self._sparse or prefix in self._dense:
-                yield prefix
+            return dict.fromkeys(query_terms(text, plain=True), 1.0)
+        return self._vocabulary.weighted_terms(text)
 
     def _scores(self, weights: dict[str, float]) -> list[float] | None:
         """Each tool's score for the weighted terms of a query, or None when no term is indexed."""
@@ -477,25 +413,6 @@ class SearchIndex:
                 scores[doc] += weight * factor
         return scores
 
-
-#: A word formed from a task's word by a suffix counts this much (see :meth:`SearchIndex._derived`).
-_DERIVED_WEIGHT: Final = 0.5
-_DERIVED_MIN: Final = 5
-_DERIVED_SUFFIX: Final = 5
-_DERIVED_SCAN: Final = 64
-
-#: Verbs that say what kind of change or read a task is and nothing of what it is about: the second stage
-#: weighs the kind (a tool's shape), so their words count this much.
-_GENERIC_VERBS: Final = frozenset(
-    term
-    for word in "create add new make get show list find search fetch retrieve view display delete remove update "
-    "edit change modify set".split()
-    for term in run_terms(word)
-)
-_GENERIC_VERB_WEIGHT: Final = 0.3
-
-#: What a task naming someone also searches: a person is a user or a member of something.
-_PEOPLE: Final = ("user", "member")
 
 #: How many of the best-scored tools the second stage reorders.
 _RERANK: Final = 100

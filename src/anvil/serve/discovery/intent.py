@@ -31,6 +31,7 @@ __all__ = [
     "DELETE",
     "GET",
     "LIST",
+    "OBTAIN",
     "OTHER",
     "QUESTIONS",
     "READ",
@@ -52,6 +53,8 @@ GET: Final = 3
 LIST: Final = 4
 OTHER: Final = 5
 READ: Final = 6
+#: "get me ...", "give me ...": a read, or something made for the asker (an embedding, a hook's URL).
+OBTAIN: Final = 7
 
 #: How well a tool of each shape answers a task of each intent: 1 agrees, below 0 contradicts.
 _AGREEMENT: Final[dict[int, tuple[float, ...]]] = {
@@ -60,6 +63,7 @@ _AGREEMENT: Final[dict[int, tuple[float, ...]]] = {
     DELETE: (-1.0, 1.0, -0.3, -1.0, -1.0, 0.0),
     UPDATE: (-0.3, -0.7, 1.0, -1.0, -1.0, 0.0),
     READ: (-1.0, -1.0, -1.0, 1.0, 1.0, 0.0),
+    OBTAIN: (-0.2, -1.0, -1.0, 1.0, 1.0, 0.3),
 }
 
 
@@ -130,7 +134,8 @@ _TASK_VERBS: Final = {
         "silence extend upgrade downgrade tweak toggle flip lock unlock activate deactivate suspend unsuspend "
         "renew refresh regenerate reset reorder prioritize deprioritize configure"
     ),
-    READ: _stems("show get look see view display fetch retrieve read tell find search download export review inspect"),
+    OBTAIN: _stems("get obtain"),
+    READ: _stems("show look see view display fetch retrieve read tell find search download export review inspect"),
 }
 #: Verbs that are also common nouns ("the file", "a list", "the end"): read as verbs only where a clause
 #: opens (the task's first word, or after "to", "and", "then", "please", a subject).
@@ -150,8 +155,8 @@ _ASKING: Final = frozenset("can could would will".split())
 _ASKED: Final = frozenset("you we".split())
 #: Particles that turn a verb into another: (verb, particle) -> (intent, how far after the verb it may be).
 _PHRASES: Final = {
-    ("give", "me"): (READ, 1),
-    ("give", "us"): (READ, 1),
+    ("give", "me"): (OBTAIN, 1),
+    ("give", "us"): (OBTAIN, 1),
     ("take", "off"): (DELETE, 3),
     ("take", "out"): (DELETE, 3),
     ("take", "away"): (DELETE, 3),
