@@ -3,7 +3,9 @@
 A :class:`Vocabulary` is the set of terms one index holds; :meth:`Vocabulary.weighted_terms` turns a task into
 the indexed terms it scores, each with its weight:
 
-* the task's own terms fully, generic operation verbs ("get", "create"...) at :data:`GENERIC_VERB_WEIGHT`
+* the task's own terms fully; but a capitalised code the index does not hold ("the PAY project") is a value
+  and left out, a verb pointing at what the task is about ("the message I just posted") counts
+  :data:`DESCRIBED_WEIGHT`, and generic operation verbs ("get", "create"...) :data:`GENERIC_VERB_WEIGHT`
   (the second stage weighs the kind of operation);
 * two adjacent words joined ("on call": ``oncall``) and the initials of three or four ("out of office":
   ``ooo``, where a name or path holds them) fully;
@@ -13,7 +15,7 @@ the indexed terms it scores, each with its weight:
   it mentions one (``#general``);
 * the words related to one of its own (:data:`~anvil.serve.discovery.terms.RELATED_TERMS` and the thesaurus),
   more when the task's own word is one the index does not hold (the related word is then the only way the
-  task's word counts);
+  task's word counts), a word of many relatives sharing its weight among them;
 * the indexed forms of one of its words by a suffix ("attach": ``attachment``).
 
 An expansion never replaces what set a term first: the task's own words come first.
@@ -51,6 +53,8 @@ _DERIVED_SCAN: Final = 64
 _JOINED_WEIGHT: Final = 1.0
 #: A related word of a task's word the index does not hold counts this much.
 UNHELD_WEIGHT: Final = 0.7
+#: A word's related words share its weight past this many (a word of many relatives counts no more in all).
+_SHARED: Final = 6.0
 #: Prefixes a task's word may carry that the API's word does not ("rebuild": build, "unfollow" is kept).
 _PREFIXES: Final = ("re",)
 _PREFIX_WEIGHT: Final = 0.7
@@ -60,10 +64,17 @@ _PREFIX_WEIGHT: Final = 0.7
 GENERIC_VERBS: Final = frozenset(
     term
     for word in "create add new make get show list find search fetch retrieve view display delete remove update "
-    "edit change modify set".split()
+    "edit change modify set give mark".split()
     for term in run_terms(word)
 )
 GENERIC_VERB_WEIGHT: Final = 0.3
+
+#: A verb that points at what a task is about ("the message I just posted") counts this much.
+DESCRIBED_WEIGHT: Final = 0.5
+_SUBJECTS: Final = frozenset("i we you they he she".split())
+_ADVERBS: Final = frozenset("just already recently accidentally previously earlier originally mistakenly".split())
+#: Past forms, regular and a few common irregular ones.
+_PAST: Final = ("ed", "made", "took", "sent", "wrote", "set", "put", "got", "began", "ran", "built", "left", "did")
 
 #: What a task naming someone also searches: a person is a user or a member of something.
 _PEOPLE: Final = ("user", "member")
@@ -97,12 +108,15 @@ class Vocabulary:
     def weighted_terms(self, text: str) -> dict[str, float]:
         """The terms ``text`` scores and how much each counts (see the module docstring), at most
         ``2 * MAX_QUERY_TERMS``."""
-        own = query_terms(text)
+        codes = self._codes(text)
+        own = tuple(term for term in query_terms(text) if term not in codes)
         weights = dict.fromkeys(own, 1.0)
+        kept = task_words(text)
+        for term in self._described(kept):
+            weights[term] = min(weights.get(term, 1.0), DESCRIBED_WEIGHT)
         for term in own:
             if term in GENERIC_VERBS:
                 weights[term] = GENERIC_VERB_WEIGHT
-        kept = task_words(text)
         words = [word for word in RUN.findall(" ".join(kept)) if word.isalpha()]
         folded = [word.casefold() for word in words]
 
@@ -123,9 +137,35 @@ class Vocabulary:
         add(phrase_terms(folded), PHRASE_WEIGHT)
         for term in own:
             weight = GROUP_WEIGHT if term in self._held else UNHELD_WEIGHT
-            add(chain(RELATED_TERMS.get(term, ()), related_terms(term)), weight)
+            others = chain(RELATED_TERMS.get(term, ()), related_terms(term))
+            related = [other for other in others if other in self._held]
+            add(related, weight * min(1.0, _SHARED / len(related)) if related else weight)
             add(self.derived(term), DERIVED_WEIGHT)
         return dict(list(weights.items())[: 2 * MAX_QUERY_TERMS])
+
+    @staticmethod
+    def _described(words: list[str]) -> Iterator[str]:
+        """The terms of a verb a clause uses to point at the thing a task is about, not to say the task ("the
+        message I just posted", "the site we made"): a verb after a subject pronoun and an optional adverb."""
+        folded = [word.casefold().strip(".,;:!?()'\"") for word in words]
+        for at, word in enumerate(folded):
+            if word not in _SUBJECTS:
+                continue
+            after = at + 1
+            while after < len(folded) and folded[after] in _ADVERBS:
+                after += 1
+            if after < len(folded) and after - at <= 2 and folded[after].endswith(_PAST):
+                yield from run_terms(folded[after])
+
+    def _codes(self, text: str) -> frozenset[str]:
+        """The terms of capitalised codes a task names that the index does not hold ("the PAY project", "in
+        ENG"): a key, not a word of the task (an acronym the API uses, "SMS", "DNS", is held and kept)."""
+        found: set[str] = set()
+        for word in text.split():
+            bare = word.strip(".,;:!?()[]{}'\"")
+            if 2 <= len(bare) <= 8 and bare.isalpha() and bare.isupper():
+                found.update(term for term in run_terms(bare) if term not in self._held)
+        return frozenset(found)
 
     def _unprefixed(self, terms: Iterable[str]) -> Iterator[str]:
         """A term read without a repeating prefix, where the index holds the rest but not the term."""

@@ -55,6 +55,7 @@ from __future__ import annotations
 
 import heapq
 import math
+import re
 from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -72,7 +73,6 @@ from anvil.serve.discovery.terms import (
     MAX_QUERY_CHARS,
     MAX_QUERY_TERMS,
     MAX_TERM_CHARS,
-    RELATED_WEIGHT,
     RUN,
     field_terms,
     plain_terms,
@@ -228,12 +228,16 @@ class IndexEntry:
             "description": self.description,
             "lead": _lead(self.description),
             "resource": f"{self.resource} {action}",
-            "path": self.path,
+            "path": _ME.sub("/myself", self.path),
             "inputs": " ".join(name for name, _ in self.inputs),
             "input_text": " ".join(text[:300] for _, text in self.inputs),
             "lane": self.lane or "",
             "returns": self.returns,
         }
+
+
+#: A path's ``/me`` segment: the caller (a REST convention), indexed as "myself" ("me" is a stop word).
+_ME: Final = re.compile(r"/me(?=/|$)", re.IGNORECASE)
 
 
 def _lead(description: str) -> str:
@@ -386,7 +390,7 @@ class SearchIndex:
             for form in acts & weights.keys():
                 weights[form] = 1.0
         terms = frozenset(term for term, weight in weights.items() if weight >= 1.0)
-        return _Task(intent, terms, frozenset(weights) - terms, acts)
+        return _Task(intent, terms, dict(weights), acts)
 
     def _weighted_terms(self, text: str) -> dict[str, float]:
         """The indexed terms a query scores and how much each counts (``plain``: its own terms only; else
@@ -434,7 +438,7 @@ class _Task:
 
     intent: int | None
     terms: frozenset[str]
-    related: frozenset[str]
+    weights: dict[str, float]
     acts: frozenset[str]
 
 
@@ -460,10 +464,9 @@ class _Traits:
     def bonus(self, task: _Task) -> float:
         """This tool's share of the best score for ``task``."""
         bonus = _AGREE * agreement(task.intent, self.shape)
-        if self.head & task.terms:
-            bonus += _HEAD
-        elif self.head & task.related:
-            bonus += _HEAD * RELATED_WEIGHT
+        named = [task.weights[term] for term in self.head if term in task.weights]
+        if named:
+            bonus += _HEAD * min(max(named), 1.0)
         if self.head & task.acts:
             bonus += _ACTS
         if self.deprecated and not _DEPRECATION & task.terms:
