@@ -180,19 +180,36 @@ _DOTTED_VALUE: Final = re.compile(
     r"|ya?ml|xml|html?|md|zip|gz|mp3|mp4|wav|docx?|xlsx?)$",
     re.IGNORECASE,
 )
+#: Irregular past forms a task uses and the verb an API names ("I sent", "we paid", "the build broke").
+_IRREGULAR: Final = {
+    "sent": "send", "paid": "pay", "spent": "spend", "built": "build", "wrote": "write", "written": "write",
+    "made": "make", "broke": "break", "broken": "break", "froze": "freeze", "frozen": "freeze", "hidden": "hide",
+    "chosen": "choose", "sold": "sell", "bought": "buy", "began": "begin", "begun": "begin", "gave": "give",
+    "given": "give", "took": "take", "taken": "take", "gotten": "get", "said": "say", "told": "tell",
+    "shown": "show", "seen": "see", "thrown": "throw", "drew": "draw", "drawn": "draw", "kept": "keep",
+    "lost": "lose", "sang": "sing", "spoke": "speak", "spoken": "speak", "stole": "steal", "stolen": "steal",
+    "woke": "wake", "forgot": "forget", "forgotten": "forget", "understood": "understand",
+}  # fmt: skip
+_BRITISH_ISE: Final = re.compile(r"(?<=[a-z]{3})is(e|es|ed|ing|ation|ations)$")
+_BRITISH_TRE: Final = re.compile(r"(?<=[a-z]{3})tre(s|d)?$")
+_BRITISH_OUR: Final = re.compile(r"(?<=[a-z]{2})our(?=[a-z]*$)")
 #: Doubled final letters a suffix leaves that are undoubled (``getting`` -> ``get``; ``adding`` stays ``add``).
 _UNDOUBLE: Final = frozenset("bgmnprt")
 
 
 @lru_cache(maxsize=1 << 13)
 def stem(word: str) -> str:
-    """A light suffix stemmer: plurals, ``-ied``/``-ed``/``-ing``, ``-ation``, then a final ``e``.
+    """A light suffix stemmer: irregular past forms, British spellings, plurals, ``-ied``/``-ed``/``-ing``,
+    ``-ation``, then a final ``e``.
 
     Not a linguist's stem, only a consistent one: the forms of one word an API and its users write
     ("entries"/"entry", "created"/"creates"/"creation"/"create") meet on one term.
     """
     if len(word) <= 3 or not word.isalpha():
         return word
+    word = _IRREGULAR.get(word, word)
+    if len(word) > 5:  # British spellings meet American ones: "organise", "colour", "centre"
+        word = _BRITISH_OUR.sub("or", _BRITISH_TRE.sub(r"ter\1", _BRITISH_ISE.sub(r"iz\1", word)))
     if word.endswith("ies") and len(word) > 4:
         word = word[:-3] + "y"
     elif word.endswith("s") and not word.endswith(("ss", "us", "is")):
@@ -212,6 +229,8 @@ def stem(word: str) -> str:
 
 def _undouble(word: str) -> str:
     if len(word) >= 3 and word[-1] == word[-2] and word[-1] in _UNDOUBLE:
+        return word[:-1]
+    if len(word) > 5 and word.endswith("ell"):  # "cancelled", "labelled": British doubling
         return word[:-1]
     return word
 
