@@ -123,3 +123,9 @@ def test_expanded_searches_answer_the_same_whatever_the_order_the_tools_come_in(
     shuffled = list(tools)
     random.Random(7).shuffle(shuffled)
     assert [SearchIndex.build(shuffled).search(query, 10) for query in queries] == expected
+
+
+def test_a_generic_verb_after_a_determiner_is_a_noun_and_counts_fully() -> None:
+    held = vocabulary("status update incident")
+    assert held.weighted_terms("send stakeholders an update on the incident")["updat"] == 1.0
+    assert held.weighted_terms("update the incident")["updat"] == GENERIC_VERB_WEIGHT

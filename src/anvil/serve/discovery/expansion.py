@@ -6,7 +6,7 @@ the indexed terms it scores, each with its weight:
 * the task's own terms fully; but a capitalised code the index does not hold ("the PAY project") is a value
   and left out, a verb pointing at what the task is about ("the message I just posted") counts
   :data:`DESCRIBED_WEIGHT`, and generic operation verbs ("get", "create"...) :data:`GENERIC_VERB_WEIGHT`
-  (the second stage weighs the kind of operation);
+  (the second stage weighs the kind of operation) unless a determiner makes one a noun ("an update");
 * two adjacent words joined ("on call": ``oncall``) and the initials of three or four ("out of office":
   ``ooo``, where a name or path holds them) fully;
 * a word with a repeating prefix read without it where the index holds only that ("rebuild": build);
@@ -114,10 +114,12 @@ class Vocabulary:
         kept = task_words(text)
         for term in self._described(kept):
             weights[term] = min(weights.get(term, 1.0), DESCRIBED_WEIGHT)
-        for term in own:
-            if term in GENERIC_VERBS:
-                weights[term] = GENERIC_VERB_WEIGHT
         words = [word for word in RUN.findall(" ".join(kept)) if word.isalpha()]
+        after = (word for before, word in pairwise(words) if before.casefold() in _DETERMINERS)
+        nouns = {term for word in after for term in run_terms(word)}
+        for term in own:
+            if term in GENERIC_VERBS and term not in nouns:
+                weights[term] = GENERIC_VERB_WEIGHT
         folded = [word.casefold() for word in words]
 
         def add(terms: Iterable[str], weight: float) -> None:

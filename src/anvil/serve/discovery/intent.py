@@ -135,7 +135,7 @@ _TASK_VERBS: Final = {
         "renew refresh regenerate reset reorder prioritize deprioritize configure"
     ),
     OBTAIN: _stems("get obtain"),
-    READ: _stems("show look see view display fetch retrieve read tell find search download export review inspect"),
+    READ: _stems("show grab look see view display fetch retrieve read tell find search download export review inspect"),
 }
 #: Verbs that are also common nouns ("the file", "a list", "the end"): read as verbs only where a clause
 #: opens (the task's first word, or after "to", "and", "then", "please", a subject).
