@@ -7,6 +7,7 @@ import re
 import pytest
 
 from anvil.serve.discovery.intent import (
+    CHECK,
     CREATE,
     DELETE,
     GET,
@@ -98,5 +99,13 @@ def test_getting_something_reads_it_or_has_it_made_for_the_asker() -> None:
     assert agreement(OBTAIN, GET) == agreement(OBTAIN, LIST) == 1.0
     assert agreement(READ, CREATE) < agreement(OBTAIN, CREATE) < 0 < agreement(OBTAIN, OTHER)
     assert agreement(OBTAIN, DELETE) < 0 and agreement(OBTAIN, UPDATE) < 0
+
+
+def test_checking_something_asks_for_a_tool_that_checks_before_one_that_reads() -> None:
+    assert task_intent(words("check whether this comment is hateful"))[0] == CHECK
+    assert task_intent(words("verify the account holder's name"))[0] == CHECK
+    assert agreement(CHECK, OTHER) > agreement(CHECK, GET) > 0 > agreement(CHECK, DELETE)
+    assert tool_shape("/moderations", "Classifies if text is potentially harmful", "create") == OTHER
+    assert tool_shape("/identity/match", "Retrieve identity match score", "create") == GET
     assert agreement(UPDATE, UPDATE) > agreement(UPDATE, CREATE) > agreement(UPDATE, DELETE)
     assert agreement(None, DELETE) == 0.0 and agreement(CREATE, OTHER) == 0.0

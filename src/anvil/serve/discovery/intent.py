@@ -27,6 +27,7 @@ from typing import Final
 from anvil.serve.discovery.terms import run_terms, stem
 
 __all__ = [
+    "CHECK",
     "CREATE",
     "DELETE",
     "GET",
@@ -55,6 +56,8 @@ OTHER: Final = 5
 READ: Final = 6
 #: "get me ...", "give me ...": a read, or something made for the asker (an embedding, a hook's URL).
 OBTAIN: Final = 7
+#: "check whether ...", "verify ...": a tool that computes or checks, else a read.
+CHECK: Final = 8
 
 #: How well a tool of each shape answers a task of each intent: 1 agrees, below 0 contradicts.
 _AGREEMENT: Final[dict[int, tuple[float, ...]]] = {
@@ -64,6 +67,7 @@ _AGREEMENT: Final[dict[int, tuple[float, ...]]] = {
     UPDATE: (-0.3, -0.7, 1.0, -1.0, -1.0, 0.0),
     READ: (-1.0, -1.0, -1.0, 1.0, 1.0, 0.0),
     OBTAIN: (-0.2, -1.0, -1.0, 1.0, 1.0, 0.3),
+    CHECK: (0.0, -1.0, -0.5, 0.5, 0.3, 1.0),
 }
 
 
@@ -92,7 +96,7 @@ _TOOL_VERBS: Final = {
     LIST: _stems("list browse enumerate search find query filter"),
     OTHER: _stems(
         "evaluate validate simulate calculate estimate preview test check verify compute score predict analyze "
-        "classify detect compare"
+        "classify detect compare match moderate"
     ),
 }
 _TOOL_VERB: Final = {verb: shape for shape, verbs in _TOOL_VERBS.items() for verb in verbs}
@@ -135,6 +139,7 @@ _TASK_VERBS: Final = {
         "renew refresh regenerate reset reorder prioritize deprioritize configure"
     ),
     OBTAIN: _stems("get obtain"),
+    CHECK: _stems("verify validate evaluate assess"),
     READ: _stems("show grab look see view display fetch retrieve read tell find search download export review inspect"),
 }
 #: Verbs that are also common nouns ("the file", "a list", "the end"): read as verbs only where a clause
@@ -143,7 +148,8 @@ _CLAUSE_VERBS: Final = {
     CREATE: _stems("file log post open email message ping remind notify alert record reply comment note"),
     DELETE: _stems("end"),
     UPDATE: _stems("set point turn tag label"),
-    READ: _stems("list check count audit monitor track"),
+    READ: _stems("list count audit monitor track"),
+    CHECK: _stems("check test screen"),
 }
 _TASK_VERB: Final = {verb: intent for intent, verbs in _TASK_VERBS.items() for verb in verbs}
 _CLAUSE_VERB: Final = {verb: intent for intent, verbs in _CLAUSE_VERBS.items() for verb in verbs}
