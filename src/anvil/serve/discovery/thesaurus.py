@@ -255,6 +255,25 @@ _GROUPS: Final = (
     "memo note",
     "postal mailing address location",
     "cheque check",
+    # --- more of what people call an API's things
+    "ownership codeowners",
+    "ephemeral visible",
+    "backlog queue",
+    "story epic",
+    "reporter creator author",
+    "clone duplicate copy",
+    "occurrence event hit",
+    "processor partner",
+    "payroll employment employer",
+    "institution provider",
+    "rule ruleset orchestration routing",
+    "vendor integration",
+    "ability capability feature",
+    "license seat entitlement",
+    "response play playbook",
+    "business stakeholder",
+    "upgrade plan tier",
+    "invoice payment billing",
 )
 #: Turns of phrase (two or three words in a row, case-folded) and the words they ask for.
 _PHRASES: Final[dict[tuple[str, ...], str]] = {
