@@ -9,25 +9,30 @@ Ranking, best first:
 1. **Exact matches**: a query equal (trimmed, case-folded, runs of blanks as one space) to a tool's
    name, its operation id, ``METHOD /path`` or the path alone finds that tool first.
 2. **BM25F** over the tool's fields, each with its own weight and length normalisation: the name and
-   operation id, the title, the description, the resource and action words (the action with the verbs
-   users say for it: ``replace`` is also "update", "edit", "rename"), the path, the input names (a whole
-   body's top-level property names among them) and descriptions, and the lane (first tag). A term's rarity
-   is judged per field. Text is cut into identifier parts (camelCase, snake_case, kebab-case, dotted ids,
-   path segments), folded, stripped of English stop words and conversational filler, and lightly stemmed
-   ("creating", "created", "creates" and "create" are one term), so "delete the issue comment" meets
-   ``deleteComment`` on ``/issue/{issueIdOrKey}/comment/{id}``. A few abbreviations and spellings are one
-   term ("org", "organisation" and "organization").
+   operation id, the title, the description and its first sentence (its summary: later sentences often
+   describe the resource, or any tool), the resource and action words (the action with the verbs users say
+   for it: ``replace`` is also "update", "edit", "rename"), the path (``/me`` read as "myself"), the input
+   names (a whole body's top-level property names among them) and descriptions, the lane (first tag), and
+   what the tool answers with (:mod:`anvil.serve.discovery.returns`: "a section ... is a column in a board
+   view"). A term's rarity is judged per field. Text is cut into identifier parts (camelCase, snake_case,
+   kebab-case, dotted ids, path segments), folded, stripped of English stop words and conversational filler,
+   and lightly stemmed ("creating", "created", "creates" and "create" are one term; "sent" is "send",
+   "organise" "organize"), so "delete the issue comment" meets ``deleteComment`` on
+   ``/issue/{issueIdOrKey}/comment/{id}``. A few abbreviations and spellings are one term ("org",
+   "organisation" and "organization").
 3. **The task, not its values**: quoted text, ``#channel``/``@handle`` mentions, addresses, host and file
-   names, words holding a digit (``PROJ-123``, ``$250``) and a word a negation governs ("without
-   deleting") are left out of a query. A query also searches, at a fraction of a word's weight: two
-   adjacent words joined ("on call" finds ``oncalls``, fully), the initials of three or four words where a
-   name or path holds them ("out of office" finds ``ooo_entries``, fully), the words related to one of its
-   own in a small generic vocabulary (:data:`~anvil.serve.discovery.terms.RELATED_TERMS`: "close"/"resolve",
-   "ticket"/"issue"...), the indexed forms of one of its words by a suffix ("attach"/"attachment"), what a
-   turn of phrase asks for ("how many": counts; "am I": the caller's identity; "whenever": a hook), and a
-   user or member when it names someone (a capitalised word the index does not hold: "take Dave off the
-   team"). Generic operation verbs ("get", "list", "create", "delete", "update"...) count for less: the
-   second stage weighs the kind of operation a task asks for.
+   names, words holding a digit (``PROJ-123``, ``$250``), a capitalised code the index does not hold ("the
+   PAY project"), what a message is to say ("a note saying ...") and a word a negation governs ("without
+   deleting") are left out of a query. A query also searches, each at a fraction of a word's weight, what
+   :mod:`anvil.serve.discovery.expansion` adds: joined words and initials ("on call": ``oncalls``; "out of
+   office": ``ooo_entries``), the words a hand-written thesaurus of API work relates to its own
+   (:mod:`anvil.serve.discovery.thesaurus`: "column"/"section", "fold into"/"merge", "knowledge
+   base"/"vector store"; more where the task's own word is not indexed), turns of phrase ("how many":
+   counts; "am I": the caller's identity; "whenever": a hook), a user or member when it names someone, and
+   the indexed forms of its words by a suffix ("attach"/"attachment"). Generic operation verbs ("get",
+   "list", "create"...) count for less unless a determiner makes them nouns ("an update"), and a verb
+   pointing at what the task is about ("the message I just posted") counts half: the second stage weighs
+   the kind of operation a task asks for.
 4. **A second stage** reorders the best :data:`_RERANK` by what the task asks (see
    :mod:`anvil.serve.discovery.intent`), each feature a share of the best score: the task's intent (read
    from its verb or question) against the tool's shape (read from its own verbs, so ``POST /accounts/get``

@@ -2,7 +2,9 @@
 
 A task's **intent** is read from its verbs (:func:`task_intent`): "add", "file", "open", "set up" create;
 "remove", "get rid of", "take ... off", "cancel", "stop" delete; "change", "rename", "close", "assign" update;
-"show", "find", "list", a question ("who is on call?") read. The first such verb wins (a verb a negation
+"show", "find", "list", a question ("who is on call?") read; "get", "give me" obtain (a read, or something made
+for the asker: an embedding, a hook's URL); "check whether", "verify", "screen" check (a tool that computes or
+checks, else a read). The first such verb wins (a verb a negation
 governs, "without deleting it", is not among a task's words); a question word counts only where it opens the
 task.
 
