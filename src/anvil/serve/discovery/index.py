@@ -128,7 +128,7 @@ _FIELDS: Final[dict[str, _Field]] = {
     "inputs": _Field(0.6, 0.5, 2000),
     "input_text": _Field(0.25, 0.75, 2000),
     "lane": _Field(1.0, 0.3, 200),
-    "returns": _Field(0.5, 0.75, 1200),
+    "returns": _Field(0.5, 0.75, 800),
 }
 #: The baseline: one bag, one weight.
 _PLAIN: Final = _Field(1.0, 0.75, 20000)
@@ -514,19 +514,26 @@ def _postings(bags: list[list[_Bag]], specs: list[_Field]) -> dict[str, tuple[li
             found.update(counts.keys())
     idfs = [{term: math.log(1.0 + (count - df + 0.5) / (df + 0.5)) for term, df in found.items()} for found in held]
     postings: dict[str, tuple[list[int], list[float]]] = {}
+    saturate = _K1 + 1.0
     for doc, row in enumerate(bags):
-        weighted: dict[str, float] = {}
-        rarity: dict[str, float] = {}
+        # term -> [weighted frequency, rarity-weighted frequency], summed over fields
+        found: dict[str, list[float]] = {}
         for (counts, length), spec, average, idf in zip(row, specs, averages, idfs, strict=True):
             norm = spec.weight / (1.0 - spec.b + spec.b * length / average)
             for term, occurrences in counts.items():
                 part = occurrences * norm
-                weighted[term] = weighted.get(term, 0.0) + part
-                rarity[term] = rarity.get(term, 0.0) + part * idf[term]
-        for term, frequency in weighted.items():
-            docs, weights = postings.setdefault(term, ([], []))
-            docs.append(doc)
-            weights.append(rarity[term] * (_K1 + 1.0) / (frequency + _K1))
+                slot = found.get(term)
+                if slot is None:
+                    found[term] = [part, part * idf[term]]
+                else:
+                    slot[0] += part
+                    slot[1] += part * idf[term]
+        for term, (frequency, rarity) in found.items():
+            posting = postings.get(term)
+            if posting is None:
+                posting = postings[term] = ([], [])
+            posting[0].append(doc)
+            posting[1].append(rarity * saturate / (frequency + _K1))
     return postings
 
 

@@ -25,9 +25,9 @@ _DEPTH: Final = 6
 #: The most references followed for one operation.
 _MOST_REFS: Final = 8
 #: The most property names read from the record.
-_MOST_PROPERTIES: Final = 24
+_MOST_PROPERTIES: Final = 16
 #: The longest description kept.
-_DESCRIPTION_CHARS: Final = 400
+_DESCRIPTION_CHARS: Final = 300
 #: Property names that hold a page's records.
 _RECORDS: Final = frozenset(("data", "items", "results", "values", "records", "entries"))
 #: A description saying nothing of the record (Slack's "Schema for successful response of <method>").
