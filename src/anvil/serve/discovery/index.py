@@ -517,18 +517,18 @@ def _postings(bags: list[list[_Bag]], specs: list[_Field]) -> dict[str, tuple[li
     saturate = _K1 + 1.0
     for doc, row in enumerate(bags):
         # term -> [weighted frequency, rarity-weighted frequency], summed over fields
-        found: dict[str, list[float]] = {}
+        sums: dict[str, list[float]] = {}
         for (counts, length), spec, average, idf in zip(row, specs, averages, idfs, strict=True):
             norm = spec.weight / (1.0 - spec.b + spec.b * length / average)
             for term, occurrences in counts.items():
                 part = occurrences * norm
-                slot = found.get(term)
+                slot = sums.get(term)
                 if slot is None:
-                    found[term] = [part, part * idf[term]]
+                    sums[term] = [part, part * idf[term]]
                 else:
                     slot[0] += part
                     slot[1] += part * idf[term]
-        for term, (frequency, rarity) in found.items():
+        for term, (frequency, rarity) in sums.items():
             posting = postings.get(term)
             if posting is None:
                 posting = postings[term] = ([], [])
