@@ -490,7 +490,7 @@ def _bags(entries: list[IndexEntry], fields: dict[str, _Field], plain: bool) -> 
     for entry in entries:
         texts = entry.fields()
         if plain:
-            texts = {"all": " ".join(texts.values())}
+            texts = {"all": " ".join(text for key, text in texts.items() if key != "lead")}  # lead: a repeat
         row = []
         for key, spec in fields.items():
             words = plain_terms(texts[key], spec.chars) if plain else field_terms(texts[key], spec.chars)
