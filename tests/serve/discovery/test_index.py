@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import gc
 import random
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -355,3 +357,21 @@ def test_a_descriptions_first_sentence_says_more_of_the_tool_than_the_rest() -> 
               action="list", description="Lists archived conversations. All channels in a team are left out."),
     )  # fmt: skip
     assert SearchIndex.build(tools).search("list the channels", 1) == ["list_b"]  # not first by name
+
+
+def test_building_pauses_the_garbage_collector_and_leaves_it_as_it_was() -> None:
+    seen: list[bool] = []
+
+    def watched() -> Iterator[IndexEntry]:
+        seen.append(gc.isenabled())
+        yield from TOOLS
+
+    assert gc.isenabled()
+    SearchIndex.build(watched())
+    assert seen == [False] and gc.isenabled()
+    gc.disable()
+    try:
+        SearchIndex.build(TOOLS)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
