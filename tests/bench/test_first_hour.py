@@ -105,3 +105,17 @@ def test_each_status_blocker_sentence_is_grouped_under_its_reason() -> None:
     assert reason(no_key) == "no_idempotency_carrier"
     assert reason("the store contract is stale") == "store_contract_stale"
     assert reason("something status never said before") == "other"
+
+
+def test_init_s_auth_note_is_followed_with_a_scheme_a_gateway_can_hold_else_a_bearer_override() -> None:
+    choice = _module().auth_choice
+    note = (
+        "Note: 441 of 468 operations stay blocked by their auth however they are approved (auth/alternatives_"
+        "unmodeled 441). Choose a scheme service-wide: rerun with --force --auth-scheme NAME, one of OAuth2 "
+        "(oauth2 authorizationCode), basicAuth (http basic); for an end-user OAuth flow whose tokens you obtain "
+        "out of band, add --auth-type bearer --auth-reason TEXT."
+    )
+    assert choice(note) == ["--auth-scheme", "basicAuth"]
+    only_oauth = note.replace(", basicAuth (http basic)", "")
+    assert choice(only_oauth)[:4] == ["--auth-scheme", "OAuth2", "--auth-type", "bearer"]
+    assert choice("Wrote anvil.yaml: 3 operations (2 approved)") is None
