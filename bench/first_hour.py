@@ -19,16 +19,15 @@ as the README's "Bring your own API" walk says, each step in its own process:
    with ``--json``;
 5. ``anvil status WORK/bundle --json``.
 
-Each step's exit status and JSON report are kept; a step that crashes or outlives ``--step-timeout``
-(default 1200 s) is shown with its exit status and the tail of its stderr, and the walk goes on.
-Progress lines go to stderr. The table gives per spec the operations, the approved reads and writes,
-each lane's pass/fail/skip counts (simulate: coverage cells and applicable mutants; skip: the
-operations it skipped), the writes ``status`` marks ready for review, and the blockers of the other
-writes grouped by reason (a short slug this bench derives from status's words, ``other`` when it
-knows none). ``--details`` lists every failure and skip with its check id and reason, and every
-approved write with its state and blockers. ``--report FILE`` writes everything as JSON;
-``--keep DIR`` walks in DIR (kept) instead of a temporary folder. Exit status 1 when a step crashed
-(an exit status other than 0 or 1, or a timeout).
+Each step's exit status and JSON report are kept; a step that crashes or outlives ``--step-timeout`` (default
+1200 s) is shown with its exit status and the tail of its stderr, and the walk goes on. Progress lines go to
+stderr. The table gives per spec the operations, the approved reads and writes, each lane's pass/fail/skip
+counts (simulate: coverage cells and applicable mutants; skip: the operations it skipped; ``*``: the lane
+exited 1 though no check failed), the writes ``status`` marks ready for review, and the blockers of the other
+writes grouped by reason (a short slug this bench derives from status's words, ``other`` when it knows none).
+``--details`` lists every failure and skip with its check id and reason, and every approved write with its
+state and blockers. ``--report FILE`` writes everything as JSON; ``--keep DIR`` walks in DIR (kept) instead of
+a temporary folder. Exit status 1 when a step crashed (an exit status other than 0 or 1, or a timeout).
 """
 
 from __future__ import annotations
@@ -306,6 +305,10 @@ def walk(spec_file: str, corpus: Path, work: Path, timeout: float) -> Walk:
             result.problems.append(_problem(lane, "crash", "exit", "", f"rc={done.rc}: {done.tail()}"))
             continue
         counts, problems = lane_counts(lane, report)
+        if done.rc == 1 and counts["fail"] == 0:  # the lane failed with nothing failing: say why
+            counts["verdict_only"] = 1
+            why = f"exit 1 with no failing check; record summary {json.dumps(report.get('summary'))}"
+            problems.append(_problem(lane, "fail", "verdict", "", why))
         result.lanes[lane] = counts
         result.problems.extend(problems)
     status = step("status", ["status", str(bundle), "--json"]).report() or {}
@@ -332,7 +335,8 @@ def _lane_cell(value: dict[str, int] | str | None) -> str:
         return "-"
     if isinstance(value, str):
         return value
-    return f"{value['pass']}/{value['fail']}/{value['skip']}"
+    mark = "*" if value.get("verdict_only") else ""
+    return f"{value['pass']}/{value['fail']}/{value['skip']}{mark}"
 
 
 def table(walks: list[Walk]) -> str:
@@ -456,6 +460,8 @@ def main(argv: list[str]) -> int:
             if args.report:
                 args.report.write_text(json.dumps([as_json(w) for w in walks], indent=1) + "\n", encoding="utf-8")
     print(table(walks))
+    if any(isinstance(v, dict) and v.get("verdict_only") for w in walks for v in w.lanes.values()):
+        print("*: the lane exited 1 (FAILED) with no failing check counted (e.g. nothing approved to prove)")
     for item in walks:
         if item.auth:
             print(f"{item.spec}: init rerun as its Note says, with {item.auth.split(' --auth-reason')[0]}")
