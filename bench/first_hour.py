@@ -343,11 +343,8 @@ def table(walks: list[Walk]) -> str:
     """One row per spec; lane cells are pass/fail/skip."""
     rows = [list(COLUMNS)]
     for item in walks:
-        crashed = [
-            name
-            for name in ("init", "init-auth", "approve", "compile")
-            if name in item.steps and item.steps[name].crashed
-        ]
+        setup = ("init", "init-auth", "approve", "compile")  # not lanes: exit 1 is a stop here too
+        crashed = [f"{name} rc={item.steps[name].rc}" for name in setup if name in item.steps and item.steps[name].rc]
         blockers = ", ".join(f"{slug} {count}" for slug, count in sorted(item.blockers().items()))
         rows.append(
             [
@@ -357,7 +354,7 @@ def table(walks: list[Walk]) -> str:
                 str(len(item.approved_writes)),
                 *(_lane_cell(item.lanes.get(lane)) for lane in LANES),
                 str(len(item.ready)),
-                blockers + ("; CRASH " + ",".join(crashed) if crashed else "") or "-",
+                blockers + ("; STOP " + ", ".join(crashed) if crashed else "") or "-",
             ]
         )
     widths = [max(len(row[i]) for row in rows) for i in range(len(COLUMNS) - 1)]
@@ -375,7 +372,7 @@ def details(walks: list[Walk]) -> str:
     for item in walks:
         out.append(f"\n## {item.spec} (service {item.service})")
         for name, done in item.steps.items():
-            if done.crashed:
+            if done.crashed or (name not in LANES and done.rc != 0):
                 out.append(f"  step {name}: rc={done.rc}: {done.tail()}")
         for problem in item.problems:
             where = f" {problem['operation']}" if problem["operation"] else ""
