@@ -184,6 +184,28 @@ async def test_a_request_for_an_sdk_that_never_started_waits_a_bounded_time_then
     assert sdk.failed is False
 
 
+async def test_the_sdk_loads_after_its_start_delay_unless_a_request_needs_it_sooner(
+    github: Document, make_gateway: Any
+) -> None:
+    sdk = DeferredSdk(
+        build_server(make_gateway(github)),
+        stateless=True,
+        json_response=True,
+        security=None,
+        max_request_bytes=MAX_REQUEST_BYTES,
+        start_delay=60.0,
+    )
+    with anyio.fail_after(60):
+        async with sdk.running():
+            await anyio.sleep(0.3)
+            assert sdk.attempts == 0  # the cold start's first requests do not share the interpreter with it
+            transport = httpx.ASGITransport(app=sdk)
+            async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
+                answer = await client.post("/mcp", content=rpc("ping"), headers=JSON_HEADERS)
+    assert answer.status_code == 200 and answer.json()["result"] == {}
+    assert sdk.attempts == 1
+
+
 @asynccontextmanager
 async def _started(sdk: DeferredSdk, hot: HotPath) -> AsyncIterator[Starlette]:
     @asynccontextmanager
