@@ -30,14 +30,9 @@ from __future__ import annotations
 
 import math
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Final, TypeVar, cast
-
-import jmespath
-from jmespath import exceptions as jmespath_errors
-from jmespath.functions import Functions, signature
-from jmespath.visitor import Options, TreeInterpreter, _equals
+from typing import Any, Final
 
 from anvil._types import JSONObject, JSONValue
 from anvil.air.tools import MAX_PROJECTION_CHARS, PROJECTION_ARGUMENT
@@ -163,75 +158,6 @@ class _Meter:
         return size
 
 
-_F = TypeVar("_F", bound=Callable[..., Any])
-
-
-def _signature(*arguments: JSONObject) -> Callable[[_F], _F]:
-    """JMESPath's ``@signature`` (how its function table finds a function and checks its arguments), typed."""
-    return cast("Callable[[_F], _F]", signature(*arguments))
-
-
-class _MeteredFunctions(Functions):  # type: ignore[misc]  # jmespath ships no type information
-    """JMESPath's functions, the ones whose work follows their arguments' expanded size charged first."""
-
-    def __init__(self, meter: _Meter) -> None:
-        super().__init__()
-        self.meter = meter
-
-    @_signature({"types": ["array", "string"]}, {"types": []})
-    def _func_contains(self, subject: Any, search: Any) -> Any:
-        self.meter.expanded(subject)
-        self.meter.expanded(search)
-        return super()._func_contains(subject, search)
-
-    @_signature({"types": []})
-    def _func_to_string(self, arg: Any) -> Any:
-        self.meter.expanded(arg)
-        return super()._func_to_string(arg)
-
-    @_signature({"types": ["string"]}, {"types": ["array-string"]})
-    def _func_join(self, separator: Any, array: Any) -> Any:
-        total = len(separator) * len(array) + sum(len(item) for item in array)
-        self.meter.spend(total // _CHARS_PER_UNIT)
-        return super()._func_join(separator, array)
-
-
-class _Metered(TreeInterpreter):  # type: ignore[misc]  # jmespath ships no type information
-    """JMESPath's interpreter, charging every value it produces against a budget (module docstring)."""
-
-    def __init__(self, meter: _Meter) -> None:
-        super().__init__(Options(custom_functions=_MeteredFunctions(meter)))
-        self.meter = meter
-
-    def visit(self, node: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
-        # Visitor.visit's dispatch, inlined: this runs once per node per value the expression reads.
-        method = self._method_cache.get(node["type"])
-        if method is None:
-            method = self._method_cache[node["type"]] = getattr(self, f"visit_{node['type']}", self.default_visit)
-        result = method(node, *args, **kwargs)
-        meter = self.meter
-        kind = type(result)
-        if kind is list or kind is dict:
-            meter.left -= 1 + len(result)
-        elif kind is str:
-            meter.left -= 1 + len(result) // _CHARS_PER_UNIT
-        else:
-            meter.left -= 1
-        if meter.left < 0:
-            meter.spend(0)  # extend the budget once, else stop
-        return result
-
-    def visit_comparator(self, node: dict[str, Any], value: Any) -> Any:
-        if node["value"] in self._EQUALITY_OPS:
-            left = self.visit(node["children"][0], value)
-            right = self.visit(node["children"][1], value)
-            self.meter.expanded(left)  # a deep comparison walks both
-            self.meter.expanded(right)
-            equal = _equals(left, right)
-            return equal if node["value"] == "eq" else not equal
-        return super().visit_comparator(node, value)
-
-
 def _nodes(tree: dict[str, Any]) -> Iterator[dict[str, Any]]:
     """Every node of a parsed expression (a slice's children are numbers, not nodes)."""
     pending = [tree]
@@ -243,7 +169,9 @@ def _nodes(tree: dict[str, Any]) -> Iterator[dict[str, Any]]:
 
 def _arity_problem(name: str, given: int) -> str | None:
     """Why a call of function ``name`` with ``given`` arguments cannot run, or None when it can."""
-    spec = _MeteredFunctions.FUNCTION_TABLE.get(name)
+    from anvil.serve.interpreter import MeteredFunctions
+
+    spec = MeteredFunctions.FUNCTION_TABLE.get(name)
     if spec is None:
         return f"unknown function {name}()"
     signature = spec["signature"]
@@ -276,9 +204,13 @@ class Projection:
             ProjectionFailed: the evaluation failed, ran out of budget, expanded the answer or made a
                 value JSON cannot carry (the caller must not get ``data`` instead).
         """
+        from jmespath import exceptions as jmespath_errors
+
+        from anvil.serve.interpreter import Metered
+
         meter = _Meter(data)
         try:
-            view = _Metered(meter).visit(self._parsed.parsed, data)
+            view = Metered(meter).visit(self._parsed.parsed, data)
             if view is data:
                 return view  # the whole answer (``@``): what the call answers without a projection
             size = meter.expanded(view)  # what serializing the view will walk
@@ -332,6 +264,9 @@ def compile_projection(expression: object) -> Projection | ProjectionRefusal:
         return _refusal(
             "length", f"it is longer than {MAX_PROJECTION_CHARS} characters", max_length=MAX_PROJECTION_CHARS
         )
+    import jmespath  # with its interpreter (anvil.serve.interpreter), loaded by the first projection
+    from jmespath import exceptions as jmespath_errors
+
     try:
         parsed = jmespath.compile(expression)
     except jmespath_errors.ParseError as exc:
