@@ -13,7 +13,7 @@ from jmespath.functions import Functions, signature
 from jmespath.visitor import Options, TreeInterpreter, _equals
 
 from anvil._types import JSONObject
-from anvil.serve.projection import _CHARS_PER_UNIT, _Meter
+from anvil.serve.meter import CHARS_PER_UNIT, Meter
 
 __all__ = ["Metered", "MeteredFunctions"]
 
@@ -29,7 +29,7 @@ def _signature(*arguments: JSONObject) -> Callable[[_F], _F]:
 class MeteredFunctions(Functions):  # type: ignore[misc]  # jmespath ships no type information
     """JMESPath's functions, the ones whose work follows their arguments' expanded size charged first."""
 
-    def __init__(self, meter: _Meter) -> None:
+    def __init__(self, meter: Meter) -> None:
         super().__init__()
         self.meter = meter
 
@@ -47,14 +47,14 @@ class MeteredFunctions(Functions):  # type: ignore[misc]  # jmespath ships no ty
     @_signature({"types": ["string"]}, {"types": ["array-string"]})
     def _func_join(self, separator: Any, array: Any) -> Any:
         total = len(separator) * len(array) + sum(len(item) for item in array)
-        self.meter.spend(total // _CHARS_PER_UNIT)
+        self.meter.spend(total // CHARS_PER_UNIT)
         return super()._func_join(separator, array)
 
 
 class Metered(TreeInterpreter):  # type: ignore[misc]  # jmespath ships no type information
     """JMESPath's interpreter, charging every value it produces against a budget (module docstring)."""
 
-    def __init__(self, meter: _Meter) -> None:
+    def __init__(self, meter: Meter) -> None:
         super().__init__(Options(custom_functions=MeteredFunctions(meter)))
         self.meter = meter
 
@@ -69,7 +69,7 @@ class Metered(TreeInterpreter):  # type: ignore[misc]  # jmespath ships no type 
         if kind is list or kind is dict:
             meter.left -= 1 + len(result)
         elif kind is str:
-            meter.left -= 1 + len(result) // _CHARS_PER_UNIT
+            meter.left -= 1 + len(result) // CHARS_PER_UNIT
         else:
             meter.left -= 1
         if meter.left < 0:
