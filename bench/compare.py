@@ -27,7 +27,7 @@ a shared machine whose load changes during the run weighs on every column alike.
 loop is bounded by its count and by ``--max-seconds``):
 
 * cold start: spawn to the first answered ``tools/list`` (light client polling), median of
-  ``--cold-runs`` spawns;
+  ``--cold-runs`` spawns (this gateway's package is byte-compiled first, as a wheel install leaves it);
 * read latency p50/p99 (``GET /customers/cus_123`` through each server's tool), sequential, light and
   official client; server CPU per call from ``/proc/PID/stat`` (utime + stime, summed over the
   workers) over the light sequential loop;
@@ -45,6 +45,12 @@ loop is bounded by its count and by ``--max-seconds``):
   columns whose ledger syncs a reservation (SQLite; PostgreSQL when its server runs with ``fsync`` and
   ``synchronous_commit`` on, else the column says ``server fsync off``) the table also gives write /
   read with that one synced commit taken off the write p50;
+* official client: the read and the keyed write (fresh ``_meta.idempotency_key`` per call), p50s and
+  write / read (the issue's target is the official client's);
+* search, budget cut, tracing (``bench/compare_paths.py``; ``--skip-paths`` leaves them out): three more
+  one-worker gateways, one in search mode (an ``anvil_search_tools`` call), one with a response budget
+  that cuts the customer read, one exporting traces to a loopback OTLP sink (the customer read), each timed
+  in the same rounds as the plain read of the anvil column (p50, server CPU per call, p50 over the read's);
 * memory: server RSS (``/proc/PID/status``, summed over workers) after warm-up and after
   ``--rss-calls`` more calls over 8 sessions, and the growth.
 
@@ -73,6 +79,7 @@ from typing import Any, Final
 from urllib.parse import urlsplit
 
 import yaml
+from compare_paths import BUDGET_TOKENS, OtlpSink, PathServer, choose_calls, measure_paths, path_servers
 
 REPO = Path(__file__).resolve().parent.parent
 PAYMENTS = REPO / "examples" / "payments"
@@ -458,8 +465,63 @@ async def _load(server: Server, seconds: float, max_calls: int) -> tuple[int, fl
     return done, elapsed
 
 
+async def _start_path(server: PathServer, command: list[str], deadline_s: float = 60.0) -> list[dict[str, Any]]:
+    """Start a configured gateway; its tools once it answers ``tools/list``."""
+    server.process = subprocess.Popen(command, env=server.env, stdout=subprocess.DEVNULL)
+    started = time.perf_counter()
+    while time.perf_counter() - started < deadline_s:
+        if server.process.poll() is not None:
+            raise SystemExit(f"anvil, {server.key}: exited at start-up ({server.process.returncode})")
+        session = LightSession(server.port)
+        try:
+            await session.open()
+            tools: list[dict[str, Any]] = (await session.rpc("tools/list"))["result"]["tools"]
+            return tools
+        except (OSError, RuntimeError, asyncio.IncompleteReadError, KeyError):
+            await asyncio.sleep(0.02)
+        finally:
+            await session.close()
+    raise SystemExit(f"anvil, {server.key}: did not answer tools/list within {deadline_s} s")
+
+
+async def _measure_paths(main: Server, paths: list[tuple[PathServer, list[str]]], args: argparse.Namespace) -> None:
+    """The search, budget-cut and tracing rows (bench/compare_paths.py), into ``main``'s figures."""
+    sessions: dict[str, Any] = {}
+    for server, command in paths:
+        choose_calls(server, await _start_path(server, command), main.read)
+        sessions[server.key] = session = LightSession(server.port)
+        await session.open()
+    reference = LightSession(main.port)
+    await reference.open()
+    await _sequential(lambda _: _checked_call(reference, main.read, {"customer_id": "cus_123"}), 0, 30, 60)
+    figures, read_p50 = await measure_paths(
+        [server for server, _ in paths],
+        sessions,
+        lambda _: _checked_call(reference, main.read, {"customer_id": "cus_123"}),
+        lambda server: _cpu_seconds([server.process.pid]) if server.process is not None else 0.0,
+        _sequential,
+        _percentile,
+        max(30, args.calls // 2),
+        args.rounds,
+        args.max_seconds,
+        _checked_call,
+    )
+    main.figures["paths_read_p50"] = read_p50
+    for key, found in figures.items():
+        main.figures[f"{key}_p50"] = found["p50"]
+        main.figures[f"{key}_cpu_ms"] = found["cpu_ms"]
+        main.figures[f"{key}_over_read"] = found["over_read"]
+    for session in (*sessions.values(), reference):
+        await session.close()
+
+
 async def _measure(
-    servers: list[Server], args: argparse.Namespace, mock_url: str, floor: dict[str, float], probe: Path
+    servers: list[Server],
+    args: argparse.Namespace,
+    mock_url: str,
+    floor: dict[str, float],
+    probe: Path,
+    paths: list[tuple[PathServer, list[str]]] | None = None,
 ) -> None:
     """Every row for every server, interleaved: each row runs in ``--rounds`` rounds that visit the
     servers in turn, so a machine whose load changes during the run weighs on every column alike.
@@ -572,6 +634,7 @@ async def _measure(
             client = Client(f"http://127.0.0.1:{server.port}/mcp", mode="legacy")
             officials[server.label] = await stack.enter_async_context(client)
         official: dict[str, list[float]] = {server.label: [] for server in servers}
+        official_writes: dict[str, list[float]] = {server.label: [] for server in servers}
         for round_index in range(rounds):
             for server in servers:
                 client = officials[server.label]
@@ -584,8 +647,25 @@ async def _measure(
                 warmup = 20 if round_index == 0 else 0
                 found, _ = await _sequential(read, max(1, args.official_calls // rounds), warmup, args.max_seconds)
                 official[server.label] += found
+                refund = {"payment_id": "pay_123", "amount": 1, "currency": "EUR"}
+                if server.keyed:
+                    refund["confirm"] = True
+                tag = f"official-{server.port}-{round_index}-{time.monotonic_ns()}"
+
+                async def write(
+                    index: int, client: Any = client, server: Server = server, refund: Any = refund, tag: str = tag
+                ) -> None:
+                    meta = {"idempotency_key": f"{tag}-{index}"} if server.keyed else None
+                    result = await client.call_tool(server.write, refund, meta=meta)
+                    if result.is_error:
+                        raise SystemExit(f"{server.label}: official client write failed")
+
+                found, _ = await _sequential(write, max(1, args.official_calls // rounds), warmup, args.max_seconds)
+                official_writes[server.label] += found
     for server in servers:
         server.figures["official_p50"] = _percentile(official[server.label], 0.5)
+        server.figures["official_write_p50"] = _percentile(official_writes[server.label], 0.5)
+        server.figures["official_write_read"] = server.figures["official_write_p50"] / server.figures["official_p50"]
 
     done: dict[str, int] = dict.fromkeys(latencies, 0)
     spent: dict[str, float] = dict.fromkeys(latencies, 0.0)
@@ -601,6 +681,9 @@ async def _measure(
         server.figures["throughput"] = done[server.label] / spent[server.label]
         server.figures["cpu_load_ms"] = cpu[server.label] * 1000 / done[server.label]
 
+    if paths:
+        await _measure_paths(servers[1], paths, args)
+
     if args.rss_calls:
         for server in servers:
             server.figures["rss_before"] = _rss_mb(pids[server.label])
@@ -614,12 +697,20 @@ async def _measure(
 
 # --- the table ---------------------------------------------------------------------------------------
 
+_PATH_TITLES: Final = {
+    "search": "search call p50 (anvil_search_tools, ANVIL_DISCLOSURE=search), light client, ms",
+    "budget": f"budget-cut read p50 (ANVIL_RESULT_TOKEN_BUDGET={BUDGET_TOKENS}), light client, ms",
+    "tracing": "read p50, tracing on (ANVIL_OTEL_EXPORTER=otlp to a loopback sink), light client, ms",
+}
+
 ROWS = (
-    ("cold start to first tools/list, ms", "cold_ms", "{:.0f}", "<= 0.5x"),
+    ("cold start to first tools/list, ms", "cold_ms", "{:.0f}", "<= 0.17x"),
     ("read p50, light client, ms", "read_p50", "{:.2f}", ""),
     ("read p99, light client, ms", "read_p99", "{:.2f}", ""),
     ("server CPU per read call, sequential, ms", "cpu_read_ms", "{:.3f}", "<= 0.5x"),
     ("read p50, official client, ms", "official_p50", "{:.2f}", ""),
+    ("write p50 (keyed for anvil), official client, ms", "official_write_p50", "{:.2f}", ""),
+    ("write / read p50, official client", "official_write_read", "{:.2f}x", "<= 1.3x (anvil)"),
     (f"throughput, {SESSIONS} sessions, calls/s", "throughput", "{:.0f}", ">= 3x (1 worker), >= 4x (2)"),
     (f"server CPU per call, {SESSIONS} sessions, ms", "cpu_load_ms", "{:.3f}", ""),
     ("write p50 (keyed for anvil), ms", "write_p50", "{:.2f}", ""),
@@ -627,6 +718,16 @@ ROWS = (
     ("write / read p50", "write_read", "{:.2f}x", "<= 1.2x (anvil, SQLite and PostgreSQL)"),
     ("own write / read p50 (each less the mock's direct p50)", "own_write_read", "{:.2f}x", ""),
     ("write / read p50, the disk's one synced commit taken off", "flushless_write_read", "{:.2f}x", ""),
+    ("plain read p50 in the rounds of the rows below, light client, ms", "paths_read_p50", "{:.2f}", ""),
+    (_PATH_TITLES["search"], "search_p50", "{:.2f}", ""),
+    ("  its server CPU per call, ms", "search_cpu_ms", "{:.3f}", ""),
+    ("  search p50 / plain read p50", "search_over_read", "{:.2f}x", ""),
+    (_PATH_TITLES["budget"], "budget_p50", "{:.2f}", ""),
+    ("  its server CPU per call, ms", "budget_cpu_ms", "{:.3f}", ""),
+    ("  budget-cut p50 / plain read p50", "budget_over_read", "{:.2f}x", ""),
+    (_PATH_TITLES["tracing"], "tracing_p50", "{:.2f}", ""),
+    ("  its server CPU per call, ms", "tracing_cpu_ms", "{:.3f}", ""),
+    ("  traced p50 / plain read p50", "tracing_over_read", "{:.2f}x", ""),
     ("RSS after warm-up, MB", "rss_before", "{:.1f}", ""),
     ("RSS after the calls, MB", "rss_after", "{:.1f}", ""),
     ("RSS growth, %", "rss_growth", "{:+.1f}", "<= +10 %"),
@@ -634,7 +735,18 @@ ROWS = (
 
 
 #: Rows that are ratios or growths already: no column-over-FastMCP ratio for them.
-_NO_RATIO: Final = frozenset({"write_read", "own_write_read", "flushless_write_read", "rss_growth"})
+_NO_RATIO: Final = frozenset(
+    {
+        "write_read",
+        "official_write_read",
+        "own_write_read",
+        "flushless_write_read",
+        "rss_growth",
+        "search_over_read",
+        "budget_over_read",
+        "tracing_over_read",
+    }
+)
 
 
 def _table(servers: list[Server], args: argparse.Namespace, floor: dict[str, float]) -> str:
@@ -685,6 +797,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--rounds", type=int, default=3, help="rounds each row is split into (default 3)")
     parser.add_argument("--skip-workers", action="store_true", help="leave out the --workers 2 column")
+    parser.add_argument("--skip-paths", action="store_true", help="leave out the search, budget-cut and tracing rows")
     parser.add_argument(
         "--postgres",
         default=os.environ.get("ANVIL_TEST_POSTGRES_URL", ""),
@@ -705,6 +818,13 @@ def main(argv: list[str] | None = None) -> int:
     if not (0 <= args.rss_calls <= 200_000 and 1 <= args.cold_runs <= 10 and 1 <= args.rounds <= 10):
         parser.error("--rss-calls 0..200000, --cold-runs 1..10, --rounds 1..10")
     fastmcp_python = _ensure_fastmcp()
+    import compileall
+
+    import anvil
+
+    # The cold start reads bytecode as an installed wheel does (pip compiles it; FastMCP's is), not source
+    # compiled at each spawn (a checkout run with PYTHONDONTWRITEBYTECODE has none).
+    compileall.compile_dir(Path(anvil.__file__).parent, quiet=1)
     sys.path.insert(0, str(REPO / "bench"))
     from gateway import _compile, _token_variable  # the gateway bench's compile and credential helpers
 
@@ -758,13 +878,24 @@ def main(argv: list[str] | None = None) -> int:
             command = [sys.executable, "-m", "anvil", "serve", str(bundle), "--http", f"127.0.0.1:{port}"]
             env = {**anvil_env, **settings}
             servers.append(Server(f"anvil, {name}", command, env, port, keyed=True, synced=synced))
+        sink = None if args.skip_paths else OtlpSink()
+        paths: list[tuple[PathServer, list[str]]] = []
+        for path in path_servers(_free_port, sink.url) if sink is not None else []:
+            path.env = {**anvil_env, "ANVIL_LEDGER": f"sqlite:///{folder / f'ledger-{path.key}.db'}", **path.env}
+            command = [sys.executable, "-m", "anvil", "serve", str(bundle), "--http", f"127.0.0.1:{path.port}"]
+            paths.append((path, command))
         try:
             print(f"bench: measuring {', '.join(server.label for server in servers)} ...", file=sys.stderr, flush=True)
-            asyncio.run(_measure(servers, args, mock_url, floor, folder / "synced-commit.db"))
+            asyncio.run(_measure(servers, args, mock_url, floor, folder / "synced-commit.db", paths))
         finally:
             for server in servers:
                 if server.process is not None:
                     _stop(server.process)
+            for path, _ in paths:
+                if path.process is not None:
+                    _stop(path.process)
+            if sink is not None:
+                sink.close()
     print(_table(servers, args, floor))
     return 0
 

@@ -49,9 +49,16 @@ class RawServer:
     port: int = 0
     script: list[bytes | str | Action] = field(default_factory=list)
     seen: list[Seen] = field(default_factory=list)
+    accepted: list[int] = field(default_factory=list)  # peer ports, in the order connections were accepted
+    #: Bytes sent at once on the connection accepted n-th (0-based), before any request arrives.
+    unasked: dict[int, bytes] = field(default_factory=dict)
 
     async def handle(self, stream: SocketStream) -> None:
         peer = stream.extra(SocketAttribute.remote_port)
+        self.accepted.append(peer)
+        stray = self.unasked.get(len(self.accepted) - 1)
+        if stray is not None:
+            await stream.send(stray)
         buffer = b""
         async with stream:
             while True:
@@ -675,6 +682,48 @@ async def test_a_write_never_takes_a_late_answer_on_a_pooled_connection_for_its_
     assert write.body == b'{"refund": "re_1"}' and read.body == b'{"read": 2}'
     assert b"\r\nconnection: close" in raw.seen[1].head  # and the write's connection carries nothing else
     assert raw.seen[1].peer_port != first[0] and raw.seen[2].peer_port == first[0]  # reads still reuse
+
+
+async def test_a_write_goes_out_on_the_spare_the_write_before_opened_not_on_a_connect_of_its_own(
+    raw: RawServer, pooled: PooledUpstream
+) -> None:
+    url = f"http://127.0.0.1:{raw.port}/w"
+    assert (await pooled.exchange("GET", url, [], None, timeout_ms=5000, max_bytes=64)).ok
+    assert (await pooled.exchange("POST", url, [], b"{}", timeout_ms=5000, max_bytes=64, write=True)).ok
+    await asyncio.sleep(0.1)  # the spare connects meanwhile
+    opened_before = list(raw.accepted)
+    assert (await pooled.exchange("POST", url, [], b"{}", timeout_ms=5000, max_bytes=64, write=True)).ok
+    read, first_write, second_write = (seen.peer_port for seen in raw.seen)
+    assert len({read, first_write, second_write}) == 3  # each write on a connection of its own, never a used one
+    assert second_write in opened_before  # already open when the write began: it waited for no connect
+    assert b"\r\nconnection: close" in raw.seen[2].head
+
+
+async def test_a_spare_that_received_bytes_nobody_asked_for_never_carries_a_write(raw: RawServer) -> None:
+    pooled = PooledUpstream()
+    raw.unasked = {1: ok(b'{"stray": "an answer to nothing"}')}  # on the spare, as it is accepted
+    url = f"http://127.0.0.1:{raw.port}/w"
+    try:
+        assert (await pooled.exchange("POST", url, [], b"{}", timeout_ms=5000, max_bytes=64, write=True)).ok
+        await asyncio.sleep(0.1)
+        write = await pooled.exchange("POST", url, [], b"{}", timeout_ms=5000, max_bytes=64, write=True)
+    finally:
+        await pooled.aclose()
+    assert write.body == b'{"ok": true}'
+    assert raw.seen[1].peer_port not in raw.accepted[:2]  # the spare was closed; the write connected anew
+
+
+async def test_a_spare_older_than_its_time_is_closed_and_the_write_connects_anew(raw: RawServer) -> None:
+    pooled = PooledUpstream(spare_seconds=0.05)
+    url = f"http://127.0.0.1:{raw.port}/w"
+    try:
+        assert (await pooled.exchange("POST", url, [], b"{}", timeout_ms=5000, max_bytes=64, write=True)).ok
+        await asyncio.sleep(0.2)  # the spare opened, then expired unused
+        spare = raw.accepted[1]
+        assert (await pooled.exchange("POST", url, [], b"{}", timeout_ms=5000, max_bytes=64, write=True)).ok
+    finally:
+        await pooled.aclose()
+    assert len(raw.accepted) >= 3 and raw.seen[1].peer_port not in (raw.seen[0].peer_port, spare)
 
 
 async def test_the_executor_sends_every_write_on_a_connection_of_its_own(

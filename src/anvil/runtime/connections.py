@@ -11,9 +11,14 @@ The pool keeps idle connections per (scheme, host, port), the warmest first, at 
 ``limit_per_host`` open to one host at once (a call past that waits for one, within its deadline);
 an idle connection older than ``keepalive_seconds``, one the upstream closed or one that received
 bytes nobody asked for is never reused. Only reads reuse connections: a write (``exchange(...,
-write=True)``, which the executor passes for every operation that is not a read) opens a connection of
-its own, asks for ``connection: close`` and is never followed on it, because no idle connection can be
-proven idle: an answer nobody asked for may be in flight and would be read as the write's. No cookie
+write=True)``, which the executor passes for every operation that is not a read) goes out on a
+connection that never carried a request, asks for ``connection: close`` and is never followed on it,
+because no used connection can be proven idle: an answer nobody asked for may be in flight and would be
+read as the write's. So that a write does not wait for a connect, each write opens its host's next
+*spare* in the background: a connection no request has been written on, taken by the next write if it
+is still open and younger than :data:`SPARE_SECONDS` (1 s; bytes arriving on it close it, as on any idle
+connection; an older one is closed, since an upstream closing an unused connection as a write goes out
+would leave that write's outcome uncertain). No cookie
 is kept, no redirect is followed, no proxy is used, and the request target is sent exactly as
 :mod:`anvil.runtime.request` encoded it. HTTPS uses the system's trust store
 (``ssl.create_default_context``) with the host name checked.
@@ -42,10 +47,13 @@ from urllib.parse import urlsplit
 from anvil import __version__
 from anvil.runtime.upstream import ACCEPT_ENCODING, Answer, BrokenBody, names_dns_failure, read_answer
 
-__all__ = ["MAX_HEADER_BYTES", "PooledUpstream"]
+__all__ = ["MAX_HEADER_BYTES", "SPARE_SECONDS", "PooledUpstream"]
 
 #: The most bytes of response headers read before the answer counts as malformed.
 MAX_HEADER_BYTES: Final = 64 * 1024
+#: How long a write's spare connection (never used) is kept: well under any upstream's idle timeout for
+#: a connection that sent nothing, so the upstream does not close it as the write goes out.
+SPARE_SECONDS: Final = 1.0
 #: Headers the client sets itself; a request's own copies are dropped (they would contradict the framing).
 _OWN: Final = frozenset({"host", "content-length", "transfer-encoding", "connection"})
 _BODY_METHODS: Final = frozenset({"POST", "PUT", "PATCH"})
@@ -80,6 +88,7 @@ class _Connection(asyncio.Protocol):
         self.eof = False  # the upstream ended its side in order (FIN), not by a reset
         self.active = False  # a request is out on it; bytes arriving otherwise are unsolicited
         self.idle_since = 0.0
+        self.opened = time.monotonic()
         self.sent = 0  # the size of the request last written
         self._waiter: asyncio.Future[None] | None = None
         self._begin(head_only=False)
@@ -328,15 +337,21 @@ class PooledUpstream:
     Args:
         limit_per_host: The most connections open to one upstream host at once.
         keepalive_seconds: How long an idle connection is kept for reuse.
+        spare_seconds: How long a write's spare connection is kept unused (:data:`SPARE_SECONDS`).
     """
 
-    def __init__(self, *, limit_per_host: int = 64, keepalive_seconds: float = 30.0) -> None:
+    def __init__(
+        self, *, limit_per_host: int = 64, keepalive_seconds: float = 30.0, spare_seconds: float = SPARE_SECONDS
+    ) -> None:
         self._limit_per_host = limit_per_host
         self._keepalive = keepalive_seconds
+        self._spare_seconds = spare_seconds
         self._idle: dict[_Key, list[_Connection]] = {}
         self._slots: dict[_Key, asyncio.Semaphore] = {}
         self._tls: ssl.SSLContext | None = None
         self._generation = 0  # one more at each aclose: a connection out on a call then is not pooled after it
+        self._spares: dict[_Key, _Connection] = {}  # per host, one never-used connection for the next write
+        self._opening: dict[_Key, asyncio.Task[None]] = {}  # the spare being opened, per host
 
     async def aclose(self) -> None:
         """Close every pooled connection (a later call opens new ones; one in use now closes when its call ends)."""
@@ -345,6 +360,12 @@ class PooledUpstream:
         for connections in idle.values():
             for conn in connections:
                 conn.close()
+        spares, self._spares = self._spares, {}
+        for conn in spares.values():
+            conn.close()
+        opening, self._opening = self._opening, {}
+        for task in opening.values():
+            task.cancel()
 
     def _context(self) -> ssl.SSLContext:
         if self._tls is None:
@@ -352,13 +373,25 @@ class PooledUpstream:
         return self._tls
 
     async def _checkout(self, key: _Key, *, fresh: bool) -> _Connection:
-        idle = None if fresh else self._idle.get(key)
         now = time.monotonic()
+        if fresh:
+            spare = self._spares.pop(key, None)
+            self._prepare(key)
+            if spare is not None:
+                # Never written on (bytes arriving on it closed it): no answer can be on its way.
+                if spare.reusable(now, self._spare_seconds):
+                    return spare
+                spare.close()
+            return await self._connect(key)
+        idle = self._idle.get(key)
         while idle:
             conn = idle.pop()  # the most recently used: the warmest, the least likely closed by the upstream
             if conn.reusable(now, self._keepalive):
                 return conn
             conn.close()
+        return await self._connect(key)
+
+    async def _connect(self, key: _Key) -> _Connection:
         scheme, host, port = key
         tls = scheme == "https"
         loop = asyncio.get_running_loop()
@@ -366,6 +399,32 @@ class PooledUpstream:
             _Connection, host, port, ssl=self._context() if tls else None, server_hostname=host if tls else None
         )
         return conn
+
+    def _prepare(self, key: _Key) -> None:
+        """Open the host's next spare in the background (one at a time per host)."""
+        if key not in self._opening:
+            self._opening[key] = asyncio.get_running_loop().create_task(self._open_spare(key, self._generation))
+
+    async def _open_spare(self, key: _Key, generation: int) -> None:
+        try:
+            conn = await self._connect(key)
+        except (OSError, ValueError):
+            return  # the next write connects itself and says what failed
+        finally:
+            if generation == self._generation:
+                self._opening.pop(key, None)
+        if generation != self._generation or key in self._spares:
+            conn.close()
+            return
+        conn.idle_since = conn.opened = time.monotonic()
+        self._spares[key] = conn
+        # Not taken in time: closed, so no unused connection stays open at the upstream.
+        asyncio.get_running_loop().call_later(self._spare_seconds, self._expire, key, conn)
+
+    def _expire(self, key: _Key, conn: _Connection) -> None:
+        if self._spares.get(key) is conn:
+            del self._spares[key]
+            conn.close()
 
     def _checkin(self, key: _Key, conn: _Connection) -> None:
         conn.active = False
@@ -385,9 +444,10 @@ class PooledUpstream:
     ) -> Answer:
         """Send one request and read its answer (see :func:`anvil.runtime.upstream.send_once`).
 
-        A ``write`` goes out on a new connection with ``connection: close`` and that connection carries
-        nothing else: an idle connection cannot be proven idle (an answer nobody asked for may be on its
-        way), and a write must never take such an answer for its own.
+        A ``write`` goes out on a connection no request was written on (the host's spare, opened in the
+        background by the write before, or a new one) with ``connection: close``, and that connection
+        carries nothing else: a used connection cannot be proven idle (an answer nobody asked for may be
+        on its way), and a write must never take such an answer for its own.
 
         Raises:
             ValueError: the URL or a header cannot be sent as is (nothing was sent).

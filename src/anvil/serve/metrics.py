@@ -24,15 +24,17 @@ multiprocess mode), so a scrape that lands on any worker sees the whole listener
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
 from anvil._types import JSONObject
 from anvil.runtime.audit import AuditSink, RecordSink, write_audit
+
+if TYPE_CHECKING:
+    from prometheus_client import CollectorRegistry
 
 __all__ = ["LATENCY_BUCKETS", "METRICS_PATH", "FleetMetrics", "ObservedAuditSink", "metrics_route"]
 
@@ -52,39 +54,61 @@ class FleetMetrics:
     """
 
     def __init__(self, registry: CollectorRegistry | None = None, *, multiprocess_dir: str | None = None) -> None:
-        self.registry = registry if registry is not None else CollectorRegistry(auto_describe=True)
+        # prometheus-client is imported, and the series made, on first use (a call, a scrape, a collector),
+        # not at start: the first tools/list does not wait for it.
+        self._registry = registry
         self.multiprocess_dir = multiprocess_dir
-        self._calls = Counter(
-            "anvil_tool_calls",
-            "Tool calls answered, by wire tool name and outcome code.",
-            ("tool", "outcome"),
-            registry=self.registry,
-        )
-        self._latency = Histogram(
-            "anvil_tool_call_duration_seconds",
-            "Time a tool call took in the gateway, in seconds.",
-            ("tool",),
-            buckets=LATENCY_BUCKETS,
-            registry=self.registry,
-        )
-        self._ledger = Counter(
-            "anvil_ledger_outcomes",
-            "What the idempotency ledger did for each executed call.",
-            ("outcome",),
-            registry=self.registry,
-        )
-        self._in_progress = Counter(
-            "anvil_ledger_in_progress_refusals",
-            "Calls refused because another call holds their idempotency key.",
-            registry=self.registry,
-        )
+        self._series: tuple[Any, Any, Any, Any] | None = None  # calls, latency, ledger, in-progress refusals
         self._call_children: dict[tuple[str, str], Any] = {}
         self._latency_children: dict[str, Any] = {}
         self._ledger_children: dict[str, Any] = {}
         self._collectors: list[Any] = []
 
+    @property
+    def registry(self) -> CollectorRegistry:
+        """Where the series live (made on first use unless one was given)."""
+        if self._registry is None:
+            from prometheus_client import CollectorRegistry
+
+            self._registry = CollectorRegistry(auto_describe=True)
+        return self._registry
+
+    def _made(self) -> tuple[Any, Any, Any, Any]:
+        if self._series is None:
+            from prometheus_client import Counter, Histogram
+
+            registry = self.registry
+            self._series = (
+                Counter(
+                    "anvil_tool_calls",
+                    "Tool calls answered, by wire tool name and outcome code.",
+                    ("tool", "outcome"),
+                    registry=registry,
+                ),
+                Histogram(
+                    "anvil_tool_call_duration_seconds",
+                    "Time a tool call took in the gateway, in seconds.",
+                    ("tool",),
+                    buckets=LATENCY_BUCKETS,
+                    registry=registry,
+                ),
+                Counter(
+                    "anvil_ledger_outcomes",
+                    "What the idempotency ledger did for each executed call.",
+                    ("outcome",),
+                    registry=registry,
+                ),
+                Counter(
+                    "anvil_ledger_in_progress_refusals",
+                    "Calls refused because another call holds their idempotency key.",
+                    registry=registry,
+                ),
+            )
+        return self._series
+
     def add_collector(self, collector: Any) -> None:
         """Add a prometheus-client collector's series to every :meth:`render` (this process's only)."""
+        self._made()
         self._collectors.append(collector)
         if self.multiprocess_dir is None:
             self.registry.register(collector)
@@ -94,11 +118,11 @@ class FleetMetrics:
         key = (tool, outcome)
         counter = self._call_children.get(key)
         if counter is None:
-            counter = self._call_children[key] = self._calls.labels(tool, outcome)
+            counter = self._call_children[key] = self._made()[0].labels(tool, outcome)
         counter.inc()
         histogram = self._latency_children.get(tool)
         if histogram is None:
-            histogram = self._latency_children[tool] = self._latency.labels(tool)
+            histogram = self._latency_children[tool] = self._made()[1].labels(tool)
         histogram.observe(seconds)
 
     def observe_record(self, record: JSONObject) -> None:
@@ -106,13 +130,16 @@ class FleetMetrics:
         state = str(record.get("ledger") or "none")
         counter = self._ledger_children.get(state)
         if counter is None:
-            counter = self._ledger_children[state] = self._ledger.labels(state)
+            counter = self._ledger_children[state] = self._made()[2].labels(state)
         counter.inc()
         if state == "in_progress" and record.get("error_code") == "conflict":
-            self._in_progress.inc()
+            self._made()[3].inc()
 
     def render(self) -> bytes:
         """The Prometheus text exposition of every series (summed over the workers in multiprocess mode)."""
+        from prometheus_client import CollectorRegistry, generate_latest
+
+        self._made()
         if self.multiprocess_dir is None:
             return bytes(generate_latest(self.registry))
         from prometheus_client.multiprocess import MultiProcessCollector
@@ -151,6 +178,8 @@ def metrics_route(metrics: FleetMetrics) -> Route:
     """``GET /metrics``: the Prometheus text of ``metrics`` (``cache-control: no-store``)."""
 
     async def endpoint(request: Request) -> Response:
+        from prometheus_client import CONTENT_TYPE_LATEST
+
         return Response(metrics.render(), media_type=CONTENT_TYPE_LATEST, headers={"cache-control": "no-store"})
 
     return Route(METRICS_PATH, endpoint, methods=["GET"])

@@ -29,19 +29,14 @@ the replaying call's own projection.
 from __future__ import annotations
 
 import math
-import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Final, TypeVar, cast
-
-import jmespath
-from jmespath import exceptions as jmespath_errors
-from jmespath.functions import Functions, signature
-from jmespath.visitor import Options, TreeInterpreter, _equals
+from typing import Any, Final
 
 from anvil._types import JSONObject, JSONValue
 from anvil.air.tools import MAX_PROJECTION_CHARS, PROJECTION_ARGUMENT
 from anvil.runtime.envelope import ErrorEnvelope
+from anvil.serve.meter import WORK_FLOOR, WORK_PER_VALUE, Exhausted, Meter, json_size
 
 __all__ = [
     "NARROW_ALLOWANCE",
@@ -55,14 +50,8 @@ __all__ = [
     "json_size",
 ]
 
-#: Work units every evaluation may spend, whatever the answer.
-WORK_FLOOR: Final = 200_000
-#: Work units added per value of the answer once the floor is spent (reading a large answer whole).
-WORK_PER_VALUE: Final = 8
 #: How many values a view may add to the answer's (a label or a count beside what it selects).
 NARROW_ALLOWANCE: Final = 64
-#: Characters of a string counted as one more value (strings are cheap to copy, not free).
-_CHARS_PER_UNIT: Final = 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,150 +77,6 @@ class ProjectionFailed(Exception):
         self.reason = reason
 
 
-class _Exhausted(Exception):
-    """The evaluation spent its work budget."""
-
-
-def json_size(value: object, limit: int) -> int:
-    """``value``'s size as an expanded JSON tree; the count stops soon after it passes ``limit``.
-
-    One unit per value (object, array, scalar), one per object key and one more per 64 characters of
-    a string. Shared references count once per place they appear, as serializing them would; the walk
-    has no recursion and stops once the count passes ``limit``, whatever the sharing.
-    """
-    kind = type(value)
-    if kind is not dict and kind is not list:
-        return 1 + len(value) // _CHARS_PER_UNIT if kind is str else 1  # type: ignore[arg-type]
-    count = 0
-    pending: list[Any] = [value]
-    push = pending.append
-    while pending:
-        container = pending.pop()
-        items = container.values() if type(container) is dict else container
-        count += 1 + len(container) if type(container) is dict else 1
-        for item in items:
-            kind = type(item)
-            if kind is dict or kind is list:
-                push(item)
-            elif kind is str:
-                count += 1 + len(item) // _CHARS_PER_UNIT
-            else:
-                count += 1
-        if count > limit:
-            break
-    return count
-
-
-class _Meter:
-    """The work budget of one evaluation (module docstring)."""
-
-    __slots__ = ("_answer", "answer_size", "left")
-
-    def __init__(self, answer: object) -> None:
-        self._answer = answer
-        self.answer_size: int | None = None  # counted once, when the floor is spent
-        self.left = WORK_FLOOR
-
-    def _extend(self) -> bool:
-        """Add the answer-sized share once; False when it was already added."""
-        if self.answer_size is not None:
-            return False
-        self.answer_size = json_size(self._answer, sys.maxsize)  # the answer is a finite tree
-        self.left += WORK_PER_VALUE * self.answer_size
-        return True
-
-    def spend(self, units: int) -> None:
-        """Charge ``units``.
-
-        Raises:
-            _Exhausted: the budget is spent.
-        """
-        self.left -= units
-        if self.left < 0 and not (self._extend() and self.left >= 0):
-            raise _Exhausted
-
-    def expanded(self, value: object) -> int:
-        """Charge the expanded size of ``value`` and return it (the walk stops at the budget left).
-
-        Raises:
-            _Exhausted: the budget is spent.
-        """
-        size = json_size(value, self.left)
-        if size > self.left and self._extend():
-            size = json_size(value, self.left)
-        self.spend(size)
-        return size
-
-
-_F = TypeVar("_F", bound=Callable[..., Any])
-
-
-def _signature(*arguments: JSONObject) -> Callable[[_F], _F]:
-    """JMESPath's ``@signature`` (how its function table finds a function and checks its arguments), typed."""
-    return cast("Callable[[_F], _F]", signature(*arguments))
-
-
-class _MeteredFunctions(Functions):  # type: ignore[misc]  # jmespath ships no type information
-    """JMESPath's functions, the ones whose work follows their arguments' expanded size charged first."""
-
-    def __init__(self, meter: _Meter) -> None:
-        super().__init__()
-        self.meter = meter
-
-    @_signature({"types": ["array", "string"]}, {"types": []})
-    def _func_contains(self, subject: Any, search: Any) -> Any:
-        self.meter.expanded(subject)
-        self.meter.expanded(search)
-        return super()._func_contains(subject, search)
-
-    @_signature({"types": []})
-    def _func_to_string(self, arg: Any) -> Any:
-        self.meter.expanded(arg)
-        return super()._func_to_string(arg)
-
-    @_signature({"types": ["string"]}, {"types": ["array-string"]})
-    def _func_join(self, separator: Any, array: Any) -> Any:
-        total = len(separator) * len(array) + sum(len(item) for item in array)
-        self.meter.spend(total // _CHARS_PER_UNIT)
-        return super()._func_join(separator, array)
-
-
-class _Metered(TreeInterpreter):  # type: ignore[misc]  # jmespath ships no type information
-    """JMESPath's interpreter, charging every value it produces against a budget (module docstring)."""
-
-    def __init__(self, meter: _Meter) -> None:
-        super().__init__(Options(custom_functions=_MeteredFunctions(meter)))
-        self.meter = meter
-
-    def visit(self, node: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
-        # Visitor.visit's dispatch, inlined: this runs once per node per value the expression reads.
-        method = self._method_cache.get(node["type"])
-        if method is None:
-            method = self._method_cache[node["type"]] = getattr(self, f"visit_{node['type']}", self.default_visit)
-        result = method(node, *args, **kwargs)
-        meter = self.meter
-        kind = type(result)
-        if kind is list or kind is dict:
-            meter.left -= 1 + len(result)
-        elif kind is str:
-            meter.left -= 1 + len(result) // _CHARS_PER_UNIT
-        else:
-            meter.left -= 1
-        if meter.left < 0:
-            meter.spend(0)  # extend the budget once, else stop
-        return result
-
-    def visit_comparator(self, node: dict[str, Any], value: Any) -> Any:
-        if node["value"] in self._EQUALITY_OPS:
-            left = self.visit(node["children"][0], value)
-            right = self.visit(node["children"][1], value)
-            self.meter.expanded(left)  # a deep comparison walks both
-            self.meter.expanded(right)
-            equal = _equals(left, right)
-            return equal if node["value"] == "eq" else not equal
-        return super().visit_comparator(node, value)
-
-
 def _nodes(tree: dict[str, Any]) -> Iterator[dict[str, Any]]:
     """Every node of a parsed expression (a slice's children are numbers, not nodes)."""
     pending = [tree]
@@ -243,7 +88,9 @@ def _nodes(tree: dict[str, Any]) -> Iterator[dict[str, Any]]:
 
 def _arity_problem(name: str, given: int) -> str | None:
     """Why a call of function ``name`` with ``given`` arguments cannot run, or None when it can."""
-    spec = _MeteredFunctions.FUNCTION_TABLE.get(name)
+    from anvil.serve.interpreter import MeteredFunctions
+
+    spec = MeteredFunctions.FUNCTION_TABLE.get(name)
     if spec is None:
         return f"unknown function {name}()"
     signature = spec["signature"]
@@ -276,13 +123,17 @@ class Projection:
             ProjectionFailed: the evaluation failed, ran out of budget, expanded the answer or made a
                 value JSON cannot carry (the caller must not get ``data`` instead).
         """
-        meter = _Meter(data)
+        from jmespath import exceptions as jmespath_errors
+
+        from anvil.serve.interpreter import Metered
+
+        meter = Meter(data)
         try:
-            view = _Metered(meter).visit(self._parsed.parsed, data)
+            view = Metered(meter).visit(self._parsed.parsed, data)
             if view is data:
                 return view  # the whole answer (``@``): what the call answers without a projection
             size = meter.expanded(view)  # what serializing the view will walk
-        except _Exhausted:
+        except Exhausted:
             raise ProjectionFailed("budget", "the expression needs more work than the answer allows") from None
         except RecursionError:
             raise ProjectionFailed("depth", "the expression nests too deeply to evaluate") from None
@@ -332,6 +183,9 @@ def compile_projection(expression: object) -> Projection | ProjectionRefusal:
         return _refusal(
             "length", f"it is longer than {MAX_PROJECTION_CHARS} characters", max_length=MAX_PROJECTION_CHARS
         )
+    import jmespath  # with its interpreter (anvil.serve.interpreter), loaded by the first projection
+    from jmespath import exceptions as jmespath_errors
+
     try:
         parsed = jmespath.compile(expression)
     except jmespath_errors.ParseError as exc:

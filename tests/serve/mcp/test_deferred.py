@@ -64,6 +64,7 @@ COLD = textwrap.dedent(
 
     HEADERS = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
     SDK = ("mcp", "mcp_types")
+    LAZY = ("prometheus_client", "jmespath")  # loaded on first use only
 
     def loaded():
         return sorted(name for name in SDK if name in sys.modules)
@@ -75,7 +76,7 @@ COLD = textwrap.dedent(
         context = RuntimeContext(service_id="payments", base_url="http://127.0.0.1:9", client=upstream, env="dev")
         app = create_listener(Fleet([FleetBundle(id="payments", document=document, context=context)]))
         sock = listen("127.0.0.1", 0)
-        report = {"listening": loaded()}
+        report = {"listening": loaded(), "lazy_listening": sorted(name for name in LAZY if name in sys.modules)}
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
             bodies = [
@@ -102,7 +103,7 @@ COLD = textwrap.dedent(
 )
 
 
-def test_the_http_listener_starts_and_answers_the_handshake_without_importing_the_mcp_sdk() -> None:
+def test_the_http_listener_answers_the_handshake_without_importing_the_mcp_sdk_or_what_it_needs_later() -> None:
     shown = subprocess.run(
         [sys.executable, "-c", COLD, str(REPO / "examples" / "payments")],
         capture_output=True,
@@ -113,6 +114,7 @@ def test_the_http_listener_starts_and_answers_the_handshake_without_importing_th
     )
     report = json.loads(shown.stdout.strip().splitlines()[-1])
     assert report["listening"] == []  # built and listening: no SDK
+    assert report["lazy_listening"] == []  # /metrics' series and projections: made on first use
     assert report["statuses"] == [200, 202, 200, 200]
     assert report["answered"] == []  # initialize, the notification, tools/list and tools/call: still none
     assert report["ping"] == [200, {"jsonrpc": "2.0", "id": 4, "result": {}}]  # the SDK answers once loaded
@@ -182,6 +184,28 @@ async def test_a_request_for_an_sdk_that_never_started_waits_a_bounded_time_then
             answer = await client.post("/mcp", content=rpc("ping"), headers=JSON_HEADERS)
     assert _refused(answer)
     assert sdk.failed is False
+
+
+async def test_the_sdk_loads_after_its_start_delay_unless_a_request_needs_it_sooner(
+    github: Document, make_gateway: Any
+) -> None:
+    sdk = DeferredSdk(
+        build_server(make_gateway(github)),
+        stateless=True,
+        json_response=True,
+        security=None,
+        max_request_bytes=MAX_REQUEST_BYTES,
+        start_delay=60.0,
+    )
+    with anyio.fail_after(60):
+        async with sdk.running():
+            await anyio.sleep(0.3)
+            assert sdk.attempts == 0  # the cold start's first requests do not share the interpreter with it
+            transport = httpx.ASGITransport(app=sdk)
+            async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
+                answer = await client.post("/mcp", content=rpc("ping"), headers=JSON_HEADERS)
+    assert answer.status_code == 200 and answer.json()["result"] == {}
+    assert sdk.attempts == 1
 
 
 @asynccontextmanager

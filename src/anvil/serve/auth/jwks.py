@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 from urllib.parse import unquote, urlsplit
-from urllib.request import url2pathname
 
 import anyio
 
@@ -112,6 +111,8 @@ def _locate(uri: str) -> _Location:
     if scheme == "file":
         if parts.netloc not in ("", "localhost") or not parts.path:
             raise ConfigError("config/invalid", "A file: JWKS URI must name a local path (file:///path/jwks.json).")
+        from urllib.request import url2pathname  # urllib.request loads http.client and email: not at start
+
         return _Location("file", url2pathname(unquote(parts.path)))
     if scheme == "https":
         if not parts.hostname:

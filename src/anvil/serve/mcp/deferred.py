@@ -8,7 +8,10 @@ imports the client, the server and pydantic models for every protocol version). 
 imports the SDK in a worker thread, builds the low-level server
 (:func:`anvil.serve.mcp.server.build_server`) and :class:`~anvil.serve.mcp.sdkwire.SdkWire` there, runs the
 load hooks (the hot path compares its tables with the SDK's answers), then, on the event loop, builds
-the ``StreamableHTTPSessionManager`` and enters its ``run()``.
+the ``StreamableHTTPSessionManager`` and enters its ``run()``. The load starts ``start_delay`` seconds
+after the lifespan starts (:data:`DEFAULT_START_DELAY`), or at once when a request needs the SDK: the
+import holds the interpreter lock for most of its ~0.75 s, and a cold start's first ``initialize`` and
+``tools/list`` (which the hot path answers) would otherwise share the interpreter with it.
 
 A request that needs the SDK before it is ready waits for it, at most ``wait_seconds``; when the SDK
 could not be loaded (or not in time) the answer is HTTP 503 ``{"error": {"code": "mcp_unavailable"}}``
@@ -39,12 +42,14 @@ if TYPE_CHECKING:
 
     from anvil.serve.mcp.sdkwire import SdkWire
 
-__all__ = ["DEFAULT_RETRY_DELAYS", "DEFAULT_WAIT_SECONDS", "DeferredSdk", "LoadHook"]
+__all__ = ["DEFAULT_RETRY_DELAYS", "DEFAULT_START_DELAY", "DEFAULT_WAIT_SECONDS", "DeferredSdk", "LoadHook"]
 
 logger = logging.getLogger(__name__)
 
 #: How long a request that needs the SDK waits for it to load.
 DEFAULT_WAIT_SECONDS: Final = 30.0
+#: Seconds after the lifespan starts before the SDK loads unless a request needs it sooner.
+DEFAULT_START_DELAY: Final = 0.5
 #: Seconds before each new attempt after a failed load (then the loader gives up).
 DEFAULT_RETRY_DELAYS: Final = (0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 30.0, 30.0, 30.0, 30.0, 30.0, 30.0, 30.0)
 
@@ -64,6 +69,7 @@ class DeferredSdk:
         max_request_bytes: The SDK manager's body limit.
         wait_seconds: How long a request waits for the SDK to load.
         retry_delays: Seconds before each new attempt after a failed load; empty: one attempt.
+        start_delay: Seconds before the load starts unless a request needs the SDK sooner.
     """
 
     def __init__(
@@ -76,6 +82,7 @@ class DeferredSdk:
         max_request_bytes: int,
         wait_seconds: float = DEFAULT_WAIT_SECONDS,
         retry_delays: Sequence[float] = DEFAULT_RETRY_DELAYS,
+        start_delay: float = DEFAULT_START_DELAY,
     ) -> None:
         self._source = server
         self._stateless = stateless
@@ -85,6 +92,8 @@ class DeferredSdk:
         self._wait = wait_seconds
         self._retry_delays = tuple(retry_delays)
         self._hooks: list[LoadHook] = []
+        self._start_delay = start_delay
+        self._wanted: anyio.Event | None = None  # set when a request needs the SDK: the load starts now
         self._ready: anyio.Event | None = None
         self._app: ASGIApp | None = None
         #: True while the last load failed (every request that needs the SDK is then refused with 503).
@@ -107,6 +116,11 @@ class DeferredSdk:
             self._ready = anyio.Event()
         return self._ready
 
+    def _want(self) -> anyio.Event:
+        if self._wanted is None:
+            self._wanted = anyio.Event()
+        return self._wanted
+
     @asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
         """Load the SDK in the background and serve it until the context exits (the app's lifespan; once
@@ -128,6 +142,8 @@ class DeferredSdk:
     async def _load(self, stop: anyio.Event) -> None:
         ready = self._event()
         delays = self._retry_delays
+        with anyio.move_on_after(self._start_delay):
+            await self._want().wait()  # until the delay passes or a request needs the SDK
         while True:
             self.attempts += 1
             try:
@@ -216,6 +232,7 @@ class DeferredSdk:
             return True
         if self.failed:
             return False
+        self._want().set()
         with anyio.move_on_after(self._wait):
             await self._event().wait()
         return self._app is not None
