@@ -43,17 +43,23 @@ def build(
     Returns:
         The :class:`CompileResult`.
     """
-    from anvil.compiler.manifest.parse import load_manifest
-    from anvil.load.files import DEFAULT_MAX_FILE_BYTES
-    from anvil.load.spec import load_spec
+    from anvil.air.token_counter import TokenCounter
 
-    limit = DEFAULT_MAX_FILE_BYTES if max_file_bytes is None else max_file_bytes
-    loaded = load_spec(spec, uri=source_uri, root=spec_root, max_file_bytes=limit)
-    parsed = None
-    manifest_found: list[Diagnostic] = []
-    if manifest is not None:
-        parsed, manifest_found = load_manifest(manifest, max_file_bytes=limit)
-    result = compile_source(loaded, parsed, service_id=service_id, source_uri=source_uri or str(spec))
+    # The disclosure figures' tokenizer loads in a helper process while the spec loads here.
+    with TokenCounter() as counter:
+        from anvil.compiler.manifest.parse import load_manifest
+        from anvil.load.files import DEFAULT_MAX_FILE_BYTES
+        from anvil.load.spec import load_spec
+
+        limit = DEFAULT_MAX_FILE_BYTES if max_file_bytes is None else max_file_bytes
+        loaded = load_spec(spec, uri=source_uri, root=spec_root, max_file_bytes=limit)
+        parsed = None
+        manifest_found: list[Diagnostic] = []
+        if manifest is not None:
+            parsed, manifest_found = load_manifest(manifest, max_file_bytes=limit)
+        result = compile_source(
+            loaded, parsed, service_id=service_id, source_uri=source_uri or str(spec), counter=counter
+        )
     load_count = len(loaded.diagnostics)
     ordered = (*result.diagnostics[:load_count], *manifest_found, *result.diagnostics[load_count:])
     document = result.document
