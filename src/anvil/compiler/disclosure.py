@@ -72,15 +72,24 @@ def measure_disclosure(
         whose tool is over the budget before any output schema is added.
     """
     counter = counter if counter is not None else TokenCounter(executable="")
-    surface = surface_of(document)
     texts = []
-    found: list[Diagnostic] = []
     for op in document.operations:
         text = measured_surface_json(original(op) if original is not None else op)
-        counter.add(text)  # counted by the helper while the tool surfaces are checked here
+        counter.add(text)  # counted by the helper while the next surfaces are built here
         texts.append(text)
+    costs = [surface_cost(text, tokens) for text, tokens in zip(texts, counter.counts(), strict=True)]
+    operations = tuple(
+        dataclasses.replace(op, disclosure_cost=cost) for op, cost in zip(document.operations, costs, strict=True)
+    )
+    measured = dataclasses.replace(document, operations=operations)
+    # Checked on the measured operations: the bundle's tools.json finds these published tools again.
+    surface = surface_of(measured)
+    found: list[Diagnostic] = []
+    for op in operations:
+        if not op.is_approved:
+            continue
         published = surface.published(op)
-        if op.is_approved and published.rest_chars > surface.budget_chars:
+        if published.rest_chars > surface.budget_chars:
             tokens = math.ceil(published.rest_chars / CHARS_PER_TOKEN)
             left_out = ", and its output schema is left out" if published.output_state == "omitted" else ""
             shown = (
@@ -99,8 +108,4 @@ def measure_disclosure(
                     "in the manifest.",
                 )
             )
-    costs = [surface_cost(text, tokens) for text, tokens in zip(texts, counter.counts(), strict=True)]
-    operations = tuple(
-        dataclasses.replace(op, disclosure_cost=cost) for op, cost in zip(document.operations, costs, strict=True)
-    )
-    return dataclasses.replace(document, operations=operations), found
+    return measured, found

@@ -384,9 +384,14 @@ def _disclosure(
 
 
 def _round_trip(run: _Run, document: Document) -> Document:
-    """The document as AIR loads it (defaults applied); if loading refuses it, that is an internal error."""
+    """The document as AIR loads it (defaults applied); if loading refuses it, that is an internal error.
+
+    When loading gives an equal document, ``document`` itself is kept, so what was worked out for its
+    operations (their published tools, measured during disclosure) is found again by identity.
+    """
     try:
-        return load_document(to_json(document))
+        loaded = load_document(to_json(document))
+        return document if loaded == document else loaded
     except AnvilError as exc:
         run.found.append(_internal("final AIR load", exc))
         return document
