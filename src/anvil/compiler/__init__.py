@@ -65,4 +65,4 @@ def build(
     document = result.document
     if manifest_found:
         document = replace(document, diagnostics=tuple(d.to_air() for d in ordered))
-    return CompileResult(document=document, diagnostics=tuple(ordered))
+    return CompileResult(document=document, diagnostics=tuple(ordered), manifest=parsed)

@@ -52,10 +52,12 @@ _CONTESTED_SCHEME_NOTE: Final = "Blocked: manifest entries disagree on auth.sche
 
 @dataclass(frozen=True, slots=True)
 class CompileResult:
-    """The compiled AIR document and every diagnostic, in pipeline order (load diagnostics first)."""
+    """The compiled AIR document and every diagnostic, in pipeline order (load diagnostics first),
+    and the manifest :func:`anvil.compiler.build` parsed (None when none was given or it did not parse)."""
 
     document: Document
     diagnostics: tuple[Diagnostic, ...]
+    manifest: Manifest | None = None
 
 
 def _slug(text: str) -> str:
