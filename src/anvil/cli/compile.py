@@ -226,21 +226,26 @@ def compile_bundle(
     in ``generation.json``; without it the manifest's ``service.deployment_namespace`` or the namespace the
     bundle at ``out`` already persisted is kept, so a recompile never moves deployment coordinates.
     """
-    from anvil.bundle.emit import emit_bundle
-    from anvil.bundle.generation import Generation
-    from anvil.bundle.hash import bundle_hash
-    from anvil.bundle.writer import install_bundle
-    from anvil.compiler import build
+    from anvil.air.token_counter import TokenCounter
 
-    uri = source_uri(spec, root or Path.cwd())
-    result = build(
-        spec,
-        manifest=manifest,
-        service_id=service_id,
-        source_uri=uri,
-        spec_root=spec_root,
-        max_file_bytes=max_file_bytes,
-    )
+    # Started first, so the helper loads the tokenizer while the compiler is imported and the spec loads.
+    with TokenCounter() as counter:
+        from anvil.bundle.emit import emit_bundle
+        from anvil.bundle.generation import Generation
+        from anvil.bundle.hash import bundle_hash
+        from anvil.bundle.writer import install_bundle
+        from anvil.compiler import build
+
+        uri = source_uri(spec, root or Path.cwd())
+        result = build(
+            spec,
+            manifest=manifest,
+            service_id=service_id,
+            source_uri=uri,
+            spec_root=spec_root,
+            max_file_bytes=max_file_bytes,
+            counter=counter,
+        )
     diagnostics = tuple(result.diagnostics)
     doc = result.document
     input_failed = any(d.severity == "error" and d.code.startswith(_INPUT_PREFIXES) for d in diagnostics)
