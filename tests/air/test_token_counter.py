@@ -50,3 +50,9 @@ def test_a_counter_closed_before_it_answers_counts_in_this_process() -> None:
     counter.close()
     assert counter.counts() == [count_tokens(_TEXTS[3])]
     assert not counter.answered_by_helper
+
+
+def test_nothing_to_count_answers_at_once_without_waiting_for_the_helper() -> None:
+    with TokenCounter(executable=sys.executable) as counter:
+        assert counter.counts() == []
+        assert not counter.answered_by_helper

@@ -76,6 +76,9 @@ class TokenCounter:
 
     def counts(self) -> list[int]:
         """The counts of every text added so far, in order."""
+        if not self._texts:
+            self.close()  # nothing to count: the helper is not waited for
+            return []
         answer = self._answer()
         texts, self._texts = self._texts, []
         if answer is None or len(answer) != len(texts):
