@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint types pytest bench bench-compile image-lock clean
+.PHONY: demo test lint types pytest bench bench-compile image-lock docs reference clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -41,6 +41,14 @@ bench-compile: $(STAMP)
 # Re-pin the generated image's runtime dependencies (src/anvil/bundle/image-lock.json) from this environment.
 image-lock: $(STAMP)
 	$(BIN)/python scripts/lock_image.py
+
+# The documentation site (build/site), strict: a broken link or anchor fails. `make test` builds it too.
+docs: $(STAMP)
+	$(BIN)/mkdocs build --strict
+
+# Regenerate docs/reference/ from the registries (codes, CLI flags, variables, _meta keys).
+reference: $(STAMP)
+	$(BIN)/python scripts/gen_reference.py
 
 clean:
 	rm -rf $(VENV) build dist .mypy_cache .ruff_cache

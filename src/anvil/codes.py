@@ -312,6 +312,7 @@ _ENTRIES: tuple[Code, ...] = (
     _e("injected_fault", "anvil mock: the answer of a fault injected through /__anvil/fault."),
     _e("invalid_input", "anvil mock: a request that does not fit the operation's inputs (400, names the field)."),
     _e("invalid_fault", "anvil mock: a /__anvil/fault body that does not describe a fault (400)."),
+    _e("invalid_seed", "anvil mock: a POST /__anvil/items body that names no kind the mock serves (400)."),
     _e("mock_full", "anvil mock: a kind holds its maximum number of items (507)."),
     _e("selftest/remote_upstream", "anvil selftest: a non-loopback --upstream without --allow-remote-sandbox."),
 )

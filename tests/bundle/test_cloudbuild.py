@@ -3,6 +3,8 @@
 The shell steps run here for real, with bash, after the substitutions Cloud Build would make: the first step
 against a workspace laid out as seed 001 has it (``generated/payments`` under the root the build is
 submitted from), and the build step with a stand-in ``docker`` that records what it was asked to build.
+:func:`_submit` runs seed 001's own command line through every step in order, as Cloud Build would, with
+stand-in ``docker``, ``gcloud`` and ``terraform`` that record their arguments.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import hashlib
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 from dataclasses import replace
@@ -31,6 +34,25 @@ BUILTINS = {"PROJECT_ID": "acme-prod-1", "BUILD_ID": "b-0001", "PROJECT_NUMBER":
 _TOKEN = re.compile(r"\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")
 #: The seed's command supplies only _TFVARS_URI.
 SEED_SUBSTITUTIONS = {"_TFVARS_URI": "gs://PRIVATE_INPUT_BUCKET/operator.auto.tfvars.json"}
+#: Seed 001's Cloud Build command, verbatim.
+SEED_COMMAND = """\
+gcloud builds submit --project acme-prod-1 \\
+  --config generated/payments/deploy/cloudbuild.yaml \\
+  --substitutions _TFVARS_URI=gs://PRIVATE_INPUT_BUCKET/operator.auto.tfvars.json
+"""
+#: What each builder image runs when a step names no entrypoint.
+_ENTRYPOINTS = {"gcr.io/cloud-builders/docker": "docker", "gcr.io/cloud-builders/gcloud": "gcloud"}
+#: Stand-ins that record every call (tool name, then one bracketed argument each) and do the least the next
+#: step needs: gcloud copies the operator inputs, terraform writes the plan its -out names.
+_FAKES = {
+    "docker": "",
+    "gcloud": 'if [ "$1 $2 $#" = "storage cp 4" ] && [ "${3#gs://}" != "$3" ]; then echo "{}" > "$4"; fi\n',
+    "terraform": (
+        'dir=.; for a in "$@"; do\n'
+        'case "$a" in -chdir=*) dir=${a#-chdir=};; -out=*) : > "$dir/${a#-out=}";; esac; done\n'
+        'case " $* " in *" show "*) echo "Plan: 9 to add, 0 to change, 0 to destroy.";; esac\n'
+    ),
+}
 
 
 def _substitute(text: str, values: dict[str, str]) -> str:
@@ -74,6 +96,66 @@ def _bash(step: dict[str, Any], cwd: Path, path: str | None = None) -> subproces
     assert step["entrypoint"] == "bash"
     env = {"PATH": path or os.environ["PATH"], "LC_ALL": "C"}
     return subprocess.run(["bash", *step["args"]], cwd=cwd, env=env, capture_output=True, text=True, timeout=60)
+
+
+def _submit(command: str, root: Path, bin_dir: Path) -> tuple[list[tuple[str, subprocess.CompletedProcess[str]]], str]:
+    """Run a ``gcloud builds submit`` command line's config through its steps, from ``root`` as the upload.
+
+    Cloud Build mounts the upload at /workspace; here ``root`` stands in for it. Stops at the first failing
+    step. Returns each step run with its result, and the stand-ins' call log.
+    """
+    words = shlex.split(command.replace("\\\n", " "))
+    assert words[:3] == ["gcloud", "builds", "submit"]
+    flags = dict(zip(words[3::2], words[4::2], strict=True))
+    given = dict(pair.split("=", 1) for pair in flags.get("--substitutions", "").split(",") if pair)
+    config: dict[str, Any] = yaml.safe_load((root / flags["--config"]).read_text(encoding="utf-8"))
+    builtins = {**BUILTINS, "PROJECT_ID": flags["--project"]}
+    bin_dir.mkdir(exist_ok=True)
+    log = bin_dir / "calls.log"
+    for tool, body in _FAKES.items():
+        record = f'{{ printf %s {tool}; for a in "$@"; do printf " [%s]" "$a"; done; echo; }} >> "{log}"\n'
+        (bin_dir / tool).write_text("#!/bin/sh\n" + record + body, encoding="utf-8")
+        (bin_dir / tool).chmod(0o755)
+    ran: list[tuple[str, subprocess.CompletedProcess[str]]] = []
+    for step in config["steps"]:
+        values = {**builtins, **config["substitutions"], **given}
+        resolved = json.loads(_substitute(json.dumps(step), values).replace("/workspace", str(root)))
+        entry = resolved.get("entrypoint") or _ENTRYPOINTS[resolved["name"]]
+        env = {"PATH": f"{bin_dir}:{os.environ['PATH']}", "LC_ALL": "C"}
+        env.update(item.split("=", 1) for item in resolved.get("env", []))
+        done = subprocess.run([entry, *resolved["args"]], cwd=root, env=env, capture_output=True, text=True, timeout=60)
+        ran.append((resolved["id"], done))
+        if done.returncode != 0:
+            break
+    return ran, log.read_text(encoding="utf-8") if log.exists() else ""
+
+
+def test_seed_001s_command_as_written_runs_every_step_with_state_in_the_bucket_its_inputs_are_in(
+    payments_doc: Document, tmp_path: Path
+) -> None:
+    root, _bundle = _workspace(tmp_path, payments_doc)
+    ran, calls = _submit(SEED_COMMAND, root, tmp_path / "bin")
+    failed = [(step, done.stderr) for step, done in ran if done.returncode != 0]
+    assert failed == []
+    assert [step for step, _ in ran] == ["locate-bundle", "build", "push", "operator-inputs", "plan", "keep-plan"]
+    said = ran[0][1].stdout
+    assert "Terraform state in gs://PRIVATE_INPUT_BUCKET/anvil/payments-tools (the bucket _TFVARS_URI names" in said
+    assert "[-backend-config=bucket=PRIVATE_INPUT_BUCKET] [-backend-config=prefix=anvil/payments-tools]" in calls
+    assert "[-var=project_id=acme-prod-1]" in calls and "[-out=tfplan]" in calls
+    assert "gcloud [storage] [cp] [gs://PRIVATE_INPUT_BUCKET/operator.auto.tfvars.json]" in calls
+    assert "[gs://PRIVATE_INPUT_BUCKET/plans/b-0001/]" in calls
+    assert (root / "tf-work" / "tfplan.txt").read_text(encoding="utf-8").startswith("Plan: 9 to add")
+    assert "apply" not in calls
+
+
+def test_a_named_state_bucket_is_used_instead_of_the_inputs_bucket(payments_doc: Document, tmp_path: Path) -> None:
+    root, _bundle = _workspace(tmp_path, payments_doc)
+    command = SEED_COMMAND.rstrip() + ",_TF_STATE_BUCKET=acme-tf-state\n"
+    ran, calls = _submit(command, root, tmp_path / "bin")
+    assert [done.returncode for _, done in ran] == [0] * 6
+    assert "Terraform state in gs://acme-tf-state/anvil/payments-tools (_TF_STATE_BUCKET)" in ran[0][1].stdout
+    assert "[-backend-config=bucket=acme-tf-state]" in calls and "[gs://acme-tf-state/plans/b-0001/]" in calls
+    assert "PRIVATE_INPUT_BUCKET/plans" not in calls
 
 
 def test_the_file_parses_as_yaml_and_equals_the_configuration_data(payments_doc: Document) -> None:
@@ -130,22 +212,18 @@ def test_submitted_from_inside_the_bundle_it_finds_the_bundle_too(payments_doc: 
     assert (bundle / BUNDLE_DIR_FILE).read_text(encoding="utf-8") == ".\n"
 
 
-def test_without_the_state_bucket_the_build_stops_first_and_says_which_substitution_to_pass(
+def test_without_the_inputs_uri_the_build_stops_first_and_says_which_substitution_to_pass(
     payments_doc: Document, tmp_path: Path
 ) -> None:
     root, _bundle = _workspace(tmp_path, payments_doc)
     config = _config(payments_doc)
-    assert {name: config["substitutions"][name] for name in REQUIRED_SUBSTITUTIONS} == {
-        "_TF_STATE_BUCKET": "",
-        "_TFVARS_URI": "",
-    }
+    assert {name: config["substitutions"][name] for name in REQUIRED_SUBSTITUTIONS} == {"_TFVARS_URI": ""}
+    assert config["substitutions"]["_TF_STATE_BUCKET"] == ""  # optional: the inputs' bucket by default
     assert "REPLACE_WITH" not in emit_bundle(payments_doc)[PATH].decode()
-    refused = _bash(_step(config, "locate-bundle", SEED_SUBSTITUTIONS), root)
-    assert refused.returncode == 1
-    assert "substitution _TF_STATE_BUCKET is required: pass --substitutions _TF_STATE_BUCKET=" in refused.stderr
-    assert not (root / "tf-work").exists()
     no_inputs = _bash(_step(config, "locate-bundle", {"_TF_STATE_BUCKET": "acme-tf-state"}), root)
-    assert "substitution _TFVARS_URI is required" in no_inputs.stderr
+    assert no_inputs.returncode == 1
+    assert "substitution _TFVARS_URI is required: pass --substitutions _TFVARS_URI=" in no_inputs.stderr
+    assert not (root / "tf-work").exists()
     uri = _bash(_step(config, "locate-bundle", {**SEED_SUBSTITUTIONS, "_TF_STATE_BUCKET": "gs://acme"}), root)
     assert (uri.returncode, "_TF_STATE_BUCKET must be a bucket name" in uri.stderr) == (1, True)
 
@@ -186,7 +264,7 @@ def test_it_plans_only_and_keeps_the_plan_in_the_state_bucket(payments_doc: Docu
     kept = _step(parsed, "keep-plan", {"_TF_STATE_BUCKET": "acme-tf-state"})["args"][1]
     assert kept == (
         "gcloud storage cp tf-work/tfplan tf-work/tfplan.txt tf-work/.terraform.lock.hcl "
-        "gs://acme-tf-state/plans/b-0001/"
+        '"gs://$(cat tf-work/anvil-state-bucket)/plans/b-0001/"'
     )
     assert parsed["substitutions"]["_TF_STATE_PREFIX"] == "anvil/payments-tools"
     assert parsed["options"] == {"logging": "CLOUD_LOGGING_ONLY"}

@@ -7,12 +7,14 @@ from typing import Any
 
 import yaml
 
+from anvil.air.credential_names import auth_profile
 from anvil.air.model import Auth, Document
 from anvil.bundle.credentials import credential_variables
 from anvil.bundle.emit import emit_bundle
 from anvil.bundle.generation import Generation
+from anvil.cli.serve_config import credential_variables as serve_reads
 from anvil.compiler import build
-from anvil.runtime.credentials import client_credentials_env, credential_profile, expected_env
+from anvil.runtime.credentials import client_credentials_env, credential_env, credential_profile, expected_env
 from tests.cli.fixtures.upstreams import VAULT_MANIFEST, VAULT_SPEC
 from tests.conftest import EXAMPLES
 
@@ -64,6 +66,28 @@ def test_the_payments_example_lists_the_names_the_runtime_reads_and_its_declared
     }
     assert entry["optional"] == [{"name": audience}, {"name": scopes}]
     assert [entry["staticToken"]["name"]] == list(expected_env(auth, profile))
+
+
+def test_the_file_says_which_variable_chooses_the_profile_and_a_serve_with_it_reads_exactly_the_listed_names(
+    payments_doc: Document,
+) -> None:
+    basic = Auth(type="basic", credential_profile="partner")
+    doc = replace(payments_doc, operations=(*payments_doc.operations, replace(payments_doc.operations[0], auth=basic)))
+    text = emit_bundle(doc)["deploy/credentials.required.yaml"].decode()
+    data = yaml.safe_load(text)
+    assert (data["authProfile"], data["profileEnvVar"], data["localProfileDefault"]) == (
+        "prod",
+        "ANVIL_AUTH_PROFILE",
+        "default",
+    )
+    assert "only with ANVIL_AUTH_PROFILE=prod exported" in text
+    assert '"default" (ANVIL_DEFAULT_* instead of ANVIL_PROD_*)' in text
+    listed = {v["name"] for entry in data["credentials"] for v in [*entry["variables"], entry.get("staticToken")] if v}
+    profile = auth_profile({data["profileEnvVar"]: data["authProfile"]})  # as a serve with it exported
+    reads = {n for op in doc.operations for n in credential_env(op.auth, credential_profile(profile, op.auth))}
+    assert listed <= reads and set(serve_reads(doc, profile)) <= listed
+    local = serve_reads(doc, auth_profile({}))
+    assert auth_profile({}) == data["localProfileDefault"] and all(n.startswith("ANVIL_DEFAULT_") for n in local)
 
 
 def test_recommended_secret_ids_carry_the_deployment_namespace(payments_doc: Document) -> None:

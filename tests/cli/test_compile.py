@@ -5,6 +5,7 @@ import json
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -321,3 +322,36 @@ def test_the_manifest_namespace_comes_from_the_manifest_the_compile_parsed_witho
     assert deployment_namespace_for(out, flag=None, manifest=manifest, parsed=parsed) == "team-a"
     assert deployment_namespace_for(out, flag="flagged", manifest=manifest, parsed=parsed) == "flagged"
     assert deployment_namespace_for(out, flag=None, manifest=manifest) is None
+
+
+def _narrowed(tmp_path: Path, budget: int, capsys: pytest.CaptureFixture[str]) -> tuple[list[str], str]:
+    """Payments compiled with ``budget`` as its tool budget: the budget warnings, and certify's tool-budget detail."""
+    manifest = tmp_path / f"anvil-{budget}.yaml"
+    narrow = f"disclosure:\n  tool_budget_tokens: {budget}\n"
+    manifest.write_text((REPO / MANIFEST).read_text(encoding="utf-8") + narrow, encoding="utf-8")
+    bundle = tmp_path / f"payments-{budget}"
+    code, report, _ = _compile(capsys, SPEC, "--manifest", str(manifest), "--service", "payments", "--out", str(bundle))
+    assert code == 0
+    diagnostics: Any = report["diagnostics"]
+    warnings = [d["message"] for d in diagnostics if d["code"] == "disclosure/input_over_budget"]
+    main(["certify", str(bundle), "--json"])
+    checks = json.loads(capsys.readouterr().out)["checks"]
+    [check] = [c for c in checks if c["id"].endswith(".tool_surface_within_disclosure_budget")]
+    return warnings, check["detail"]
+
+
+def test_compile_reports_a_tool_over_budget_at_the_size_certify_reports_in_one_measure(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    [warning], detail = _narrowed(tmp_path, 500, capsys)
+    assert detail.startswith("over the 500-token tool budget (o200k_base): payments.refunds.create (")
+    tokens = int(detail.rsplit("(", 1)[1].split(" ")[0])
+    assert f"is listed at {tokens:,} tokens (o200k_base) without any output schema" in warning
+    assert "chars/4" not in warning
+    # The listing's cut estimates chars/4, which puts the refund over a budget of exactly its o200k size; by
+    # the one measure reported it is within, so compile warns of nothing and certify passes it.
+    warnings, detail = _narrowed(tmp_path, tokens, capsys)
+    tools = json.loads((tmp_path / f"payments-{tokens}" / "tools.json").read_text(encoding="utf-8"))["tools"]
+    [refund] = [tool for tool in tools if tool["name"] == "payments_create_refund"]
+    assert refund["_meta"]["anvil/output_schema"] == "omitted"  # the estimate put it over: the cut happened
+    assert (warnings, detail.startswith("over the")) == ([], False)

@@ -118,10 +118,9 @@ def test_propose_effects_writes_reviewable_effect_blocks_that_compile(
         "all",
         "--propose-effects",
     )
-    assert code == 0 and "Proposed 2 effect contracts for 3 creates" in out
+    assert code == 0 and "Proposed 3 effect contracts for 3 creates" in out
     text = manifest.read_text(encoding="utf-8")
-    assert text.count("# proposed by anvil init: review before approving") == 2
-    assert "# no effect proposed:" in text
+    assert text.count("# proposed by anvil init: review before approving") == 3
     bundle = tmp_path / "bundle"
     code, _, err = _anvil(capsys, "compile", str(spec), "--manifest", str(manifest), "--out", str(bundle))
     assert code == 0, err
@@ -129,6 +128,7 @@ def test_propose_effects_writes_reviewable_effect_blocks_that_compile(
     undo = {row["operationId"]: row["undo"] for row in json.loads(out)["operations"]}
     assert undo["github.comments.create"] == "inverse"
     assert undo["github.releases.create"] == "inverse"
+    assert undo["github.issues.create"] == "compensate"  # closing it: the update to a terminal state
 
 
 def _byo_block() -> str:
@@ -159,7 +159,7 @@ def test_the_readmes_bring_your_own_api_walk_through_runs_as_written(tmp_path: P
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    assert "Proposed 2 effect contracts" in done.stdout
+    assert "Proposed 3 effect contracts" in done.stdout
     assert "approved github.comments.create" in done.stdout
     catalog = [line for line in done.stdout.splitlines() if line.startswith("github.comments.create ")]
     assert len(catalog) == 1 and "inverse" in catalog[0]

@@ -12,6 +12,7 @@ import pytest
 from anvil.cli import main
 from anvil.ledger.base import LedgerOptions, ReserveContext
 from anvil.ledger.registry import open_ledger
+from anvil.runtime.keys import reservation_key
 
 
 def _quarantine(uri: str, key: str = "order-42") -> str:
@@ -36,6 +37,17 @@ def _outcome(uri: str, key: str, fingerprint: str = "f" * 64) -> tuple[str, obje
         return found.outcome, found.result
 
     return anyio.run(reserve)
+
+
+def _started_at(uri: str, reference: str) -> float:
+    async def read() -> float:
+        ledger = open_ledger(uri)
+        row = await ledger.inspect(reference)
+        await ledger.close()
+        assert row is not None and row.started_at is not None
+        return row.started_at
+
+    return anyio.run(read)
 
 
 @pytest.fixture
@@ -65,6 +77,7 @@ def test_inspect_prints_the_reservation_but_never_the_result_unless_asked(
         None,
     )
     assert shown["started_at"].endswith("Z") and "result" not in shown
+    assert shown["derived_key"] == reservation_key("f" * 64, _started_at(uri, reference))  # what went upstream
     assert main(["ledger", "inspect", reference, "--ledger", uri, "--show-result"]) == 0
     assert "result: null" in capsys.readouterr().out
 

@@ -363,3 +363,22 @@ def test_an_operator_url_whose_host_is_no_host_is_refused(payments: Path) -> Non
     with pytest.raises(ConfigError) as refused:
         _config({"ANVIL_BASE_URL": "https://api.example.net,com,net,io/v1"}, str(payments))
     assert refused.value.code == "config/invalid"
+
+
+def test_a_bundle_in_a_folder_named_bundle_is_called_by_its_service_and_its_ledger_scope_is_unchanged(
+    payments: Path, tmp_path: Path
+) -> None:
+    import shutil
+
+    image = tmp_path / "srv" / "bundle"  # where the generated image keeps it
+    shutil.copytree(payments, image)
+    environ = {"ANVIL_BASE_URL": "http://127.0.0.1:9"}
+    served, named = _config(environ, str(image)), _config(environ, f"refunds={image}")
+    assert [bundle_id for bundle_id, _ in served.bundles] == ["payments"]
+    assert [bundle_id for bundle_id, _ in named.bundles] == ["refunds"]  # the operator's name wins
+    # rows never were keyed by the bundle's name: the ledger scope names the service id, the table the
+    # deployment namespace, both read from the bundle, so existing rows stay where they were
+    before = _config(environ, str(payments))
+    for config in (served, named):
+        assert config.ledger_namespace == before.ledger_namespace == "payments"
+        assert config.bundles[0][1].service.id == "payments"

@@ -208,3 +208,32 @@ def test_a_composite_alternative_that_resolved_cleanly_is_selected_like_any_othe
     assert not resolution.blocked
     unmodeled = resolve_auth([{"key": [], "cc": []}, {"basic": []}], SCHEMES)
     assert [issue.code for issue in unmodeled.issues] == ["auth/alternatives_unmodeled"]
+
+
+def test_the_first_of_several_auth_alternatives_is_reported_once_per_scheme_with_the_count() -> None:
+    from anvil.compiler import compile_source
+    from anvil.load.result import LoadResult
+
+    spec = {
+        "openapi": "3.0.3",
+        "info": {"title": "Files", "version": "1"},
+        "security": [{"key": []}, {"basic": []}],
+        "components": {"securitySchemes": SCHEMES},
+        "paths": {
+            **{
+                f"/files{n}": {"get": {"operationId": f"list{n}", "responses": {"200": {"description": "ok"}}}}
+                for n in range(7)
+            },
+            "/other": {"get": {"security": [{"basic": []}, {"key": []}], "responses": {"200": {"description": "ok"}}}},
+        },
+    }
+    result = compile_source(LoadResult(document=spec, version="3.0.3"), None, service_id="files")
+    selected = [d for d in result.diagnostics if d.code == "auth/alternative_selected"]
+    assert [d.message for d in selected] == [
+        "7 operations offer several auth alternatives; the first credentialed one, scheme 'key' (api_key), was "
+        "selected for each (files.files0.list, files.files1.list, files.files2.list, files.files3.list, "
+        "files.files4.list and 2 more).",
+        "GET /other: 2 auth alternatives; the first credentialed one, scheme 'basic' (basic), was selected",
+    ]
+    assert selected[0].operation is None and selected[1].operation == "files.other.list"
+    assert all(op.review_notes for op in result.document.operations)  # each keeps its own note

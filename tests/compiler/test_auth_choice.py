@@ -165,6 +165,17 @@ def test_an_authorization_code_scheme_is_served_as_a_bearer_token_only_as_a_revi
     assert "it was blocked by its declared auth and no longer is" in _only(reviewed, "auth/scheme_chosen").message
 
 
+def test_a_bearer_override_is_reported_as_bearer_and_not_only_by_its_air_name() -> None:
+    reviewed = _compile(
+        "operations:\n  me:\n    state: approved\n    auth:\n      scheme: OAuth2\n      type: bearer\n"
+        "      override: true\n      reason: tokens out of band\n"
+    )
+    chosen, override = _only(reviewed, "auth/scheme_chosen"), _only(reviewed, "auth/override")
+    assert "is served through it as bearer (AIR type jwt_bearer)" in chosen.message
+    assert "served as bearer (AIR type jwt_bearer) for" in override.message
+    assert any("served as bearer (AIR type jwt_bearer):" in note for note in _op(reviewed, "me").review_notes)
+
+
 def test_an_override_is_review_required_until_a_reviewer_approves_it() -> None:
     result = _compile(
         "operations:\n  me:\n    auth:\n      scheme: OAuth2\n      type: bearer\n      override: true\n"

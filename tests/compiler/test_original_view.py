@@ -253,3 +253,44 @@ def test_of_named_schemas_of_one_shape_the_one_named_as_the_nodes_title_is_found
     viewed = schemas.materialize({"$ref": "#/components/schemas/Wrapper"})
     assert isinstance(viewed, dict)
     assert viewed["properties"]["r"] == hop_stub("Reasoning")
+
+
+def test_vendor_extensions_beside_a_reference_leave_it_the_schema_it_names() -> None:
+    # Adyen's Checkout API: {"x-addedInVersion": "40", "description": ..., "$ref": ".../AccountInfo"}.
+    extended = {"x-addedInVersion": "40", "description": "The owner.", "$ref": "#/components/schemas/User"}
+    nullable = {"description": "The owner.", "nullable": True, "$ref": "#/components/schemas/User"}
+    wrapper = {"type": "object", "properties": {"owner": extended, "maybe": nullable}}
+    schemas = OriginalSchemas(spec({"User": USER, "Wrapper": wrapper}))
+    viewed = schemas.materialize({"$ref": "#/components/schemas/Wrapper"})
+    assert isinstance(viewed, dict)
+    assert viewed["properties"]["owner"] == hop_stub("User")
+    # A schema keyword beside it still makes another shape: an inline copy with the reference's keys first.
+    assert viewed["properties"]["maybe"] == {"description": "The owner.", "nullable": True, **USER}
+
+
+def _checkout(extensions: bool) -> dict[str, Any]:
+    """A checkout API's payment request: most fields name a component, with the version they came in."""
+    detail = {"type": "string", "maxLength": 64}
+    account = {f"field{i}": {**detail, "description": f"Account detail {i}."} for i in range(12)}
+    fields: dict[str, Any] = {"merchantAccount": {"type": "string", "description": "The merchant account."}}
+    for name in ("AccountInfo", "Company", "BrowserInfo"):
+        field: dict[str, Any] = {"description": f"The {name}.", "$ref": f"#/components/schemas/{name}"}
+        fields[name[0].lower() + name[1:]] = {"x-addedInVersion": "40", **field} if extensions else field
+    schemas: dict[str, Any] = {"AccountInfo": {"type": "object", "properties": account}}
+    schemas["Company"] = {"type": "object", "properties": {"name": {"type": "string"}, "taxId": {"type": "string"}}}
+    schemas["BrowserInfo"] = {"type": "object", "properties": {"userAgent": {"type": "string"}}}
+    schemas["PaymentRequest"] = {"type": "object", "required": ["merchantAccount"], "properties": fields}
+    document = spec(schemas, {"$ref": "#/components/schemas/PaymentRequest"})
+    document["openapi"] = "3.1.0"
+    return document
+
+
+def test_a_request_whose_references_carry_vendor_extensions_measures_as_one_without_them(tmp_path: Path) -> None:
+    figures = []
+    for extensions in (True, False):
+        source = tmp_path / f"checkout-{extensions}.json"
+        source.write_text(json.dumps(_checkout(extensions)), encoding="utf-8")
+        cost = build(source, service_id="checkout").document.operations[0].disclosure_cost
+        assert cost is not None
+        figures.append(cost.tool_tokens)
+    assert figures[0] == figures[1]  # the extended references are stubs, not inline copies of each schema

@@ -1,5 +1,5 @@
-"""The README's ``[docs-tested]`` example (seed 001 §2 with ``anvil`` for the node command) runs as written,
-and ``anvil deploy ledger`` opens no socket at all."""
+"""The ``[docs-tested]`` example of ``docs/deploy.md`` (seed 001 §2 with ``anvil`` for the node command) runs as
+written, and ``anvil deploy ledger`` opens no socket at all."""
 
 from __future__ import annotations
 
@@ -17,13 +17,13 @@ BIN = Path(sys.executable).parent
 
 
 def _docs_tested_block() -> str:
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    blocks = re.findall(r"```sh\n(# \[docs-tested\]\n.*?)```", readme, flags=re.S)
-    assert len(blocks) == 1, "the README carries exactly one [docs-tested] block"
+    page = (REPO / "docs" / "deploy.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```sh\n(# \[docs-tested\]\n.*?)```", page, flags=re.S)
+    assert len(blocks) == 1, "docs/deploy.md carries exactly one [docs-tested] block"
     return blocks[0]
 
 
-def test_the_readme_carries_the_seeds_hermetic_example() -> None:
+def test_the_deploy_page_carries_the_seeds_hermetic_example() -> None:
     block = _docs_tested_block()
     for needle in (
         "anvil compile examples/payments/openapi.yaml",

@@ -183,6 +183,17 @@ def test_without_coordinates_the_uri_and_digest_stay_unresolved(
     assert (report["guarantees"]["exactlyOnce"], report["cloudCallsMade"]) == (False, False)
 
 
+def test_tfvars_for_a_bundle_that_needs_no_store_prints_empty_json_and_says_why_on_stderr(
+    capsys: pytest.CaptureFixture[str], none_bundle: Path, payments_bundle: Path
+) -> None:
+    status, out, err = _run(capsys, str(none_bundle), *SHARED, "--tfvars")
+    assert (status, json.loads(out)) == (0, {})
+    assert err.startswith("note: no approved write of this bundle has idempotency mode `required`")
+    assert "needs no managed ledger store" in err
+    status, out, err = _run(capsys, str(payments_bundle), *SHARED, "--tfvars")
+    assert (status, err) == (0, "") and json.loads(out)["ledger_database_id"] == "bank-shared-ledger"
+
+
 def test_the_none_variant_reports_no_managed_store(capsys: pytest.CaptureFixture[str], none_bundle: Path) -> None:
     status, text, err = _run(capsys, str(none_bundle))
     assert (status, err) == (0, "")

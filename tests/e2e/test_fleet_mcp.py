@@ -23,9 +23,10 @@ TIMEOUT_S = 30
 
 
 async def follow(client: AnvilClient, follow_up: dict[str, Any], schemas: dict[str, Any]) -> tuple[Any, Any]:
-    """Call a reported follow-up with its arguments, adding ``confirm`` where that tool takes one."""
+    """Call a reported follow-up with its arguments, adding ``confirm`` where the report says it needs one."""
     arguments = dict(follow_up["arguments"])
-    if "confirm" in schemas[follow_up["tool"]].get("properties", {}):
+    if follow_up.get("requires_confirmation") is True:
+        assert "confirm" in schemas[follow_up["tool"]].get("properties", {})
         arguments["confirm"] = True
     return await client.call(follow_up["tool"], arguments)
 
@@ -69,6 +70,7 @@ async def test_a_reversible_comment_is_undone_through_the_reported_undo_tool(fle
                     "operation": "github.comments.delete",
                     "tool": "github__github_delete_comment",
                     "arguments": {"owner": "octo", "repo": "hello", "comment_id": 100},
+                    "requires_confirmation": True,
                 },
                 "deadline_ms": None,
                 "lookup": None,
@@ -109,6 +111,7 @@ async def test_a_compensable_issue_is_closed_by_its_reported_compensation(fleet:
                 "operation": "github.issues.update",
                 "tool": "github__github_update_issue",
                 "arguments": {"owner": "octo", "repo": "hello", "issue_number": data["number"], "state": "closed"},
+                "requires_confirmation": True,
             }
             assert [i["state"] for i in fleet.github.issues if i["number"] == data["number"]] == ["open"]
             closed, _ = await follow(client, effect["undo"], schemas)
@@ -140,6 +143,7 @@ async def test_a_staged_release_is_a_draft_until_its_promote_call(fleet: Fleet) 
                 "operation": "github.releases.update",
                 "tool": "github__github_update_release",
                 "arguments": {"owner": "octo", "repo": "hello", "release_id": data["id"], "draft": False},
+                "requires_confirmation": True,
             }
             assert staged["discard"]["tool"] == "github__github_delete_release"
             promoted, _ = await follow(client, staged["promote"], schemas)

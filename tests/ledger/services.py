@@ -31,7 +31,7 @@ __all__ = [
 ]
 
 _ENV = {"postgres": "ANVIL_TEST_POSTGRES_URL", "firestore": "FIRESTORE_EMULATOR_HOST"}
-_HOW = 'start both with eval "$(bash .ci/services.sh start)" (README, Choosing a ledger backend)'
+_HOW = 'start both with eval "$(bash .ci/services.sh start)" (docs/developing.md, Test services)'
 
 
 def service_address(name: str) -> str | None:

@@ -399,3 +399,14 @@ async def test_resolve_loses_to_a_concurrent_writer_and_changes_nothing() -> Non
     assert again.value.code == "ledger/row_changed"
     row = await MemoryLedger._read(store, document_id("k"))
     assert row is not None and row.status == "in_progress"
+
+
+async def test_a_reservation_and_its_replay_name_the_instant_it_was_reserved(ledger: Ledger, clock: FakeClock) -> None:
+    reserved = await ledger.reserve("k", "fp-a")
+    assert reserved.outcome == "reserved" and reserved.started_at is not None
+    assert abs(reserved.started_at - clock.now) < 0.002
+    await ledger.complete("k", {"id": 1}, 201)
+    clock.advance(5)
+    replay = await ledger.reserve("k", "fp-a")  # read back from the store: the same instant, to the millisecond
+    assert replay.outcome == "replay" and replay.started_at is not None
+    assert round(replay.started_at * 1000) == round(reserved.started_at * 1000)

@@ -126,3 +126,16 @@ def edit_json(path: Path, change: Callable[[Any], None]) -> None:
 def operation(air: dict[str, Any], op_id: str) -> dict[str, Any]:
     """The AIR operation object with id ``op_id``."""
     return next(op for op in air["operations"] if op["id"] == op_id)
+
+
+@pytest.fixture(scope="module")
+def checkout(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An unseen checkout API (``fixtures/checkout.yaml``): a payment looked up by its key through a
+    filtered list, a stored method whose optional body its undo reads, a session no approved create
+    makes, a post staged as a draft that only a list observes."""
+    out = tmp_path_factory.mktemp("proof") / "checkout"
+    outcome = compile_bundle(
+        FIXTURES / "checkout.yaml", out=out, manifest=FIXTURES / "checkout.anvil.yaml", service_id="checkout", root=REPO
+    )
+    assert outcome.bundle_hash is not None, [d.code for d in outcome.diagnostics if d.severity == "error"]
+    return out

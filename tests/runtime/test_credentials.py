@@ -33,7 +33,7 @@ VAULT = resolve_auth(
         "tenant": {"type": "apiKey", "in": "query", "name": "tenant_key"},
     },
 ).auth
-README = Path(__file__).resolve().parents[2] / "README.md"
+SERVING = Path(__file__).resolve().parents[2] / "docs" / "serving.md"
 
 
 def _alone(name: str) -> tuple[str, ...]:
@@ -47,8 +47,8 @@ def test_each_plaid_factor_reads_the_variable_its_scheme_reads_alone_under_the_d
     assert re.fullmatch(r"ANVIL_DEFAULT_CLIENT_ID_[0-9A-F]{32}_API_KEY", names[0])
     assert re.fullmatch(r"ANVIL_DEFAULT_PLAID_VERSION_[0-9A-F]{32}_API_KEY", names[2])
     assert credential_env(PLAID, credential_profile("default", PLAID)) == names
-    readme = README.read_text(encoding="utf-8")
-    assert all(f"export {name}=" in readme for name in names)  # the README's Plaid example is exact
+    page = SERVING.read_text(encoding="utf-8")
+    assert all(f"export {name}=" in page for name in names)  # the serving page's Plaid example is exact
 
 
 def test_the_deployment_profile_is_recovered_from_a_composites_own_profile_and_only_from_it() -> None:

@@ -205,7 +205,8 @@ async def test_missing_credentials_name_the_expected_variables_only(
     outcome = await execute(op, {"payment_id": "p"}, make_context(credentials={"ANVIL_DEFAULT_TOKEN": "unused"}))
     assert outcome.code == "auth_required"
     assert outcome.envelope is not None
-    assert outcome.envelope.details == {"expected_env": ["ANVIL_DEFAULT_BEARER_SCHEME_TOKEN"]}
+    expected = {"expected_env": ["ANVIL_DEFAULT_BEARER_SCHEME_TOKEN"], "auth_profile": "default"}
+    assert outcome.envelope.details == expected
     # client credentials name what the exchange needs, as the original does
     op = dataclasses.replace(read_op(), auth=bearer("oauth2_scheme"))
     outcome = await execute(op, {"payment_id": "p"}, make_context(credentials={"ANVIL_DEFAULT_TOKEN": "unused"}))
@@ -216,9 +217,28 @@ async def test_missing_credentials_name_the_expected_variables_only(
             "ANVIL_DEFAULT_OAUTH2_SCHEME_CLIENT_ID",
             "ANVIL_DEFAULT_OAUTH2_SCHEME_CLIENT_SECRET",
             "one of: ANVIL_CREDENTIAL_HOSTS OR ANVIL_DEFAULT_OAUTH2_SCHEME_TOKEN_ENDPOINT",
-        ]
+        ],
+        "auth_profile": "default",
     }
     assert upstream.count == 0
+
+
+async def test_an_auth_required_refusal_names_the_variables_to_set_and_the_auth_profile_they_were_read_under(
+    make_context: ContextFactory, upstream: UpstreamState
+) -> None:
+    op = dataclasses.replace(read_op(), auth=Auth(type="basic", credential_profile="partner"))
+    set_for_prod = {"ANVIL_PROD_PARTNER_USERNAME": "u", "ANVIL_PROD_PARTNER_PASSWORD": "secret-pw"}
+    outcome = await execute(op, {"payment_id": "p"}, make_context(credentials=set_for_prod))
+    assert outcome.code == "auth_required" and outcome.envelope is not None
+    assert outcome.envelope.message == (
+        "Credentials for payments.payment.get are not configured: set ANVIL_DEFAULT_PARTNER_USERNAME, "
+        "ANVIL_DEFAULT_PARTNER_PASSWORD. These are the names under auth profile 'default', which "
+        "ANVIL_AUTH_PROFILE chooses; deploy/credentials.required.yaml lists the deployed profile's names."
+    )
+    assert outcome.envelope.details["auth_profile"] == "default"
+    assert "secret-pw" not in str(outcome.envelope.to_json())
+    chosen = await execute(op, {"payment_id": "p"}, make_context(credentials=set_for_prod, auth_profile="prod"))
+    assert chosen.kind == "success" and upstream.count == 1
 
 
 async def test_resolved_credentials_are_sent_in_their_carrier(
@@ -361,7 +381,10 @@ async def test_a_composite_with_a_factor_unset_is_auth_required_naming_every_mis
     op = dataclasses.replace(read_op(), auth=_composite())
     outcome = await execute(op, {"payment_id": "p"}, make_context(credentials={"ANVIL_DEFAULT_SECRET_API_KEY": "s3"}))
     assert outcome.code == "auth_required" and outcome.envelope is not None
-    assert outcome.envelope.details == {"expected_env": ["ANVIL_DEFAULT_CLIENT_API_KEY", "ANVIL_DEFAULT_TK_API_KEY"]}
+    assert outcome.envelope.details == {
+        "expected_env": ["ANVIL_DEFAULT_CLIENT_API_KEY", "ANVIL_DEFAULT_TK_API_KEY"],
+        "auth_profile": "default",
+    }
     assert "s3" not in str(outcome.envelope.to_json()) and upstream.count == 0
 
 

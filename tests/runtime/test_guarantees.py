@@ -8,12 +8,14 @@ from __future__ import annotations
 import re
 import threading
 import time
+from pathlib import Path
 
 import anyio
 import pytest
-from runtime_support import ContextFactory, FakeClock, Scripted, UpstreamState, keyed_write
+from runtime_support import ContextFactory, FakeClock, Scripted, UpstreamState, fingerprint_write, keyed_write
 
-from anvil.ledger.base import DEFAULT_BINDING_TTL_SECONDS, MAX_RESULT_BYTES, Ledger
+from anvil.ledger.base import DEFAULT_BINDING_TTL_SECONDS, MAX_RESULT_BYTES, Ledger, LedgerOptions
+from anvil.ledger.registry import open_ledger
 from anvil.runtime.context import CallOptions
 from anvil.runtime.executor import execute
 
@@ -189,3 +191,50 @@ async def test_a_completion_failure_in_the_hook_keeps_the_row_for_reconciliation
     assert outcome.code == "idempotency_ledger_unavailable" and outcome.record.ledger == "in_progress"
     again = await execute(keyed_write(), REFUND, make_context(ledger=ledger), keyed("key-x"))
     assert again.code == "conflict" and upstream.count == 1
+
+
+DERIVED = re.compile(r"^anvil-[0-9a-f]{32}$")
+
+
+async def test_a_deliberate_repeat_of_a_derived_key_write_after_the_window_sends_a_new_key_upstream(
+    ledger: Ledger, make_context: ContextFactory, upstream: UpstreamState, clock: FakeClock
+) -> None:
+    context = make_context(ledger=ledger, derived_key_window_seconds=300)
+    upstream.answer(Scripted(status=201, body={"id": "re_1"}), Scripted(status=201, body={"id": "re_2"}))
+    first = await execute(fingerprint_write(), REFUND, context)
+    sent = upstream.calls[0].headers["idempotency-key"]
+    assert DERIVED.match(sent) and first.idempotency_key == sent
+    clock.advance(299)  # inside the window: the recorded answer, and the key its call sent
+    replay = await execute(fingerprint_write(), REFUND, context)
+    assert replay.replayed and replay.data == {"id": "re_1"} and replay.idempotency_key == sent
+    assert upstream.count == 1
+    clock.advance(2)  # past it: the same payment made on purpose is a new reservation, under a new key
+    again = await execute(fingerprint_write(), REFUND, context)
+    assert again.kind == "success" and not again.replayed and again.data == {"id": "re_2"}
+    repeat = upstream.calls[1].headers["idempotency-key"]
+    assert upstream.count == 2 and DERIVED.match(repeat) and repeat != sent and again.idempotency_key == repeat
+
+
+async def test_every_attempt_of_one_derived_reservation_sends_the_same_key(
+    ledger: Ledger, make_context: ContextFactory, upstream: UpstreamState
+) -> None:
+    upstream.answer(Scripted(status=503), Scripted(status=503), Scripted(status=201, body={"id": "re_1"}))
+    outcome = await execute(fingerprint_write(), REFUND, make_context(ledger=ledger))
+    keys = {call.headers["idempotency-key"] for call in upstream.calls}
+    assert outcome.kind == "success" and outcome.attempts == 3 and keys == {outcome.idempotency_key}
+
+
+async def test_another_instance_replays_a_derived_write_with_the_key_its_first_call_sent(
+    make_context: ContextFactory, upstream: UpstreamState, clock: FakeClock, tmp_path: Path
+) -> None:
+    uri = f"sqlite:///{tmp_path}/shared.db"
+    first_ledger, second_ledger = (open_ledger(uri, options=LedgerOptions(clock=clock)) for _ in range(2))
+    try:
+        first = await execute(fingerprint_write(), REFUND, make_context(ledger=first_ledger))
+        clock.advance(1)
+        replay = await execute(fingerprint_write(), REFUND, make_context(ledger=second_ledger))
+    finally:
+        await first_ledger.close()
+        await second_ledger.close()
+    assert replay.replayed and upstream.count == 1
+    assert replay.idempotency_key == first.idempotency_key == upstream.calls[0].headers["idempotency-key"]

@@ -23,6 +23,7 @@ from anvil.runtime.keys import (
     principal_of,
     replay_scope,
     request_fingerprint,
+    reservation_key,
     scope_texts,
     text_fingerprint,
     upstream_identity,
@@ -56,6 +57,15 @@ def test_the_fingerprint_matches_the_original_golden_vectors() -> None:
     merchant = ledger_key("merchant-key-1", SCOPE)
     assert merchant == "5dfa61d5a4c5cd4729445273d5dcbfbc73f8e247289096d7b6f4ff6d24e84aa0"
     assert document_id(merchant) == "5f97d9ebfe80ed8b4838f8e14dfea7570cbeb0919dfa34def3b35df30f5e0a31"
+
+
+def test_a_reservation_key_is_one_per_reservation_instant_and_keeps_the_derived_shape() -> None:
+    fingerprint = "f289560ca47784c859b27538380607758fea7b6693b35d57bffd659f0a331649"
+    key = reservation_key(fingerprint, 1_800_000_000.123)
+    named = request_fingerprint("anvil.idempotency.reservation-key", f"{fingerprint}:1800000000123")
+    assert key == "anvil-" + named[:32]
+    assert reservation_key(fingerprint, 1_800_000_000.1230004) == key  # a store's spelling of the same instant
+    assert reservation_key(fingerprint, 1_800_000_300.123) != key != derived_key(fingerprint)
 
 
 def test_the_fingerprint_is_stable_under_key_order() -> None:

@@ -20,14 +20,14 @@ import pytest
 from anvil.air.model import Document
 from anvil.bundle.emit import emit_bundle
 from anvil.bundle.writer import install_bundle
-from anvil.errors import AnvilError, BundleError
+from anvil.errors import AnvilError, BundleError, UsageError
 from anvil.ledger.base import Ledger
 from anvil.ledger.registry import open_ledger
 from anvil.runtime.audit import AuditSink, GatewayAuditSink, MemoryAuditSink, RecordSink
 from anvil.runtime.context import RuntimeContext
 from anvil.serve.auth.grants import parse_grants
 from anvil.serve.auth.principals import ANONYMOUS, STATIC_ISSUER, Attribution, Principal
-from anvil.serve.fleet import Composition, Fleet, FleetBundle, FleetError, discover_bundles
+from anvil.serve.fleet import Composition, Fleet, FleetBundle, FleetError, bundle_argument, discover_bundles
 from anvil.serve.gateway import Gateway
 from anvil.serve.mcp.results import CallResult
 from tests.serve.support import OWNER_REPO, PAYMENTS, TOKEN, mock_module, token_variable
@@ -169,6 +169,24 @@ def test_every_directory_holding_air_json_beneath_a_folder_is_a_bundle_named_by_
 def test_a_bundle_directory_given_directly_is_named_by_its_directory(workspace: Path) -> None:
     found = discover_bundles([workspace / "team" / "payments", workspace / "github"])
     assert [source.id for source in found] == ["payments", "github"]
+
+
+def test_a_bundle_directory_is_named_by_its_operator_else_by_its_service_id_when_it_can_be_read(
+    github: Document, workspace: Path, tmp_path: Path
+) -> None:
+    install_bundle(tmp_path / "image" / "bundle", emit_bundle(github))  # as the generated image serves it
+    served = tmp_path / "image" / "bundle"
+    ids = {served: "github"}
+    assert [s.id for s in discover_bundles([served], service_id=ids.__getitem__)] == ["github"]
+    assert bundle_argument(f"gh={served}") == ("gh", served)
+    assert [s.id for s in discover_bundles([bundle_argument(f"gh={served}")], service_id=ids.__getitem__)] == ["gh"]
+    assert bundle_argument(str(served)) == (None, served)
+    assert [s.id for s in discover_bundles([workspace], service_id=ids.__getitem__)] == ["github", "team/payments"]
+    with pytest.raises(UsageError) as bad:
+        bundle_argument(f"two words={served}")
+    with pytest.raises(BundleError) as folder:
+        discover_bundles([("ws", workspace)])
+    assert (bad.value.code, folder.value.code) == ("cli/usage", "bundle/invalid")
 
 
 def test_a_folder_without_bundles_and_a_bundle_given_twice_are_refused(workspace: Path) -> None:

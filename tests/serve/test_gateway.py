@@ -60,6 +60,7 @@ async def test_a_comment_reports_its_inverse_and_calling_it_removes_the_comment(
                 "operation": "github.comments.delete",
                 "tool": "github_delete_comment",
                 "arguments": {"owner": "octo", "repo": "hello", "comment_id": 100},
+                "requires_confirmation": True,
             },
             "deadline_ms": None,
             "lookup": None,
@@ -71,6 +72,32 @@ async def test_a_comment_reports_its_inverse_and_calling_it_removes_the_comment(
     assert undone.is_error is False
     assert effect(undone)["class"] == "irreversible" and effect(undone)["undo"] is None
     assert mock.state.comments == []
+
+
+async def test_an_undo_that_needs_confirmation_says_so_and_is_refused_as_given_until_confirm_is_added(
+    github: Document, make_gateway: Callable[..., Gateway], mock: MockServer
+) -> None:
+    async with connected(make_gateway(github)) as client:
+        with anyio.fail_after(10):
+            created = await client.call_tool("github_create_comment", COMMENT)
+            undo = effect(created)["undo"]
+            as_given = await client.call_tool(undo["tool"], undo["arguments"])
+            undone = await client.call_tool(undo["tool"], {**undo["arguments"], "confirm": True})
+    assert undo["requires_confirmation"] is True and list(undo)[-1] == "requires_confirmation"
+    assert envelope(as_given)["code"] == "confirmation_required"
+    assert undone.is_error is False and mock.state.comments == []
+
+
+async def test_an_undo_that_needs_no_confirmation_keeps_the_adrs_shape(
+    github: Document, make_gateway: Callable[..., Gateway]
+) -> None:
+    delete = op_of(github, "github.comments.delete")
+    waived = dataclasses.replace(delete, confirmation=dataclasses.replace(delete.confirmation, required=False))
+    doc = dataclasses.replace(github, operations=tuple(waived if o.id == delete.id else o for o in github.operations))
+    async with connected(make_gateway(doc)) as client:
+        with anyio.fail_after(10):
+            created = await client.call_tool("github_create_comment", COMMENT)
+    assert list(effect(created)["undo"]) == ["kind", "operation", "tool", "arguments"]  # absent, never false
 
 
 async def test_the_callers_key_reaches_the_upstream_idempotency_key_header(
@@ -114,6 +141,7 @@ async def test_an_issue_reports_a_compensation_that_closes_it(
             "operation": "github.issues.update",
             "tool": "github_update_issue",
             "arguments": {"owner": "octo", "repo": "hello", "issue_number": 3, "state": "closed"},
+            "requires_confirmation": True,
         }
         with anyio.fail_after(10):
             await client.call_tool(report["undo"]["tool"], {**report["undo"]["arguments"], "confirm": True})
@@ -142,11 +170,13 @@ async def test_a_staged_release_is_a_draft_that_promote_publishes(
                     "operation": "github.releases.update",
                     "tool": "github_update_release",
                     "arguments": {"owner": "octo", "repo": "hello", "release_id": 500, "draft": False},
+                    "requires_confirmation": True,
                 },
                 "discard": {
                     "operation": "github.releases.delete",
                     "tool": "github_delete_release",
                     "arguments": {"owner": "octo", "repo": "hello", "release_id": 500},
+                    "requires_confirmation": True,
                 },
             },
         }

@@ -8,6 +8,7 @@ from anvil.air.model import Deadline
 from anvil.serve.report import (
     EffectPlan,
     FollowUpPlan,
+    ListedItems,
     LookupPlan,
     StagePlan,
     call_report,
@@ -122,6 +123,22 @@ def test_a_declared_lookup_interprets_its_answer() -> None:
     assert report(plan, succeeded=False, found=None)["lookup"] is None
 
 
+def test_a_lookup_that_lists_in_an_object_is_found_only_when_its_items_are_not_empty() -> None:
+    paged = ListedItems("data")
+    assert lookup_found(True, {"data": [], "has_more": False}, None, paged) is False
+    assert lookup_found(True, {"data": [{"id": 1}], "has_more": False}, None, paged) is True
+    nested = ListedItems("result.items")
+    assert lookup_found(True, {"result": {"items": []}}, None, nested) is False
+    only_list = ListedItems(None)
+    assert lookup_found(True, {"payments": [], "total": 0}, None, only_list) is False
+    assert lookup_found(True, {"payments": [{"id": 1}]}, None, only_list) is True
+    # Items it cannot locate say nothing: a wrong "not found" would have a reconciler repeat the effect.
+    assert lookup_found(True, {"a": [], "b": []}, None, only_list) is None
+    assert lookup_found(True, {"count": 3}, None, paged) is None
+    # A lookup that does not list keeps the old reading: any answer is found.
+    assert lookup_found(True, {"data": []}, None, None) is True
+
+
 def test_a_staged_report_resolves_handle_promote_and_discard() -> None:
     stage = StagePlan(
         "s.releases.create",
@@ -153,6 +170,21 @@ def test_a_staged_report_resolves_handle_promote_and_discard() -> None:
     gap = staged_report(plan, request={"tag": "v1"}, response={}, idempotency_key=None)
     assert gap["staged"]["handle"] is None and gap["staged"]["promote"] is None
     assert gap["staged"]["unavailable"].startswith("promote: ")
+
+
+def test_every_follow_up_whose_operation_requires_confirmation_ends_with_requires_confirmation() -> None:
+    inverse = FollowUpPlan(INVERSE.operation, INVERSE.tool, INVERSE.arguments, confirm=True)
+    close = FollowUpPlan(CLOSE.operation, CLOSE.tool, CLOSE.arguments, confirm=True)
+    lookup = LookupPlan("s.comments.get", "s_get_comment", "id", {"comment_id": "response.id"}, confirm=True)
+    shown = report(EffectPlan("s.comments.create", "reversible", inverse=inverse, compensate=close, lookup=lookup))
+    assert shown["undo"]["requires_confirmation"] is True and list(shown["undo"])[-1] == "requires_confirmation"
+    assert list(shown["compensate"]) == ["operation", "tool", "arguments", "deadline_ms", "requires_confirmation"]
+    assert shown["lookup"]["requires_confirmation"] is True
+    stage = StagePlan("s.comments.create", {}, "response.id", close, FollowUpPlan("s.x", "s_x", {}))
+    plan = EffectPlan("s.comments.create", "irreversible", stage=stage)
+    staged = staged_report(plan, request=REQUEST, response=RESPONSE, idempotency_key=None)
+    assert staged["staged"]["promote"]["requires_confirmation"] is True
+    assert "requires_confirmation" not in staged["staged"]["discard"]  # absent, never false, when not needed
 
 
 def test_a_fleet_rewrites_every_follow_up_tool_and_leaves_nulls() -> None:

@@ -79,6 +79,7 @@ __all__ = [
     "Workflow",
     "WorkflowStep",
     "auth_label",
+    "auth_type_label",
     "credential_parts",
 ]
 
@@ -180,6 +181,17 @@ def auth_label(auth: Auth) -> str:
         return auth.type
     stems = [_PROFILE_HASH.sub("", part.credential_profile or "") or part.type for part in credential_parts(auth)]
     return f"composite ({' + '.join(stems)})" if stems else "composite (no factors)"
+
+
+#: How an auth type reads to a person where the AIR name misleads: ``jwt_bearer`` is AIR's name for
+#: any static bearer token (the manifest's ``type: bearer``, an ``http bearer`` scheme), not a JWT grant.
+_TYPE_WORDS: Final = {"jwt_bearer": "bearer (AIR type jwt_bearer)"}
+
+
+def auth_type_label(kind: str) -> str:
+    """``kind`` as messages written for a person say it: ``bearer (AIR type jwt_bearer)`` for a static
+    bearer token, every other type as its AIR name."""
+    return _TYPE_WORDS.get(kind, kind)
 
 
 def credential_parts(auth: Auth) -> tuple[Auth, ...]:

@@ -188,6 +188,14 @@ class ToolSurface:
         """``op``'s tool definition as published (a new dict each call); ``name``: as :meth:`published`."""
         return dict(self.published(op, name=name).definition)
 
+    def listed(self, op: Operation) -> JSONObject:
+        """``op``'s tool as ``anvil serve`` lists it for its own bundle: the published definition with the
+        effect keys the server adds to ``_meta`` (what ``anvil certify`` counts)."""
+        definition = self.definition(op)
+        if self._every_effect_class or op.effect.declares_contract:
+            definition["_meta"] = {**definition["_meta"], **effect_listing_meta(op, self._tool_of)}
+        return definition
+
     def published(self, op: Operation, *, name: str | None = None) -> Published:
         """``op``'s tool definition, its ``outputSchema`` whole or cut to the budget, and its measures.
 

@@ -8,9 +8,14 @@ Paths are relative to the bundle, wherever the build is submitted from. ``gcloud
 <bundle>/deploy/cloudbuild.yaml`` uploads the *current* directory (the workspace root, the bundle, or
 anything in between), so the first step finds this config's bundle in the upload by its identity - the
 sha256 of its ``air.json`` followed by its ``generation.json``, written into the config - and every later
-step works from there. It also refuses to start without the two inputs only the operator has,
-``_TF_STATE_BUCKET`` and ``_TFVARS_URI``, with a message saying what to pass: they are required
-substitutions, never placeholder defaults.
+step works from there. It also refuses to start without the one input only the operator has,
+``_TFVARS_URI``, with a message saying what to pass: a required substitution, never a placeholder default.
+
+Terraform state goes where the operator's inputs already are: unless ``_TF_STATE_BUCKET`` names another
+bucket, the first step takes the bucket ``_TFVARS_URI`` names, and the state lives there under
+``_TF_STATE_PREFIX`` (``anvil/<deployment namespace>-tools``, so two deployments sharing the bucket never
+share state); the plans are kept in the same bucket under ``plans/<BUILD_ID>/``. The step writes the
+bucket it chose to :data:`STATE_BUCKET_FILE` and says it in the build log; the later steps read it there.
 
 The YAML is written by a small fixed serializer (JSON-quoted scalars are valid YAML), so the bytes do not
 depend on a YAML library's version. Cloud Build substitutes ``$NAME`` and ``${NAME}`` everywhere, so the
@@ -34,6 +39,7 @@ __all__ = [
     "BUNDLE_DIR_FILE",
     "CLOUDBUILD_PATH",
     "REQUIRED_SUBSTITUTIONS",
+    "STATE_BUCKET_FILE",
     "TERRAFORM_IMAGE",
     "bundle_identity",
     "cloudbuild",
@@ -45,7 +51,6 @@ CLOUDBUILD_PATH = "deploy/cloudbuild.yaml"
 TERRAFORM_IMAGE = "hashicorp/terraform:1.11.4"
 #: Inputs without a usable default: the build stops at its first step when one is empty.
 REQUIRED_SUBSTITUTIONS: dict[str, str] = {
-    "_TF_STATE_BUCKET": "the GCS bucket (name only) holding Terraform state and the kept plans",
     "_TFVARS_URI": "the gs://BUCKET/OBJECT URI of your reviewed operator tfvars JSON",
 }
 _DOCKER = "gcr.io/cloud-builders/docker"
@@ -55,6 +60,9 @@ _WORK = "/workspace/tf-work"
 _WORK_REL = "tf-work"
 #: Written by the first step: the bundle directory, relative to /workspace.
 BUNDLE_DIR_FILE = f"{_WORK_REL}/anvil-bundle-dir"
+#: Written by the first step: the bucket holding Terraform state and the kept plans (``_TF_STATE_BUCKET``,
+#: else the bucket ``_TFVARS_URI`` names), relative to /workspace.
+STATE_BUCKET_FILE = f"{_WORK_REL}/anvil-state-bucket"
 
 
 def bundle_identity(doc: Document, generation: Generation) -> str:
@@ -71,6 +79,14 @@ case "${_TFVARS_URI}" in
   gs://?*/?*) ;;
   *) echo "cloudbuild: _TFVARS_URI must be a gs://BUCKET/OBJECT URI." >&2; exit 1;;
 esac
+state="${_TF_STATE_BUCKET}"
+chosen="_TF_STATE_BUCKET"
+if [ -z "$$state" ]; then
+  inputs="${_TFVARS_URI}"
+  inputs=$${inputs#gs://}
+  state=$${inputs%%/*}
+  chosen="the bucket _TFVARS_URI names; pass _TF_STATE_BUCKET to choose another"
+fi
 want=@IDENTITY@
 found=()
 while IFS= read -r -d '' air; do
@@ -92,8 +108,10 @@ if [ -e @WORK@ ]; then
 fi
 mkdir @WORK@
 printf '%s\\n' "$${found[0]}" > @DIR_FILE@
+printf '%s\\n' "$$state" > @STATE_FILE@
 cp "$${found[0]}"/deploy/terraform/*.tf @WORK@/
 echo "cloudbuild: bundle $${found[0]}"
+echo "cloudbuild: Terraform state in gs://$$state/${_TF_STATE_PREFIX} ($$chosen)"
 """
 
 
@@ -103,7 +121,13 @@ def _locate_script(identity: str) -> str:
         f'--substitutions {name}=... ({meaning})." >&2; exit 1; }}\n'
         for name, meaning in REQUIRED_SUBSTITUTIONS.items()
     )
-    values = {"CHECKS": checks, "IDENTITY": identity, "WORK": _WORK_REL, "DIR_FILE": BUNDLE_DIR_FILE}
+    values = {
+        "CHECKS": checks,
+        "IDENTITY": identity,
+        "WORK": _WORK_REL,
+        "DIR_FILE": BUNDLE_DIR_FILE,
+        "STATE_FILE": STATE_BUCKET_FILE,
+    }
     script = _LOCATE
     for key, value in values.items():
         script = script.replace(f"@{key}@", value)
@@ -117,7 +141,7 @@ def cloudbuild(doc: Document, generation: Generation) -> dict[str, Any]:
     tf = f"terraform -chdir={_WORK}"
     plan = " && ".join(
         (
-            f'{tf} init -input=false -backend-config="bucket=${{_TF_STATE_BUCKET}}"'
+            f'{tf} init -input=false -backend-config="bucket=$$(cat /workspace/{STATE_BUCKET_FILE})"'
             ' -backend-config="prefix=${_TF_STATE_PREFIX}"',
             f'{tf} plan -input=false -out=tfplan -var="project_id=$PROJECT_ID" -var="region=${{_REGION}}"'
             ' -var="ar_repo=${_AR_REPO}" -var="image_tag=$BUILD_ID" -var="anvil_env=${_ANVIL_ENV}"',
@@ -152,7 +176,7 @@ def cloudbuild(doc: Document, generation: Generation) -> dict[str, Any]:
                 "id": "keep-plan",
                 "name": _GCLOUD,
                 "entrypoint": "bash",
-                "args": ["-ceu", f"gcloud storage cp {kept} gs://${{_TF_STATE_BUCKET}}/plans/$BUILD_ID/"],
+                "args": ["-ceu", f'gcloud storage cp {kept} "gs://$$(cat {STATE_BUCKET_FILE})/plans/$BUILD_ID/"'],
             },
         ],
         "images": [image],
@@ -198,7 +222,9 @@ def emit_cloudbuild(doc: Document, generation: Generation) -> dict[str, bytes]:
     out = [
         "# Generated by Anvil; compiler-owned. Builds and pushes the gateway image and writes a reviewed",
         "# Terraform plan. It never applies: apply the archived, reviewed plan separately. Submit it from the",
-        "# workspace root or the bundle directory; _TF_STATE_BUCKET and _TFVARS_URI are required substitutions.",
+        "# workspace root or the bundle directory; _TFVARS_URI is a required substitution. Terraform state goes",
+        "# to the bucket _TFVARS_URI names under _TF_STATE_PREFIX (keyed by the deployment namespace), unless",
+        "# _TF_STATE_BUCKET names another bucket; the first step says which in the build log.",
     ]
     _yaml(cloudbuild(doc, generation), "", out)
     return {CLOUDBUILD_PATH: text_file("\n".join(out))}

@@ -7,8 +7,7 @@ reconstructs it by hand.
 
 from __future__ import annotations
 
-import re
-
+from anvil.air.credential_names import env_prefix
 from anvil.air.model import Document
 from anvil.air.runtime_env import names_owned_by, prefixes_owned_by
 from anvil.bundle.coordinates import Coordinates, coordinates
@@ -18,11 +17,6 @@ from anvil.bundle.generation import Generation
 __all__ = ["RUNBOOK_PATH", "emit_runbook"]
 
 RUNBOOK_PATH = "deploy/README.md"
-_NON_ALNUM = re.compile(r"[^A-Za-z0-9]+")
-
-
-def _profile_prefix(profile: str) -> str:
-    return "ANVIL_" + _NON_ALNUM.sub("_", profile).upper()
 
 
 def _common(c: Coordinates) -> str:
@@ -45,7 +39,7 @@ recompile instead of editing these files.
 
 The AIR environment `{c.environment}` (anvil.yaml `service.environment`) is the default of `anvil_env` and of
 Cloud Build's `_ANVIL_ENV={c.environment}`. That value also selects the outbound credential profile
-(`ANVIL_AUTH_PROFILE`), so credentials are read from `{_profile_prefix(c.environment)}_*` (see
+(`ANVIL_AUTH_PROFILE`), so credentials are read from `{env_prefix(c.environment)}_*` (see
 `credentials.required.yaml`). Compile one bundle per environment.
 
 ## Build and plan
@@ -55,18 +49,23 @@ in the workspace, e.g. `generated/{c.service_id}/deploy/cloudbuild.yaml`) or fro
 
 ```
 gcloud builds submit --project YOUR_PROJECT --config deploy/cloudbuild.yaml \\
-  --substitutions _TFVARS_URI=gs://PRIVATE_INPUT_BUCKET/operator.auto.tfvars.json,_TF_STATE_BUCKET=YOUR_STATE_BUCKET
+  --substitutions _TFVARS_URI=gs://PRIVATE_INPUT_BUCKET/operator.auto.tfvars.json
 ```
 
-`_TFVARS_URI` and `_TF_STATE_BUCKET` are required: the build stops at its first step, naming the missing one,
-before anything is built. That step also finds this bundle in the uploaded directory by the hash of its
-`air.json` and `generation.json`, so every path is relative to the bundle wherever you submit from; it refuses
-when the upload holds no copy or two (keep the bundle out of `.gcloudignore`, and `.gitignore` when there is
-no `.gcloudignore`).
+`_TFVARS_URI` is required: without it the build stops at its first step, naming it, before anything is built.
+Terraform state goes to the bucket `_TFVARS_URI` names, under the prefix `{c.state_prefix}`
+(`_TF_STATE_PREFIX`, keyed by the deployment namespace, so deployments sharing the bucket never share state):
+with the example above, `gs://PRIVATE_INPUT_BUCKET/{c.state_prefix}`. Add
+`,_TF_STATE_BUCKET=YOUR_STATE_BUCKET` (a bucket name) to keep state elsewhere; the first step prints where the
+state is. The build's service account writes the state, so it needs write access to that bucket. The first
+step also finds this bundle in the uploaded directory by the hash of its `air.json` and `generation.json`, so
+every path is relative to the bundle wherever you submit from; it refuses when the
+upload holds no copy or two (keep the bundle out of `.gcloudignore`, and `.gitignore` when there is no
+`.gcloudignore`).
 
 The pipeline builds and pushes the gateway image, copies your reviewed tfvars, and runs `terraform plan
 -out=tfplan`; it keeps `tfplan`, the rendered `tfplan.txt` and the lock file under
-`gs://_TF_STATE_BUCKET/plans/BUILD_ID/`. It never applies: apply the archived, reviewed plan separately.
+`plans/BUILD_ID/` in that same state bucket. It never applies: apply the archived, reviewed plan separately.
 
 The image (`deploy/Dockerfile`, built from the bundle directory alone) needs no Anvil from a package index:
 the base image is pinned by digest, the Anvil that compiled this bundle is in `deploy/image/` as a wheel

@@ -74,8 +74,8 @@ def _build_parser() -> tuple[_Parser, dict[str, _Command]]:
 
 def _report(exc: AnvilError) -> None:
     print(f"error[{exc.code}]: {exc.message}", file=sys.stderr)
-    if exc.hint:
-        print(f"hint: {exc.hint}", file=sys.stderr)
+    for line in (exc.hint or "").splitlines():  # a hint may name several fixes, one a line
+        print(f"hint: {line}", file=sys.stderr)
 
 
 def _silence_stdout() -> None:

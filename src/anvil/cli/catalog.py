@@ -2,7 +2,10 @@
 
 One row per operation: its AIR id, state, effect class, risk, idempotency mode and carrier,
 confirmation, auth (a composite with its factors: ``composite (client_id + secret + plaid_version)``),
-retries and declared undo (inverse, compensation, or none), so a reviewer sees what the compiler made
+retries and declared undo (inverse, compensation, or none; ``(never enabled)`` beside the undo of a
+write the write gate can never enable as compiled, ``neverEnabled`` in JSON: it has no idempotency
+carrier, :func:`anvil.air.write_gate.never_enabled`; ``(undo never enabled)``, ``undoNeverEnabled``, when
+the undo is itself such a write), so a reviewer sees what the compiler made
 of every operation before approving more. An operation sent to its own server on another host than
 the service's shows that host, and whether its credential goes there (``credential_hosts`` names it)
 or is withheld; the table grows a HOST column when any does. ``--state`` and ``--class`` filter (each
@@ -23,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -51,11 +55,15 @@ def _own_host(op: Any, service_host: str | None) -> str | None:
     return hosts[0] if hosts and hosts[0] != service_host else None
 
 
-def catalog_row(op: Any, service_host: str | None = None) -> dict[str, Any]:
+def catalog_row(
+    op: Any, service_host: str | None = None, operations: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
     """One operation's catalog facts (JSON-ready); ``service_host`` is the service's server host, which an
-    operation's own server is compared with (``host`` and ``credential`` are set only when they differ)."""
+    operation's own server is compared with (``host`` and ``credential`` are set only when they differ);
+    ``operations`` (by AIR id) are where its undo is found, to say whether the gate can enable it."""
     from anvil.air.effects import effect_class_of
     from anvil.air.model import auth_label
+    from anvil.air.write_gate import never_enabled, undo_never_enabled
 
     effect = op.effect
     undo = "inverse" if effect.inverse is not None else "compensate" if effect.compensate is not None else "none"
@@ -74,6 +82,8 @@ def catalog_row(op: Any, service_host: str | None = None) -> dict[str, Any]:
         "undo": undo,
         "lookup": effect.lookup is not None,
         "draft": effect.draft is not None,
+        "neverEnabled": never_enabled(op) is not None,
+        "undoNeverEnabled": undo_never_enabled(op, operations or {}) is not None,
         **_host_facts(op, service_host),
     }
 
@@ -85,6 +95,12 @@ def _host_facts(op: Any, service_host: str | None) -> dict[str, Any]:
     consented = host in (op.credential_hosts or ())
     credential = "none" if op.auth.type == "none" else "sent" if consented else "withheld"
     return {"host": host, "credential": credential}
+
+
+#: Beside the undo of a write the write gate can never enable as compiled.
+_NEVER_MARK = "(never enabled)"
+#: Beside an undo that is itself a write the write gate can never enable as compiled.
+_UNDO_NEVER_MARK = "(undo never enabled)"
 
 
 def _text(service: str, rows: list[dict[str, Any]], total: int) -> str:
@@ -99,7 +115,11 @@ def _text(service: str, rows: list[dict[str, Any]], total: int) -> str:
             "yes" if row["confirmation"] else "no",
             row["auth"],
             str(row["retries"]),
-            row["undo"] + (", lookup" if row["lookup"] else "") + (", draft" if row["draft"] else ""),
+            row["undo"]
+            + (", lookup" if row["lookup"] else "")
+            + (", draft" if row["draft"] else "")
+            + (f" {_NEVER_MARK}" if row["neverEnabled"] and row["undo"] != "none" else "")
+            + (f" {_UNDO_NEVER_MARK}" if row["undoNeverEnabled"] else ""),
         )
         for row in rows
     ]
@@ -111,6 +131,19 @@ def _text(service: str, rows: list[dict[str, Any]], total: int) -> str:
     widths = [max(len(line[i]) for line in table) for i in range(len(table[0]))]
     lines = ["  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)).rstrip() for line in table]
     lines.append(f"{service}: {len(rows)} of {total} operations shown.")
+    never = sum(1 for row in rows if row["neverEnabled"] and row["undo"] != "none")
+    if never:
+        lines.append(
+            f"{never} write{'s' if never != 1 else ''} with an undo marked {_NEVER_MARK}: the write gate never "
+            "enables them as compiled (no idempotency carrier, so a retry would repeat the effect); "
+            "`anvil status` names it first among their blockers."
+        )
+    hollow = sum(1 for row in rows if row["undoNeverEnabled"])
+    if hollow:
+        lines.append(
+            f"{hollow} undo{'s' if hollow != 1 else ''} marked {_UNDO_NEVER_MARK}: the undo is itself a write the "
+            "write gate never enables as compiled (no idempotency carrier)."
+        )
     return "\n".join(lines)
 
 
@@ -128,7 +161,8 @@ def run(args: argparse.Namespace) -> int:
 
     servers = doc.service.servers
     home = server_hosts([resolve_server(servers[0]).url or ""]) if servers else ()
-    rows = [catalog_row(op, home[0] if home else None) for op in sorted(doc.operations, key=lambda op: op.id)]
+    ops = {op.id: op for op in doc.operations}
+    rows = [catalog_row(op, home[0] if home else None, ops) for op in sorted(doc.operations, key=lambda op: op.id)]
     if args.state:
         rows = [row for row in rows if row["state"] in args.state]
     if args.effect_class:

@@ -8,7 +8,8 @@ projection of the persisted generator inputs, and prints the Firestore coordinat
 and it never writes the bundle.
 
 Exit status: 0 ok; 1 a refused flag, a missing or malformed bundle, or a contract that is not fresh
-(``error[deploy/...]`` on stderr, nothing on stdout); 2 an unknown flag.
+(``error[deploy/...]`` on stderr, nothing on stdout); 2 an unknown flag. ``--tfvars`` for a bundle that
+needs no store prints ``{}`` and says why on stderr.
 """
 
 from __future__ import annotations
@@ -24,6 +25,11 @@ _DESCRIPTION = (
     "Offline deployment evidence for durable idempotency. `anvil deploy ledger` reads a compiled bundle and "
     "prints which writes need the managed Firestore ledger, the exact Terraform inputs and the plan-binding "
     "digest. It does not call Cloud Run, Firestore or any other cloud API."
+)
+#: Said on stderr when ``--tfvars`` prints ``{}``: stdout stays the JSON a pipeline redirects to a file.
+_NO_STORE_TFVARS = (
+    "note: no approved write of this bundle has idempotency mode `required`, so it needs no managed ledger "
+    "store and Terraform takes no ledger input: {} is the whole of it (merge it as is, or leave it out)."
 )
 
 
@@ -75,6 +81,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"hint: {exc.hint}", file=sys.stderr)
         return 1
     if flags.tfvars:
+        if not plan.required:  # stdout stays the JSON a pipeline redirects; the why goes beside it
+            print(_NO_STORE_TFVARS, file=sys.stderr)
         sys.stdout.write(json.dumps(plan.tfvars(), indent=2, ensure_ascii=False) + "\n")
     elif flags.json:
         from anvil.proof.status import evidence_summary

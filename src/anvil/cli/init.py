@@ -13,7 +13,15 @@ proposed ``idempotency:`` block too (left out when the compiler cannot carry the
 ``--auth-reason`` it is served as that type, a reviewed override (a spec whose only scheme is an
 end-user OAuth flow, Slack's or Netlify's, is otherwise served nowhere); without it, init ends with a
 note when the spec's auth keeps operations blocked however they are approved, naming the choices.
-``--force`` replaces an existing file.
+``--force`` replaces an existing file; the folder of ``--out`` is created when it does not exist yet.
+
+A POST whose summary (or operationId) says it reads (get, list, search, retrieve, check, calculate...)
+and that describes no state change gets a commented ``side_effect: read`` with the reason, for the
+reviewer to accept by uncommenting it (:mod:`anvil.compiler.review_hints`); the classifier itself
+stays conservative. A read answering only HTML (an OAuth authorize page) is a browser page:
+``--approve reads`` leaves it unapproved, with a comment. A create paired with an undo that the write
+gate can never enable as compiled (it has no idempotency carrier) is said so under its entry and in
+the closing lines.
 
 The spec is untrusted: a path or operationId holding a control character is refused at load
 (``source/control_character``), every name it chose is written as one line, and the text is read back
@@ -34,7 +42,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from anvil.errors import UsageError
 
@@ -83,8 +91,8 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--force", action="store_true", help="replace an existing --out file")
 
 
-def _security_schemes(args: argparse.Namespace) -> dict[str, str]:
-    """The spec's declared security schemes: name -> ``type`` (and flows or scheme), for the comment."""
+def _source(args: argparse.Namespace) -> dict[str, Any]:
+    """The spec as loaded (OpenAPI-3-shaped), for what AIR does not keep: schemes, summaries, media types."""
     from anvil.cli.compile import max_file_bytes
     from anvil.load.files import DEFAULT_MAX_FILE_BYTES
     from anvil.load.spec import load_spec
@@ -95,7 +103,11 @@ def _security_schemes(args: argparse.Namespace) -> dict[str, str]:
         root=Path(args.spec_root) if args.spec_root else None,
         max_file_bytes=DEFAULT_MAX_FILE_BYTES if limit is None else limit,
     )
-    document = loaded.document or {}
+    return loaded.document if isinstance(loaded.document, dict) else {}
+
+
+def _security_schemes(document: dict[str, Any]) -> dict[str, str]:
+    """The spec's declared security schemes: name -> ``type`` (and flows or scheme), for the comment."""
     components = document.get("components")
     declared = components.get("securitySchemes") if isinstance(components, dict) else None
     out: dict[str, str] = {}
@@ -197,6 +209,36 @@ def _auth_hint(
     )
 
 
+def _shown(ids: Sequence[str], limit: int = 3) -> str:
+    head = ", ".join(ids[:limit])
+    return head + (f" and {len(ids) - limit} more" if len(ids) > limit else "")
+
+
+def _report_proposals(document: Document, proposals: dict[str, Proposal]) -> None:
+    """Print what ``--propose-effects`` proposed, and the paired writes the write gate never enables."""
+    from anvil.air.write_gate import never_enabled
+
+    made = [op_id for op_id, proposal in proposals.items() if proposal.effect is not None]
+    creates = sum(1 for proposal in proposals.values() if proposal.effect is not None or proposal.reasons)
+    keyed = sum(1 for proposal in proposals.values() if proposal.idempotency is not None)
+    compensations = sum(1 for op_id in made if "compensate" in (proposals[op_id].effect or {}))
+    how = f", {compensations} of them a compensation" if compensations else ""
+    print(f"Proposed {len(made)} effect contracts for {creates} creates (each marked for review){how}.")
+    if keyed:
+        print(f"Proposed the idempotency key header of {keyed} writes (each marked for review).")
+    ops = {op.id: op for op in document.operations}
+    never = [
+        op_id
+        for op_id in made
+        if proposals[op_id].idempotency is None and op_id in ops and never_enabled(ops[op_id]) is not None
+    ]
+    if never:
+        print(
+            f"{len(never)} of them the write gate never enables as compiled, undo or not: they have no idempotency "
+            f"carrier ({_shown(never)}); state the upstream's key (idempotency:) where it honours one."
+        )
+
+
 def run(args: argparse.Namespace) -> int:
     """Write the manifest; return the exit status."""
     from anvil.air.codec import SERVICE_ID_PATTERN
@@ -204,6 +246,7 @@ def run(args: argparse.Namespace) -> int:
     from anvil.cli.files import write_text_atomically
     from anvil.compiler import build
     from anvil.compiler.manifest.draft import DraftError, draft_manifest
+    from anvil.compiler.review_hints import page_hints, read_hints, source_facts
     from anvil.diagnostics import has_errors
     from anvil.load.controls import fold_controls
 
@@ -233,7 +276,8 @@ def run(args: argparse.Namespace) -> int:
         print(render_diagnostics(result.diagnostics, colour=False), file=sys.stderr)
         print(f"Not written: {args.spec} could not be compiled; {args.out} is unchanged.", file=sys.stderr)
         return 1
-    schemes = _security_schemes(args)
+    source = _source(args)
+    schemes = _security_schemes(source)
     if args.auth_scheme is not None and args.auth_scheme not in schemes:
         offered = fold_controls(", ".join(sorted(schemes))) or "none"
         raise UsageError(
@@ -241,6 +285,9 @@ def run(args: argparse.Namespace) -> int:
             f"--auth-scheme {args.auth_scheme!a} is not a security scheme of the spec",
             hint=f"Choose one the spec declares: {offered}.",
         )
+    facts = source_facts(source)
+    reads = read_hints(result.document.operations, facts)
+    pages = page_hints(result.document.operations, facts)
     proposals = None
     try:
         if args.propose_effects:
@@ -253,21 +300,36 @@ def run(args: argparse.Namespace) -> int:
             schemes=schemes,
             auth_scheme=args.auth_scheme,
             auth_override=override,
+            reads=reads,
+            pages=pages,
         )
     except DraftError as exc:  # the text would not read back as what was meant: never written
         print(f"error[{exc.code}]: {exc}", file=sys.stderr)
         print(f"Not written: {args.spec} cannot be drafted safely; {args.out} is unchanged.", file=sys.stderr)
         return 1
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)  # a folder that does not exist yet is made
+    except OSError as exc:
+        raise UsageError(
+            "cli/usage",
+            f"cannot create the folder of {args.out}: {exc.strerror or exc}",
+            hint="Pass --out a path whose folder can be created.",
+        ) from None
     write_text_atomically(out, text)
     ops = result.document.operations
     approved = sum(1 for line in text.splitlines() if line.strip() == "state: approved")
     if proposals is not None:
-        made = sum(1 for proposal in proposals.values() if proposal.effect is not None)
-        creates = sum(1 for proposal in proposals.values() if proposal.effect is not None or proposal.reasons)
-        keyed = sum(1 for proposal in proposals.values() if proposal.idempotency is not None)
-        print(f"Proposed {made} effect contracts for {creates} creates (each marked for review).")
-        if keyed:
-            print(f"Proposed the idempotency key header of {keyed} writes (each marked for review).")
+        _report_proposals(result.document, proposals)
+    if reads:
+        many = len(reads) != 1
+        print(
+            f"Proposed side_effect: read, commented out, for {len(reads)} POST{'s' if many else ''} whose summary "
+            f"says {'they read' if many else 'it reads'} (uncomment each you accept)."
+        )
+    if pages:
+        left = " (left unapproved)" if args.approve == "reads" else ""
+        what = "operations are browser pages" if len(pages) != 1 else "operation is a browser page"
+        print(f"{len(pages)} {what} answering HTML, not data{left}: {_shown(sorted(pages))}.")
     print(
         f"Wrote {args.out}: {len(ops)} operations ({approved} approved) of service '{args.service}'. "
         f"Review it, approve with `anvil approve {args.out} ID...`, then "

@@ -5,7 +5,9 @@ The operator's reviewed tools for the durable idempotency ledger, on every backe
 * ``init`` creates the store's schema if absent (the SQLite file mode 0600 and its table, the PostgreSQL
   table of the namespace; Firestore needs none); idempotent.
 * ``inspect`` prints the row a sanitized reference names (``details.ledger_reference`` of a refusal):
-  status, fingerprint, operation_id, trace_id, started_at, response_status, expires_at and
+  status, fingerprint, operation_id, trace_id, started_at, derived_key (the key the reservation sent
+  upstream if its call carried no caller key: :func:`anvil.runtime.keys.reservation_key`, the one to look
+  for in the upstream's records; a caller's own key is never stored), response_status, expires_at and
   retain_until; the stored result only with ``--show-result``.
 * ``resolve`` reconciles a quarantined reservation (seed 001 §4): ``--not-committed`` (the upstream
   has proven it did not apply the write: the row is deleted and the key may run again) or
@@ -128,12 +130,15 @@ def _iso(seconds: float | None) -> str | None:
 
 
 def _shown(row: LedgerRow, *, show_result: bool) -> dict[str, Any]:
+    from anvil.runtime.keys import reservation_key
+
     shown: dict[str, Any] = {
         "status": row.status,
         "fingerprint": row.fingerprint,
         "operation_id": row.operation_id,
         "trace_id": row.trace_id,
         "started_at": _iso(row.started_at),
+        "derived_key": None if row.started_at is None else reservation_key(row.fingerprint, row.started_at),
         "response_status": row.response_status,
         "expires_at": _iso(row.expires_at),
         "retain_until": _iso(row.retain_until),

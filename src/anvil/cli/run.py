@@ -68,6 +68,7 @@ from typing import TYPE_CHECKING, Any, Final, TextIO
 import anyio
 
 from anvil._types import JSONObject, JSONValue
+from anvil.air.credential_names import auth_profile
 from anvil.air.model import Document, Operation
 from anvil.cli.run_args import (
     CONTROL_FLAGS,
@@ -421,9 +422,10 @@ class _Command:
             for op in self.doc.operations
             if op.is_approved and op.effect.lookup is not None and op.effect.lookup.operation in served
         }
-        plan = EffectPlan.of(self.op, served.get, lookups)
+        confirming = {op.id for op in self.doc.operations if op.is_approved and op.confirmation.required}
+        plan = EffectPlan.of(self.op, served.get, lookups, confirming)
         succeeded = outcome.kind == "success"
-        found = lookup_found(succeeded, outcome.data, outcome.code) if plan.answers_lookup else None
+        found = lookup_found(succeeded, outcome.data, outcome.code, plan.lists) if plan.answers_lookup else None
         return call_report(
             plan,
             succeeded=succeeded,
@@ -541,7 +543,7 @@ class _Command:
             allowed_hosts=hosts,
             server_urls=repointed,
             timeout_ms=timeout_ms,
-            auth_profile=self._text_flag("auth-profile") or env.get("ANVIL_AUTH_PROFILE") or "default",
+            auth_profile=auth_profile(env, self._text_flag("auth-profile")),
             credentials={name: value for name, value in env.items() if name.startswith("ANVIL_")},
             ledger=ledger,
             audit=FileAuditSink(Path(audit_path)) if audit_path else None,

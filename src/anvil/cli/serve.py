@@ -6,9 +6,11 @@ HTTP listener (``anvil.serve.listener``) with ``/mcp`` (Streamable HTTP), ``POST
 ``/metrics``. Once listening it prints ``{"url": "http://HOST:PORT/mcp"}`` on stdout and one line naming
 the bundles and auth mode on stderr.
 
-Bundles: each argument is a bundle directory (holding ``air.json``; its id is the directory name) or a
-folder whose every bundle beneath is served (its id is the path relative to that folder, e.g.
-``team/github``). Two or more bundles are a fleet: tool names are prefixed ``<fold(id)>__<tool>``. One
+Bundles: each argument is a bundle directory (holding ``air.json``; its id is its AIR service id, or
+the one the operator gives it as ``ID=DIR``) or a folder whose every bundle beneath is served (its id is
+the path relative to that folder, e.g. ``team/github``). The id names the bundle in the start-up lines
+and in a fleet (tool prefixes, connectors, ``ANVIL_BASE_URL_<ID>``); ledger rows never depend on it.
+Two or more bundles are a fleet: tool names are prefixed ``<fold(id)>__<tool>``. One
 bundle lists exactly as it always did, unless a caller's token carries a grant (then prefixed too).
 Duplicate ids (``fleet/duplicate_bundle``), colliding tool names (``fleet/tool_collision``) and a folder
 without bundles (``fleet/no_bundles``) are refused before the port is bound.
@@ -84,7 +86,8 @@ def register(parser: argparse.ArgumentParser) -> None:
         "bundles",
         metavar="DIR_OR_BUNDLE",
         nargs="+",
-        help="a bundle directory written by `anvil compile`, or a folder of bundles",
+        help="a bundle directory written by `anvil compile` (ID=DIR names it, else its service id does), "
+        "or a folder of bundles",
     )
     transport = parser.add_mutually_exclusive_group()
     transport.add_argument("--stdio", action="store_true", help="serve over stdin/stdout (the default)")

@@ -39,7 +39,8 @@ built (and tested) from any mapping. The environment it reads:
   ``ANVIL_CREDENTIAL_HOSTS``; a configured token endpoint the client secret may not go to is refused before
   binding (``config/token_endpoint_refused``);
 * ``ANVIL_DERIVED_KEY_WINDOW_SECONDS`` - how long a result stored under a derived (request-fingerprint)
-  key replays (default 300, 1 to 86400); explicit caller keys keep ``ANVIL_LEDGER_RESULT_TTL_SECONDS``;
+  key replays (default 300, 1 to 86400; the key sent upstream is unique to each reservation, so a repeat
+  after the window is a new write upstream too); explicit caller keys keep ``ANVIL_LEDGER_RESULT_TTL_SECONDS``;
 * ``ANVIL_AUDIT_FILE`` - one JSON line per executed call and per grant refusal (mode 0600; ``-``:
   stderr), fields as :mod:`anvil.runtime.audit` lists; unset: no audit;
 * ``ANVIL_INBOUND_AUTH_MODE``; ``ANVIL_PRINCIPALS_FILE`` (static); ``ANVIL_INBOUND_ISSUER``,
@@ -60,10 +61,12 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import urlsplit
 
+from anvil.air.credential_names import auth_profile
 from anvil.cli.listen import connection_limits
 from anvil.cli.serve_disclosure import disclosure_settings, result_token_budget
 from anvil.errors import ConfigError, UsageError
@@ -189,14 +192,22 @@ def config_from_env(environ: Mapping[str, str], args: argparse.Namespace) -> Ser
         ConfigError: the environment cannot be used, or the bundles cannot be served together
             (``fleet/*``).
     """
-    from anvil.serve.fleet import discover_bundles
+    from anvil.bundle.read import read_bundle
+    from anvil.serve.fleet import bundle_argument, discover_bundles
+
+    read: dict[Path, Document] = {}  # a bundle read for its service id (its name) is read once
+
+    def service_id(path: Path) -> str:
+        return read.setdefault(path, read_bundle(path)).service.id
 
     bind = parse_bind(args.http) if args.http else None
     inbound = inbound_from_env(environ, args.auth)
     _check_transport(bind, inbound, args.allow_remote)
     body_limit = rest_body_limit(environ, args.rest_body_limit)
-    found = discover_bundles([Path(path) for path in args.bundles])
-    bundles = _read(found)
+    found = discover_bundles([bundle_argument(text) for text in args.bundles], service_id=service_id)
+    bundles = tuple(
+        (source.id, read[source.path] if source.path in read else read_bundle(source.path)) for source in found
+    )
     settings = tuple(bundle_settings(environ, bundles, base_url=args.base_url))
     if args.include_unapproved and settings[0].env != "dev":
         raise UsageError("cli/usage", "--include-unapproved is allowed only with ANVIL_ENV=dev")
@@ -315,7 +326,7 @@ def settings_from_env(
         ledger_lock_timeout_ms=_int_env(environ, "ANVIL_LEDGER_LOCK_TIMEOUT_MS"),
         timeout_ms=_int_env(environ, "ANVIL_UPSTREAM_TIMEOUT_MS"),
         derived_key_window_seconds=derived_key_window(environ),
-        auth_profile=environ.get("ANVIL_AUTH_PROFILE") or "default",
+        auth_profile=auth_profile(environ),
         credentials={name: value for name, value in environ.items() if name.startswith("ANVIL_")},
         audit_file=environ.get("ANVIL_AUDIT_FILE") or None,
         server_urls=repointed,
@@ -390,30 +401,9 @@ def server_urls(
     return out
 
 
-def _check_servers(bundle_id: str, document: Document, settings: ServeSettings, *, fleet: bool) -> None:
-    """Every approved operation's own server is inside the bundle's allowed hosts.
-
-    Raises:
-        ConfigError: ``config/server_not_allowed`` naming the server, its operations and what to set.
-    """
-    from anvil.air.servers import own_servers
-    from anvil.runtime.gates import host_allowed
-
-    for server, ops in own_servers(document).items():
-        url = settings.server_urls.get(server, server)
-        if not ops or host_allowed(url, settings.env, settings.allowed_hosts):
-            continue
-        host = urlsplit(url).hostname or url
-        allowed = ", ".join(settings.allowed_hosts) or "none: only ANVIL_ENV=dev allows any host"
-        shown = ", ".join(ops[:3]) + (f" and {len(ops) - 3} more" if len(ops) > 3 else "")
-        raise ConfigError(
-            "config/server_not_allowed",
-            f"Bundle '{bundle_id}': {shown} {'is' if len(ops) == 1 else 'are'} sent to {url}, the server "
-            f"declared for {'it' if len(ops) == 1 else 'them'}, whose host {host} is outside the allowed hosts "
-            f"({allowed}).",
-            hint=f"Re-point that server with {server_variables(bundle_id, server, fleet=fleet)[-1]}=URL, or add "
-            f"{host} to {allowed_hosts_variable(bundle_id) if fleet else 'ANVIL_ALLOWED_HOSTS'}.",
-        )
+def _repoint_variable(bundle_id: str, server: str, *, fleet: bool) -> str:
+    """The variable a refusal tells the operator to set to re-point ``server`` (the one every mode reads)."""
+    return server_variables(bundle_id, server, fleet=fleet)[-1]
 
 
 def bundle_settings(
@@ -424,11 +414,12 @@ def bundle_settings(
     Raises:
         UsageError: ``--base-url`` with two or more bundles.
         ConfigError: ``config/invalid`` when a bundle has no known base URL or a number is malformed;
-            ``config/server_not_allowed`` when an approved operation's own server is outside the
-            bundle's allowed hosts.
+            ``config/server_not_allowed`` when approved operations' own servers are outside their
+            bundle's allowed hosts (every such server of every bundle named in one refusal).
     """
     from anvil.air.servers import resolve_server
     from anvil.cli.host_lists import host_variable
+    from anvil.cli.server_hosts import OutsideServer, outside_servers, server_refusal
     from anvil.serve.auth.naming import fold_bundle_id
 
     fleet = len(bundles) > 1
@@ -441,6 +432,7 @@ def bundle_settings(
     shared = {name: value for name, value in environ.items() if not (fleet and name == "ANVIL_BASE_URL")}
     contested = _contested_credentials(environ, bundles) if fleet else set()
     out: list[ServeSettings] = []
+    outside: list[OutsideServer] = []
     for bundle_id, document in bundles:
         servers = document.service.servers
         operator = base_url or environ.get(base_url_variable(bundle_id)) or None
@@ -464,8 +456,18 @@ def bundle_settings(
         if pinned:
             found = replace(found, allowed_hosts=pinned)
         _check_token_endpoints(bundle_id, document, found)
-        _check_servers(bundle_id, document, found, fleet=fleet)
+        outside += outside_servers(
+            bundle_id,
+            document,
+            env=found.env,
+            allowed_hosts=found.allowed_hosts,
+            server_urls=found.server_urls,
+            repoint=partial(_repoint_variable, bundle_id, fleet=fleet),
+            allowlist=allowed_hosts_variable(bundle_id) if fleet else "ANVIL_ALLOWED_HOSTS",
+        )
         out.append(found)
+    if outside:
+        raise server_refusal(outside)
     return out
 
 
@@ -513,7 +515,7 @@ def _contested_credentials(environ: Mapping[str, str], bundles: Sequence[tuple[s
     from anvil.runtime.credentials import credential_env, credential_profile
     from anvil.serve.auth.naming import fold_bundle_id
 
-    profile = environ.get("ANVIL_AUTH_PROFILE") or "default"
+    profile = auth_profile(environ)
     readers: dict[str, dict[str, str]] = {}  # plain name -> {bundle id: its twin}
     for bundle_id, document in bundles:
         connector = fold_bundle_id(bundle_id)
@@ -651,12 +653,6 @@ def _ledger_namespace(path: Path, document: Document) -> str | None:
     from anvil.bundle.read import ledger_namespace
 
     return ledger_namespace(path, document)
-
-
-def _read(sources: Sequence[BundleSource]) -> tuple[tuple[str, Document], ...]:
-    from anvil.bundle.read import read_bundle
-
-    return tuple((source.id, read_bundle(source.path)) for source in sources)
 
 
 def _skills(sources: Sequence[BundleSource]) -> tuple[tuple[tuple[str, str], ...], ...]:

@@ -52,11 +52,14 @@ def _text(summary: dict[str, Any], counts: dict[str, int]) -> str:
     for write in summary["writes"]:
         name = write["operationId"]
         if write["state"] == "blocked":
-            lines.append(f"  {name}: BLOCKED — " + "; ".join(write["blockers"]))
+            never = ", NEVER ENABLED AS COMPILED" if write.get("neverEnabled") else ""
+            lines.append(f"  {name}: BLOCKED{never} — " + "; ".join(write["blockers"]))
         elif write["state"] == "ready_for_review":
             lines.append(f"  {name}: READY FOR REVIEW — enable it only once " + "; ".join(write["remaining"]))
         else:
             lines.append(f"  {name}: ENABLED — nothing remains")
+        if write.get("undoNeverEnabled"):
+            lines.append(f"    note: {write['undoNeverEnabled']}")
     lines.append(f"Next safe action: {summary['nextAction']}")
     return "\n".join(lines)
 

@@ -14,7 +14,8 @@ the problem.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from typing import Any, Final
 from urllib.parse import urljoin, urlsplit
 
@@ -23,11 +24,14 @@ from anvil.air.canonical import sha256_hex
 from anvil.air.carrier import COMPOSITE_FACTOR_TYPES, factor_carrier_clash
 from anvil.air.model import NO_AUTH, ApiKeyCarrier, Auth, AuthProvider
 from anvil.air.naming import snake
+from anvil.diagnostics import Diagnostic
 
 __all__ = [
+    "SELECTED_PREFIX",
     "AuthIssue",
     "AuthResolution",
     "credential_profile_name",
+    "group_selected",
     "offered_schemes",
     "resolve_auth",
     "resolve_scheme",
@@ -35,6 +39,8 @@ __all__ = [
 ]
 
 _PROFILE_PREFIX_MAX: Final = 31
+#: Where an ``auth/alternative_selected`` message names the alternative chosen (what its warnings group by).
+SELECTED_PREFIX: Final = "the first credentialed one, "
 #: How a composite's refusal names a factor type it cannot carry.
 _UNCARRIED: Final = {
     "oauth2_client_credentials": "oauth2 client credentials (a token exchange)",
@@ -231,9 +237,11 @@ def resolve_auth(requirements: JSONValue, schemes: JSONValue, base_url: str | No
     resolved = [_requirement(req, table, base_url) for req in credentialed]
     clean = all(not item.issues for item in resolved)
     if clean and len({item.auth.principal for item in resolved}) == 1:
+        chosen = next(iter(credentialed[0])) if len(credentialed[0]) == 1 else None
+        which = f"scheme {str(chosen)!r} ({resolved[0].auth.type})" if chosen is not None else resolved[0].auth.type
         issue = _issue(
             "auth/alternative_selected",
-            f"{len(alternatives)} auth alternatives; the first credentialed one ({resolved[0].auth.type}) was selected",
+            f"{len(alternatives)} auth alternatives; {SELECTED_PREFIX}{which}, was selected",
             blocks=False,
         )
         return AuthResolution(resolved[0].auth, (issue,))
@@ -243,6 +251,39 @@ def resolve_auth(requirements: JSONValue, schemes: JSONValue, base_url: str | No
         f"{len(alternatives)} auth alternatives do not resolve to one executable principal",
     )
     return AuthResolution(_placeholder(str(first), resolved[0].auth.scopes), (issue,))
+
+
+def group_selected(found: Sequence[Diagnostic], limit: int = 5) -> list[Diagnostic]:
+    """``found`` with its ``auth/alternative_selected`` warnings said once per selected scheme: one
+    warning naming how many operations it was selected for and the first few of them (each operation's
+    own review note keeps the detail). The first warning of a scheme keeps its place; the rest go."""
+    groups: dict[str, list[Diagnostic]] = {}
+    for item in found:
+        if item.code == "auth/alternative_selected" and SELECTED_PREFIX in item.message:
+            groups.setdefault(item.message.split(SELECTED_PREFIX, 1)[1], []).append(item)
+    out: list[Diagnostic] = []
+    for item in found:
+        if item.code != "auth/alternative_selected" or SELECTED_PREFIX not in item.message:
+            out.append(item)
+            continue
+        group = groups.get(item.message.split(SELECTED_PREFIX, 1)[1])
+        if not group or group[0] is not item:
+            continue
+        if len(group) == 1:
+            out.append(item)
+            continue
+        ids = [str(each.operation) for each in group if each.operation]
+        shown = ", ".join(ids[:limit]) + (f" and {len(ids) - limit} more" if len(ids) > limit else "")
+        which = item.message.split(SELECTED_PREFIX, 1)[1].removesuffix(", was selected")
+        out.append(
+            replace(
+                item,
+                message=f"{len(group)} operations offer several auth alternatives; {SELECTED_PREFIX}{which}, "
+                f"was selected for each ({shown}).",
+                operation=None,
+            )
+        )
+    return out
 
 
 def offered_schemes(requirements: JSONValue) -> dict[str, tuple[str, ...]]:

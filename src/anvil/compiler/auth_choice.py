@@ -35,7 +35,7 @@ from typing import Final
 
 from anvil._types import JSONValue
 from anvil.air.enums import OperationState
-from anvil.air.model import Operation
+from anvil.air.model import Operation, auth_type_label
 from anvil.compiler.auth import AuthIssue, offered_schemes, resolve_auth, resolve_scheme
 from anvil.compiler.manifest.apply import OperationIndex
 from anvil.compiler.manifest.auth import (
@@ -246,7 +246,7 @@ class _Chooser:
         notes = self._notes(op, requirements, issues, incoherent)
         if overriding:
             notes.append(
-                f"Auth override (reviewed): scheme {choice.scheme} served as {auth.type}: "
+                f"Auth override (reviewed): scheme {choice.scheme} served as {auth_type_label(auth.type)}: "
                 f"{(choice.auth.reason or '').strip().rstrip('.')}."
             )
             tally.overridden.append(op.id)
@@ -332,7 +332,7 @@ def _report(choice: _Choice, tally: _Tally, found: list[Diagnostic]) -> None:
         return
     if not tally.served:
         return
-    kinds = "/".join(tally.types)
+    kinds = "/".join(auth_type_label(kind) for kind in tally.types)
     count = len(tally.served)
     subject = f"{count} operation{'s' if count != 1 else ''}" if choice.service else f"'{tally.served[0]}'"
     parts = [f"{subject} {'are' if choice.service and count != 1 else 'is'} served through it as {kinds}"]

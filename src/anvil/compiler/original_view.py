@@ -10,7 +10,10 @@ recursion under ``$defs``):
   an inline copy of a component is found as well as a ``$ref`` to it. A shape leaves out the
   node's own ``description``, so two components that differ only there are one shape; of several
   components of one shape, the one named as the node's ``title`` is found, else the name that sorts
-  first. Anonymous structure nested
+  first. A reference with keys of its own is inlined with them (so ``nullable``, ``title``,
+  ``default`` or ``deprecated`` beside it make another shape), except that vendor extensions
+  (``x-...``) are no schema keywords: beside a reference they leave it the schema it names.
+  Anonymous structure nested
   :data:`ANONYMOUS_DEPTH` levels below a schema's root (every object and list counts as a level) is
   cut to a stub. Above that, a node met again (a reference pointing into another schema) reuses
   what it became where it was met at that depth or shallower; every named schema is bundled first,
@@ -145,14 +148,21 @@ class OriginalSchemas:
                 if not isinstance(target, dict) or ref in inlining or len(inlining) >= _MAX_INLINE_CHAIN:
                     return dict(node)  # dangling or cyclic: left as the source wrote it
                 siblings = {k: v for k, v in node.items() if k != "$ref"}
+                if any(key.startswith("x-") for key in siblings):
+                    # Vendor extensions are no schema keywords: a reference whose other keys of its own
+                    # are only its description is the schema it names (Adyen writes {"$ref": ...,
+                    # "description": ..., "x-addedInVersion": "40"} on most of its request fields).
+                    kept = {k: v for k, v in siblings.items() if not k.startswith("x-")}
+                    named = self._found_as({**kept, **{k: v for k, v in target.items() if k not in kept}}, defining)
+                    if named is not None:
+                        return named
                 # The original inlines every reference, then finds named schemas again by their shape.
                 # Its own keys come first and win (OpenAI: {"$ref": ..., "nullable": true}).
                 inlined = {**siblings, **{k: v for k, v in target.items() if k not in siblings}} if siblings else target
                 return self._bundle(inlined, depth, (*inlining, ref), defining)
-            shape, title = self._shape(node), node.get("title")
-            same = title if isinstance(title, str) and (shape, title) in self._titled else self._shapes.get(shape)
-            if same is not None and same != defining:
-                return {"$ref": _COMPONENT_PREFIX + same.replace("~", "~0").replace("/", "~1")}
+            named = self._found_as(node, defining)
+            if named is not None:
+                return named
         if not isinstance(node, dict | list):
             return node
         if depth >= ANONYMOUS_DEPTH:
@@ -169,6 +179,15 @@ class OriginalSchemas:
             out = [self._bundle(item, depth + 1, inlining) for item in node]
         self._seen[id(node)] = (depth, out, node)  # the node is kept, so its id is not reused
         return out
+
+    def _found_as(self, node: JSONObject, defining: str | None) -> JSONObject | None:
+        """A reference to the named schema of ``node``'s shape (of several, the one named as its title),
+        None when there is none or it is the schema being defined."""
+        shape, title = self._shape(node), node.get("title")
+        same = title if isinstance(title, str) and (shape, title) in self._titled else self._shapes.get(shape)
+        if same is None or same == defining:
+            return None
+        return {"$ref": _COMPONENT_PREFIX + same.replace("~", "~0").replace("/", "~1")}
 
     def _shape(self, node: JSONValue, following: tuple[str, ...] = (), root: bool = True) -> str:
         """A digest of ``node`` with every reference inlined (a cycle keeps its reference), independent of

@@ -22,7 +22,7 @@ from anvil.air.inputs import assemble_input_schema
 from anvil.air.model import NO_AUTH, DisclosureBudget, Document, Operation, Server, Service, Source
 from anvil.air.naming import resolve_name_collisions, snake
 from anvil.air.token_counter import TokenCounter
-from anvil.compiler.auth import server_base_url
+from anvil.compiler.auth import group_selected, server_base_url
 from anvil.compiler.auth_choice import choose_auth_schemes, service_auth_without_choice
 from anvil.compiler.capabilities import discover_capabilities
 from anvil.compiler.disclosure import measure_disclosure
@@ -226,6 +226,7 @@ def _compile(
         if index in run.chosen_auth and item.code.startswith("auth/"):
             continue  # the manifest chose this operation's scheme; auth/scheme_chosen reports it
         run.found.append(replace(item, operation=ops[index].id) if index is not None and index < len(ops) else item)
+    run.found[:] = group_selected(run.found)  # said once per selected scheme, with the count
     run.found.extend(renames)
     run.found.extend(applied)
     run.found.extend(repaired)

@@ -114,8 +114,10 @@ class Reservation:
     ``replay``: a completed row for the same request; ``result`` and ``status`` are what to return.
     ``in_progress``: another call holds the key. ``conflict``: the key was used for another request.
     ``reference`` is the sanitized row locator (``<backend>/<table>/<64 hex>``) when one is safe to show;
-    ``started_at`` (``in_progress`` only) is when the holding reservation was made, so a caller can
-    tell a call still in flight from a quarantined row.
+    ``started_at`` is when the reservation was made: for ``in_progress`` the holding one's, so a caller
+    can tell a call still in flight from a quarantined row; for ``reserved`` this one's and for
+    ``replay`` the completed row's, so the key a derived reservation sends upstream
+    (:func:`anvil.runtime.keys.reservation_key`) is computed from the row by whoever holds or replays it.
     """
 
     outcome: ReserveOutcome
@@ -266,7 +268,7 @@ class Ledger(abc.ABC):
                     trace_id=fresh.trace_id,
                 )
                 self._owned[ledger_key] = _Owned(document, held)
-                return Reservation(outcome="reserved", reference=reference)
+                return Reservation(outcome="reserved", reference=reference, started_at=fresh.started_at)
             row = await self._read(document)
             if row is None:
                 continue  # released between our create and read: try again
@@ -291,7 +293,7 @@ class Ledger(abc.ABC):
                 return Reservation(outcome="conflict")
             if row.reservation_id == reservation_id:  # our create committed but its answer was lost
                 self._owned[ledger_key] = _Owned(document, row)
-                return Reservation(outcome="reserved", reference=reference)
+                return Reservation(outcome="reserved", reference=reference, started_at=row.started_at)
             return Reservation(outcome="in_progress", reference=reference, started_at=row.started_at)
         return Reservation(outcome="in_progress", reference=reference)
 
@@ -303,7 +305,9 @@ class Ledger(abc.ABC):
             result = json.loads(row.result_json)
         except ValueError as exc:
             raise LedgerError("ledger/corrupt_row", "A completed ledger row holds unreadable JSON.") from exc
-        return Reservation(outcome="replay", result=result, status=status, reference=reference)
+        return Reservation(
+            outcome="replay", result=result, status=status, reference=reference, started_at=row.started_at
+        )
 
     def _completed(self, row: LedgerRow, result: JSONValue, status: int, ttl: int | None) -> LedgerRow:
         """``row`` completed with ``result``: correlation fields stay, the reservation id is cleared

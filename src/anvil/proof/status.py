@@ -12,12 +12,14 @@ which can be known offline (it never opens a socket) and lists the rest as ``rem
 * ``liveReadiness``: always ``unverified`` (only the deployed runtime's ``/readyz`` can prove it);
 * ``writes``: per approved mutation, its idempotency posture (:func:`anvil.air.inputs.key_posture`,
   the object ``anvil deploy ledger`` prints for the same write), whether it needs the durable store,
-  the ``blockers`` (offline facts that forbid enabling it), the ``remaining`` checks no offline tool
-  can make, and its ``state``: ``blocked`` while a blocker holds, ``ready_for_review`` when nothing
-  blocks it but something remains, ``enabled`` only when nothing remains. ``/readyz`` and the
-  operator's review of the upstream's key handling always remain offline, so ``writesEnabled`` (the
-  writes nothing remains for) is empty here and ``writesReadyForReview`` lists the writes that may be
-  enabled once every ``remaining`` item holds;
+  the ``blockers`` (offline facts that forbid enabling it; first, flagged ``neverEnabled``, the one
+  no evidence lifts: no idempotency carrier, :func:`anvil.air.write_gate.never_enabled`;
+  ``undoNeverEnabled`` says when the undo it declares is such a write), the
+  ``remaining`` checks no offline tool can make, and its ``state``: ``blocked`` while a blocker
+  holds, ``ready_for_review`` when nothing blocks it but something remains, ``enabled`` only when
+  nothing remains. ``/readyz`` and the operator's review of the upstream's key handling always
+  remain offline, so ``writesEnabled`` (the writes nothing remains for) is empty here and
+  ``writesReadyForReview`` lists the writes that may be enabled once every ``remaining`` item holds;
 * ``nextAction``: one next safe action.
 
 The lane verdicts are recomputed from each record's own checks and cells
@@ -27,6 +29,7 @@ The lane verdicts are recomputed from each record's own checks and cells
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Literal
@@ -35,6 +38,7 @@ from anvil.air.carrier import resolve_carrier
 from anvil.air.effects import effect_class_of
 from anvil.air.inputs import key_posture
 from anvil.air.model import Document, Operation
+from anvil.air.write_gate import never_enabled, undo_never_enabled
 from anvil.bundle.hash import bundle_hash
 from anvil.bundle.read import read_bundle
 from anvil.bundle.store import store_operation_ids
@@ -42,12 +46,17 @@ from anvil.deploy.freshness import Freshness, check_freshness, inspect_store
 from anvil.proof.generated import agreement_of
 from anvil.proof.records import LANES, judge_records
 
-__all__ = ["StoreContractState", "WriteState", "evidence_summary", "store_contract_state"]
+__all__ = ["NEVER_SUFFIX", "StoreContractState", "WriteState", "evidence_summary", "store_contract_state"]
 
 #: ``blocked``: an offline fact forbids it; ``ready_for_review``: nothing blocks it, but checks remain
 #: (always ``/readyz``); ``enabled``: nothing remains.
 WriteState = Literal["blocked", "ready_for_review", "enabled"]
 
+#: Said after a blocker no evidence lifts.
+NEVER_SUFFIX: Final = (
+    "it can never be enabled as compiled, whatever the evidence: state the upstream's idempotency key in the "
+    "manifest if it honours one"
+)
 _READYZ: Final = "/readyz answers HTTP 200 from the deployed runtime (offline status cannot see it)"
 _LANE_COMMANDS: Final[dict[str, str]] = {
     "certify": "anvil certify",
@@ -92,20 +101,16 @@ def _carrier(op: Operation) -> str | None:
     return f"{binding.mechanism} {binding.key}"
 
 
-def _write(op: Operation, common: list[str], durable_ids: set[str]) -> dict[str, Any]:
+def _write(op: Operation, common: list[str], durable_ids: set[str], ops: Mapping[str, Operation]) -> dict[str, Any]:
     mode = op.idempotency.mode
-    blockers = list(common)
     remaining = [_READYZ]
     carrier = _carrier(op)
-    if mode in ("required", "key_supported"):
-        if carrier is None:
-            blockers.append("its idempotency carrier does not resolve to an exact request coordinate")
-        else:
-            remaining.append(f"an operator has reviewed that the upstream honours the key in {carrier}")
-    elif mode == "none":
-        blockers.append(
-            "it has no idempotency carrier: a lost answer cannot be told from no call, so a retry repeats the effect"
-        )
+    never = never_enabled(op)
+    # The blocker no evidence lifts comes first: running the lanes will not enable this write.
+    blockers = [f"{never} ({NEVER_SUFFIX})"] if never else []
+    blockers += common
+    if mode in ("required", "key_supported") and carrier is not None:
+        remaining.append(f"an operator has reviewed that the upstream honours the key in {carrier}")
     if op.id in durable_ids:
         remaining.append("ANVIL_LEDGER names the durable store the contract describes")
     state: WriteState = "blocked" if blockers else "ready_for_review" if remaining else "enabled"
@@ -119,6 +124,8 @@ def _write(op: Operation, common: list[str], durable_ids: set[str]) -> dict[str,
         "retrySafe": op.retries.mode == "safe",
         "confirmationRequired": op.confirmation.required,
         "state": state,
+        "neverEnabled": never is not None,
+        "undoNeverEnabled": undo_never_enabled(op, ops),
         "blockers": blockers,
         "remaining": remaining,
     }
@@ -183,7 +190,8 @@ def evidence_summary(directory: Path, *, freshness: Freshness | None = None) -> 
     if store.state != "fresh":
         common.append(f"the store contract is {store.state}")
     durable = set(store.operation_ids)
-    writes = [_write(op, common, durable) for op in doc.operations if op.is_approved and not op.is_read]
+    ops = {op.id: op for op in doc.operations}
+    writes = [_write(op, common, durable, ops) for op in doc.operations if op.is_approved and not op.is_read]
     return {
         "bundleHash": digest,
         "serviceId": doc.service.id,

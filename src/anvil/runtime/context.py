@@ -101,7 +101,8 @@ class RuntimeContext:
             completes; an exception from it is treated as a completion failure (the reservation is kept).
         max_response_bytes: response bodies above this are refused.
         derived_key_window_seconds: how long a result stored under a derived key replays (a repeated
-            identical write after it runs again); explicit caller keys keep the ledger's retention.
+            identical write after it runs again, under a new reservation and so a new upstream key:
+            :func:`anvil.runtime.keys.reservation_key`); explicit caller keys keep the ledger's retention.
         tokens: the OAuth2 client-credentials tokens this context obtained (:mod:`anvil.runtime.oauth`),
             shared by every call made with it.
         server_urls: an operation's own server URL (as :func:`anvil.air.servers.resolve_server` gives

@@ -8,7 +8,8 @@ the factor would read alone under the deployment profile (:func:`deployment_prof
 OAuth2 client credentials are exchanged for a token (:mod:`anvil.runtime.oauth`) from
 ``<P>_CLIENT_ID``, ``<P>_CLIENT_SECRET`` and the token endpoint (``<P>_TOKEN_ENDPOINT``, or the imported one
 admitted by ``ANVIL_CREDENTIAL_HOSTS``), optionally ``<P>_AUDIENCE`` and ``<P>_SCOPES``; without a client
-id and secret such an operation still takes a token minted out of band in ``<P>_TOKEN``. Values come from a
+id and secret such an operation still takes a token minted out of band in ``<P>_TOKEN``. The names come from
+:mod:`anvil.air.credential_names`, as ``deploy/credentials.required.yaml``'s do. Values come from a
 mapping the CLI fills from the process environment; nothing here reads the environment, and errors name
 variables only.
 """
@@ -16,14 +17,23 @@ variables only.
 from __future__ import annotations
 
 import base64
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Final
 
 from anvil.air.carrier import effective_auth_carrier
+from anvil.air.credential_names import (
+    AUTH_PROFILE_VARIABLE,
+    client_credentials_env,
+    credential_env,
+    credential_profile,
+    deployment_profile,
+    env_prefix,
+    expected_env,
+    factor_profiles,
+)
 from anvil.air.hosts import is_host, normalize_host
-from anvil.air.model import Auth, credential_parts
+from anvil.air.model import Auth
 
 __all__ = [
     "CREDENTIAL_HOSTS_VARIABLE",
@@ -37,15 +47,13 @@ __all__ = [
     "deployment_profile",
     "env_prefix",
     "expected_env",
+    "not_configured",
     "resolve_credential",
 ]
 
 #: The hosts (exact names, comma list) the operator consents to receive credentials: an imported token
 #: endpoint (a client's secret) and an operation's own server on another host (the service's credential).
 CREDENTIAL_HOSTS_VARIABLE: Final = "ANVIL_CREDENTIAL_HOSTS"
-
-_BEARER: Final = frozenset({"oauth2_client_credentials", "oauth2_on_behalf_of", "jwt_bearer", "workload_identity"})
-_NON_ALNUM: Final = re.compile(r"[^A-Za-z0-9]+")
 
 
 def credential_hosts(values: Mapping[str, str]) -> tuple[str, ...]:
@@ -73,82 +81,6 @@ class MissingCredential:
     """The variables that would have to be set (names only)."""
 
     expected_env: tuple[str, ...]
-
-
-def credential_profile(auth_profile: str, auth: Auth) -> str:
-    """The credential profile: ``<auth_profile>_<credentialProfile>``, or ``auth_profile`` alone.
-
-    A composite's is its own (``..._<composite profile>``: what keys its ledger scope); its factors' variables
-    are read under :func:`deployment_profile` of it.
-    """
-    return f"{auth_profile}_{auth.credential_profile}" if auth.credential_profile else auth_profile
-
-
-def deployment_profile(auth: Auth, profile: str) -> str:
-    """The deployment profile ``profile`` was made from by :func:`credential_profile` with ``auth``: the
-    ``_<credentialProfile>`` suffix removed (``profile`` itself when ``auth`` has no profile).
-
-    This is how a composite's factor reads the variables it would read alone: under
-    ``credential_profile(deployment_profile(composite, profile), factor)``, e.g.
-    ``ANVIL_DEFAULT_CLIENT_ID_<32 hex>_API_KEY`` for Plaid's ``clientId`` under the ``default`` profile.
-    """
-    suffix = f"_{auth.credential_profile}" if auth.credential_profile else ""
-    return profile[: -len(suffix)] if suffix and profile.endswith(suffix) else profile
-
-
-def _factors(auth: Auth, profile: str) -> tuple[tuple[Auth, str], ...]:
-    """Each credential part of ``auth`` with the profile its variables are read under."""
-    if auth.type != "composite":
-        return ((auth, profile),)
-    base = deployment_profile(auth, profile)
-    return tuple((part, credential_profile(base, part)) for part in credential_parts(auth))
-
-
-def env_prefix(profile: str) -> str:
-    """``ANVIL_`` + the profile upper-cased with every non-alphanumeric run turned into ``_``."""
-    return "ANVIL_" + _NON_ALNUM.sub("_", profile).upper()
-
-
-def _own_env(auth: Auth, profile: str) -> tuple[str, ...]:
-    prefix = env_prefix(profile)
-    if auth.type == "api_key":
-        return (f"{prefix}_API_KEY",)
-    if auth.type == "basic":
-        return (f"{prefix}_USERNAME", f"{prefix}_PASSWORD")
-    if auth.type in _BEARER:
-        return (f"{prefix}_TOKEN",)
-    return ()
-
-
-def expected_env(auth: Auth, profile: str) -> tuple[str, ...]:
-    """The variable names ``auth`` reads under ``profile`` (empty when the runtime cannot execute it);
-    a composite's are its factors', in factor order."""
-    if auth.type == "composite":
-        return tuple(name for part, own in _factors(auth, profile) for name in expected_env(part, own))
-    return _own_env(auth, profile)
-
-
-def client_credentials_env(profile: str) -> tuple[str, str, str, str, str]:
-    """The client-credentials variables under ``profile``: client id, secret, token endpoint, audience, scopes."""
-    prefix = env_prefix(profile)
-    return (
-        f"{prefix}_CLIENT_ID",
-        f"{prefix}_CLIENT_SECRET",
-        f"{prefix}_TOKEN_ENDPOINT",
-        f"{prefix}_AUDIENCE",
-        f"{prefix}_SCOPES",
-    )
-
-
-def credential_env(auth: Auth, profile: str) -> tuple[str, ...]:
-    """Every per-profile variable ``auth`` may read: :func:`expected_env`, and for OAuth2 client credentials
-    :func:`client_credentials_env` too (what a fleet namespaces per bundle); a composite's are its factors'."""
-    if auth.type == "composite":
-        return tuple(name for part, own in _factors(auth, profile) for name in credential_env(part, own))
-    names = expected_env(auth, profile)
-    if auth.type == "oauth2_client_credentials":
-        return names + client_credentials_env(profile)
-    return names
 
 
 def carried(auth: Auth, value: str, *, exchanged: str | None = None) -> Credential | None:
@@ -185,7 +117,7 @@ def resolve_credential(auth: Auth, profile: str, env: Mapping[str, str]) -> Cred
     """
     if auth.type != "composite":
         return _static(auth, profile, env)
-    found = [_static(part, own, env) for part, own in _factors(auth, profile)]
+    found = [_static(part, own, env) for part, own in factor_profiles(auth, profile)]
     resolved = [item for item in found if isinstance(item, Credential)]
     if not found or len(resolved) != len(found):
         missing = (name for item in found if isinstance(item, MissingCredential) for name in item.expected_env)
@@ -193,3 +125,14 @@ def resolve_credential(auth: Auth, profile: str, env: Mapping[str, str]) -> Cred
     headers = tuple(pair for item in resolved for pair in item.headers)
     query = tuple(pair for item in resolved for pair in item.query)
     return Credential(headers=headers, query=query)
+
+
+def not_configured(op_id: str, expected: tuple[str, ...], profile: str) -> str:
+    """The ``auth_required`` message of an operation whose credential is not set: the variables to set
+    and the auth profile they were read under (the deploy file lists the deployed profile's names)."""
+    names = ", ".join(expected) if expected else "no variable (the runtime cannot send this auth type)"
+    return (
+        f"Credentials for {op_id} are not configured: set {names}. These are the names under auth profile "
+        f"{profile!r}, which {AUTH_PROFILE_VARIABLE} chooses; deploy/credentials.required.yaml lists the "
+        "deployed profile's names."
+    )

@@ -49,7 +49,10 @@ costs one ``None`` test.
 
 A result stored under a *derived* key (``keyDerivation: request_fingerprint``) replays only for the
 context's derived-key window, the retry window it exists for; an explicit caller key keeps the ledger's
-full retention. A 2xx answer too large to replay is still returned to this caller, with
+full retention. Under a reservation a derived key is sent upstream as
+:func:`~anvil.runtime.keys.reservation_key` (unique to the reservation, the same on every attempt and
+replay of it), so an upstream that keeps keys longer than the window never dedupes a later, deliberate
+repeat. A 2xx answer too large to replay is still returned to this caller, with
 ``replay_unavailable`` set, and its reservation is kept for reconciliation.
 """
 
@@ -70,10 +73,10 @@ from anvil.ledger.base import Ledger, ReserveContext, safe_reference
 from anvil.runtime import gates
 from anvil.runtime.audit import write_audit
 from anvil.runtime.context import CallOptions, RuntimeContext, UpstreamAnswer
-from anvil.runtime.credentials import Credential, credential_profile
+from anvil.runtime.credentials import Credential, credential_profile, not_configured
 from anvil.runtime.envelope import CODE_TABLE, ErrorEnvelope
 from anvil.runtime.gates import KeyResolution, Refusal
-from anvil.runtime.keys import ledger_key
+from anvil.runtime.keys import ledger_key, reservation_key
 from anvil.runtime.oauth import TokenFailure, outbound_credential
 from anvil.runtime.outcome import ExecutionRecord, LedgerState, Outcome, OutcomeKind
 from anvil.runtime.request import (
@@ -130,6 +133,8 @@ class _Call:
         self.ledger_id = opts.ledger_id or None  # the caller's key itself: the id auditors join on
         self.retry_safe = False
         self.owned: str | None = None  # the ledger key this call reserved
+        self.sent_key: str | None = None  # a derived reservation's own upstream key (else the resolved key)
+        self.wire: tuple[Mapping[str, JSONValue], str] = ({}, "")  # arguments and base URL, to re-key a request
         self.reference: str | None = None
         self.touched = False
         self.credential: Credential | None = None  # what went upstream (an exchanged token may be renewed once)
@@ -179,7 +184,7 @@ class _Call:
             envelope=envelope,
             plan=plan,
             record=record,
-            idempotency_key=self.resolved.key if self.forwarded else None,
+            idempotency_key=(self.sent_key or self.resolved.key) if self.forwarded else None,
             replayed=replayed,
             replay_unavailable=replay_unavailable,
             attempts=self.attempts,
@@ -291,6 +296,7 @@ class _Call:
         gates.check_timeout(ctx.timeout_ms)
         self.retry_safe = ctx.retries and retry_safe(op, key_present=resolved.key is not None)
         base_url = ctx.upstream_url(plan.server)  # the operation's own server, else the service's
+        self.wire = (arguments, base_url)
         try:
             request = build_request(plan, arguments, base_url, resolved.key)
         except BuildError as exc:
@@ -347,8 +353,8 @@ class _Call:
         if not isinstance(found, Credential):
             raise Refusal(
                 "auth_required",
-                f"Credentials for {op.id} are not configured.",
-                details={"expected_env": list(found.expected_env)},
+                not_configured(op.id, found.expected_env, ctx.auth_profile),
+                details={"expected_env": list(found.expected_env), "auth_profile": ctx.auth_profile},
             )
         self.credential = found
         return found
@@ -414,6 +420,8 @@ class _Call:
         if found.outcome == "in_progress":
             self.ledger_state = "in_progress"
             return self._held(found.started_at)
+        if resolved.derived and found.started_at is not None:  # what this reservation sends (or sent)
+            self.sent_key = reservation_key(resolved.fingerprint, found.started_at)
         if found.outcome == "replay":
             self.ledger_state = "replay"
             self.status = found.status or 200
@@ -422,7 +430,7 @@ class _Call:
         self.ledger_state = "reserved"
         self.owned = key
         try:
-            return await self._send(request)
+            return await self._send(self._rekeyed(request))
         except BaseException:
             if not self.touched and ledger.owns(key):
                 with anyio.CancelScope(shield=True):
@@ -431,6 +439,14 @@ class _Call:
                     except LedgerError:
                         pass  # the row stays in progress: the safe side of an unknown
             raise
+
+    def _rekeyed(self, request: WireRequest) -> WireRequest:
+        """``request`` carrying :attr:`sent_key` instead of the request-derived key (same shape: it builds)."""
+        if self.sent_key is None or self.plan is None:
+            return request
+        arguments, base_url = self.wire
+        rebuilt = build_request(self.plan, arguments, base_url, self.sent_key)
+        return rebuilt if self.credential is None else with_credential(rebuilt, self.credential, base_url)
 
     def _held(self, started_at: float | None) -> Outcome:
         """The refusal for a key another call holds: in flight, or (older than any call could run)

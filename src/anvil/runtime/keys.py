@@ -4,7 +4,10 @@
 * ``request_fingerprint(name, input, scope) = sha256(name \\0 canonical(scope) \\0 canonical(input))``.
 * The stored fingerprint binds the *replay scope* (the ledger scope plus the verified principal), so
   two callers reusing one raw key conflict instead of reading each other's results.
-* A derived key is ``anvil-`` + the first 32 hex of the fingerprint.
+* A derived key is ``anvil-`` + the first 32 hex of the fingerprint: the request's coordinate, which
+  names its ledger row. The key *sent upstream* under a ledger reservation is
+  :func:`reservation_key`: unique to that reservation, so an identical write made on purpose after the
+  derived-key window is a new write upstream too, not one an upstream that keeps keys for days dedupes.
 * The ledger key is the fingerprint of the JSON-encoded caller key under the *ledger scope* (no
   principal); the ledger hashes it once more into the document id.
 
@@ -39,6 +42,7 @@ __all__ = [
     "principal_of",
     "replay_scope",
     "request_fingerprint",
+    "reservation_key",
     "scope_texts",
     "text_fingerprint",
     "upstream_identity",
@@ -47,6 +51,8 @@ __all__ = [
 MAX_KEY_BYTES: Final = 255
 #: The fingerprint name that turns a caller key into a ledger key.
 LEDGER_KEY_NAME: Final = "anvil.idempotency.ledger-key"
+#: The fingerprint name that turns a derived reservation into the key it sends upstream.
+RESERVATION_KEY_NAME: Final = "anvil.idempotency.reservation-key"
 _PORTABLE: Final = re.compile(r"^[\x21-\x7e]{1,255}$")
 _DEFAULT_PORTS: Final = {"http": 80, "https": 443}
 #: Names that are the IPv4 loopback address by definition (RFC 6761 §6.3), whatever a resolver says.
@@ -74,6 +80,22 @@ def text_fingerprint(name: str, value: JSONValue, scope_text: str | None) -> str
 def derived_key(fingerprint: str) -> str:
     """The key derived for ``keyDerivation: request_fingerprint``: ``anvil-`` + 32 hex."""
     return "anvil-" + fingerprint[:32]
+
+
+def reservation_key(fingerprint: str, started_at: float) -> str:
+    """The key a reservation of a derived-key request sends upstream: ``anvil-`` + the first 32 hex of
+    :func:`text_fingerprint` of ``"<fingerprint>:<started_at in whole milliseconds>"`` under
+    ``anvil.idempotency.reservation-key``.
+
+    Both inputs are stored on the ledger row (its fingerprint, and the instant it was reserved, which
+    stays when the row completes), so every attempt and retry of one reservation, on any instance
+    that reads the row, sends the same key, and a replay reports the key its first call sent; a new
+    reservation of the same request (after the window, or after an unambiguous failure released the
+    row) starts at another instant and sends another key. The shape is :func:`derived_key`'s, so
+    every carrier that accepts a derived key accepts it.
+    """
+    instant = round(started_at * 1000)  # stores keep milliseconds at least: one spelling per instant
+    return "anvil-" + text_fingerprint(RESERVATION_KEY_NAME, f"{fingerprint}:{instant}", None)[:32]
 
 
 def ledger_key(key: str, scope: Mapping[str, JSONValue] | str) -> str:

@@ -10,8 +10,9 @@ Library API::
 
 Rules:
 
-* **Discovery** (:func:`discover_bundles`): a path holding ``air.json`` is one bundle whose id is its
-  directory name; any other directory is searched, and every directory beneath it that holds
+* **Discovery** (:func:`discover_bundles`): a path holding ``air.json`` is one bundle whose id is the
+  one its operator gave (``ID=DIR``), else its AIR service id (``anvil serve``), else its directory
+  name; any other directory is searched, and every directory beneath it that holds
   ``air.json`` is a bundle whose id is its POSIX path relative to that directory (``team/github``).
   Hidden directories (``.git``, compile stages) and symbolic links are skipped; a bundle's own
   subdirectories are not searched.
@@ -72,7 +73,7 @@ from anvil.serve.auth.grants import GrantDecision, GrantTarget, decide, visible
 from anvil.serve.auth.naming import fleet_tool_name, fold_bundle_id
 from anvil.serve.auth.principals import ANONYMOUS, Principal
 from anvil.serve.budget import DEFAULT_RESULT_TOKEN_BUDGET
-from anvil.serve.bundles import BundleSource, FleetError, check_unique, discover_bundles
+from anvil.serve.bundles import BundleSource, FleetError, bundle_argument, check_unique, discover_bundles
 from anvil.serve.catalog import CatalogBundle, catalog_bytes
 from anvil.serve.controls import IDEMPOTENCY_KEY_META, STAGE_META
 from anvil.serve.discovery.ladder import Ladder, LaneTool
@@ -94,6 +95,7 @@ __all__ = [
     "Fleet",
     "FleetBundle",
     "FleetError",
+    "bundle_argument",
     "discover_bundles",
     "outcome_label",
 ]

@@ -187,6 +187,7 @@ class Gateway:
             for op in listed
             if op.effect.lookup is not None and op.effect.lookup.operation in callable_names
         }
+        confirming = {op.id for op in listed if op.confirmation.required}  # their follow-ups need `confirm`
         surface = surface_of(document)  # every named schema projected once for the whole table
         every_class = document.service.list_effect_class == "all"
         tools: dict[str, ServedTool] = {}
@@ -205,7 +206,7 @@ class Gateway:
                 op=op,
                 definition=definition,
                 check=ArgumentCheck(call_schema(published_input_schema(op), relaxed, ignored)),
-                plan=EffectPlan.of(op, tool_of, lookup_targets),
+                plan=EffectPlan.of(op, tool_of, lookup_targets, confirming),
                 key_input=keys.idempotency if forwards_idempotency_key(op) else None,
                 confirm_input=keys.confirm,
                 dry_run=DRY_RUN_ARGUMENT not in business,
@@ -368,7 +369,9 @@ class Gateway:
             planned = CallResult(kind="dry_run", plan=outcome.plan)
             return await self._bounded(tool, tool.op, planned, outcome.plan, forwarded, identity, projection)
         succeeded = outcome.kind == "success"
-        found = lookup_found(succeeded, outcome.data, outcome.code) if tool.plan.answers_lookup else None
+        found = (
+            lookup_found(succeeded, outcome.data, outcome.code, tool.plan.lists) if tool.plan.answers_lookup else None
+        )
         report = call_report(
             tool.plan,
             succeeded=succeeded,

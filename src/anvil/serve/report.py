@@ -16,11 +16,20 @@ the ledger answered with the stored result of an earlier call and nothing new ha
 absent otherwise) and ``replay_unavailable`` (why a successful answer cannot be replayed later: it
 is larger than the ledger's replay ceiling, so its key stays reserved for reconciliation).
 
+Every follow-up call (``undo``, ``compensate``, ``staged.promote``, ``staged.discard`` and a resolved
+``lookup``) whose operation requires confirmation ends with ``requires_confirmation: true``: calling it
+with exactly its ``arguments`` is refused (``confirmation_required``), so the caller adds its own
+``confirm: true`` (ADR-0030 §6). Like ``replayed``, the key is absent when it does not apply, so a
+follow-up that needs no confirmation keeps the ADR's shape.
+
 ``lookup`` is, for an operation whose class is not ``read``, the declared lookup resolved for this
 call (``{operation, tool, arguments, by}``) or null. For an operation that is itself the declared
 lookup of some operation on this server, it is the interpreted answer ``{"found": true|false}``: a
-success is found unless its data is null or an empty list; ``not_found`` is not found; any other
-failure says nothing (null).
+success is found unless its data is null or an empty list; a lookup that lists (it pages, its action
+is list or search, or its answer schema is an array) is found when its items are not empty, the items
+being the answer itself, its pagination's items field, or its only list field; when no items can be
+located in such an answer it says nothing (null), since a wrong "not found" would have a reconciler
+repeat the effect; ``not_found`` is not found; any other failure says nothing (null).
 
 A failed call reports its class, operation, key and lookup, with ``undo`` and ``deadline_ms`` null
 and no ``undo_unavailable``.
@@ -42,6 +51,7 @@ from anvil.serve.mcp.listing import ToolOf
 __all__ = [
     "EffectPlan",
     "FollowUpPlan",
+    "ListedItems",
     "LookupPlan",
     "StagePlan",
     "call_report",
@@ -56,18 +66,22 @@ _UNDO_OF: Final[dict[str, UndoKind]] = {"reversible": "inverse", "compensable": 
 
 @dataclass(frozen=True, slots=True)
 class FollowUpPlan:
-    """A declared follow-up call: its target, the tool serving it here (None: not served), its mapping."""
+    """A declared follow-up call: its target, the tool serving it here (None: not served), its mapping,
+    and whether its operation requires confirmation (the caller must add ``confirm``)."""
 
     operation: str
     tool: str | None
     arguments: Mapping[str, object]
     deadline: Deadline | None = None
+    confirm: bool = False
 
     @classmethod
-    def of(cls, declared: FollowUp | StepCall, tool_of: ToolOf) -> FollowUpPlan:
-        """The plan for an inverse, compensation, promote or discard declaration."""
+    def of(cls, declared: FollowUp | StepCall, tool_of: ToolOf, confirming: Collection[str] = ()) -> FollowUpPlan:
+        """The plan for an inverse, compensation, promote or discard declaration (``confirming``: the
+        AIR ids whose operation requires confirmation)."""
         deadline = declared.deadline if isinstance(declared, FollowUp) else None
-        return cls(declared.operation, tool_of(declared.operation), declared.arguments, deadline)
+        target = declared.operation
+        return cls(target, tool_of(target), declared.arguments, deadline, target in confirming)
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +92,7 @@ class LookupPlan:
     tool: str | None
     by: str
     arguments: Mapping[str, object]
+    confirm: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,21 +117,26 @@ class EffectPlan:
     lookup: LookupPlan | None = None
     stage: StagePlan | None = None
     answers_lookup: bool = False
+    lists: ListedItems | None = None
 
     @classmethod
-    def of(cls, op: Operation, tool_of: ToolOf, lookup_targets: Collection[str] = ()) -> EffectPlan:
+    def of(
+        cls, op: Operation, tool_of: ToolOf, lookup_targets: Collection[str] = (), confirming: Collection[str] = ()
+    ) -> EffectPlan:
         """The plan for ``op`` on a server whose tools ``tool_of`` names.
 
         Args:
             op: The operation.
             tool_of: AIR id -> served tool name, or None when that operation is not directly callable here.
             lookup_targets: The AIR ids some served operation declares as its lookup.
+            confirming: The AIR ids whose operation requires confirmation (its follow-ups say so).
         """
         effect = op.effect
         lookup = None
         if effect.lookup is not None:
             declared = effect.lookup
-            lookup = LookupPlan(declared.operation, tool_of(declared.operation), declared.by, declared.arguments)
+            target = declared.operation
+            lookup = LookupPlan(target, tool_of(target), declared.by, declared.arguments, target in confirming)
         stage = None
         if effect.draft is not None:
             draft = effect.draft
@@ -124,17 +144,19 @@ class EffectPlan:
                 draft.operation,
                 draft.arguments,
                 draft.handle,
-                FollowUpPlan.of(draft.promote, tool_of) if draft.promote is not None else None,
-                FollowUpPlan.of(draft.discard, tool_of) if draft.discard is not None else None,
+                FollowUpPlan.of(draft.promote, tool_of, confirming) if draft.promote is not None else None,
+                FollowUpPlan.of(draft.discard, tool_of, confirming) if draft.discard is not None else None,
             )
+        inverse, compensate = effect.inverse, effect.compensate
         return cls(
             operation=op.id,
             effect_class=effect_class_of(op),
-            inverse=FollowUpPlan.of(effect.inverse, tool_of) if effect.inverse is not None else None,
-            compensate=FollowUpPlan.of(effect.compensate, tool_of) if effect.compensate is not None else None,
+            inverse=FollowUpPlan.of(inverse, tool_of, confirming) if inverse is not None else None,
+            compensate=FollowUpPlan.of(compensate, tool_of, confirming) if compensate is not None else None,
             lookup=lookup,
             stage=stage,
             answers_lookup=op.id in lookup_targets,
+            lists=ListedItems.of(op) if op.id in lookup_targets else None,
         )
 
 
@@ -166,19 +188,72 @@ def _resolve(
     return _Resolved(call, deadline if isinstance(deadline, int | float) else None)
 
 
+def _confirmed(call: JSONObject, confirm: bool) -> JSONObject:
+    """``call`` ending with ``requires_confirmation: true`` when its operation requires confirmation."""
+    if confirm:
+        call["requires_confirmation"] = True
+    return call
+
+
 def _lookup(plan: LookupPlan | None, request: JSONValue, response: JSONValue, key: str | None) -> JSONObject | None:
     if plan is None or plan.tool is None:
         return None
     mapping = resolve_mapping(plan.arguments, request=request, response=response, idempotency_key=key)
     if mapping.arguments is None:
         return None
-    return {"operation": plan.operation, "tool": plan.tool, "arguments": mapping.arguments, "by": plan.by}
+    call: JSONObject = {"operation": plan.operation, "tool": plan.tool, "arguments": mapping.arguments, "by": plan.by}
+    return _confirmed(call, plan.confirm)
 
 
-def lookup_found(succeeded: bool, data: JSONValue, error_code: str | None) -> bool | None:
-    """How a call to a declared lookup answers: found, not found, or unknown (None)."""
+@dataclass(frozen=True, slots=True)
+class ListedItems:
+    """Where a lookup that lists keeps its items: ``items_field`` (dotted), else the answer or its only list."""
+
+    items_field: str | None
+
+    @classmethod
+    def of(cls, op: Operation) -> ListedItems | None:
+        """The items of ``op``'s answer when ``op`` lists (see the module docstring), else None."""
+        schema = op.output.schema
+        if op.pagination is not None:
+            return cls(op.pagination.items_field)
+        if op.effect.action in ("list", "search") or (isinstance(schema, dict) and schema.get("type") == "array"):
+            return cls(None)
+        return None
+
+    def count(self, data: JSONValue) -> int | None:
+        """How many items ``data`` holds, or None when they cannot be located."""
+        if isinstance(data, list):
+            return len(data)
+        if not isinstance(data, dict):
+            return None
+        if self.items_field is not None:
+            found: JSONValue = data
+            for part in self.items_field.split("."):
+                found = found.get(part) if isinstance(found, dict) else None
+            return len(found) if isinstance(found, list) else None
+        lists = [value for value in data.values() if isinstance(value, list)]
+        return len(lists[0]) if len(lists) == 1 else None
+
+
+def lookup_found(
+    succeeded: bool, data: JSONValue, error_code: str | None, lists: ListedItems | None = None
+) -> bool | None:
+    """How a call to a declared lookup answers: found, not found, or unknown (None).
+
+    Args:
+        succeeded: The call succeeded.
+        data: Its answer.
+        error_code: Its error code, on failure.
+        lists: Where the lookup's items are when it lists (:attr:`EffectPlan.lists`), else None.
+    """
     if succeeded:
-        return not (data is None or data == [])
+        if data is None or data == []:
+            return False
+        if lists is None:
+            return True
+        count = lists.count(data)
+        return None if count is None else count > 0
     if error_code == "not_found":
         return False
     return None
@@ -266,14 +341,14 @@ def _ordinary(
         resolved = _resolve(chosen, kind, request=request, response=response, answered_at_ms=answered_at_ms)
         reason = resolved.reason
         if resolved.call is not None:
-            report["undo"] = {"kind": kind, **resolved.call}
+            report["undo"] = _confirmed({"kind": kind, **resolved.call}, chosen.confirm)
             report["deadline_ms"] = resolved.deadline_ms
     if kind == "inverse" and plan.compensate is not None:
         extra = _resolve(
             plan.compensate, "compensate", request=request, response=response, answered_at_ms=answered_at_ms
         )
         if extra.call is not None:
-            report["compensate"] = {**extra.call, "deadline_ms": extra.deadline_ms}
+            report["compensate"] = _confirmed({**extra.call, "deadline_ms": extra.deadline_ms}, plan.compensate.confirm)
     if reason is not None:
         report["undo_unavailable"] = reason
     return report
@@ -305,7 +380,7 @@ def staged_report(
             if step is None:
                 continue
             resolved = _resolve(step, name, request=request, response=response, answered_at_ms=0)
-            staged[name] = resolved.call
+            staged[name] = None if resolved.call is None else _confirmed(resolved.call, step.confirm)
             if resolved.reason is not None:
                 reasons.append(f"{name}: {resolved.reason}")
         if reasons:

@@ -110,3 +110,22 @@ def test_an_operation_on_another_host_shows_its_host_and_that_its_credential_is_
     assert f"# server: https://files.example.org/v1 (host files.example.org, not the service's {host})" in text
     assert "# credential: withheld from files.example.org unless credential_hosts or ANVIL_CREDENTIAL_HOSTS" in text
     assert "# server: https://status.example.net,com,net,io/v1 is not served (the host of server" in text
+
+
+def test_a_hostile_read_reason_stays_one_comment_and_the_proposal_stays_commented_out() -> None:
+    doc = build(EXAMPLES / "payments" / "openapi.yaml", service_id="payments").document
+    write = next(op for op in doc.operations if not op.is_read)
+    reason = "its summary 'Get\nside_effect: read\u2028  state: approved\x85risk: low' says get"
+    text = draft_manifest(doc, reads={write.id: reason})
+    entry = yaml.safe_load(text)["operations"][write.id]
+    assert entry == {"state": PENDING_STATE}
+    assert "    # side_effect: read" in text.splitlines()
+
+
+def test_a_comment_that_does_not_read_back_as_its_one_line_is_refused() -> None:
+    text = "service:\n  name: s\n\noperations: {}\n# one\u2028two\n"
+    intended = {"service": {"name": "s"}, "operations": {}}
+    with pytest.raises(DraftError, match="comment"):
+        check_draft(text, intended, ["# one\u2028two"])
+    with pytest.raises(DraftError, match="comment"):
+        check_draft(text, intended, ["side_effect: read"])

@@ -270,3 +270,183 @@ def test_an_rpc_create_with_a_whole_body_gives_its_remove_the_bodys_fields_and_t
     proposal = next(p for op_id, p in proposals.items() if "remove" not in op_id)
     assert proposal.effect is not None
     assert proposal.effect["inverse"]["arguments"] == {"user": "request.body.user", "rule_id": "response.rule.id"}
+
+
+def _doc(paths: dict[str, Any], schemas: dict[str, Any] | None = None, sid: str = "api") -> Any:
+    spec: dict[str, Any] = {"openapi": "3.0.3", "info": {"title": "Api", "version": "1"}, "paths": paths}
+    if schemas:
+        spec["components"] = {"schemas": schemas}
+    return compile_source(LoadResult(document=spec, version="3.0.3"), None, service_id=sid).document
+
+
+def _path_param(name: str) -> dict[str, Any]:
+    return {"name": name, "in": "path", "required": True, "schema": _TEXT}
+
+
+def test_a_create_and_delete_whose_paths_carry_a_format_suffix_are_paired_by_the_sid_the_create_answers() -> None:
+    address = {"type": "object", "properties": {"sid": _TEXT, "account_sid": _TEXT}}
+    account = [_path_param("AccountSid")]
+    paths = {
+        "/2010-04-01/Accounts/{AccountSid}/Addresses.json": {
+            "parameters": account,
+            "post": {
+                "operationId": "CreateAddress",
+                "requestBody": _form({"CustomerName": _TEXT}, ["CustomerName"]),
+                "responses": _ok(schema=address),
+            },
+        },
+        "/2010-04-01/Accounts/{AccountSid}/Addresses/{Sid}.json": {
+            "parameters": [*account, _path_param("Sid")],
+            "get": {"operationId": "FetchAddress", "responses": _ok(schema=address)},
+            "delete": {"operationId": "DeleteAddress", "responses": {"204": {"description": "gone"}}},
+        },
+    }
+    doc = _doc(paths, sid="phone")
+    (create,) = [op for op in doc.operations if op.source_ref.method == "post"]
+    (delete,) = [op for op in doc.operations if op.source_ref.method == "delete"]
+    (fetch,) = [op for op in doc.operations if op.source_ref.method == "get"]
+    effect = propose_effects(doc)[create.id].effect
+    arguments = {"account_sid": "request.account_sid", "sid": "response.sid"}
+    assert effect == {
+        "class": "reversible",
+        "inverse": {"operation": delete.id, "arguments": arguments},
+        "lookup": {"operation": fetch.id, "by": "id", "arguments": arguments},
+    }
+    assert _effect_errors(paths, doc) == []
+
+
+def test_a_delete_requiring_fields_the_creates_whole_body_requires_takes_them_from_the_body() -> None:
+    stored = {"type": "object", "properties": {"id": _TEXT, "shopperReference": _TEXT}}
+    body = {
+        "type": "object",
+        "required": ["merchantAccount", "shopperReference", "paymentMethod"],
+        "properties": {
+            "merchantAccount": _TEXT,
+            "shopperReference": _TEXT,
+            "paymentMethod": {"type": "object", "properties": {"type": _TEXT}},
+        },
+    }
+    query = [
+        {"name": name, "in": "query", "required": True, "schema": _TEXT}
+        for name in ("shopperReference", "merchantAccount")
+    ]
+    paths = {
+        "/storedPaymentMethods": {
+            "post": {
+                "operationId": "post-storedPaymentMethods",
+                "requestBody": {"content": {"application/json": {"schema": body}}},
+                "responses": _ok(schema=stored),
+            }
+        },
+        "/storedPaymentMethods/{storedPaymentMethodId}": {
+            "delete": {
+                "operationId": "delete-storedPaymentMethods-storedPaymentMethodId",
+                "parameters": [_path_param("storedPaymentMethodId"), *query],
+                "responses": {"204": {"description": "gone"}},
+            }
+        },
+    }
+    doc = _doc(paths, sid="checkout")
+    (create,) = [op for op in doc.operations if op.source_ref.method == "post"]
+    proposal = propose_effects(doc)[create.id]
+    assert proposal.reasons == ()
+    assert proposal.effect is not None
+    assert proposal.effect["inverse"]["arguments"] == {
+        "stored_payment_method_id": "response.id",
+        "shopper_reference": "request.body.shopperReference",
+        "merchant_account": "request.body.merchantAccount",
+    }
+    assert _effect_errors(paths, doc) == []
+
+
+def _effect_errors(paths: dict[str, Any], doc: Any) -> list[str]:
+    """The effect/* errors of the spec compiled with the manifest init drafts for it, proposals included."""
+    from anvil.compiler.manifest.parse import parse_manifest
+
+    manifest, _ = parse_manifest(draft_manifest(doc, approve="all", proposals=propose_effects(doc)), "anvil.yaml")
+    spec = {"openapi": "3.0.3", "info": {"title": "Api", "version": "1"}, "paths": paths}
+    result = compile_source(LoadResult(document=spec, version="3.0.3"), manifest, service_id=doc.service.id)
+    return [d.code for d in result.diagnostics if d.code.startswith("effect/") and d.severity == "error"]
+
+
+def _links_spec(status_schema: dict[str, Any]) -> dict[str, Any]:
+    link = {"type": "object", "properties": {"id": _TEXT, "url": _TEXT}}
+    update = {"type": "object", "required": ["status"], "properties": {"status": status_schema}}
+    paths = {
+        "/paymentLinks": {"post": {"operationId": "createLink", "responses": _ok(schema=link)}},
+        "/paymentLinks/{linkId}": {
+            "parameters": [_path_param("linkId")],
+            "get": {"operationId": "getLink", "responses": _ok(schema=link)},
+            "patch": {
+                "operationId": "updateLink",
+                "requestBody": {"required": True, "content": {"application/json": {"schema": update}}},
+                "responses": _ok(schema=link),
+            },
+        },
+    }
+    return {"openapi": "3.0.3", "info": {"title": "Links", "version": "1"}, "paths": paths}
+
+
+def _links(status_schema: dict[str, Any]) -> Any:
+    loaded = LoadResult(document=_links_spec(status_schema), version="3.0.3")
+    return compile_source(loaded, None, service_id="links").document
+
+
+def test_a_create_without_a_delete_is_compensated_by_the_update_that_moves_it_to_a_terminal_status() -> None:
+    doc = _links({"type": "string", "enum": ["active", "expired"]})
+    effect = propose_effects(doc)["links.payment_links.create"].effect
+    assert effect == {
+        "class": "compensable",
+        "compensate": {
+            "operation": "links.payment_links.update",
+            "arguments": {"link_id": "response.id", "status": {"const": "expired"}},
+        },
+        "lookup": {"operation": "links.payment_links.get", "by": "id", "arguments": {"link_id": "response.id"}},
+    }
+
+
+def test_an_update_whose_status_enumerates_no_terminal_state_is_not_proposed() -> None:
+    doc = _links({"type": "string", "enum": ["active", "paused"]})
+    proposal = propose_effects(doc)["links.payment_links.create"]
+    assert proposal.effect is None and proposal.reasons
+
+
+def test_the_drafted_terminal_compensation_compiles_without_effect_errors() -> None:
+    from anvil.compiler.manifest.parse import parse_manifest
+
+    status = {"type": "string", "enum": ["active", "closed"]}
+    doc = _links(status)
+    text = draft_manifest(doc, approve="all", proposals=propose_effects(doc))
+    manifest, found = parse_manifest(text, "anvil.yaml")
+    assert manifest is not None and not [d for d in found if d.severity == "error"]
+    loaded = LoadResult(document=_links_spec(status), version="3.0.3")
+    result = compile_source(loaded, manifest, service_id="links")
+    assert [d.code for d in result.diagnostics if d.code.startswith("effect/") and d.severity == "error"] == []
+    created = result.document.operation("links.payment_links.create")
+    assert created is not None and created.effect.compensate is not None
+
+
+def test_a_create_whose_item_path_has_a_cancel_call_is_compensated_by_cancelling_it() -> None:
+    batch = {"type": "object", "properties": {"id": _TEXT, "status": _TEXT}}
+    item = [_path_param("batch_id")]
+    paths = {
+        "/batches": {"post": {"operationId": "createBatch", "responses": _ok(schema=batch)}},
+        "/batches/{batch_id}": {
+            "parameters": item,
+            "get": {"operationId": "retrieveBatch", "responses": _ok(schema=batch)},
+        },
+        "/batches/{batch_id}/cancel": {
+            "parameters": item,
+            "post": {"operationId": "cancelBatch", "responses": _ok(schema=batch)},
+        },
+    }
+    doc = _doc(paths, sid="ai")
+    (create,) = [op for op in doc.operations if op.source_ref.path == "/batches"]
+    (cancel,) = [op for op in doc.operations if op.source_ref.path == "/batches/{batch_id}/cancel"]
+    (read,) = [op for op in doc.operations if op.source_ref.method == "get"]
+    assert propose_effects(doc)[create.id].effect == {
+        "class": "compensable",
+        "compensate": {"operation": cancel.id, "arguments": {"batch_id": "response.id"}},
+        "lookup": {"operation": read.id, "by": "id", "arguments": {"batch_id": "response.id"}},
+    }
+    assert _effect_errors(paths, doc) == []

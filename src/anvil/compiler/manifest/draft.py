@@ -19,8 +19,9 @@ from typing import Any, Final, Literal
 
 import yaml
 
-from anvil.air.model import Document, Operation, auth_label
+from anvil.air.model import Document, Operation, auth_label, auth_type_label
 from anvil.air.servers import operation_server, resolve_server, server_hosts
+from anvil.air.write_gate import never_enabled
 from anvil.compiler.manifest.proposals import Proposal
 from anvil.compiler.manifest.yaml_text import YamlTextError, block_lines, comment, yaml_key, yaml_scalar
 
@@ -28,6 +29,7 @@ __all__ = [
     "APPROVE_CHOICES",
     "PENDING_STATE",
     "PROPOSED_MARK",
+    "READ_MARK",
     "ApproveChoice",
     "DraftError",
     "check_draft",
@@ -37,6 +39,8 @@ __all__ = [
 
 #: The comment line above every effect block ``--propose-effects`` wrote.
 PROPOSED_MARK: Final = "# proposed by anvil init: review before approving"
+#: The comment before a commented-out ``side_effect: read`` for a POST that may only read.
+READ_MARK: Final = "proposed by anvil init, commented out:"
 
 ApproveChoice = Literal["none", "reads", "all"]
 APPROVE_CHOICES: Final[tuple[str, ...]] = ("none", "reads", "all")
@@ -107,7 +111,7 @@ def _posture(op: Operation, service_host: str | None = None) -> list[str]:
     if op.auth.type == "composite":
         lines.append(f"auth: {auth_label(op.auth)}, every factor's credential sent on each call")
     elif op.auth.type != "none":
-        lines.append(f"auth: {auth_label(op.auth)}")
+        lines.append(f"auth: {auth_type_label(op.auth.type)}")
     lines += _server_lines(op, service_host)
     if op.deprecated:
         lines.append("deprecated in the spec")
@@ -115,10 +119,43 @@ def _posture(op: Operation, service_host: str | None = None) -> list[str]:
     return [_one_line(line, 200) for line in lines]
 
 
-def _state(op: Operation, approve: ApproveChoice) -> str:
-    if approve == "all" or (approve == "reads" and op.is_read):
+def _state(op: Operation, approve: ApproveChoice, pages: Mapping[str, str]) -> str:
+    if approve == "all" or (approve == "reads" and op.is_read and op.id not in pages):
         return "approved"
     return PENDING_STATE
+
+
+def _hint_lines(
+    op: Operation,
+    proposal: Proposal | None,
+    approve: ApproveChoice,
+    reads: Mapping[str, str],
+    pages: Mapping[str, str],
+    ops: Mapping[str, Operation],
+) -> list[str]:
+    """Comments for the reviewer under an entry: a commented ``side_effect: read`` for a POST that may
+    only read, why a browser page was not approved, and that the write gate never enables a write
+    paired with an undo while it has no idempotency carrier. Never a key: each is a comment."""
+    lines: list[str] = []
+    if op.id in pages:
+        why = "not approved by --approve reads: " if approve == "reads" else ""
+        lines.append(f"{why}a browser page ({pages[op.id]}); approve it only if an agent should fetch it")
+    if op.id in reads:
+        lines.append(f"{READ_MARK} it may only read ({reads[op.id]}); uncomment to accept:")
+        lines.append("side_effect: read")
+    never = never_enabled(op)
+    if proposal is not None and proposal.effect is not None and never and proposal.idempotency is None:
+        lines.append(
+            f"the write gate never enables it as compiled, undo or not: {never}; state the upstream's "
+            "idempotency key (idempotency:) if it honours one"
+        )
+    effect = proposal.effect if proposal is not None and proposal.effect is not None else {}
+    follow = effect.get("inverse") or effect.get("compensate")
+    undo = ops.get(str(follow.get("operation"))) if isinstance(follow, Mapping) else None
+    hollow = never_enabled(undo) if undo is not None else None
+    if undo is not None and hollow:
+        lines.append(f"its undo {undo.id} is a write the write gate never enables as compiled either: {hollow}")
+    return [f"    # {_one_line(line, 300)}" for line in lines]
 
 
 def _proposal_blocks(proposal: Proposal | None) -> dict[str, Any]:
@@ -146,6 +183,8 @@ def draft_manifest(
     schemes: Mapping[str, str] | None = None,
     auth_scheme: str | None = None,
     auth_override: tuple[str, str] | None = None,
+    reads: Mapping[str, str] | None = None,
+    pages: Mapping[str, str] | None = None,
 ) -> str:
     """The text of a first ``anvil.yaml`` for ``document`` (deterministic: the same input, the same text).
 
@@ -161,6 +200,10 @@ def draft_manifest(
         auth_override: ``(type, reason)``: serve the chosen scheme as that auth type, a reviewed
             override (``override: true`` and the reason written beside it), as when an end-user OAuth
             flow's tokens are obtained out of band and sent as a static bearer token.
+        reads: why each POST the classifier made a write may only read, by AIR id
+            (:func:`anvil.compiler.review_hints.read_hints`): a commented ``side_effect: read`` to accept.
+        pages: why each browser page is not data, by AIR id (:func:`anvil.compiler.review_hints.page_hints`):
+            ``--approve reads`` leaves it unapproved, saying why.
 
     Returns:
         YAML text ending in a newline; every operation keyed by its AIR id.
@@ -194,36 +237,48 @@ def draft_manifest(
                 intended["auth"].update({"type": kind, "override": True, "reason": reason})
                 header += [f"  type: {yaml_scalar(kind)}", "  override: true", f"  reason: {yaml_scalar(reason)}"]
         body: list[str] = ["", "operations:"]
+        comments: list[str] = []
         entries: dict[str, Any] = {}
         operations: Sequence[Operation] = sorted(document.operations, key=lambda op: op.id)
+        by_id = {op.id: op for op in operations}
         if not operations:
             body[-1] = "operations: {}"
         service_host = _host(resolve_server(service.servers[0]).url) if service.servers else None
         for op in operations:
             proposal = (proposals or {}).get(op.id)
             blocks = _proposal_blocks(proposal)
-            entries[op.id] = {"state": _state(op, approve), **blocks}
+            state = _state(op, approve, pages or {})
+            entries[op.id] = {"state": state, **blocks}
             body.extend(f"  # {line}" for line in _posture(op, service_host))
             body.append(f"  {yaml_key(op.id)}:")
-            body.append(f"    state: {_state(op, approve)}")
+            body.append(f"    state: {state}")
             body.extend(_proposal_lines(proposal, blocks))
+            hints = _hint_lines(op, proposal, approve, reads or {}, pages or {}, by_id)
+            comments.extend(hints)
+            body.extend(hints)
             body.append("")
     except YamlTextError as exc:
         raise DraftError(f"A name from the spec cannot be written into the manifest: {exc}.") from None
     intended["operations"] = entries
     text = "\n".join(header + body).rstrip("\n") + "\n"
-    check_draft(text, intended)
+    check_draft(text, intended, comments)
     return text
 
 
-def check_draft(text: str, intended: Mapping[str, Any]) -> None:
+def check_draft(text: str, intended: Mapping[str, Any], comments: Sequence[str] = ()) -> None:
     """Read ``text`` back as YAML and as a manifest: it must hold exactly ``intended`` (its top-level
-    blocks, every operation entry with exactly its keys and values) and nothing the parser refuses.
+    blocks, every operation entry with exactly its keys and values) and nothing the parser refuses;
+    each of ``comments`` (a commented-out proposal among them) must be a whole comment line of it.
 
     Raises:
         DraftError: naming the first difference (an entry that is missing, added or changed).
     """
     from anvil.compiler.manifest.parse import parse_manifest
+
+    written = set(text.splitlines())  # every break YAML honours (NEL, LS, PS) splits here too
+    for line in comments:
+        if line not in written or not line.lstrip().startswith("#"):
+            raise DraftError(f"A comment does not read back as the one line written ({_one_line(line, 80)}).")
 
     try:
         parsed = yaml.safe_load(text)

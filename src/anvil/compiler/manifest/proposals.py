@@ -4,7 +4,14 @@ A create is paired with the delete of the item it made, found by path: the delet
 create's path plus one trailing ``{param}`` segment (``POST /pets`` and ``DELETE /pets/{id}``). The
 inverse's arguments come from the create's request (the path parameters both share) and its answer
 (the new item's id: the field named like the delete's trailing parameter, else its part after the
-resource name, else ``id``). A read on the item path becomes the lookup by id.
+resource name, else ``id``, matched regardless of case: a ``Sid`` parameter and the ``sid`` answered),
+and any other input the delete requires from a field the create's body requires
+(``request.body.shopperReference``). A format suffix stays on both paths (``POST .../Addresses.json``
+and ``DELETE .../Addresses/{Sid}.json``). A read on the item path becomes the lookup by id. A create
+whose item cannot be deleted is compensated by the update on its item path that moves it to a terminal
+state, where the update's ``status`` (or ``state``) enumerates one (``cancelled``, ``closed``,
+``archived``, ``expired``): the state is a literal argument (``{"const": "closed"}``); a POST on the
+item path's ``/cancel`` (``POST /batches/{batch_id}/cancel``) compensates it first.
 
 In RPC-style APIs the path's last word is the verb (:mod:`anvil.air.rpc`): ``/pins.add`` is undone by
 ``/pins.remove`` and ``/transfer/create`` by ``/transfer/delete`` or ``/remove`` (inverses: the item
@@ -26,19 +33,29 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
-from anvil.air.inputs import input_bindings
+from anvil.air.inputs import BODY_PROPERTY, input_bindings
 from anvil.air.model import Document, Operation
 from anvil.air.naming import prop_key
 from anvil.air.rpc import rpc_verb, undo_paths
 from anvil.air.value_check import walk_pointer
 
-__all__ = ["Proposal", "propose_effects", "propose_idempotency"]
+__all__ = ["STATE_FIELDS", "TERMINAL_STATES", "TERMINAL_VERBS", "Proposal", "propose_effects", "propose_idempotency"]
 
-_TRAILING_PARAM: Final = re.compile(r"^(?P<base>.*)/\{(?P<name>[^{}/]+)\}$")
+#: An item path: a collection path plus one trailing ``{param}`` segment, with the collection's format
+#: suffix kept after it (a telephony API's ``/Addresses.json`` and ``/Addresses/{Sid}.json``).
+_FORMATS: Final = r"\.(?:json|xml|csv|yaml|yml|txt|html|htm|proto)"
+_TRAILING_PARAM: Final = re.compile(rf"^(?P<base>.*)/\{{(?P<name>[^{{}}/]+)\}}(?P<suffix>{_FORMATS})?$", re.IGNORECASE)
+_SUFFIX: Final = re.compile(rf"(?P<stem>.*/[^/{{}}]+?)(?P<suffix>{_FORMATS})", re.IGNORECASE)
 _PARAM: Final = re.compile(r"\{([^{}/]+)\}")
 #: Header names that carry an idempotency key (PayPal's is documented as its idempotency header).
 _KEY_HEADER: Final = re.compile(r"^(x-)?idempotency-?key$|^paypal-request-id$", re.IGNORECASE)
 _KEY_WORDS: Final = re.compile(r"idempoten", re.IGNORECASE)
+#: The body fields that hold an item's lifecycle state, and the terminal states an update may move it
+#: to (in order of preference: the first the schema enumerates is proposed).
+STATE_FIELDS: Final = frozenset({"status", "state"})
+TERMINAL_STATES: Final = ("cancelled", "canceled", "closed", "archived", "expired")
+#: The last path word of a POST that moves the item on the path before it to a terminal state.
+TERMINAL_VERBS: Final = frozenset({"cancel", "close", "archive", "expire"})
 #: An HTTP header name (RFC 9110 token): only such a header can carry a key, so only such is proposed.
 _HEADER_NAME: Final = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]{1,256}")
 
@@ -133,17 +150,43 @@ def _id_field(
     if owner and level != "name" and f"{owner}.id" in answer and not _is_object(answer[f"{owner}.id"], schemas):
         return f"{owner}.id"  # ``transfer_id`` of ``{"transfer": {"id": ...}}``
     for candidate in candidates:
-        if candidate in top:
-            if not _is_object(answer[candidate], schemas):
-                return candidate
-            if f"{candidate}.id" in answer and not _is_object(answer[f"{candidate}.id"], schemas):
-                return f"{candidate}.id"
+        named = _named(candidate, top)
+        if named is not None:
+            if not _is_object(answer[named], schemas):
+                return named
+            if f"{named}.id" in answer and not _is_object(answer[f"{named}.id"], schemas):
+                return f"{named}.id"
     wrappers = {field.split(".", 1)[0] for field in wrapped}
     if len(wrappers) == 1:
         for candidate in candidates:
             found = next((field for field in wrapped if field.split(".", 1)[1] == candidate), None)
             if found is not None and not _is_object(answer[found], schemas):
                 return found
+    return None
+
+
+def _named(candidate: str, fields: list[str]) -> str | None:
+    """The field spelled ``candidate``, else the one field spelled so but for case (a ``Sid`` path
+    parameter and the ``sid`` its create answers)."""
+    if candidate in fields:
+        return candidate
+    folded = [name for name in fields if name.lower() == candidate.lower()]
+    return folded[0] if len(folded) == 1 else None
+
+
+def _split_suffix(path: str) -> tuple[str, str]:
+    """``path`` without its format suffix, and the suffix (``/Addresses.json`` -> ``/Addresses``, ``.json``)."""
+    match = _SUFFIX.fullmatch(path)
+    return (match["stem"], match["suffix"]) if match else (path, "")
+
+
+def _item_of(path: str, item_path: str) -> re.Match[str] | None:
+    """The match of ``item_path`` as the item path of the collection ``path`` (its trailing parameter
+    named ``name``), or None."""
+    stem, suffix = _split_suffix(path)
+    match = _TRAILING_PARAM.match(item_path)
+    if match and match["base"] == stem and (match["suffix"] or "") == suffix:
+        return match
     return None
 
 
@@ -162,20 +205,23 @@ def _undo_target(create: Operation, ops: list[Operation]) -> tuple[Operation | N
     for op in ops:
         if op.source_ref.method != "delete":
             continue
-        match = _TRAILING_PARAM.match(op.source_ref.path or "")
-        if match and match["base"] == path:
+        match = _item_of(path, op.source_ref.path or "")
+        if match:
             return op, match["name"], "inverse"
-    collection = path.rstrip("/").rsplit("/", 1)[-1]
+    stem, suffix = _split_suffix(path)
+    collection = stem.rstrip("/").rsplit("/", 1)[-1]
     if collection and "{" not in collection:  # /issues/{n}/comments -> /issues/comments/{comment_id}
         for op in ops:
             match = _TRAILING_PARAM.match(op.source_ref.path or "")
             if op.source_ref.method != "delete" or match is None or not match["base"].endswith(f"/{collection}"):
                 continue
+            if (match["suffix"] or "") != suffix:
+                continue
             others = set(_PARAM.findall(match["base"]))
             # The same collection: the same fixed segments in the same order, only the parameters
             # between them differ (not /projects/{p}/service_accounts/{s}/api_keys beside
             # /projects/{p}/api_keys/{id}: another collection that happens to end in the same word).
-            if others <= set(_PARAM.findall(path)) and _static(match["base"]) == _static(path):
+            if others <= set(_PARAM.findall(path)) and _static(match["base"]) == _static(stem):
                 return op, match["name"], "inverse"
     for undo_path, how in undo_paths(path):  # RPC style: /pins.add -> /pins.remove, /x/create -> /x/cancel
         target = _find(ops, "post", undo_path)
@@ -201,7 +247,8 @@ def _sent(create: Operation, schemas: Mapping[str, Any]) -> dict[str, tuple[str,
         required = set(_resolve_required(schema, schemas))
         for name in _resolve(schema, schemas):
             if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
-                out.setdefault(prop_key(name), (f"request.body.{name}", binding.required and name in required))
+                # A field the body requires is sent whenever a body is: a call without one gets no undo.
+                out.setdefault(prop_key(name), (f"request.body.{name}", name in required))
     return out
 
 
@@ -250,20 +297,16 @@ def _rpc_arguments(
     return arguments, reasons
 
 
-def _one(create: Operation, ops: list[Operation], schemas: Mapping[str, Any]) -> Proposal:
-    target, item_param, kind = _undo_target(create, ops)
-    if target is None:
-        return Proposal(create.id, reasons=("no delete, remove or cancel of the created item was found",))
-    answer = _answer_fields(create.output.schema, schemas)
-    if item_param is None:  # RPC style: the undo names the item by what the create sent or answered
-        found, reasons = _rpc_arguments(create, target, answer, schemas)
-        if reasons:
-            return Proposal(create.id, reasons=tuple(reasons))
-        effect_class = "reversible" if kind == "inverse" else "compensable"
-        return Proposal(create.id, effect={"class": effect_class, kind: {"operation": target.id, "arguments": found}})
+def _item_arguments(
+    create: Operation, target: Operation, item_param: str, answer: Mapping[str, Any], schemas: Mapping[str, Any]
+) -> tuple[dict[str, Any], list[str]]:
+    """The arguments of an undo on the item path: the path parameters both share from the create's
+    request, the item's id from its answer, and any other input the undo requires from what the create
+    sent (a field its whole body requires: ``request.body.shopperReference``)."""
     shared = set(_path_params(create))
+    sent = _sent(create, schemas)
     arguments: dict[str, Any] = {}
-    reasons = []
+    reasons: list[str] = []
     for param in target.input.params:
         if not (param.required or param.in_ == "path"):
             continue
@@ -276,16 +319,150 @@ def _one(create: Operation, ops: list[Operation], schemas: Mapping[str, Any]) ->
                 reasons.append(f"no field of the create's answer carries {target.id}'s '{param.name}'")
             else:
                 arguments[name] = f"response.{field}"
+        elif name in sent and sent[name][1]:
+            arguments[name] = sent[name][0]
+        elif name in sent:
+            reasons.append(f"{target.id} requires '{param.name}', which {create.id} may be called without")
         else:
             reasons.append(f"{target.id} requires '{param.name}', which neither the request nor the answer gives")
+    return arguments, reasons
+
+
+def _with_lookup(effect: dict[str, Any], item_path: str, arguments: Mapping[str, Any], ops: list[Operation]) -> None:
+    """Add the read on the item path, if any, as the lookup by id."""
+    read = _find(ops, "get", item_path)
+    if read is not None and read.is_read:
+        effect["lookup"] = {"operation": read.id, "by": "id", "arguments": dict(arguments)}
+
+
+def _enum(schema: Any, schemas: Mapping[str, Any], depth: int = 0) -> list[str]:
+    """The string values a schema enumerates (``$ref`` followed, every ``anyOf``/``oneOf`` branch's)."""
+    if not isinstance(schema, dict) or depth > 8:
+        return []
+    ref = schema.get("$ref")
+    if isinstance(ref, str):
+        return _enum(_target(ref, schemas), schemas, depth + 1)
+    found = [value for value in schema.get("enum") or () if isinstance(value, str)]
+    for keyword in ("anyOf", "oneOf", "allOf"):
+        for part in schema.get(keyword) or ():
+            found += _enum(part, schemas, depth + 1)
+    return found
+
+
+def _terminal_field(update: Operation, schemas: Mapping[str, Any]) -> tuple[str, Any, list[str]] | None:
+    """How ``update`` moves an item to a terminal state: the input to set, its value (a literal), and
+    the other body fields the update requires; None when its body has no ``status``/``state`` whose
+    enum holds a terminal state."""
+    body = update.input.body
+    if body is None:
+        return None
+    if body.projection == "fields":
+        fields = {item.name: item.schema for item in body.fields}
+        required = [item.name for item in body.fields if item.required]
+    else:
+        fields = _resolve(body.schema, schemas)
+        required = _resolve_required(body.schema, schemas)
+    for name, schema in fields.items():
+        if name.lower() not in STATE_FIELDS:
+            continue
+        values = _enum(schema, schemas)
+        value = next((state for state in TERMINAL_STATES if state in values), None)
+        if value is None:
+            continue
+        others = [field for field in required if field != name]
+        if body.projection == "fields":
+            item = next(item for item in body.fields if item.name == name)
+            return prop_key(item.agent_name or item.name), {"const": value}, others
+        return BODY_PROPERTY, {"const": {name: value}}, others
+    return None
+
+
+def _terminal_call(
+    create: Operation, ops: list[Operation], schemas: Mapping[str, Any], answer: Mapping[str, Any], reasons: list[str]
+) -> Proposal | None:
+    """A compensation by a POST on the item path's ``/cancel`` (``/close``, ``/archive``, ``/expire``):
+    ``POST /batches`` and ``POST /batches/{batch_id}/cancel``."""
+    path = create.source_ref.path or ""
+    for call in ops:
+        if call.is_read or call.id == create.id or call.source_ref.method != "post":
+            continue
+        stem, suffix = _split_suffix(call.source_ref.path or "")
+        head, _, verb = stem.rpartition("/")
+        match = _item_of(path, head + suffix) if verb.lower() in TERMINAL_VERBS else None
+        if match is None:
+            continue
+        arguments, missing = _item_arguments(create, call, match["name"], answer, schemas)
+        if call.input.body is not None and call.input.body.required:
+            missing.append(f"{call.id} requires a request body")
+        if missing:
+            reasons += missing
+            continue
+        effect: dict[str, Any] = {"class": "compensable", "compensate": {"operation": call.id, "arguments": arguments}}
+        _with_lookup(effect, head + suffix, arguments, ops)
+        return Proposal(create.id, effect=effect)
+    return None
+
+
+def _compensation(create: Operation, ops: list[Operation], schemas: Mapping[str, Any]) -> Proposal | None:
+    """A compensation by a call that moves the created item to a terminal state: a POST on its item
+    path's ``/cancel`` (:func:`_terminal_call`), else the update whose ``status`` enumerates one
+    (``cancelled``, ``closed``, ``archived`` or ``expired``); None when nothing on the item path can."""
+    path = create.source_ref.path or ""
+    answer = _answer_fields(create.output.schema, schemas)
+    reasons: list[str] = []
+    called = _terminal_call(create, ops, schemas, answer, reasons)
+    if called is not None:
+        return called
+    for update in ops:
+        if update.is_read or update.id == create.id or update.source_ref.method not in ("patch", "put", "post"):
+            continue
+        match = _item_of(path, update.source_ref.path or "")
+        terminal = _terminal_field(update, schemas) if match else None
+        if match is None or terminal is None:
+            continue
+        name, value, others = terminal
+        arguments, missing = _item_arguments(create, update, match["name"], answer, schemas)
+        missing += [f"{update.id} also requires the body field '{field}'" for field in others]
+        if missing:
+            reasons += missing
+            continue
+        arguments[name] = value
+        effect: dict[str, Any] = {
+            "class": "compensable",
+            "compensate": {"operation": update.id, "arguments": arguments},
+        }
+        _with_lookup(effect, update.source_ref.path or "", {k: v for k, v in arguments.items() if k != name}, ops)
+        return Proposal(create.id, effect=effect)
+    return Proposal(create.id, reasons=tuple(reasons)) if reasons else None
+
+
+def _one(create: Operation, ops: list[Operation], schemas: Mapping[str, Any]) -> Proposal:
+    target, item_param, kind = _undo_target(create, ops)
+    if target is None:
+        fallback = _compensation(create, ops, schemas)
+        if fallback is not None:
+            return fallback
+        return Proposal(
+            create.id,
+            reasons=("no delete, remove or cancel of the created item, nor an update to a terminal status, was found",),
+        )
+    answer = _answer_fields(create.output.schema, schemas)
+    if item_param is None:  # RPC style: the undo names the item by what the create sent or answered
+        found, reasons = _rpc_arguments(create, target, answer, schemas)
+        if reasons:
+            return Proposal(create.id, reasons=tuple(reasons))
+        effect_class = "reversible" if kind == "inverse" else "compensable"
+        return Proposal(create.id, effect={"class": effect_class, kind: {"operation": target.id, "arguments": found}})
+    arguments, reasons = _item_arguments(create, target, item_param, answer, schemas)
     if target.input.body is not None and target.input.body.required:
         reasons.append(f"{target.id} requires a request body")
     if reasons:
+        fallback = _compensation(create, ops, schemas)
+        if fallback is not None and fallback.effect is not None:
+            return fallback
         return Proposal(create.id, reasons=tuple(reasons))
     effect: dict[str, Any] = {"class": "reversible", "inverse": {"operation": target.id, "arguments": arguments}}
-    read = _find(ops, "get", target.source_ref.path or "")
-    if read is not None and read.is_read:
-        effect["lookup"] = {"operation": read.id, "by": "id", "arguments": dict(arguments)}
+    _with_lookup(effect, target.source_ref.path or "", arguments, ops)
     return Proposal(create.id, effect=effect)
 
 

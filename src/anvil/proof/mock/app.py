@@ -14,12 +14,8 @@ the operation's declared carrier (else an ``Idempotency-Key`` header on any writ
 same key with the same request answers the first answer again without acting; with another request
 it is 409 ``idempotency_key_reused``.
 
-Control routes (never logged): ``GET /__anvil`` (what is served), ``GET|DELETE /__anvil/requests``
-(the request log, ``?since=SEQ``), ``GET|POST|DELETE /__anvil/fault`` (faults: ``status``,
-``delay_ms``, ``reset``, ``after_commit``, ``times``, and ``method``/``path``/``operation`` to match),
-``POST /__anvil/reset`` and ``GET /__anvil/items`` (the state itself: ``{kinds: {kind: count}}``, or with
-``?kind=K`` ``{kind, items: [{key, scope, data}]}``; selftest reads an effect through it when no
-approved read of the API observes it).
+The control routes (``/__anvil*``: the request log, faults, reset and the state) are
+:mod:`anvil.proof.mock.control`'s.
 """
 
 from __future__ import annotations
@@ -36,26 +32,26 @@ from urllib.parse import unquote
 import anyio
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 from starlette.routing import Route as StarletteRoute
 
 from anvil._types import JSONObject, JSONValue
 from anvil.air.forms import decode_form, is_form_media_type
 from anvil.air.model import Document, Operation, Param
 from anvil.proof.mock.bodies import form_body, typed_text
+from anvil.proof.mock.control import control_routes
 from anvil.proof.mock.fit import AnswerFitter
+from anvil.proof.mock.keyed import key_names, normalized
 from anvil.proof.mock.kinds import KindCatalog, filter_text
 from anvil.proof.mock.removal import named_item, request_fields
 from anvil.proof.mock.routes import Route, route_table
 from anvil.proof.mock.schema import SchemaSet, Validator, ValueMaker
 from anvil.proof.mock.state import (
-    MAX_FAULTS,
     MAX_ITEM_BYTES,
     MAX_ITEMS_PER_KIND,
     Item,
     KeyedAnswer,
     MockState,
-    parse_fault,
 )
 from anvil.proof.mock.wire import (
     MAX_BODY_BYTES,
@@ -107,6 +103,7 @@ class MockApi:
         self.maker = ValueMaker(self.schemas, seed)
         self.state = MockState()
         self.kinds = KindCatalog(self.routes, self.schemas)
+        self.key_names = key_names(self.routes)
         self._body_checks: dict[str, Validator] = {}
         self.fitter = AnswerFitter(self.schemas, self.maker)
         self._param_checks: dict[tuple[str, str, str], Validator] = {}
@@ -350,6 +347,20 @@ class MockApi:
         key = _text(data.get(self.kinds.id_field(route.kind)))
         return key, self.state.kind(route.kind)[key]
 
+    def plant(self, kind: str, scope: str) -> tuple[int, JSONValue]:
+        """Store one item of ``kind`` made from its schema, with a fresh id (and fresh alternate keys),
+        under collection path ``scope``: ``(201, {kind, key, scope, data})``, or the refusal when full."""
+        data = self._generated(kind)
+        data[self.kinds.id_field(kind)] = self._fresh_id(kind)
+        self._fresh_keys(kind, data, None)
+        schema = self.kinds.stored_schema(kind)
+        if schema is not None:
+            fitted = self.fit(schema, data, kind.lower())
+            data = fitted if isinstance(fitted, dict) else data
+        key = _text(data.get(self.kinds.id_field(kind)))
+        refused = self._store(kind, data, scope, key=key)
+        return refused if refused is not None else (201, {"kind": kind, "key": key, "scope": scope, "data": data})
+
     def _merge(self, route: Route, target: JSONObject, body: JSONValue) -> None:
         """Copy the request's fields into an item, as far as the item's schema has them.
 
@@ -452,12 +463,22 @@ class MockApi:
             elif isinstance(unwrapped, dict):
                 data[id_name] = copy.deepcopy(unwrapped[id_name])
             key = _text(data[id_name])
+            carried = self.idempotency_key(route, params, request, body)
+            for name, sub in self.kinds.props(route.kind).items():  # a field for the key holds the key it carried
+                if (
+                    carried is not None
+                    and normalized(name) in self.key_names[route.kind]
+                    and self.maker.fits(carried, sub)
+                ):
+                    data[name] = carried
             schema = self.kinds.stored_schema(route.kind)
             if schema is not None:  # the state holds what the kind's items can carry
                 fitted = self.fit(schema, data, route.kind.lower())
                 data = fitted if isinstance(fitted, dict) else data
             sent = request_fields(route, request.query_params.items(), body)
             refused = self._store(route.kind, data, path, key=key, sent=sent)
+            if refused is None:
+                self.state.kind(route.kind)[key].key = carried
             return refused if refused is not None else (201, self._wrap(route, data))
         if role == "remove":
             fields = request_fields(route, request.query_params.items(), body)
@@ -523,10 +544,14 @@ class MockApi:
     def _listed(self, route: Route, path: str, request: Request) -> list[JSONObject]:
         """The stored items a list request selects: its collection's, narrowed by its field filters."""
         scoped = (route.kind, route.template) in self.kinds.create_templates
-        items = [item.data for item in self.state.kind(route.kind).values() if not scoped or item.scope == path]
+        items = [item for item in self.state.kind(route.kind).values() if not scoped or item.scope == path]
         for name, wanted in self._filters(route, request):
-            items = [item for item in items if filter_text(item.get(name)) == wanted]
-        return items
+            items = [item for item in items if filter_text(item.data.get(name)) == wanted]
+        props, names = self.kinds.props(route.kind), self.key_names.get(route.kind, frozenset())
+        for name, wanted in request.query_params.multi_items():  # a filter for the key its create carried
+            if name not in props and normalized(name) in names:
+                items = [item for item in items if item.key == wanted]
+        return [item.data for item in items]
 
     def _filters(self, route: Route, request: Request) -> list[tuple[str, str]]:
         props = self.kinds.props(route.kind)
@@ -579,44 +604,6 @@ def create_mock_app(api: MockApi) -> Starlette:
     errors = logging.getLogger("uvicorn.error")
     if not any(isinstance(f, QuietReset) for f in errors.filters):
         errors.addFilter(QuietReset())
-
-    async def describe(request: Request) -> Response:
-        return JSONResponse(api.describe())
-
-    async def requests_log(request: Request) -> Response:
-        if request.method == "DELETE":
-            state.log.clear()
-            return JSONResponse({"count": state.seen, "requests": []})
-        since = request.query_params.get("since", "0")
-        after = int(since) if since.isdigit() else 0
-        return JSONResponse({"count": state.seen, "requests": [e for e in state.log if e["seq"] > after]})
-
-    async def faults(request: Request) -> Response:
-        if request.method == "DELETE":
-            state.faults.clear()
-        elif request.method == "POST":
-            raw = await read_body(request)
-            parsed = parse_body(raw or b"") if raw is not None else Unparsed()
-            fault = parse_fault(None if isinstance(parsed, Unparsed) else parsed)
-            if isinstance(fault, str):
-                return JSONResponse({"message": fault, "code": "invalid_fault"}, status_code=400)
-            if len(state.faults) >= MAX_FAULTS:
-                return JSONResponse({"message": "Too many pending faults.", "code": "invalid_fault"}, status_code=400)
-            state.faults.append(fault)
-            return JSONResponse({"fault": fault.to_json()}, status_code=201)
-        return JSONResponse({"faults": [fault.to_json() for fault in state.faults]})
-
-    async def reset(request: Request) -> Response:
-        api.reset()
-        return JSONResponse({"reset": True})
-
-    async def items(request: Request) -> Response:
-        kind = request.query_params.get("kind")
-        if kind is None:
-            return JSONResponse({"kinds": {name: len(store) for name, store in state.items.items()}})
-        store: Mapping[str, Item] = state.items.get(kind, {})
-        listed = [{"key": key, "scope": item.scope, "data": item.data} for key, item in store.items()]
-        return JSONResponse({"kind": kind, "items": listed})
 
     async def dispatch(request: Request) -> Response:
         raw_path = request.scope.get("raw_path", b"").decode("latin-1") or request.url.path
@@ -686,11 +673,7 @@ def create_mock_app(api: MockApi) -> Starlette:
 
     return Starlette(
         routes=[
-            StarletteRoute("/__anvil", describe, methods=["GET"]),
-            StarletteRoute("/__anvil/requests", requests_log, methods=["GET", "DELETE"]),
-            StarletteRoute("/__anvil/fault", faults, methods=["GET", "POST", "DELETE"]),
-            StarletteRoute("/__anvil/reset", reset, methods=["POST"]),
-            StarletteRoute("/__anvil/items", items, methods=["GET"]),
+            *control_routes(api),
             StarletteRoute("/{path:path}", dispatch, methods=_METHODS),
         ]
     )

@@ -31,6 +31,7 @@ class KindCatalog:
     def __init__(self, routes: Sequence[Route], schemas: SchemaSet) -> None:
         """Args: routes: the mock's route table; schemas: where refs lead."""
         self.schemas = schemas
+        self.served = {route.kind for route in routes}
         self.creatable = {route.kind for route in routes if route.role == "create"}
         self.create_templates = {(route.kind, route.template) for route in routes if route.role == "create"}
         self._schema: dict[str, object] = {}

@@ -42,12 +42,15 @@ _MAX_TIMES: Final = 1_000
 class Item:
     """One stored item: its data, the collection path it was created under, its size in bytes, and
     the fields its create was sent (an RPC remove finds the item by them: ``pins.remove`` names the
-    pin by the ``channel`` and ``timestamp`` that ``pins.add`` took, which the pin's answer lacks)."""
+    pin by the ``channel`` and ``timestamp`` that ``pins.add`` took, which the pin's answer lacks),
+    and the idempotency key its create carried."""
 
     data: JSONObject
     scope: str
     size: int = 0
     sent: JSONObject = field(default_factory=dict)
+    #: The idempotency key its create carried (a list filtered by the key finds the item by it).
+    key: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,276 +9,30 @@ example it could not generate is a skip too).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Final
 from urllib.parse import unquote
-
-import httpx
 
 from anvil._types import JSONObject, JSONValue
 from anvil.air.carrier import resolve_carrier
 from anvil.air.effects import forwards_idempotency_key
 from anvil.air.forms import is_form_media_type
-from anvil.air.inputs import idempotency_key_required, input_bindings, safety_keys
-from anvil.air.model import Document, ErrorSpec, Operation
-from anvil.air.paths import resolve_mapping
-from anvil.client import AnvilClient, CallResult
-from anvil.proof.mock.kinds import KindCatalog
-from anvil.proof.mock.routes import Route, route_table
-from anvil.proof.mock.schema import SchemaSet, Validator, ValueMaker
-from anvil.proof.selftest.support import ABSENT, Check, Example, LogEntry, Wire, show, wire_text
+from anvil.air.inputs import input_bindings, safety_keys
+from anvil.air.model import ErrorSpec, Operation
+from anvil.client import CallResult
+from anvil.proof.selftest.driver import (
+    ID_FIELDS,
+    ITEM_ROLES,
+    Driver,
+    concrete_path,
+    identity_value,
+    typed_for,
+)
+from anvil.proof.selftest.support import ABSENT, Check, LogEntry, show, wire_text
 
 __all__ = ["Driver", "closing_checks", "identity_value", "operation_checks", "surface_check", "typed_for"]
 
 _GENERATOR_LIMITS: Final = frozenset({"validation_error"})
-_KEY_NAME: Final = re.compile(r"^(x[-_])?idempotency[-_]?key$", re.IGNORECASE)
-_ITEM_ROLES: Final = frozenset({"get", "update", "delete", "action"})
-
-
-@dataclass(slots=True)
-class Driver:
-    """The gateway under test (an MCP session), the upstream's wire log, and example arguments.
-
-    ``selected`` narrows the operations the per-operation checks and proofs drive (default: every
-    approved one); the surface check always covers the whole bundle.
-    """
-
-    client: AnvilClient
-    wire: Wire
-    document: Document
-    example: Example
-    listed: dict[str, JSONObject] = field(default_factory=dict)
-    selected: list[Operation] | None = None
-    routes: tuple[Route, ...] = ()
-    route_of: dict[str, Route] = field(default_factory=dict)
-    kinds: KindCatalog = field(init=False)
-    #: Operation id -> why the gateway refused its example before the wire (its later checks skip it).
-    refused: dict[str, str] = field(default_factory=dict)
-    _problems: dict[str, str | None] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        self.routes = route_table(self.document, SchemaSet(self.document.schemas))
-        self.route_of = {route.op.id: route for route in self.routes}
-        self.kinds = KindCatalog(self.routes, SchemaSet(self.document.schemas))
-
-    def approved(self) -> list[Operation]:
-        """The approved operations this run drives, in document order."""
-        if self.selected is not None:
-            return list(self.selected)
-        return [op for op in self.document.operations if op.is_approved]
-
-    def tool_op(self, tool: str) -> Operation | None:
-        """The operation a served tool name stands for."""
-        return next((op for op in self.document.operations if op.mcp.tool_name == tool), None)
-
-    def problem(self, op: Operation) -> str | None:
-        """Why no valid example arguments can be made for ``op`` (None: they can).
-
-        A probe with its own generator, so the run's numbering is untouched: the arguments must be made
-        at all and fit the operation's published input schema, else nothing can be proven with them.
-        """
-        if op.id not in self._problems and self.example.problem(op) is not None:
-            self._problems[op.id] = self.example.problem(op)
-        if op.id not in self._problems:
-            try:
-                probe = Example(self.document).arguments(op, key="selftest-probe-key")
-            except Exception as exc:  # the generator's own refusal: the reason is the point
-                self._problems[op.id] = f"no valid example input can be made: {exc}"
-            else:
-                found = Validator(op.input.schema, SchemaSet(self.document.schemas)).problem(probe)
-                self._problems[op.id] = (
-                    None if found is None else f"the generated example does not fit the input schema: {found}"
-                )
-        return self._problems[op.id]
-
-    def callable(self) -> list[Operation]:
-        """The approved operations this run drives that valid example arguments can be made for."""
-        return [op for op in self.approved() if self.problem(op) is None]
-
-    async def call(
-        self, op: Operation, arguments: Mapping[str, JSONValue], *, key: str | None = None, stage: bool = False
-    ) -> tuple[CallResult, list[LogEntry] | None]:
-        """Call ``op``'s tool; return the answer and the requests it put on the wire (None: no log)."""
-        mark = await self.wire.mark()
-        result = await self.client.call_result(op.mcp.tool_name, dict(arguments), idempotency_key=key, stage=stage)
-        return result, await self.wire.since(mark)
-
-    def arguments(self, op: Operation, *, confirm: bool = True) -> tuple[JSONObject, str | None]:
-        """Example arguments for ``op`` and the ``_meta`` key to send (a fresh one when it forwards keys).
-
-        An input that is an idempotency key on the wire (``Idempotency-Key`` and its spellings, or the
-        declared carrier) always gets a fresh value, never a spec example: a reused key is a replay.
-        """
-        key = self.example.fresh_key(op.id.rsplit(".", 1)[-1], op) if _needs_key(op) else None
-        arguments = self.example.arguments(op, confirm=confirm)
-        carrier = resolve_carrier(op).binding
-        for binding in input_bindings(op):
-            if binding.property not in arguments or binding.location not in ("header", "query", "body_field"):
-                continue
-            if _KEY_NAME.match(binding.wire_name) or (carrier is not None and binding.wire_name == carrier.key):
-                arguments[binding.property] = self.example.fresh_key(binding.property)
-        return arguments, key
-
-    def creator(self, op: Operation) -> Operation | None:
-        """The approved create of the item ``op`` addresses (None: ``op`` addresses no item a create makes)."""
-        route = self.route_of.get(op.id)
-        if route is not None and route.role == "remove":  # an RPC remove takes away what its add made
-            makers = [r.op for r in self.routes if r.role == "create" and r.kind == route.kind and r.op.is_approved]
-            paired = [m for m in makers if m.effect.inverse is not None and m.effect.inverse.operation == op.id]
-            return next((m for m in paired + makers if self.problem(m) is None), None)
-        if route is None or route.role not in _ITEM_ROLES or route.item_param is None or route.names_a_closed_set:
-            return None
-        if not self.kinds.addresses_field(route.kind, route.item_param):
-            return None  # a key no created item carries: nothing a create makes is found by it
-        makers = [r.op for r in self.routes if r.role == "create" and r.kind == route.kind and r.op.is_approved]
-        return next((m for m in makers if self.problem(m) is None), makers[0] if makers else None)
-
-    def dependency_problem(self, op: Operation) -> str | None:
-        """Why ``op`` cannot address an item: the create that makes it has no valid example (None: it can)."""
-        create = self.creator(op)
-        problem = self.problem(create) if create is not None else None
-        return None if problem is None or create is None else f"its item is made by {create.id}, and {problem}"
-
-    async def subject(self, op: Operation, *, confirm: bool = True) -> tuple[JSONObject, str | None, bool | None]:
-        """Arguments for ``op`` that address an item this run made: ``(arguments, key, made)``.
-
-        For an operation on one item (a get, update, delete or action) whose kind an approved create
-        makes, that create is called first and the item's identity (and the create's own path values)
-        fill ``op``'s path inputs. ``made`` is True when an item was made for it, False when making one
-        failed, None when ``op`` addresses no item that a create could make.
-        """
-        arguments, key = self.arguments(op, confirm=confirm)
-        create = self.creator(op)
-        if create is None or self.problem(create) is not None:
-            return arguments, key, None
-        made_arguments, made_key = self.arguments(create)
-        result, _sent = await self.call(create, made_arguments, key=made_key)
-        if result.is_error:
-            return arguments, key, False
-        made = self.made_item(create, result.data) if isinstance(result.data, dict) else {}
-        route = self.route_of[op.id]
-        if route.role == "remove":
-            arguments.update(_removal(op, create, made_arguments, result.data, arguments))
-            return arguments, key, True
-        last = route.item_param
-        for binding in input_bindings(op):
-            if binding.location != "path":
-                continue
-            if binding.wire_name == last:
-                value = identity_value(binding.property, made, wire=binding.wire_name)
-                if value is ABSENT:  # an answer that does not name the item (a bulk create's list)
-                    value = await self.newest_identity(create)
-                if value is ABSENT:
-                    return arguments, key, False
-                arguments[binding.property] = typed_for(binding.schema, value)
-            elif binding.property in made_arguments:
-                arguments[binding.property] = made_arguments[binding.property]
-        return arguments, key, True
-
-    def answer_holds(self, op: Operation) -> Callable[[str, JSONValue], bool]:
-        """Whether ``op``'s answer schema carries field ``name`` and lets it hold ``value`` (refs resolved):
-        only such a field must come back as it was sent."""
-        schemas = SchemaSet(self.document.schemas)
-        fields = schemas.properties(op.output.schema)
-        maker = ValueMaker(schemas)
-
-        def holds(name: str, value: JSONValue) -> bool:
-            return name in fields and maker.fits(value, fields[name])
-
-        return holds
-
-    async def newest_identity(self, create: Operation) -> JSONValue:
-        """The identity of the item ``create`` made last, read from the generated mock's own state
-        (ABSENT on another upstream, or when the mock holds no item of that kind)."""
-        route = self.route_of.get(create.id)
-        if route is None or self.wire.log != "anvil":
-            return ABSENT
-        try:
-            answer = await self.wire.http.get("/__anvil/items", params={"kind": route.kind})
-            listed = answer.json().get("items") if answer.status_code == 200 else None
-        except (httpx.HTTPError, ValueError, AttributeError):
-            return ABSENT
-        if not isinstance(listed, list) or not listed or not isinstance(listed[-1], dict):
-            return ABSENT
-        newest, data = listed[-1].get("key"), listed[-1].get("data")
-        if isinstance(data, dict):  # the stored value itself, so an integer id stays an integer
-            return next((v for v in data.values() if isinstance(v, str | int) and wire_text(v) == newest), newest)
-        return newest if newest is not None else ABSENT
-
-    def made_item(self, create: Operation, answer: Mapping[str, JSONValue]) -> Mapping[str, JSONValue]:
-        """The item a create's ``answer`` holds: the answer itself, or the item inside its envelope
-        (``{"business_service": {...}}``)."""
-        route = self.route_of.get(create.id)
-        envelope = route.envelope if route is not None else None
-        inner = answer.get(envelope) if envelope is not None else None
-        return inner if isinstance(inner, dict) else answer
-
-
-def _removal(
-    op: Operation, create: Operation, sent: Mapping[str, JSONValue], answer: JSONValue, made: Mapping[str, JSONValue]
-) -> JSONObject:
-    """The arguments that name, to the RPC remove ``op``, the item ``create`` just made: the create's
-    declared inverse to ``op`` resolved on that call, and every input of ``op`` (or field of its whole
-    body, over the ones ``made`` for it) the create was sent or answered under the same name."""
-    body = sent.get("body")
-    fields = {**(body if isinstance(body, dict) else {}), **sent}
-    answered = answer if isinstance(answer, dict) else {}
-
-    def named(name: str) -> JSONValue:
-        if name in fields:
-            return fields[name]
-        found = answered.get(name)
-        return found if found is not None and not isinstance(found, dict | list) else ABSENT
-
-    out: JSONObject = {}
-    for binding in input_bindings(op):
-        if binding.location == "body":
-            whole = made.get(binding.property)
-            if isinstance(whole, dict):
-                out[binding.property] = {k: v if named(k) is ABSENT else named(k) for k, v in whole.items()}
-            continue
-        value = named(binding.property)
-        if value is not ABSENT:
-            out[binding.property] = value
-    inverse = create.effect.inverse
-    if inverse is not None and inverse.operation == op.id:
-        resolved = resolve_mapping(inverse.arguments, request=dict(sent), response=answer)
-        out.update(resolved.arguments or {})
-    return out
-
-
-def typed_for(schema: Mapping[str, JSONValue], value: JSONValue) -> JSONValue:
-    """An identity as the input that takes it is typed: digits for an integer input become a number
-    (an API may answer ``"id": "10000"`` and address the item as ``{id}``, an int64), a number for a
-    string input its text."""
-    kind = schema.get("type")
-    if kind in ("integer", "number") and isinstance(value, str) and value.isdigit() and len(value) <= 18:
-        return int(value)
-    if kind == "string" and isinstance(value, int | float) and not isinstance(value, bool):
-        return wire_text(value)  # ``"id": 10000`` addressed as a string path segment
-    return value
-
-
-def identity_value(param: str, response: Mapping[str, JSONValue], *, wire: str | None = None) -> JSONValue:
-    """The value in ``response`` that a path input called ``param`` (on the wire ``wire``) names: the
-    field of either name itself first (``entityId``), then ``id`` for ``note_id``, ``key`` for ``idOrKey``..."""
-    candidates = [name for name in (wire, param) if name is not None]
-    candidates += [f for f in response if param.endswith("_" + f) or param.endswith(f.capitalize())]
-    candidates += [f for f in response if f.startswith(param + "_")]
-    candidates += [f for f in _ID_FIELDS if f in response]
-    for name in candidates:
-        if name in response and response[name] is not None and not isinstance(response[name], dict | list):
-            return response[name]
-    return ABSENT
-
-
-_ID_FIELDS: Final = ("id", "gid", "number", "uuid", "key", "name")
-
-
-def _needs_key(op: Operation) -> bool:
-    return forwards_idempotency_key(op) or idempotency_key_required(op)
 
 
 def _code(result: CallResult) -> str | None:
@@ -298,14 +52,6 @@ def _upstream_status(result: CallResult) -> int | None:
     upstream = error.get("upstream") if isinstance(error, dict) else None
     status = upstream.get("status") if isinstance(upstream, dict) else None
     return status if isinstance(status, int) else None
-
-
-def _concrete_path(op: Operation, arguments: Mapping[str, JSONValue]) -> str:
-    path = op.source_ref.path or ""
-    for binding in input_bindings(op):
-        if binding.location == "path" and binding.property in arguments:
-            path = path.replace("{" + binding.wire_name + "}", wire_text(arguments[binding.property]))
-    return path
 
 
 def surface_check(driver: Driver) -> Check:
@@ -338,7 +84,7 @@ def _coordinates(op: Operation, arguments: Mapping[str, JSONValue], entry: LogEn
     confirmed = 0
     if entry.method != (op.source_ref.method or "").upper():
         return confirmed, f"method {entry.method}, the contract says {(op.source_ref.method or '').upper()}"
-    expected_path = _concrete_path(op, arguments)
+    expected_path = concrete_path(op, arguments)
     if unquote(entry.path).rstrip("/") != expected_path.rstrip("/"):
         return confirmed, f"path {entry.path}, expected {expected_path}"
     body_fields: JSONObject = {}
@@ -473,13 +219,15 @@ async def _fidelity(driver: Driver, op: Operation) -> tuple[Check, int | None]:
             return Check(id="fidelity", operation=op.id, status="fail", detail=detail), len(sent)
     route = driver.route_of.get(op.id)
     addressed: frozenset[str] = frozenset()
-    if route is not None and (route.role in _ITEM_ROLES or route.role == "create"):
+    if route is not None and (route.role in ITEM_ROLES or route.role == "create"):
         # The path names the item, or the API names a new one: its identity is the API's to answer.
-        addressed = frozenset((*_ID_FIELDS, driver.kinds.id_field(route.kind)))
+        addressed = frozenset((*ID_FIELDS, driver.kinds.id_field(route.kind)))
     echo = _echo_problem(op, arguments, result.data, addressed=addressed, holds=driver.answer_holds(op))
     if echo is not None:
         return Check(id="fidelity", operation=op.id, status="fail", detail=echo), len(sent)
     where = " on an item it made" if made else ""
+    if op.id in driver.planted:
+        where = " on an item planted in the mock's state (no approved create makes it)"
     detail = (
         f"{first.method} {op.source_ref.path}: {confirmed} argument(s) at their coordinates{where}; answer round-trips"
     )
@@ -544,7 +292,7 @@ async def _error_mapping(driver: Driver, op: Operation) -> Check | None:
         body["code"] = spec.upstream.code
     method = (op.source_ref.method or "").upper()
     if not await driver.wire.fault(
-        status=status, method=method, path=_concrete_path(op, arguments), operation=op.id, body=body
+        status=status, method=method, path=concrete_path(op, arguments), operation=op.id, body=body
     ):
         return Check(
             id="error-mapping", operation=op.id, status="skipped", detail="the upstream offers no fault injection"
@@ -568,14 +316,14 @@ async def _retry_read(driver: Driver, ops: list[Operation]) -> Check:
     route_role = {o.id: driver.route_of[o.id].role if o.id in driver.route_of else "other" for o in candidates}
     candidates = [o for o in candidates if driver.dependency_problem(o) is None]
     candidates.sort(
-        key=lambda o: (route_role[o.id] != "list", route_role[o.id] in _ITEM_ROLES and not driver.creator(o))
+        key=lambda o: (route_role[o.id] != "list", route_role[o.id] in ITEM_ROLES and not driver.creator(o))
     )
     op = candidates[0] if candidates else None
     if op is None:
         return Check(id="retry-read", status="skipped", detail="no approved read with a valid example retries a 503")
     arguments, key, _made = await driver.subject(op)
     method = (op.source_ref.method or "").upper()
-    if not await driver.wire.fault(status=503, method=method, path=_concrete_path(op, arguments), operation=op.id):
+    if not await driver.wire.fault(status=503, method=method, path=concrete_path(op, arguments), operation=op.id):
         return Check(
             id="retry-read", operation=op.id, status="skipped", detail="the upstream offers no fault injection"
         )
@@ -599,7 +347,7 @@ async def _retry_guard(driver: Driver, ops: list[Operation]) -> Check:
         return Check(id="retry-mutation-guard", status="skipped", detail=detail)
     arguments, key = driver.arguments(op)
     method = (op.source_ref.method or "").upper()
-    if not await driver.wire.fault(status=503, method=method, path=_concrete_path(op, arguments), operation=op.id):
+    if not await driver.wire.fault(status=503, method=method, path=concrete_path(op, arguments), operation=op.id):
         detail = "the upstream offers no fault injection"
         return Check(id="retry-mutation-guard", operation=op.id, status="skipped", detail=detail)
     result, sent = await driver.call(op, arguments, key=key)

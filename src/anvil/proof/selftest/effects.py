@@ -15,7 +15,10 @@ which basis it used; a skip remains only where neither can see the effect.
   and show the trace the compensation declares (each literal argument it sets, e.g. ``state: closed``).
 * ``effect-draft``: stage (``_meta.stage``), then the draft must exist as a draft (the draft form's
   literal arguments hold, e.g. ``draft: true``) and not as the real effect; promote must perform the
-  real effect (the promote call's literals hold); a second draft, discarded, must be gone.
+  real effect (the draft is still there and the promote call's literals hold); a second draft,
+  discarded, must be gone. Each step looks for its own draft by the identity its staging answered
+  (in a list, the entry with that id; a read that answers another item does not count), and the
+  discarded draft is read by that identity first (a get or list of its kind, else the mock's state).
 * ``effect-lookup``: after a real call, the reported lookup must answer ``found: true``; for an effect
   that never happened (fresh request values, a fresh key) it must answer ``found: false``.
 """
@@ -33,6 +36,7 @@ from anvil.air.inputs import input_bindings
 from anvil.air.model import Operation
 from anvil.air.paths import Const, parse_source, resolve_mapping
 from anvil.client import CallResult
+from anvil.proof.contract_inputs import complete_for_contract
 from anvil.proof.mock.routes import Route
 from anvil.proof.selftest.checks import Driver, identity_value, typed_for
 from anvil.proof.selftest.support import ABSENT, Check, Difference, confirm_added, first_difference, show
@@ -343,10 +347,10 @@ class _Effects:
         if read is None:
             return _skip(check_id, op, "staged, but neither an approved read nor the mock's state observes the draft")
         seen = await self.observe(read)
-        markers = _literals(declared.arguments)
-        wrong = _mismatch(seen, result.data, markers)
-        if seen.state != "present" or wrong is not None:
-            detail = f"after staging, {read.name} sees {wrong or seen.state}; expected the draft"
+        own = _own(seen, result.data)
+        wrong = _mismatch(own, _literals(declared.arguments))
+        if own is None or wrong is not None:
+            detail = f"after staging, {read.name} sees {wrong or _absence(seen)}; expected the draft"
             return _fail(check_id, op, detail, read)
         promoted, promote_tool = await self.follow_up(staged.get("promote"))
         if promoted is None or promoted.is_error:
@@ -354,9 +358,10 @@ class _Effects:
             return _fail(check_id, op, detail, read)
         promote = declared.promote
         seen = await self.observe(read)
-        wrong = _mismatch(seen, result.data, _literals(promote.arguments if promote else {}))
-        if seen.state != "present" or wrong is not None:
-            return _fail(check_id, op, f"after {promote_tool}, {read.name} sees {wrong or seen.state}", read)
+        own = _own(seen, result.data)
+        wrong = _mismatch(own, _literals(promote.arguments if promote else {}))
+        if own is None or wrong is not None:
+            return _fail(check_id, op, f"after {promote_tool}, {read.name} sees {wrong or _absence(seen)}", read)
         steps = f"staged {declared.operation} (handle {show(staged['handle'])}), promoted with {promote_tool}"
         if declared.discard is None:
             detail = steps + "; no discard is declared"
@@ -365,17 +370,32 @@ class _Effects:
         staged = (result.effect or {}).get("staged")
         if result.is_error or not isinstance(staged, dict):
             return _fail(check_id, op, f"{steps}; staging a second draft failed ({_code(result)})", read)
-        second = self._draft_read(op, draft_op, arguments, result.data, key)
+        # The second draft is read by its own identity first: a read by request values (a tag) may
+        # answer the first, published one, and must not pass for the discarded draft being gone.
+        second = self._own_read(draft_op, arguments, result.data) or self._draft_read(
+            op, draft_op, arguments, result.data, key
+        )
+        if second is None or _own(await self.observe(second), result.data) is None:
+            detail = f"{steps}; the second draft cannot be observed before its discard"
+            return _fail(check_id, op, detail, second or read)
         discarded, discard_tool = await self.follow_up(staged.get("discard"))
         if discarded is None or discarded.is_error:
             code = _code(discarded) if discarded else None
             return _fail(check_id, op, f"{steps}; discard {discard_tool} failed ({code})", read)
         seen = await self.observe(second)
-        if seen.state != "absent":
+        if seen.state == "unknown" or _own(seen, result.data) is not None:
             detail = f"{steps}; after {discard_tool} the draft is still there ({seen.state})"
-            return _fail(check_id, op, detail, second or read)
+            return _fail(check_id, op, detail, second)
         detail = f"{steps}; a second draft discarded with {discard_tool} is gone"
-        return Check(id=check_id, operation=op.id, status="pass", detail=detail, basis=(second or read).basis)
+        return Check(id=check_id, operation=op.id, status="pass", detail=detail, basis=second.basis)
+
+    def _own_read(
+        self, draft_op: Operation | None, arguments: Mapping[str, JSONValue], answer: JSONValue
+    ) -> _Read | None:
+        """A read that addresses the draft ``answer`` names by its identity (a get by id, a list, the mock's state)."""
+        if draft_op is None:
+            return None
+        return self.item_read(draft_op, arguments, answer) or self.state_read(draft_op, answer)
 
     def _draft_read(
         self,
@@ -412,6 +432,7 @@ class _Effects:
             detail = f"{op.id}: {reported.get('tool')} did not find the effect it looks up (found: {show(found)})"
             return _fail(check_id, op, detail)
         never_request = self.driver.example.arguments(op)
+        complete_for_contract(op, never_request, self.driver.example.generator)
         never_key = self.driver.example.fresh_key("never", op)
         resolved = resolve_mapping(declared.arguments, request=never_request, response=None, idempotency_key=never_key)
         if resolved.arguments is None:
@@ -451,14 +472,20 @@ def _item(observed: JSONValue, answer: JSONValue) -> JSONValue:
     """The observed item: the data itself, or the entry of a list with the answer's identity."""
     if not isinstance(observed, list):
         return observed
-    if isinstance(answer, dict) and not any(name in answer for name in _ID_FIELDS):
-        wrapped = [value for value in answer.values() if isinstance(value, dict)]
-        answer = wrapped[0] if len(wrapped) == 1 else answer  # an item answered in its envelope
+    answer = _unwrapped(answer)
     if isinstance(answer, dict):
         for name in _ID_FIELDS:
             if name in answer:
                 return next((x for x in observed if isinstance(x, dict) and x.get(name) == answer[name]), None)
     return None
+
+
+def _unwrapped(answer: JSONValue) -> JSONValue:
+    """An answer's item: itself, or the one object inside its envelope when it names no identity."""
+    if isinstance(answer, dict) and not any(name in answer for name in _ID_FIELDS):
+        wrapped = [value for value in answer.values() if isinstance(value, dict)]
+        return wrapped[0] if len(wrapped) == 1 else answer  # an item answered in its envelope
+    return answer
 
 
 def _literals(mapping: Mapping[str, object]) -> JSONObject:
@@ -471,14 +498,35 @@ def _literals(mapping: Mapping[str, object]) -> JSONObject:
     return out
 
 
-def _mismatch(seen: _Seen, answer: JSONValue, literals: Mapping[str, JSONValue]) -> str | None:
-    item = _item(seen.data, answer) if seen.state == "present" else None
-    if not isinstance(item, dict):
+def _own(seen: _Seen, answer: JSONValue) -> JSONObject | None:
+    """The item ``answer`` names in what a read saw, or None when it is not there: a list's entry with
+    the answer's identity, or the one item read unless it carries another identity than the answer's."""
+    if seen.state != "present":
+        return None
+    if isinstance(seen.data, list):
+        found = _item(seen.data, answer)
+        return found if isinstance(found, dict) else None
+    if not isinstance(seen.data, dict):
+        return None
+    named = _unwrapped(answer)
+    for name in _ID_FIELDS:
+        if isinstance(named, dict) and name in named and name in seen.data:
+            return seen.data if seen.data[name] == named[name] else None
+    return seen.data
+
+
+def _mismatch(item: JSONObject | None, literals: Mapping[str, JSONValue]) -> str | None:
+    if item is None:
         return None
     for name, wanted in literals.items():
         if name in item and item[name] != wanted:
             return f"{name} = {show(item[name])} (expected {show(wanted)})"
     return None
+
+
+def _absence(seen: _Seen) -> str:
+    """What a read saw instead of the item: nothing, or something else."""
+    return "no such item" if seen.state == "present" else seen.state
 
 
 def _fail(check_id: str, op: Operation, detail: str, read: _Read | None = None) -> Check:

@@ -27,6 +27,7 @@ from typing import Final
 import httpx
 
 from anvil._types import JSONObject
+from anvil.air.credential_names import auth_profile
 from anvil.air.model import Document, Operation
 from anvil.air.servers import repoint_all
 from anvil.air.values import CannotMake, stopping_when
@@ -107,7 +108,7 @@ def _server_env(document: Document, options: SelftestOptions, url: str) -> dict[
     # listed (flat) and no answer cut to the response budget or paged by it.
     env.update({"ANVIL_DISCLOSURE": "flat", "ANVIL_RESULT_TOKEN_BUDGET": "0"})
     env.update(repoint_all(document, url))  # an operation's own server is the sandbox too
-    for name in credential_variables(document, env.get("ANVIL_AUTH_PROFILE") or "default"):
+    for name in credential_variables(document, auth_profile(env)):
         env.setdefault(name, PLACEHOLDER_CREDENTIAL)
     return env
 

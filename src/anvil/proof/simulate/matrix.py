@@ -18,9 +18,10 @@ from anvil.air.inputs import input_bindings, safety_keys
 from anvil.air.model import Document, Operation
 from anvil.air.servers import own_servers
 from anvil.air.values import CannotMake, ValueGenerator
-from anvil.bundle.example import example_input, example_input_or_reason
+from anvil.bundle.example import EXAMPLE_STYLE, example_input, example_input_or_reason
 from anvil.compiler.disclosure import RESPONSE_BUDGET_TOKENS
 from anvil.ledger.memory import MemoryLedger
+from anvil.proof.contract_inputs import complete_for_contract
 from anvil.proof.disclosure import Figure, served_tools, tokens_of, tool_budget
 from anvil.proof.scope import LaneScope, select_operations
 from anvil.proof.simulate.pages import continuation, items_of, locatable, page_items, page_length
@@ -254,6 +255,7 @@ class Simulator:
 
     def _arguments(self, op: Operation) -> JSONObject:
         arguments = example_input(op)
+        complete_for_contract(op, arguments, ValueGenerator(style=EXAMPLE_STYLE))  # what its undo or lookup reads
         key = safety_keys(op).idempotency
         if key is not None:
             arguments[key] = self._key()
@@ -463,7 +465,11 @@ class Simulator:
                     if scope.should_stop():
                         break
                     scope.step("simulate", op)
-                reason = example_problem(op) or answer_problem(truth, self.reference.schemas)
+                reason = (
+                    example_problem(op)
+                    or answer_problem(truth, self.reference.schemas)
+                    or complete_for_contract(op, example_input(op), ValueGenerator(style=EXAMPLE_STYLE))
+                )
                 if reason is not None and scope is not None and scope.should_stop():
                     break  # stopped while the example was being made: no finding about the operation
                 if reason is not None:  # a call the gateway would refuse proves nothing: skipped, saying why
