@@ -1,6 +1,6 @@
 """Tool search at scale: index build, memory, latency, self-retrieval and recall, per corpus spec and fleet.
 
-    .venv/bin/python bench/discovery.py [--bundles DIR] [--queries FILE] [FILTER]
+    .venv/bin/python bench/discovery.py [--bundles DIR] [--queries FILE] [--recall-only] [FILTER]
 
 Rows, every operation approved:
 
@@ -33,6 +33,9 @@ Each row is measured in a fresh interpreter (its own memory, its own caches). Co
   into a DEV half (the only tasks whose misses the ranking was tuned on) and a HELD-OUT half (never
   looked at while tuning: its figure is the honest one) by ``discovery_split.split_of``; ``all`` is both.
   ``tasks``: the tasks scored. Without the file these columns are left out.
+
+``--recall-only`` measures only the build and recall, of the specs the query set names and their fleet (no
+synthetic spec, no latency, no surfaces): a quick figure while working on the ranking.
 
 A column is a :class:`Column` (header, width, how it reads the row's figures) and a measure is a
 function of :class:`Row` returning figures: add both to :data:`COLUMNS` and :data:`MEASURES`.
@@ -101,6 +104,11 @@ def _rss_mb() -> float:
 
 def _tool_names(row: Row) -> list[tuple[str, Any, str]]:
     """(bundle id, operation, wire name) of every approved operation of the row."""
+    return [(bundle_id, op, name) for bundle_id, op, name, _ in _tools(row)]
+
+
+def _tools(row: Row) -> list[tuple[str, Any, str, Any]]:
+    """(bundle id, operation, wire name, document) of every approved operation of the row."""
     from anvil.serve.auth.naming import fleet_tool_name
 
     out = []
@@ -108,7 +116,7 @@ def _tool_names(row: Row) -> list[tuple[str, Any, str]]:
         for op in document.operations:
             if op.is_approved:
                 name = fleet_tool_name(bundle_id, op.mcp.tool_name) if row.prefixed else op.mcp.tool_name
-                out.append((bundle_id, op, name))
+                out.append((bundle_id, op, name, document))
     return out
 
 
@@ -119,7 +127,7 @@ def measure_build(row: Row) -> dict[str, Any]:
     gc.collect()
     before = _rss_mb()
     start = time.perf_counter()
-    row.entries = [IndexEntry.of(op, name) for _, op, name in _tool_names(row)]
+    row.entries = [IndexEntry.of(op, name, document.schemas) for _, op, name, document in _tools(row)]
     row.index = SearchIndex.build(row.entries)
     build_ms = (time.perf_counter() - start) * 1000
     gc.collect()
@@ -245,8 +253,14 @@ MEASURES: list[Callable[[Row], dict[str, Any]]] = [
 ]
 
 
-def run_row(name: str, folders: list[Path], prefixed: bool, queries: Path | None, fleet: bool) -> dict[str, Any]:
-    """Load the row's bundles and run every measure (in this interpreter)."""
+#: The measures ``--recall-only`` runs.
+RECALL_MEASURES: list[Callable[[Row], dict[str, Any]]] = [measure_build, measure_recall]
+
+
+def run_row(
+    name: str, folders: list[Path], prefixed: bool, queries: Path | None, fleet: bool, recall_only: bool = False
+) -> dict[str, Any]:
+    """Load the row's bundles and run every measure (in this interpreter; only build and recall if asked)."""
     from anvil.bundle.read import read_bundle
 
     bundles = [(folder.name, read_bundle(folder)) for folder in folders]
@@ -258,7 +272,7 @@ def run_row(name: str, folders: list[Path], prefixed: bool, queries: Path | None
         tasks = [task for task in every if fleet or task["spec"] in wanted]
     row = Row(name, bundles, prefixed, tasks, fleet, all_tasks=every)
     figures: dict[str, Any] = {}
-    for measure in MEASURES:
+    for measure in RECALL_MEASURES if recall_only else MEASURES:
         figures.update(measure(row))
     return figures
 
@@ -311,8 +325,10 @@ COLUMNS: list[Column] = [
 ]
 
 
-def print_table(rows: list[tuple[str, dict[str, Any]]], with_recall: bool) -> None:
+def print_table(rows: list[tuple[str, dict[str, Any]]], with_recall: bool, only_measured: bool = False) -> None:
     columns = [column for column in COLUMNS if with_recall or not column.recall]
+    if only_measured:
+        columns = [column for column in columns if any(column.cell(figures) != "-" for _, figures in rows)]
     header = f"{'row':<28}" + "".join(f" {column.header:>{column.width}}" for column in columns) + "  note"
     print(header)
     print("-" * len(header))
@@ -360,10 +376,11 @@ def corpus_bundles(work: Path, wanted: str) -> tuple[list[Path], list[tuple[str,
 
 
 def measure_in_child(
-    name: str, folders: list[Path], prefixed: bool, queries: Path | None, fleet: bool
+    name: str, folders: list[Path], prefixed: bool, queries: Path | None, fleet: bool, recall_only: bool = False
 ) -> dict[str, Any]:
     """Run :func:`run_row` in a fresh interpreter; its figures, or a note saying why there are none."""
-    spec = json.dumps({"name": name, "folders": [str(f) for f in folders], "prefixed": prefixed, "fleet": fleet})
+    row = {"name": name, "folders": [str(f) for f in folders], "prefixed": prefixed, "fleet": fleet}
+    spec = json.dumps({**row, "recall_only": recall_only})
     command = [sys.executable, __file__, "--row", spec]
     if queries is not None:
         command += ["--queries", str(queries)]
@@ -381,17 +398,23 @@ def main(argv: list[str]) -> int:
     parser.add_argument("filter", nargs="?", default="", help="only the corpus specs whose file name holds this")
     parser.add_argument("--bundles", type=Path, help="reuse the bundles compiled under DIR/<service>/")
     parser.add_argument("--queries", type=Path, default=QUERIES, help="the query set (default: %(default)s)")
+    parser.add_argument(
+        "--recall-only", action="store_true", help="only build and recall, of the query set's specs and their fleet"
+    )
     parser.add_argument("--row", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     queries: Path | None = args.queries if args.queries.is_file() else None
     if args.row:
         row = json.loads(args.row)
         folders = [Path(folder) for folder in row["folders"]]
-        print(json.dumps(run_row(row["name"], folders, row["prefixed"], queries, row["fleet"])))
+        figures = run_row(row["name"], folders, row["prefixed"], queries, row["fleet"], row.get("recall_only", False))
+        print(json.dumps(figures))
         return 0
     if not (corpus_dir() / "INDEX.tsv").is_file() and args.bundles is None:
         print(f"corpus not found at {corpus_dir()} (set ANVIL_CORPUS)", file=sys.stderr)
         return 2
+    if args.recall_only:
+        return recall_only(args.bundles, queries, args.filter)
     rows: list[tuple[str, dict[str, Any]]] = []
     with tempfile.TemporaryDirectory(prefix="anvil-discovery-") as tmp:
         work = Path(tmp)
@@ -421,6 +444,21 @@ def main(argv: list[str]) -> int:
     print_table(rows, queries is not None)
     if queries is None:
         print(f"(no query set at {args.queries}: recall columns left out)")
+    return 0
+
+
+def recall_only(bundles: Path | None, queries: Path | None, wanted: str) -> int:
+    """``--recall-only``: build and recall of the bundles under ``bundles`` the query set names, and their fleet."""
+    if bundles is None or queries is None:
+        print("--recall-only needs --bundles DIR and the query set", file=sys.stderr)
+        return 2
+    specs = {task["spec"] for task in _load_tasks(queries)}
+    found = (p for p in bundles.iterdir() if p.name in specs and wanted in p.name)
+    folders = sorted(p for p in found if (p / "air.json").is_file())
+    rows = [(folder.name, measure_in_child(folder.name, [folder], False, queries, False, True)) for folder in folders]
+    if len(folders) > 1:
+        rows.append(("fleet", measure_in_child("fleet", folders, True, queries, True, True)))
+    print_table(rows, True, only_measured=True)
     return 0
 
 

@@ -1,6 +1,6 @@
 """What tracing costs: reads and keyed writes with ``ANVIL_OTEL_EXPORTER=otlp`` against ``none``, one run.
 
-    .venv/bin/python bench/otel.py [--calls N] [--rounds R] [--warmup W] [--baseline SRC]
+    .venv/bin/python bench/otel.py [--calls N] [--rounds R] [--warmup W] [--baseline SRC] [--other SRC]
 
 Processes on loopback: the payments mock (``bench/gateway.py --mock payments``), three ``anvil serve`` gateways
 (four with ``--baseline``) on the compiled payments example (env ``prod``, a SQLite ledger each, inbound auth
@@ -12,6 +12,9 @@ not decode, so the client's CPU stays with the client):
 * ``otlp`` - every call traced and exported to the receiver (``OTEL_BSP_SCHEDULE_DELAY=1000``, default batches);
 * ``otlp, black hole`` - exported to a socket that never accepts (``OTEL_EXPORTER_OTLP_TIMEOUT=2000``): what a
   down collector costs a call (nothing, is the claim), and the drops it counts;
+* with ``--other SRC`` (another checkout's ``src``), ``otlp, other``: that code exporting to the same receiver,
+  so one run compares two ways of exporting (e.g. commit 8b64a0d, whose OTLP/HTTP spans went through the
+  SDK's ``OTLPSpanExporter``, against anvil's own encoder here);
 * with ``--baseline SRC`` (another checkout's ``src``, e.g. the revision before tracing), ``baseline``: that
   code, untraced, so ``none`` shows what the tracing seam costs a gateway that traces nothing.
 
@@ -113,28 +116,35 @@ def _cpu_seconds(pid: int) -> tuple[float, float]:
 
 
 async def _row(
-    calls: dict[str, Callable[[int], Awaitable[None]]], pids: dict[str, int], count: int, rounds: int
+    calls: dict[str, Callable[[int], Awaitable[None]]],
+    pids: dict[str, int],
+    count: int,
+    rounds: int,
+    settle_s: float = 2.5,
 ) -> dict[str, tuple[list[float], float, float]]:
     """Per gateway: latencies (ms), server CPU per call (ms) and the part of it other threads spent (the
     export thread), over ``rounds`` interleaved rounds (each visits every gateway, in a rotating order, so a
-    burst of load elsewhere on the machine weighs on every column alike)."""
+    burst of load elsewhere on the machine weighs on every column alike).
+
+    The CPU is each process's from before the first round to ``settle_s`` after the last: the export thread
+    sends a call's spans up to ``OTEL_BSP_SCHEDULE_DELAY`` later, often while another gateway's round runs,
+    so counting only a gateway's own rounds would miss most of it (an idle gateway spends next to nothing)."""
     latencies: dict[str, list[float]] = {name: [] for name in calls}
-    main = dict.fromkeys(calls, 0.0)
-    others = dict.fromkeys(calls, 0.0)
     index = 0
     names = list(calls)
     per_round = max(1, count // rounds)
+    before = {name: _cpu_seconds(pids[name]) for name in names}
     for number in range(rounds):
         for name in names[number % len(names) :] + names[: number % len(names)]:
-            before = _cpu_seconds(pids[name])
             for _ in range(per_round):
                 started = time.perf_counter()
                 await calls[name](index)
                 latencies[name].append((time.perf_counter() - started) * 1000)
                 index += 1
-            after = _cpu_seconds(pids[name])
-            main[name] += after[0] - before[0]
-            others[name] += after[1] - before[1]
+    await asyncio.sleep(settle_s)
+    after = {name: _cpu_seconds(pids[name]) for name in names}
+    main = {name: after[name][0] - before[name][0] for name in names}
+    others = {name: after[name][1] - before[name][1] for name in names}
     return {
         name: (values, (main[name] + others[name]) * 1000 / len(values), others[name] * 1000 / len(values))
         for name, values in latencies.items()
@@ -150,6 +160,8 @@ def _table(rows: dict[str, dict[str, tuple[list[float], float, float]]]) -> str:
         base_cpu = found["none"][1]
         for name, (values, cpu, others) in found.items():
             ratio = f"{(cpu / base_cpu - 1) * 100:+.1f} %" if name not in ("none", "baseline") and base_cpu else ""
+            if name == "otlp" and "otlp, other" in found:  # this tree's export against the other's
+                ratio += f" ({(cpu / found['otlp, other'][1] - 1) * 100:+.1f} % vs other)"
             if name == "none" and "baseline" in found:  # what the seam costs untraced
                 ratio = f"{(cpu / found['baseline'][1] - 1) * 100:+.1f} % (vs baseline)"
             p50, p99 = _percentile(values, 0.5), _percentile(values, 0.99)
@@ -196,9 +208,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=24, help="rounds each row is split in (default 24)")
     parser.add_argument("--warmup", type=int, default=50, help="warm-up reads per gateway (default 50)")
     parser.add_argument("--baseline", metavar="SRC", help="also serve another checkout's src, untraced")
+    parser.add_argument("--other", metavar="SRC", help="also serve another checkout's src, exporting (otlp)")
     args = parser.parse_args(argv)
-    if not 1 <= args.calls <= 1200:
-        parser.error("--calls must be 1..1200 (each write refunds 1 of the mock payment's 5000, four gateways)")
+    gateways = 3 + bool(args.baseline) + bool(args.other)
+    if not 1 <= args.calls <= 5000 // gateways:
+        parser.error(f"--calls must be 1..{5000 // gateways} (each write refunds 1 of the mock payment's 5000)")
     receiver = _Receiver()
     with tempfile.TemporaryDirectory(prefix="anvil-bench-otel-") as scratch, ExitStack() as stack:
         folder = Path(scratch)
@@ -217,6 +231,18 @@ def main(argv: list[str] | None = None) -> int:
                 "OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url,
                 "OTEL_BSP_SCHEDULE_DELAY": "1000",
             },
+            **(
+                {
+                    "otlp, other": {
+                        "PYTHONPATH": str(Path(args.other).resolve()),
+                        "ANVIL_OTEL_EXPORTER": "otlp",
+                        "OTEL_EXPORTER_OTLP_ENDPOINT": receiver.url,
+                        "OTEL_BSP_SCHEDULE_DELAY": "1000",
+                    }
+                }
+                if args.other
+                else {}
+            ),
             "otlp, black hole": {
                 "ANVIL_OTEL_EXPORTER": "otlp",
                 "OTEL_EXPORTER_OTLP_ENDPOINT": hole,

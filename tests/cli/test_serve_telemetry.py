@@ -49,6 +49,33 @@ def test_otlp_follows_the_standard_variables() -> None:
     assert dict(settings.resource) == {"deployment.environment": "prod", "service.name": "payments-gw"}
 
 
+def test_the_sampler_and_the_tls_files_follow_the_standard_variables() -> None:
+    default = telemetry_settings({"ANVIL_OTEL_EXPORTER": "otlp"}, "s")
+    assert (default.sampler, default.sampler_ratio, default.traces_tls) == ("parentbased_always_on", 1.0, (None,) * 3)
+    settings = telemetry_settings(
+        {
+            "ANVIL_OTEL_EXPORTER": "otlp",
+            "OTEL_TRACES_SAMPLER": "parentbased_traceidratio",
+            "OTEL_TRACES_SAMPLER_ARG": "0.25",
+            "OTEL_EXPORTER_OTLP_CERTIFICATE": "/etc/ca.pem",
+            "OTEL_EXPORTER_OTLP_CLIENT_KEY": "/etc/key.pem",
+            "OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE": "/etc/cert.pem",
+            "OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE": "/etc/traces-ca.pem",
+            "OTEL_EXPORTER_OTLP_METRICS_CLIENT_KEY": "/etc/metrics-key.pem",
+            "OTEL_EXPORTER_OTLP_METRICS_CLIENT_CERTIFICATE": "/etc/metrics-cert.pem",
+            "OTEL_EXPORTER_OTLP_TRACES_CLIENT_KEY": "",
+            "OTEL_EXPORTER_OTLP_TRACES_CLIENT_CERTIFICATE": "",
+            "OTEL_EXPORTER_OTLP_METRICS_CERTIFICATE": "",
+        },
+        "s",
+    )
+    assert (settings.sampler, settings.sampler_ratio) == ("parentbased_traceidratio", 0.25)
+    assert settings.traces_tls == ("/etc/traces-ca.pem", "/etc/key.pem", "/etc/cert.pem")
+    assert settings.metrics_tls == ("/etc/ca.pem", "/etc/metrics-key.pem", "/etc/metrics-cert.pem")
+    ignored = {"ANVIL_OTEL_EXPORTER": "otlp", "OTEL_TRACES_SAMPLER": "always_on", "OTEL_TRACES_SAMPLER_ARG": "x"}
+    assert telemetry_settings(ignored, "s").sampler_ratio == 1.0  # the argument of a sampler without one
+
+
 def test_grpc_keeps_the_endpoint_as_it_is_and_defaults_to_4317() -> None:
     grpc = telemetry_settings({"ANVIL_OTEL_EXPORTER": "otlp", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}, "s")
     assert (grpc.traces_protocol, grpc.traces_endpoint) == ("grpc", "http://localhost:4317")
@@ -72,6 +99,15 @@ def test_grpc_keeps_the_endpoint_as_it_is_and_defaults_to_4317() -> None:
         ({"ANVIL_OTEL_EXPORTER": "otlp", "OTEL_EXPORTER_OTLP_HEADERS": "novalue"}, "OTEL_EXPORTER_OTLP_HEADERS"),
         ({"ANVIL_OTEL_EXPORTER": "otlp", "OTEL_EXPORTER_OTLP_COMPRESSION": "br"}, "OTEL_EXPORTER_OTLP_COMPRESSION"),
         ({"ANVIL_OTEL_EXPORTER": "otlp", "OTEL_METRIC_EXPORT_INTERVAL": "5"}, "OTEL_METRIC_EXPORT_INTERVAL"),
+        ({"ANVIL_OTEL_EXPORTER": "otlp", "OTEL_TRACES_SAMPLER": "jaeger_remote"}, "OTEL_TRACES_SAMPLER"),
+        (
+            {"ANVIL_OTEL_EXPORTER": "otlp", "OTEL_TRACES_SAMPLER": "traceidratio", "OTEL_TRACES_SAMPLER_ARG": "25%"},
+            "OTEL_TRACES_SAMPLER_ARG",
+        ),
+        (
+            {"ANVIL_OTEL_EXPORTER": "otlp", "OTEL_TRACES_SAMPLER": "traceidratio", "OTEL_TRACES_SAMPLER_ARG": "2"},
+            "OTEL_TRACES_SAMPLER_ARG",
+        ),
     ],
 )
 def test_a_malformed_value_is_config_invalid_naming_its_variable(variables: dict[str, str], named: str) -> None:

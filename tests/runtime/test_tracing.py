@@ -44,3 +44,39 @@ def test_outside_a_traced_call_the_trace_id_keeps_its_uuid_shape() -> None:
     assert re.fullmatch(r"trace_[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}", first)
     assert first != second
     assert trace_id_text(0xABC) == "trace_" + "0" * 29 + "abc"
+
+
+_T, _S = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        f"00-{_T}-{_S}-01",
+        f"00-{_T}-{_S}-00",
+        f"00-{_T}-{_S}-03",
+        f"01-{_T}-{_S}-01-later-fields",
+        f"cc-{_T}-{_S}-01-",
+        f" 00-{_T}-{_S}-01 ",
+        f"ff-{_T}-{_S}-01",
+        f"00-{'0' * 32}-{_S}-01",
+        f"00-{_T}-{'0' * 16}-01",
+        f"00-{_T.upper()}-{_S}-01",
+        f"00-{_T}-{_S}-01-extra",
+        f"00-{_T}-{_S}-1",
+        f"0-{_T}-{_S}-01",
+        f"00-{_T}-{_S}",
+        f"zz-{_T}-{_S}-01",
+        f"cc-{_T}-{_S}-01.x",
+        "",
+    ],
+)
+def test_a_traceparent_is_read_as_the_opentelemetry_apis_propagator_reads_it(header: str) -> None:
+    from opentelemetry import trace
+    from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+
+    context = trace.get_current_span(TraceContextTextMapPropagator().extract({"traceparent": header}))
+    found = context.get_span_context()
+    theirs = (found.trace_id, found.span_id, found.trace_flags.sampled) if found.is_valid else None
+    ours = parse_traceparent(header)
+    assert (None if ours is None else (ours.trace_id, ours.span_id, ours.sampled)) == theirs

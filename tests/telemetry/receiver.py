@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from opentelemetry.proto.collector.metrics.v1 import metrics_service_pb2
@@ -27,7 +28,7 @@ from starlette.routing import Route
 
 from tests.e2e.support import ThreadedMock
 
-__all__ = ["Received", "Receiver", "black_hole", "closed_port", "decode_value"]
+__all__ = ["Received", "Receiver", "black_hole", "closed_port", "decode_value", "https_receiver", "pki"]
 
 
 def decode_value(value: common_pb2.AnyValue) -> Any:
@@ -188,3 +189,81 @@ def closed_port() -> str:
     port = sock.getsockname()[1]
     sock.close()
     return f"http://127.0.0.1:{port}"
+
+
+def pki(folder: Path) -> tuple[Path, Path, Path]:
+    """A CA and one key and certificate it signed for ``127.0.0.1`` (server and client alike): the CA file,
+    the key file and the certificate file, written into ``folder``."""
+    import datetime
+    import ipaddress
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    now = datetime.datetime.now(datetime.UTC)
+
+    def build(subject: str, key: Any, issuer: str, signer: Any, ca: bool) -> x509.Certificate:
+        builder = (
+            x509.CertificateBuilder()
+            .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, subject)]))
+            .issuer_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, issuer)]))
+            .public_key(key.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now - datetime.timedelta(minutes=5))
+            .not_valid_after(now + datetime.timedelta(hours=1))
+            .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True)
+        )
+        if not ca:
+            builder = builder.add_extension(
+                x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False
+            )
+        return builder.sign(signer, hashes.SHA256())
+
+    ca_key, key = ec.generate_private_key(ec.SECP256R1()), ec.generate_private_key(ec.SECP256R1())
+    ca = build("anvil test CA", ca_key, "anvil test CA", ca_key, True)
+    cert = build("127.0.0.1", key, "anvil test CA", ca_key, False)
+    paths = folder / "ca.pem", folder / "key.pem", folder / "cert.pem"
+    paths[0].write_bytes(ca.public_bytes(serialization.Encoding.PEM))
+    paths[1].write_bytes(
+        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    )
+    paths[2].write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    return paths
+
+
+@contextmanager
+def https_receiver(ca: Path, key: Path, cert: Path) -> Iterator[tuple[str, list[str]]]:
+    """An HTTPS endpoint on loopback that wants a client certificate signed by ``ca``: its URL, and the
+    paths it was posted to."""
+    import ssl
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    posted: list[str] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("content-length") or 0))
+            posted.append(self.path)
+            self.send_response(200)
+            self.send_header("content-length", "0")
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH, cafile=str(ca))
+    context.load_cert_chain(str(cert), str(key))
+    context.verify_mode = ssl.CERT_REQUIRED
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"https://127.0.0.1:{server.server_address[1]}", posted
+    finally:
+        server.shutdown()
+        server.server_close()

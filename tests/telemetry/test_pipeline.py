@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
 from anvil.runtime.tracing import bind_span
-from anvil.telemetry.export import HttpSink
+from anvil.telemetry.export import HttpSink, SdkSink
 from anvil.telemetry.google import TELEMETRY_ENDPOINT, GoogleAuth
 from anvil.telemetry.pipeline import start_telemetry
 from anvil.telemetry.settings import TelemetrySettings
-from tests.telemetry.receiver import Receiver
+from anvil.telemetry.spans import Recorder
+from tests.telemetry.receiver import Receiver, pki
 
 
 class FakeCredentials:
@@ -59,13 +62,19 @@ def test_cloud_trace_sends_otlp_to_googles_endpoint_with_the_runtime_identitys_t
         telemetry.shutdown(0.5, final=False)  # nothing is sent to Google from a test
 
 
-def test_the_metric_session_for_google_carries_the_token(receiver: Receiver) -> None:
-    auth = GoogleAuth(FakeCredentials(), "acme-prod-1")
-    with auth.session() as session:
-        answer = session.post(f"{receiver.url}/v1/traces", data=b"", headers={"content-type": "x"})
-    assert answer.status_code == 200
-    assert receiver.headers[0]["authorization"] == "Bearer ya29.planted-1"
-    assert receiver.headers[0]["x-goog-user-project"] == "acme-prod-1"
+def test_the_session_of_the_sdks_exporters_sends_googles_token_refreshed_when_it_expires(receiver: Receiver) -> None:
+    credentials = FakeCredentials()
+    auth = GoogleAuth(credentials, "acme-prod-1")
+    assert "planted" not in repr(auth)
+    sink = SdkSink(OTLPSpanExporter(endpoint=f"{receiver.url}/v1/traces", session=auth.session()), {}, ("a", "1"))
+    recorder = Recorder(lambda span: None)
+    assert sink([recorder.start("a")]) and sink([recorder.start("b")])
+    credentials.token = None  # expired
+    assert sink([recorder.start("c")])
+    sink.close()
+    tokens = [headers["authorization"] for headers in receiver.headers]
+    assert tokens == ["Bearer ya29.planted-1", "Bearer ya29.planted-1", "Bearer ya29.planted-2"]
+    assert {headers["x-goog-user-project"] for headers in receiver.headers} == {"acme-prod-1"}
 
 
 def test_cloud_trace_needs_credentials_and_a_project() -> None:
@@ -137,6 +146,67 @@ def test_otlp_http_exports_spans_and_metrics_derived_from_them(receiver: Receive
     upstream = (("http.request.method", "POST"), ("http.response.status_code", 201), ("server.address", "api.example"))
     assert points[("http.client.request.duration", upstream)] == 2  # a histogram's count
     assert points[("anvil.tool.call.duration", (("gen_ai.tool.name", "refund"),))] == 2
+
+
+def test_otlp_http_sends_the_configured_headers_gzip_and_timeout_not_the_sdks_reading_of_the_timeout(
+    receiver: Receiver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_TIMEOUT", "2000")  # milliseconds; the SDK alone would read seconds
+    settings = TelemetrySettings(
+        exporter="otlp",
+        traces_endpoint=f"{receiver.url}/v1/traces",
+        traces_headers=(("x-team", "pay"),),
+        compression="gzip",
+        timeout_s=2.0,
+        delay_s=0.01,
+    )
+    telemetry = start_telemetry(settings, service="payments")
+    assert telemetry is not None
+    sink = telemetry.queue._sink
+    assert isinstance(sink, HttpSink) and sink._timeout == 2.0
+    assert telemetry._metrics._client._timeout == 2.0  # the SDK's metric exporter, told explicitly
+    telemetry.tracer.start_call("tools/call t", "server", {"gen_ai.tool.name": "t"}, None).end()
+    telemetry.shutdown(5, final=False)
+    assert [span.name for span in receiver.spans] == ["tools/call t"]
+    assert receiver.headers[0]["x-team"] == "pay" and receiver.headers[0]["content-encoding"] == "gzip"
+
+
+def test_the_tls_files_reach_both_exporters_and_an_unreadable_one_stops_the_start(tmp_path: Path) -> None:
+    ca, key, cert = pki(tmp_path)
+    tls = (str(ca), str(key), str(cert))
+    settings = TelemetrySettings(
+        exporter="otlp",
+        traces_endpoint="https://collector.internal/v1/traces",
+        metrics_endpoint="https://collector.internal/v1/metrics",
+        traces_tls=tls,
+        metrics_tls=tls,
+        delay_s=60,
+    )
+    telemetry = start_telemetry(settings, service="payments")
+    assert telemetry is not None
+    try:
+        sink = telemetry.queue._sink
+        assert isinstance(sink, HttpSink) and sink._context is not None
+        session = telemetry._metrics._client._transport._session
+        assert (session.verify, session.cert) == (str(ca), (str(cert), str(key)))
+    finally:
+        telemetry.shutdown(0.5, final=False)
+    missing = TelemetrySettings(
+        exporter="otlp", traces_endpoint="https://c/v1/traces", traces_tls=(str(tmp_path / "none.pem"), None, None)
+    )
+    with pytest.raises(ValueError, match="TLS file"):
+        start_telemetry(missing, service="payments")
+
+
+def test_the_sampler_settings_decide_what_is_exported_and_every_call_is_counted(receiver: Receiver) -> None:
+    settings = TelemetrySettings(
+        exporter="otlp", traces_endpoint=f"{receiver.url}/v1/traces", delay_s=0.01, sampler="always_off"
+    )
+    telemetry = start_telemetry(settings, service="payments")
+    assert telemetry is not None
+    telemetry.tracer.start_call("tools/call t", "server", {"gen_ai.tool.name": "t"}, None).end()
+    telemetry.shutdown(2, final=False)
+    assert receiver.spans == [] and sum(telemetry.aggregates.calls.values()) == 1
 
 
 def test_an_unsampled_call_is_counted_but_not_exported(receiver: Receiver) -> None:

@@ -40,3 +40,21 @@ def test_a_span_outside_any_call_is_a_root_and_ids_are_never_zero() -> None:
     recorder = Recorder(lambda span: None, rng=lambda bits: next(draws))
     span = recorder.start("GET", "client", {"a": 1})
     assert (span.trace, span.span_id, span.parent_id, span.kind) == (7, 9, 0, 3)
+
+
+def test_the_traceparent_sent_upstream_is_read_back_by_the_opentelemetry_apis_propagator() -> None:
+    from opentelemetry import trace
+    from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+
+    recorder = Recorder(lambda span: None)
+    for caller in ("01", "00"):
+        parent = parse_traceparent(f"00-{'4b' * 16}-{'0f' * 8}-{caller}")
+        call = recorder.start_call("tools/call t", "server", {}, parent)
+        with bind_span(call):
+            attempt = recorder.start("POST", "client")
+        carrier = {"traceparent": attempt.traceparent()}
+        found = trace.get_current_span(TraceContextTextMapPropagator().extract(carrier)).get_span_context()
+        assert (found.trace_id, found.span_id, found.trace_flags.sampled) == (call.trace, attempt.span_id, call.sampled)
+        injected: dict[str, str] = {}
+        TraceContextTextMapPropagator().inject(injected, trace.set_span_in_context(trace.NonRecordingSpan(found)))
+        assert injected == carrier  # written exactly as the API writes it

@@ -15,7 +15,12 @@ The standard OpenTelemetry variables (:data:`anvil.air.runtime_env.OTEL_ENV`) fo
 ``OTEL_EXPORTER_OTLP_PROTOCOL`` and ``..._TRACES_PROTOCOL``/``..._METRICS_PROTOCOL`` (``http/protobuf``,
 the default, or ``grpc``), ``OTEL_EXPORTER_OTLP_HEADERS`` and its per-signal twins (``k=v,k2=v2``,
 percent-encoded), ``OTEL_EXPORTER_OTLP_TIMEOUT`` (ms, default 10000), ``OTEL_EXPORTER_OTLP_COMPRESSION``
-(``gzip`` or ``none``); for every exporter ``OTEL_SERVICE_NAME``, ``OTEL_RESOURCE_ATTRIBUTES``,
+(``gzip`` or ``none``), ``OTEL_EXPORTER_OTLP_CERTIFICATE``, ``..._CLIENT_KEY`` and
+``..._CLIENT_CERTIFICATE`` and their per-signal twins (files: the collector's CA, the client's key and
+certificate, over HTTP; the gRPC exporter reads them itself); for every exporter
+``OTEL_TRACES_SAMPLER`` (the specification's six: ``parentbased_always_on``, the default, ``always_on``,
+``always_off``, ``traceidratio``, ``parentbased_always_off``, ``parentbased_traceidratio``) and
+``OTEL_TRACES_SAMPLER_ARG`` (the ratio, 0..1, default 1), ``OTEL_SERVICE_NAME``, ``OTEL_RESOURCE_ATTRIBUTES``,
 ``OTEL_BSP_MAX_QUEUE_SIZE`` (2048), ``OTEL_BSP_MAX_EXPORT_BATCH_SIZE`` (512), ``OTEL_BSP_SCHEDULE_DELAY``
 (ms, 5000) and ``OTEL_METRIC_EXPORT_INTERVAL`` (ms, 60000). A malformed value is ``config/invalid``.
 """
@@ -28,6 +33,7 @@ from typing import Final
 from urllib.parse import unquote, urlsplit
 
 from anvil.errors import ConfigError
+from anvil.telemetry.sampling import SAMPLERS
 from anvil.telemetry.settings import (
     DEFAULT_GRPC_ENDPOINT,
     DEFAULT_HTTP_ENDPOINT,
@@ -42,6 +48,24 @@ __all__ = ["LOG_FORMATS", "Observation", "log_format", "metrics_auth", "observat
 
 LOG_FORMATS: Final = ("text", "json")
 _SWITCH: Final = {"on": True, "off": False}
+#: The TLS files of an OTLP/HTTP exporter, shared and each signal's own (which wins).
+_TLS: Final = {
+    "": (
+        "OTEL_EXPORTER_OTLP_CERTIFICATE",
+        "OTEL_EXPORTER_OTLP_CLIENT_KEY",
+        "OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE",
+    ),
+    "traces": (
+        "OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE",
+        "OTEL_EXPORTER_OTLP_TRACES_CLIENT_KEY",
+        "OTEL_EXPORTER_OTLP_TRACES_CLIENT_CERTIFICATE",
+    ),
+    "metrics": (
+        "OTEL_EXPORTER_OTLP_METRICS_CERTIFICATE",
+        "OTEL_EXPORTER_OTLP_METRICS_CLIENT_KEY",
+        "OTEL_EXPORTER_OTLP_METRICS_CLIENT_CERTIFICATE",
+    ),
+}
 #: Each signal's own endpoint, protocol and headers variables.
 _SIGNALS: Final = {
     "traces": (
@@ -164,6 +188,33 @@ def _protocol(environ: Mapping[str, str], signal: str) -> Protocol:
     return value  # type: ignore[return-value]
 
 
+def _tls(environ: Mapping[str, str], signal: str) -> tuple[str | None, str | None, str | None]:
+    """The CA certificate, client key and client certificate files of ``signal``."""
+    found = [
+        environ.get(own, "").strip() or environ.get(shared, "").strip() or None
+        for own, shared in zip(_TLS[signal], _TLS[""], strict=True)
+    ]
+    return found[0], found[1], found[2]
+
+
+def _sampler(environ: Mapping[str, str]) -> tuple[str, float]:
+    """``OTEL_TRACES_SAMPLER`` and its ratio (``OTEL_TRACES_SAMPLER_ARG``, for the ``traceidratio`` ones)."""
+    name = _choice(environ, "OTEL_TRACES_SAMPLER", SAMPLERS, "parentbased_always_on")
+    raw = environ.get("OTEL_TRACES_SAMPLER_ARG", "").strip()
+    if not raw or not name.endswith("traceidratio"):
+        return name, 1.0
+    try:
+        ratio = float(raw)
+    except ValueError:
+        ratio = -1.0
+    if not 0.0 <= ratio <= 1.0:
+        raise ConfigError(
+            "config/invalid",
+            "OTEL_TRACES_SAMPLER_ARG must be a ratio between 0 and 1 (0.25 exports a quarter of the traces).",
+        )
+    return name, ratio
+
+
 def telemetry_settings(environ: Mapping[str, str], service: str) -> TelemetrySettings:
     """The telemetry settings (module docstring); ``service`` is ``service.name`` unless ``OTEL_SERVICE_NAME``.
 
@@ -179,6 +230,7 @@ def telemetry_settings(environ: Mapping[str, str], service: str) -> TelemetrySet
     shared = _pairs(environ, "OTEL_EXPORTER_OTLP_HEADERS")
     compression = _choice(environ, "OTEL_EXPORTER_OTLP_COMPRESSION", ("none", "gzip"), "none")
     max_queue = _millis(environ, "OTEL_BSP_MAX_QUEUE_SIZE", 2048)
+    sampler, ratio = _sampler(environ)
     return TelemetrySettings(
         exporter=exporter,
         traces_protocol=traces_protocol,
@@ -194,4 +246,8 @@ def telemetry_settings(environ: Mapping[str, str], service: str) -> TelemetrySet
         batch=min(_millis(environ, "OTEL_BSP_MAX_EXPORT_BATCH_SIZE", 512), max_queue),
         delay_s=_millis(environ, "OTEL_BSP_SCHEDULE_DELAY", 5000) / 1000,
         metric_interval_s=_millis(environ, "OTEL_METRIC_EXPORT_INTERVAL", 60_000, least=100) / 1000,
+        sampler=sampler,
+        sampler_ratio=ratio,
+        traces_tls=_tls(environ, "traces"),
+        metrics_tls=_tls(environ, "metrics"),
     )

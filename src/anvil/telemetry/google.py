@@ -6,9 +6,12 @@ account, which the generated Terraform grants ``roles/cloudtrace.agent`` and ``r
 Every resource carries ``gcp.project_id`` (the API requires it): ``OTEL_RESOURCE_ATTRIBUTES`` may name it,
 else it is the credentials' project. No Google SDK for tracing is used: only ``google-auth`` for the token.
 
-:class:`GoogleAuth` hands the export thread a fresh ``authorization`` header per batch (refreshing the token
-when it expires) and ``x-goog-user-project``; :func:`google_credentials` finds the credentials. Both take
-their inputs as arguments, so the configuration is tested offline with credentials of the test's own.
+:class:`GoogleAuth` hands the export thread a fresh ``authorization`` header per request (refreshing the
+token when it expires) and ``x-goog-user-project``: called by the span sink per batch, and as a
+``requests`` auth hook on the session the SDK's OTLP/HTTP metric exporter sends with
+(:meth:`GoogleAuth.session`); :func:`google_credentials` finds the
+credentials. Both take their inputs as arguments, so the configuration is tested offline with credentials of
+the test's own.
 """
 
 from __future__ import annotations
@@ -72,14 +75,19 @@ class GoogleAuth:
         return f"GoogleAuth(project={self.project!r})"
 
     def session(self) -> Any:
-        """A ``requests`` session sending these headers (for the SDK's OTLP/HTTP metric exporter)."""
+        """A ``requests`` session whose every request carries these headers, fresh (the SDK's OTLP/HTTP
+        metric exporter takes it): ``requests`` calls the session's ``auth`` hook as it prepares each request,
+        the exporter's retries included."""
         import requests
+        import requests.auth
 
-        auth = self
+        headers = self
 
-        class _Session(requests.Session):
-            def request(self, method: Any, url: Any, *args: Any, **kwargs: Any) -> Any:
-                kwargs["headers"] = {**(kwargs.get("headers") or {}), **auth()}
-                return super().request(method, url, *args, **kwargs)
+        class Bearer(requests.auth.AuthBase):
+            def __call__(self, request: Any) -> Any:
+                request.headers.update(headers())
+                return request
 
-        return _Session()
+        session = requests.Session()
+        session.auth = Bearer()
+        return session

@@ -12,6 +12,12 @@ sink carries the spans:
 ``console``       the SDK's console exporter, on stderr (stdout carries the protocol and the URL line)
 ================  ===================================================================================
 
+Why OTLP/HTTP spans are encoded by us and not by the SDK's ``OTLPSpanExporter``: see
+:mod:`anvil.telemetry.export` (measured: the SDK's encoder puts tracing over the 10 % CPU target). The SDK
+exporters (gRPC spans, every metric exporter) are given the settings the CLI read (endpoint, headers,
+timeout, compression, TLS files) explicitly: the SDK reads ``OTEL_EXPORTER_OTLP_TIMEOUT`` as seconds
+where the specification says milliseconds, and the CLI reads it as the specification says.
+
 Metrics go the same way every ``metric_interval_s`` through the SDK's OTLP (HTTP or gRPC) or console
 metric exporter, from :class:`~anvil.telemetry.aggregates.Aggregates`. Everything the export thread needs is
 imported and built here, before the listener starts: an import on that thread while the event loop and the
@@ -30,9 +36,10 @@ from typing import Any, Final
 from anvil import __version__
 from anvil.runtime.tracing import Attribute
 from anvil.telemetry.aggregates import Aggregates, PrometheusSeries
-from anvil.telemetry.export import HttpSink, SdkSink, SpanQueue, shown_url
+from anvil.telemetry.export import HttpSink, SdkSink, SpanQueue, quiet_sdk_logs, shown_url
 from anvil.telemetry.google import METRICS_PATH, TELEMETRY_ENDPOINT, TRACES_PATH, GoogleAuth
 from anvil.telemetry.otlp import encode_resource, encode_scope
+from anvil.telemetry.sampling import Sampler
 from anvil.telemetry.settings import TelemetrySettings
 from anvil.telemetry.spans import Recorder, SpanRecord
 
@@ -77,7 +84,7 @@ class Telemetry:
             tick_s=settings.metric_interval_s,
         )
         self.aggregates = Aggregates(self.queue.dropped)
-        self.tracer = Recorder(self._finished)
+        self.tracer = Recorder(self._finished, sampler=Sampler(settings.sampler, settings.sampler_ratio))
 
     def _finished(self, record: SpanRecord) -> None:
         self.aggregates.observe(record)
@@ -169,6 +176,7 @@ def start_telemetry(
     resource = _resource(settings, service, project)
     traces = _trace_sink(settings, resource, auth)
     metrics = _metric_exporter(settings, auth)
+    quiet_sdk_logs()
     Aggregates().metrics_data(resource, SCOPE)  # imports what the metric export needs, on this thread
     return Telemetry(settings, resource, traces, metrics, project=project)
 
@@ -202,7 +210,14 @@ def _trace_sink(
         headers=dict(settings.traces_headers),
         timeout_s=settings.timeout_s,
         compression=settings.compression,
+        tls=settings.traces_tls,
     )
+
+
+def _http_compression(settings: TelemetrySettings) -> Any:
+    from opentelemetry.exporter.otlp.proto.http import Compression
+
+    return Compression.Gzip if settings.compression == "gzip" else Compression.NoCompression
 
 
 def _grpc_options(endpoint: str, headers: tuple[tuple[str, str], ...], settings: TelemetrySettings) -> dict[str, Any]:
@@ -227,10 +242,9 @@ def _metric_exporter(settings: TelemetrySettings, auth: GoogleAuth | None) -> An
         from opentelemetry.exporter.otlp.proto.grpc.metric_exporter import OTLPMetricExporter as GrpcExporter
 
         return GrpcExporter(**_grpc_options(settings.metrics_endpoint, settings.metrics_headers, settings))
-    from opentelemetry.exporter.otlp.proto.http import Compression
     from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
 
-    compression = Compression.Gzip if settings.compression == "gzip" else Compression.NoCompression
+    compression = _http_compression(settings)
     if auth is not None:
         return OTLPMetricExporter(
             endpoint=TELEMETRY_ENDPOINT + METRICS_PATH,
@@ -239,7 +253,8 @@ def _metric_exporter(settings: TelemetrySettings, auth: GoogleAuth | None) -> An
             session=auth.session(),
         )
     return OTLPMetricExporter(
-        endpoint=settings.metrics_endpoint,
+        settings.metrics_endpoint,
+        *settings.metrics_tls,
         headers=dict(settings.metrics_headers),
         timeout=settings.timeout_s,
         compression=compression,

@@ -42,6 +42,9 @@ class TelemetrySettings:
         resource: resource attributes (``service.name`` and ``OTEL_RESOURCE_ATTRIBUTES``).
         max_queue, batch, delay_s: the span queue's bound, the batch size and the longest a span waits.
         metric_interval_s: how often the metrics are exported.
+        sampler, sampler_ratio: which traces are exported (:mod:`anvil.telemetry.sampling`).
+        traces_tls, metrics_tls: the CA certificate, client key and client certificate files of each signal's
+            OTLP/HTTP exporter (None: the system's CAs, no client certificate).
     """
 
     exporter: Exporter = "none"
@@ -58,6 +61,10 @@ class TelemetrySettings:
     batch: int = 512
     delay_s: float = 5.0
     metric_interval_s: float = 60.0
+    sampler: str = "parentbased_always_on"
+    sampler_ratio: float = 1.0
+    traces_tls: tuple[str | None, str | None, str | None] = (None, None, None)
+    metrics_tls: tuple[str | None, str | None, str | None] = (None, None, None)
 
     @property
     def enabled(self) -> bool:

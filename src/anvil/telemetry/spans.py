@@ -9,8 +9,10 @@ export); the OTLP encoding (:mod:`anvil.telemetry.otlp`) and the SDK's exporters
 
 Ids follow OpenTelemetry's: a random non-zero 128-bit trace id and 64-bit span id (``random.getrandbits``,
 as the SDK's own generator). A call continues its caller's trace when given a parent (a W3C
-``traceparent``), and is sampled exactly when that parent is (a root is always sampled): an unsampled
-call still gets its trace id, and its spans are counted in the metrics but not exported.
+``traceparent``); whether it is sampled is the :class:`~anvil.telemetry.sampling.Sampler`'s decision
+(``OTEL_TRACES_SAMPLER``; by default the caller's flag, and a root is sampled), taken once per call and
+shared by its children: an unsampled call still gets its trace id, and its spans are counted in the
+metrics but not exported.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from collections.abc import Callable, Mapping
 from typing import Final
 
 from anvil.runtime.tracing import Attribute, Parent, SpanKind, current_span, trace_id_text
+from anvil.telemetry.sampling import Sampler
 
 __all__ = ["KINDS", "Recorder", "SpanRecord"]
 
@@ -125,11 +128,19 @@ class Recorder:
     Args:
         finished: Called with each span as it ends (on the event loop: keep it cheap).
         rng: ``getrandbits`` for the ids (a test seam).
+        sampler: Decides which calls are exported (default: ``parentbased_always_on``).
     """
 
-    def __init__(self, finished: Callable[[SpanRecord], None], *, rng: Callable[[int], int] = random.getrandbits):
+    def __init__(
+        self,
+        finished: Callable[[SpanRecord], None],
+        *,
+        rng: Callable[[int], int] = random.getrandbits,
+        sampler: Sampler | None = None,
+    ):
         self._finished = finished
         self._rng = rng
+        self._sampled = (sampler or Sampler()).sampled
 
     def start(
         self,
@@ -145,7 +156,8 @@ class Recorder:
         if isinstance(parent, SpanRecord):
             trace, parent_id, sampled = parent.trace, parent.span_id, parent.sampled
         else:
-            trace, parent_id, sampled = _nonzero(128, rng), 0, True
+            trace, parent_id = _nonzero(128, rng), 0
+            sampled = self._sampled(trace, None)
         own = attributes if type(attributes) is dict else dict(attributes or {})
         return SpanRecord(
             self._finished, name, KINDS[kind], trace, _nonzero(64, rng), parent_id, sampled, False, own, started
@@ -154,11 +166,13 @@ class Recorder:
     def start_call(
         self, name: str, kind: SpanKind, attributes: Mapping[str, Attribute], parent: Parent | None
     ) -> SpanRecord:
-        """A call's span under the caller's ``parent`` (sampled as it is), else a new sampled trace."""
+        """A call's span under the caller's ``parent``, else a new trace's root; sampled as the sampler says."""
         rng = self._rng
         if parent is not None:
-            trace, parent_id, sampled, remote = parent.trace_id, parent.span_id, parent.sampled, True
+            trace, parent_id, remote = parent.trace_id, parent.span_id, True
+            sampled = self._sampled(trace, parent.sampled)
         else:
-            trace, parent_id, sampled, remote = _nonzero(128, rng), 0, True, False
+            trace, parent_id, remote = _nonzero(128, rng), 0, False
+            sampled = self._sampled(trace, None)
         own = attributes if type(attributes) is dict else dict(attributes)
         return SpanRecord(self._finished, name, KINDS[kind], trace, _nonzero(64, rng), parent_id, sampled, remote, own)

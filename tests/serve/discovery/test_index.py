@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import gc
 import random
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -330,3 +332,46 @@ def test_a_whole_bodys_top_level_property_names_are_searched_as_input_names(jira
     assert op.input.body is not None and not op.input.body.fields
     names = {name for name, _ in IndexEntry.of(op, op.mcp.tool_name).inputs}
     assert {"inwardIssue", "outwardIssue", "type"} <= names
+
+
+def test_a_path_naming_the_caller_is_found_by_asking_who_i_am() -> None:
+    tools = (
+        entry("me_get", "Get a user", path="/users/me", resource="user", action="get",
+              description="Returns a user: the one asking."),
+        entry("users_get", "Get a user", path="/users/{id}", resource="user", action="get",
+              description="Returns a user: the one named."),
+        entry("accounts_list", "List accounts", path="/accounts", resource="account", action="list",
+              description="Returns the accounts."),
+    )  # fmt: skip
+    index = SearchIndex.build(tools)
+    assert index.search("which user am I logged in as?", 1) == ["me_get"]
+    assert index.search("whoami", 1) == ["me_get"]
+
+
+def test_a_descriptions_first_sentence_says_more_of_the_tool_than_the_rest() -> None:
+    # the same words, but only one says them first (the later ones often describe anything else)
+    tools = (
+        entry("list_b", "Conversations list", path="/conversations.list", resource="conversation",
+              action="list", description="Lists all channels in a team. Archived conversations are left out."),
+        entry("list_a", "Conversations list", path="/conversations.list", resource="conversation",
+              action="list", description="Lists archived conversations. All channels in a team are left out."),
+    )  # fmt: skip
+    assert SearchIndex.build(tools).search("list the channels", 1) == ["list_b"]  # not first by name
+
+
+def test_building_pauses_the_garbage_collector_and_leaves_it_as_it_was() -> None:
+    seen: list[bool] = []
+
+    def watched() -> Iterator[IndexEntry]:
+        seen.append(gc.isenabled())
+        yield from TOOLS
+
+    assert gc.isenabled()
+    SearchIndex.build(watched())
+    assert seen == [False] and gc.isenabled()
+    gc.disable()
+    try:
+        SearchIndex.build(TOOLS)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

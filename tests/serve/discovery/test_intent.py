@@ -7,10 +7,12 @@ import re
 import pytest
 
 from anvil.serve.discovery.intent import (
+    CHECK,
     CREATE,
     DELETE,
     GET,
     LIST,
+    OBTAIN,
     OTHER,
     READ,
     UPDATE,
@@ -45,7 +47,8 @@ def words(task: str) -> list[str]:
         ("close the incident I opened", UPDATE),
         ("take the staging site offline without deleting it", UPDATE),
         ("who is on call right now?", READ),
-        ("give me the timeline", READ),
+        ("give me the timeline", OBTAIN),
+        ("get vectors for these descriptions", OBTAIN),
         ("give Maria access to the project", CREATE),
         ("these three incidents are the same outage", None),
     ],
@@ -89,5 +92,20 @@ def test_a_tools_head_is_what_its_path_title_and_resource_name_less_their_verbs(
 def test_a_shape_agrees_with_its_intent_and_contradicts_the_opposite_one() -> None:
     assert agreement(DELETE, DELETE) == 1.0 and agreement(DELETE, CREATE) < 0
     assert agreement(READ, GET) == agreement(READ, LIST) == 1.0 and agreement(READ, UPDATE) < 0
+
+
+def test_getting_something_reads_it_or_has_it_made_for_the_asker() -> None:
+    # "get vectors for these descriptions", "give me a URL the CMS can call": a create answers, less than a read
+    assert agreement(OBTAIN, GET) == agreement(OBTAIN, LIST) == 1.0
+    assert agreement(READ, CREATE) < agreement(OBTAIN, CREATE) < 0 < agreement(OBTAIN, OTHER)
+    assert agreement(OBTAIN, DELETE) < 0 and agreement(OBTAIN, UPDATE) < 0
+
+
+def test_checking_something_asks_for_a_tool_that_checks_before_one_that_reads() -> None:
+    assert task_intent(words("check whether this comment is hateful"))[0] == CHECK
+    assert task_intent(words("verify the account holder's name"))[0] == CHECK
+    assert agreement(CHECK, OTHER) > agreement(CHECK, GET) > 0 > agreement(CHECK, DELETE)
+    assert tool_shape("/moderations", "Classifies if text is potentially harmful", "create") == OTHER
+    assert tool_shape("/identity/match", "Retrieve identity match score", "create") == GET
     assert agreement(UPDATE, UPDATE) > agreement(UPDATE, CREATE) > agreement(UPDATE, DELETE)
     assert agreement(None, DELETE) == 0.0 and agreement(CREATE, OTHER) == 0.0

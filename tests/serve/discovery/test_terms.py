@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from anvil.serve.discovery.terms import cue_terms, query_terms, task_words
+from anvil.serve.discovery.terms import cue_terms, query_terms, stem, task_words
 
 
 def test_host_and_file_names_are_values_not_the_task() -> None:
@@ -33,3 +33,32 @@ def test_turns_of_phrase_ask_for_counts_identity_hooks_and_history() -> None:
     assert "hook" in set(cue_terms(["email", "the", "team", "whenever", "a", "deploy", "fails"]))
     assert "history" in set(cue_terms(["who", "bumped", "the", "priority"]))
     assert list(cue_terms(["who", "is", "on", "call"])) == []
+
+
+def test_what_a_message_is_to_say_is_a_value_not_the_task() -> None:
+    assert task_words("leave a comment on DATA-9 saying the export is fixed. Then close it") == [
+        "leave",
+        "a",
+        "comment",
+        "on",
+        "saying",
+        "Then",
+        "close",
+        "it",
+    ]
+
+
+def test_irregular_past_forms_and_british_spellings_meet_the_words_apis_write() -> None:
+    for said, written in (
+        ("sent", "send"),
+        ("paid", "pays"),
+        ("organise", "organize"),
+        ("organised", "organizing"),
+        ("colour", "color"),
+        ("favourite", "favorites"),
+        ("centre", "center"),
+        ("cancelled", "canceled"),
+        ("labelled", "labeled"),
+    ):
+        assert stem(said) == stem(written), said
+    assert stem("called") == stem("call") != stem("cancel")

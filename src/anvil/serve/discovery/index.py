@@ -9,25 +9,30 @@ Ranking, best first:
 1. **Exact matches**: a query equal (trimmed, case-folded, runs of blanks as one space) to a tool's
    name, its operation id, ``METHOD /path`` or the path alone finds that tool first.
 2. **BM25F** over the tool's fields, each with its own weight and length normalisation: the name and
-   operation id, the title, the description, the resource and action words (the action with the verbs
-   users say for it: ``replace`` is also "update", "edit", "rename"), the path, the input names (a whole
-   body's top-level property names among them) and descriptions, and the lane (first tag). A term's rarity
-   is judged per field. Text is cut into identifier parts (camelCase, snake_case, kebab-case, dotted ids,
-   path segments), folded, stripped of English stop words and conversational filler, and lightly stemmed
-   ("creating", "created", "creates" and "create" are one term), so "delete the issue comment" meets
-   ``deleteComment`` on ``/issue/{issueIdOrKey}/comment/{id}``. A few abbreviations and spellings are one
-   term ("org", "organisation" and "organization").
+   operation id, the title, the description and its first sentence (its summary: later sentences often
+   describe the resource, or any tool), the resource and action words (the action with the verbs users say
+   for it: ``replace`` is also "update", "edit", "rename"), the path (``/me`` read as "myself"), the input
+   names (a whole body's top-level property names among them) and descriptions, the lane (first tag), and
+   what the tool answers with (:mod:`anvil.serve.discovery.returns`: "a section ... is a column in a board
+   view"). A term's rarity is judged per field. Text is cut into identifier parts (camelCase, snake_case,
+   kebab-case, dotted ids, path segments), folded, stripped of English stop words and conversational filler,
+   and lightly stemmed ("creating", "created", "creates" and "create" are one term; "sent" is "send",
+   "organise" "organize"), so "delete the issue comment" meets ``deleteComment`` on
+   ``/issue/{issueIdOrKey}/comment/{id}``. A few abbreviations and spellings are one term ("org",
+   "organisation" and "organization").
 3. **The task, not its values**: quoted text, ``#channel``/``@handle`` mentions, addresses, host and file
-   names, words holding a digit (``PROJ-123``, ``$250``) and a word a negation governs ("without
-   deleting") are left out of a query. A query also searches, at a fraction of a word's weight: two
-   adjacent words joined ("on call" finds ``oncalls``, fully), the initials of three or four words where a
-   name or path holds them ("out of office" finds ``ooo_entries``, fully), the words related to one of its
-   own in a small generic vocabulary (:data:`~anvil.serve.discovery.terms.RELATED_TERMS`: "close"/"resolve",
-   "ticket"/"issue"...), the indexed forms of one of its words by a suffix ("attach"/"attachment"), what a
-   turn of phrase asks for ("how many": counts; "am I": the caller's identity; "whenever": a hook), and a
-   user or member when it names someone (a capitalised word the index does not hold: "take Dave off the
-   team"). Generic operation verbs ("get", "list", "create", "delete", "update"...) count for less: the
-   second stage weighs the kind of operation a task asks for.
+   names, words holding a digit (``PROJ-123``, ``$250``), a capitalised code the index does not hold ("the
+   PAY project"), what a message is to say ("a note saying ...") and a word a negation governs ("without
+   deleting") are left out of a query. A query also searches, each at a fraction of a word's weight, what
+   :mod:`anvil.serve.discovery.expansion` adds: joined words and initials ("on call": ``oncalls``; "out of
+   office": ``ooo_entries``), the words a hand-written thesaurus of API work relates to its own
+   (:mod:`anvil.serve.discovery.thesaurus`: "column"/"section", "fold into"/"merge", "knowledge
+   base"/"vector store"; more where the task's own word is not indexed), turns of phrase ("how many":
+   counts; "am I": the caller's identity; "whenever": a hook), a user or member when it names someone, and
+   the indexed forms of its words by a suffix ("attach"/"attachment"). Generic operation verbs ("get",
+   "list", "create"...) count for less unless a determiner makes them nouns ("an update"), and a verb
+   pointing at what the task is about ("the message I just posted") counts half: the second stage weighs
+   the kind of operation a task asks for.
 4. **A second stage** reorders the best :data:`_RERANK` by what the task asks (see
    :mod:`anvil.serve.discovery.intent`), each feature a share of the best score: the task's intent (read
    from its verb or question) against the tool's shape (read from its own verbs, so ``POST /accounts/get``
@@ -53,32 +58,31 @@ query rewriting or second stage (exact matches still come first).
 
 from __future__ import annotations
 
-import bisect
+import gc
 import heapq
 import math
+import re
 from array import array
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from itertools import chain, islice, pairwise, repeat
+from itertools import chain, islice, repeat
 from operator import add, mul
-from typing import Final
+from typing import Any, Final
 
 from anvil.air.inputs import input_bindings
 from anvil.air.model import Operation
+from anvil.serve.discovery.expansion import GENERIC_VERBS, Vocabulary
 from anvil.serve.discovery.intent import QUESTIONS, agreement, head_terms, task_intent, tool_shape
+from anvil.serve.discovery.returns import returns_text
 from anvil.serve.discovery.terms import (
     MAX_QUERY_CHARS,
     MAX_QUERY_TERMS,
     MAX_TERM_CHARS,
-    RELATED_TERMS,
-    RELATED_WEIGHT,
     RUN,
-    cue_terms,
     field_terms,
     plain_terms,
     query_terms,
-    run_terms,
     stem,
     task_words,
 )
@@ -119,11 +123,13 @@ _FIELDS: Final[dict[str, _Field]] = {
     "operation_id": _Field(1.5, 0.3, 300),
     "title": _Field(3.0, 0.5, 300),
     "description": _Field(1.0, 0.75, 2000),
+    "lead": _Field(1.0, 0.5, 300),
     "resource": _Field(2.5, 0.3, 300),
     "path": _Field(1.5, 0.3, 500),
     "inputs": _Field(0.6, 0.5, 2000),
     "input_text": _Field(0.25, 0.75, 2000),
     "lane": _Field(1.0, 0.3, 200),
+    "returns": _Field(0.5, 0.75, 800),
 }
 #: The baseline: one bag, one weight.
 _PLAIN: Final = _Field(1.0, 0.75, 20000)
@@ -148,9 +154,6 @@ _ACTION_WORDS: Final[dict[str, str]] = {
     "cancel": "cancel stop abort halt",
     "reserve": "reserve hold lock",
 }
-#: Two task words also read as one (``on call`` -> ``oncall``, ``roll back`` -> ``rollback``) when the
-#: joined word is indexed.
-_JOINED_WEIGHT: Final = 1.0
 
 
 def _exact_key(text: str) -> str:
@@ -186,10 +189,12 @@ class IndexEntry:
     inputs: tuple[tuple[str, str], ...]
     lane: str | None = None
     deprecated: bool = False
+    returns: str = ""
 
     @classmethod
-    def of(cls, op: Operation, name: str) -> IndexEntry:
-        """The entry of ``op`` served as the tool ``name``."""
+    def of(cls, op: Operation, name: str, schemas: Mapping[str, Any] | None = None) -> IndexEntry:
+        """The entry of ``op`` served as the tool ``name`` (``schemas``: its document's, to read what it
+        answers with)."""
         described: dict[str, str] = {}
         for param in op.input.params:
             described.setdefault(param.agent_name or param.name, param.description or "")
@@ -216,6 +221,7 @@ class IndexEntry:
             inputs=tuple(inputs),
             lane=op.tags[0] if op.tags else op.capability_id,
             deprecated=op.deprecated,
+            returns=returns_text(op, schemas or {}),
         )
 
     def fields(self) -> dict[str, str]:
@@ -226,20 +232,25 @@ class IndexEntry:
             "operation_id": self.operation_id,
             "title": self.title,
             "description": self.description,
+            "lead": _lead(self.description),
             "resource": f"{self.resource} {action}",
-            "path": self.path,
+            "path": _ME.sub("/myself", self.path),
             "inputs": " ".join(name for name, _ in self.inputs),
             "input_text": " ".join(text[:300] for _, text in self.inputs),
             "lane": self.lane or "",
+            "returns": self.returns,
         }
 
 
-def _acronyms(words: list[str]) -> Iterator[str]:
-    """The initials of each run of 3 or 4 words ("out of office" -> ``ooo``): an API may name a thing by the
-    acronym a task spells out (searched only where a tool's name or path holds it)."""
-    for size in (3, 4):
-        for at in range(len(words) - size + 1):
-            yield "".join(word[0] for word in words[at : at + size]).casefold()
+#: A path's ``/me`` segment: the caller (a REST convention), indexed as "myself" ("me" is a stop word).
+_ME: Final = re.compile(r"/me(?=/|$)", re.IGNORECASE)
+
+
+def _lead(description: str) -> str:
+    """A description's first sentence (its summary: later ones often describe the resource, or any tool)."""
+    head = description[:300]
+    cut = min((at for at in (head.find(". "), head.find(".\n"), head.find("\n\n")) if at >= 0), default=len(head))
+    return head[:cut]
 
 
 def _body_properties(schema: object, most: int) -> list[tuple[str, str]]:
@@ -255,7 +266,7 @@ def _body_properties(schema: object, most: int) -> list[tuple[str, str]]:
 class SearchIndex:
     """A BM25F index over a surface's tools (see the module docstring); immutable once built."""
 
-    __slots__ = ("_dense", "_exact", "_identifiers", "_names", "_plain", "_sparse", "_traits", "_vocabulary")
+    __slots__ = ("_dense", "_exact", "_names", "_plain", "_sparse", "_traits", "_vocabulary")
 
     def __init__(
         self,
@@ -272,12 +283,25 @@ class SearchIndex:
         self._exact = exact
         self._traits = traits
         self._plain = traits is None
-        self._vocabulary = sorted(chain(sparse, dense))
-        self._identifiers = identifiers
+        self._vocabulary = Vocabulary(chain(sparse, dense), identifiers)
 
     @classmethod
     def build(cls, entries: Iterable[IndexEntry], *, plain: bool = False) -> SearchIndex:
-        """Index ``entries`` (a name seen twice keeps its first entry); ``plain`` builds the baseline."""
+        """Index ``entries`` (a name seen twice keeps its first entry); ``plain`` builds the baseline.
+
+        The cyclic garbage collector is paused while building: the build makes many small objects and no
+        cycles, and a full collection over a gateway's loaded documents costs more than the build itself.
+        """
+        paused = gc.isenabled()
+        gc.disable()
+        try:
+            return cls._build(entries, plain)
+        finally:
+            if paused:
+                gc.enable()
+
+    @classmethod
+    def _build(cls, entries: Iterable[IndexEntry], plain: bool) -> SearchIndex:
         unique: dict[str, IndexEntry] = {}
         for entry in entries:
             unique.setdefault(entry.name, entry)
@@ -381,83 +405,19 @@ class SearchIndex:
         words = [word for word in words if len(word) > 1]
         intent, at = task_intent(words)
         verb = stem(words[at]) if at >= 0 and words[at] not in QUESTIONS else ""
-        acts = frozenset((verb, *self._derived(verb))) if verb else frozenset()
-        if verb not in _GENERIC_VERBS:
+        acts = frozenset((verb, *self._vocabulary.derived(verb))) if verb else frozenset()
+        if verb not in GENERIC_VERBS:
             for form in acts & weights.keys():
                 weights[form] = 1.0
         terms = frozenset(term for term, weight in weights.items() if weight >= 1.0)
-        return _Task(intent, terms, frozenset(weights) - terms, acts)
+        return _Task(intent, terms, dict(weights), acts)
 
     def _weighted_terms(self, text: str) -> dict[str, float]:
-        """The indexed terms a query scores and how much each counts: its own terms fully, two adjacent
-        words joined fully, related words partly (``plain``: its own terms only)."""
-        own = query_terms(text, plain=self._plain)
-        weights = dict.fromkeys(own, 1.0)
+        """The indexed terms a query scores and how much each counts (``plain``: its own terms only; else
+        see :mod:`anvil.serve.discovery.expansion`)."""
         if self._plain:
-            return weights
-        for term in own:
-            if term in _GENERIC_VERBS:
-                weights[term] = _GENERIC_VERB_WEIGHT
-        words = [word for word in RUN.findall(" ".join(task_words(text))) if word.isalpha()]
-        for first, second in pairwise(words):
-            joined = stem((first + second).casefold()[:MAX_TERM_CHARS])
-            if joined not in weights and (joined in self._sparse or joined in self._dense):
-                weights[joined] = _JOINED_WEIGHT
-        for initials in _acronyms(words):
-            if initials not in weights and initials in self._identifiers:
-                weights[initials] = _JOINED_WEIGHT
-        for other in cue_terms(words):
-            if other not in weights:
-                weights[other] = RELATED_WEIGHT
-        if self._names_someone(task_words(text)):
-            for other in _PEOPLE:
-                if other not in weights:
-                    weights[other] = RELATED_WEIGHT
-        for term in own:
-            for other in RELATED_TERMS.get(term, ()):
-                if other not in weights:
-                    weights[other] = RELATED_WEIGHT
-            for other in self._derived(term):
-                if other not in weights:
-                    weights[other] = _DERIVED_WEIGHT
-        return dict(list(weights.items())[: 2 * MAX_QUERY_TERMS])
-
-    def _names_someone(self, words: list[str]) -> bool:
-        """Whether a task names someone: a capitalised word ("Carol", "Bob's") not opening a sentence, that the
-        index does not hold as a term."""
-        for before, word in pairwise(words):
-            bare = word.removesuffix("'s").removesuffix("’s").strip(".,;:!?()\"'")
-            if before[-1:] not in ".!?:" and self._is_name(bare):
-                return True
-        return False
-
-    def _is_name(self, word: str) -> bool:
-        """Whether ``word`` reads as someone's name: capitalised, not an acronym, not a term the index holds."""
-        return (
-            len(word) > 2
-            and word.isalpha()
-            and word[0].isupper()
-            and word[1:].islower()
-            and not any(term in self._sparse or term in self._dense for term in run_terms(word))
-        )
-
-    def _derived(self, term: str) -> Iterator[str]:
-        """Indexed words formed from ``term`` by a suffix, or ``term`` from them ("attach" and "attachment",
-        "follower" and "follow"): at most :data:`_DERIVED_SUFFIX` letters apart, neither under
-        :data:`_DERIVED_MIN` letters."""
-        if len(term) < _DERIVED_MIN or not term.isalpha():
-            return
-        vocabulary = self._vocabulary
-        at = bisect.bisect_right(vocabulary, term)
-        for other in islice(vocabulary, at, at + _DERIVED_SCAN):
-            if not other.startswith(term):
-                break
-            if len(other) - len(term) <= _DERIVED_SUFFIX:
-                yield other
-        for size in range(max(_DERIVED_MIN, len(term) - _DERIVED_SUFFIX), len(term)):
-            prefix = term[:size]
-            if prefix in self._sparse or prefix in self._dense:
-                yield prefix
+            return dict.fromkeys(query_terms(text, plain=True), 1.0)
+        return self._vocabulary.weighted_terms(text)
 
     def _scores(self, weights: dict[str, float]) -> list[float] | None:
         """Each tool's score for the weighted terms of a query, or None when no term is indexed."""
@@ -477,25 +437,6 @@ class SearchIndex:
                 scores[doc] += weight * factor
         return scores
 
-
-#: A word formed from a task's word by a suffix counts this much (see :meth:`SearchIndex._derived`).
-_DERIVED_WEIGHT: Final = 0.5
-_DERIVED_MIN: Final = 5
-_DERIVED_SUFFIX: Final = 5
-_DERIVED_SCAN: Final = 64
-
-#: Verbs that say what kind of change or read a task is and nothing of what it is about: the second stage
-#: weighs the kind (a tool's shape), so their words count this much.
-_GENERIC_VERBS: Final = frozenset(
-    term
-    for word in "create add new make get show list find search fetch retrieve view display delete remove update "
-    "edit change modify set".split()
-    for term in run_terms(word)
-)
-_GENERIC_VERB_WEIGHT: Final = 0.3
-
-#: What a task naming someone also searches: a person is a user or a member of something.
-_PEOPLE: Final = ("user", "member")
 
 #: How many of the best-scored tools the second stage reorders.
 _RERANK: Final = 100
@@ -517,7 +458,7 @@ class _Task:
 
     intent: int | None
     terms: frozenset[str]
-    related: frozenset[str]
+    weights: dict[str, float]
     acts: frozenset[str]
 
 
@@ -543,10 +484,9 @@ class _Traits:
     def bonus(self, task: _Task) -> float:
         """This tool's share of the best score for ``task``."""
         bonus = _AGREE * agreement(task.intent, self.shape)
-        if self.head & task.terms:
-            bonus += _HEAD
-        elif self.head & task.related:
-            bonus += _HEAD * RELATED_WEIGHT
+        named = [task.weights[term] for term in self.head if term in task.weights]
+        if named:
+            bonus += _HEAD * min(max(named), 1.0)
         if self.head & task.acts:
             bonus += _ACTS
         if self.deprecated and not _DEPRECATION & task.terms:
@@ -565,7 +505,7 @@ def _bags(entries: list[IndexEntry], fields: dict[str, _Field], plain: bool) -> 
     for entry in entries:
         texts = entry.fields()
         if plain:
-            texts = {"all": " ".join(texts.values())}
+            texts = {"all": " ".join(text for key, text in texts.items() if key != "lead")}  # lead: a repeat
         row = []
         for key, spec in fields.items():
             words = plain_terms(texts[key], spec.chars) if plain else field_terms(texts[key], spec.chars)
@@ -589,19 +529,26 @@ def _postings(bags: list[list[_Bag]], specs: list[_Field]) -> dict[str, tuple[li
             found.update(counts.keys())
     idfs = [{term: math.log(1.0 + (count - df + 0.5) / (df + 0.5)) for term, df in found.items()} for found in held]
     postings: dict[str, tuple[list[int], list[float]]] = {}
+    saturate = _K1 + 1.0
     for doc, row in enumerate(bags):
-        weighted: dict[str, float] = {}
-        rarity: dict[str, float] = {}
+        # term -> [weighted frequency, rarity-weighted frequency], summed over fields
+        sums: dict[str, list[float]] = {}
         for (counts, length), spec, average, idf in zip(row, specs, averages, idfs, strict=True):
             norm = spec.weight / (1.0 - spec.b + spec.b * length / average)
             for term, occurrences in counts.items():
                 part = occurrences * norm
-                weighted[term] = weighted.get(term, 0.0) + part
-                rarity[term] = rarity.get(term, 0.0) + part * idf[term]
-        for term, frequency in weighted.items():
-            docs, weights = postings.setdefault(term, ([], []))
-            docs.append(doc)
-            weights.append(rarity[term] * (_K1 + 1.0) / (frequency + _K1))
+                slot = sums.get(term)
+                if slot is None:
+                    sums[term] = [part, part * idf[term]]
+                else:
+                    slot[0] += part
+                    slot[1] += part * idf[term]
+        for term, (frequency, rarity) in sums.items():
+            posting = postings.get(term)
+            if posting is None:
+                posting = postings[term] = ([], [])
+            posting[0].append(doc)
+            posting[1].append(rarity * saturate / (frequency + _K1))
     return postings
 
 

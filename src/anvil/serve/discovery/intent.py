@@ -2,7 +2,9 @@
 
 A task's **intent** is read from its verbs (:func:`task_intent`): "add", "file", "open", "set up" create;
 "remove", "get rid of", "take ... off", "cancel", "stop" delete; "change", "rename", "close", "assign" update;
-"show", "find", "list", a question ("who is on call?") read. The first such verb wins (a verb a negation
+"show", "find", "list", a question ("who is on call?") read; "get", "give me" obtain (a read, or something made
+for the asker: an embedding, a hook's URL); "check whether", "verify", "screen" check (a tool that computes or
+checks, else a read). The first such verb wins (a verb a negation
 governs, "without deleting it", is not among a task's words); a question word counts only where it opens the
 task.
 
@@ -27,10 +29,12 @@ from typing import Final
 from anvil.serve.discovery.terms import run_terms, stem
 
 __all__ = [
+    "CHECK",
     "CREATE",
     "DELETE",
     "GET",
     "LIST",
+    "OBTAIN",
     "OTHER",
     "QUESTIONS",
     "READ",
@@ -52,6 +56,10 @@ GET: Final = 3
 LIST: Final = 4
 OTHER: Final = 5
 READ: Final = 6
+#: "get me ...", "give me ...": a read, or something made for the asker (an embedding, a hook's URL).
+OBTAIN: Final = 7
+#: "check whether ...", "verify ...": a tool that computes or checks, else a read.
+CHECK: Final = 8
 
 #: How well a tool of each shape answers a task of each intent: 1 agrees, below 0 contradicts.
 _AGREEMENT: Final[dict[int, tuple[float, ...]]] = {
@@ -60,6 +68,8 @@ _AGREEMENT: Final[dict[int, tuple[float, ...]]] = {
     DELETE: (-1.0, 1.0, -0.3, -1.0, -1.0, 0.0),
     UPDATE: (-0.3, -0.7, 1.0, -1.0, -1.0, 0.0),
     READ: (-1.0, -1.0, -1.0, 1.0, 1.0, 0.0),
+    OBTAIN: (-0.2, -1.0, -1.0, 1.0, 1.0, 0.3),
+    CHECK: (0.0, -1.0, -0.5, 0.5, 0.3, 1.0),
 }
 
 
@@ -88,7 +98,7 @@ _TOOL_VERBS: Final = {
     LIST: _stems("list browse enumerate search find query filter"),
     OTHER: _stems(
         "evaluate validate simulate calculate estimate preview test check verify compute score predict analyze "
-        "classify detect compare"
+        "classify detect compare match moderate"
     ),
 }
 _TOOL_VERB: Final = {verb: shape for shape, verbs in _TOOL_VERBS.items() for verb in verbs}
@@ -130,7 +140,9 @@ _TASK_VERBS: Final = {
         "silence extend upgrade downgrade tweak toggle flip lock unlock activate deactivate suspend unsuspend "
         "renew refresh regenerate reset reorder prioritize deprioritize configure"
     ),
-    READ: _stems("show get look see view display fetch retrieve read tell find search download export review inspect"),
+    OBTAIN: _stems("get obtain"),
+    CHECK: _stems("verify validate evaluate assess"),
+    READ: _stems("show grab look see view display fetch retrieve read tell find search download export review inspect"),
 }
 #: Verbs that are also common nouns ("the file", "a list", "the end"): read as verbs only where a clause
 #: opens (the task's first word, or after "to", "and", "then", "please", a subject).
@@ -138,7 +150,8 @@ _CLAUSE_VERBS: Final = {
     CREATE: _stems("file log post open email message ping remind notify alert record reply comment note"),
     DELETE: _stems("end"),
     UPDATE: _stems("set point turn tag label"),
-    READ: _stems("list check count audit monitor track"),
+    READ: _stems("list count audit monitor track"),
+    CHECK: _stems("check test screen"),
 }
 _TASK_VERB: Final = {verb: intent for intent, verbs in _TASK_VERBS.items() for verb in verbs}
 _CLAUSE_VERB: Final = {verb: intent for intent, verbs in _CLAUSE_VERBS.items() for verb in verbs}
@@ -150,8 +163,8 @@ _ASKING: Final = frozenset("can could would will".split())
 _ASKED: Final = frozenset("you we".split())
 #: Particles that turn a verb into another: (verb, particle) -> (intent, how far after the verb it may be).
 _PHRASES: Final = {
-    ("give", "me"): (READ, 1),
-    ("give", "us"): (READ, 1),
+    ("give", "me"): (OBTAIN, 1),
+    ("give", "us"): (OBTAIN, 1),
     ("take", "off"): (DELETE, 3),
     ("take", "out"): (DELETE, 3),
     ("take", "away"): (DELETE, 3),

@@ -136,7 +136,9 @@ class Discovery:
         if found is None:
             from anvil.serve.discovery.index import IndexEntry, SearchIndex
 
-            found = self._index = SearchIndex.build(IndexEntry.of(tool.op, tool.name) for tool in self._tools)
+            found = self._index = SearchIndex.build(
+                IndexEntry.of(tool.op, tool.name, tool.document.schemas) for tool in self._tools
+            )
         return found
 
 

@@ -60,6 +60,7 @@ _SAME_WORDS: Final[dict[str, str]] = {
     "mail": "email",
     "perm": "permission",
     "desc": "description",
+    "whoami": "myself",
 }
 #: Groups of words a task may use for one another (generic work-software vocabulary, not any API's words).
 #: A query word of a group also searches the group's other words, at :data:`RELATED_WEIGHT`.
@@ -148,7 +149,7 @@ RELATED_WEIGHT: Final = 0.4
 _STOP_WORDS: Final = frozenset(
     "a about above after again also am an and any are as at be been before being below between both but "
     "by can could did do does doing down during each few for from further had has have having he her here "
-    "hers him his how i if in into is it its itself just me more most my myself no nor not of off on once "
+    "hers him his how i if in into is it its itself just me more most my no nor not of off on once "
     "only or other our ours out over own please same she should so some such than that the their theirs "
     "them then there these they this those through to too under until up very was we were what when where "
     "which while who whom why will with would you your yours yourself".split()
@@ -168,6 +169,9 @@ _PLAIN_WORD: Final = re.compile(r"\w+")
 _VERSIONED: Final = re.compile(r"^[A-Za-z]{2,}[0-9]+$")
 #: A quoted value in a task: quotes not inside a word ("don't" holds none).
 _QUOTED: Final = re.compile(r"(?<!\w)(['\"`‘“])[^'\"`‘’“”]{1,120}['\"`’”](?!\w)")
+#: Words after which a task gives what is to be said, up to the sentence's end ("a note saying we rolled back"):
+#: the content of a message is a value.
+_SAYING: Final = frozenset("saying says stating reading".split())
 #: Words that negate the word after them.
 _NEGATIONS: Final = frozenset("without not never no nor don't dont doesn't didn't won't shouldn't".split())
 #: A host name or a file name in a task (``docs.acme.dev``, ``report.pdf``): a value, not what the task is.
@@ -176,19 +180,36 @@ _DOTTED_VALUE: Final = re.compile(
     r"|ya?ml|xml|html?|md|zip|gz|mp3|mp4|wav|docx?|xlsx?)$",
     re.IGNORECASE,
 )
+#: Irregular past forms a task uses and the verb an API names ("I sent", "we paid", "the build broke").
+_IRREGULAR: Final = {
+    "sent": "send", "paid": "pay", "spent": "spend", "built": "build", "wrote": "write", "written": "write",
+    "made": "make", "broke": "break", "broken": "break", "froze": "freeze", "frozen": "freeze", "hidden": "hide",
+    "chosen": "choose", "sold": "sell", "bought": "buy", "began": "begin", "begun": "begin", "gave": "give",
+    "given": "give", "took": "take", "taken": "take", "gotten": "get", "said": "say", "told": "tell",
+    "shown": "show", "seen": "see", "thrown": "throw", "drew": "draw", "drawn": "draw", "kept": "keep",
+    "lost": "lose", "sang": "sing", "spoke": "speak", "spoken": "speak", "stole": "steal", "stolen": "steal",
+    "woke": "wake", "forgot": "forget", "forgotten": "forget", "understood": "understand",
+}  # fmt: skip
+_BRITISH_ISE: Final = re.compile(r"(?<=[a-z]{3})is(e|es|ed|ing|ation|ations)$")
+_BRITISH_TRE: Final = re.compile(r"(?<=[a-z]{3})tre(s|d)?$")
+_BRITISH_OUR: Final = re.compile(r"(?<=[a-z]{2})our(?=[a-z]*$)")
 #: Doubled final letters a suffix leaves that are undoubled (``getting`` -> ``get``; ``adding`` stays ``add``).
 _UNDOUBLE: Final = frozenset("bgmnprt")
 
 
 @lru_cache(maxsize=1 << 13)
 def stem(word: str) -> str:
-    """A light suffix stemmer: plurals, ``-ied``/``-ed``/``-ing``, ``-ation``, then a final ``e``.
+    """A light suffix stemmer: irregular past forms, British spellings, plurals, ``-ied``/``-ed``/``-ing``,
+    ``-ation``, then a final ``e``.
 
     Not a linguist's stem, only a consistent one: the forms of one word an API and its users write
     ("entries"/"entry", "created"/"creates"/"creation"/"create") meet on one term.
     """
     if len(word) <= 3 or not word.isalpha():
         return word
+    word = _IRREGULAR.get(word, word)
+    if len(word) > 5:  # British spellings meet American ones: "organise", "colour", "centre"
+        word = _BRITISH_OUR.sub("or", _BRITISH_TRE.sub(r"ter\1", _BRITISH_ISE.sub(r"iz\1", word)))
     if word.endswith("ies") and len(word) > 4:
         word = word[:-3] + "y"
     elif word.endswith("s") and not word.endswith(("ss", "us", "is")):
@@ -208,6 +229,8 @@ def stem(word: str) -> str:
 
 def _undouble(word: str) -> str:
     if len(word) >= 3 and word[-1] == word[-2] and word[-1] in _UNDOUBLE:
+        return word[:-1]
+    if len(word) > 5 and word.endswith("ell"):  # "cancelled", "labelled": British doubling
         return word[:-1]
     return word
 
@@ -255,14 +278,18 @@ def query_terms(query: str, *, plain: bool = False) -> tuple[str, ...]:
 
 def task_words(query: str) -> list[str]:
     """The words of a task without the values it names (see :func:`query_terms`), nor a word a negation
-    governs ("without deleting it", "don't close")."""
+    governs ("without deleting it", "don't close"), nor what a message is to say ("a note saying it is fixed")."""
     text = _QUOTED.sub(" ", query[:MAX_QUERY_CHARS])
     kept = []
-    negated = False
+    negated = quoting = False
     for word in text.split():
+        if quoting:
+            quoting = word[-1:] not in ".;!?"
+            continue
         if negated:
             negated = False
             continue
+        quoting = word.casefold().strip(".,;:!?()") in _SAYING
         negated = word.casefold().replace("’", "'").strip(".,;:!?()") in _NEGATIONS
         if word[:1] in "#@" or ("@" in word or "://" in word):
             continue
