@@ -158,3 +158,26 @@ def test_a_tool_budget_above_the_input_budget_raises_it() -> None:
     roomy = ToolSurface(GRAPH, budget=DisclosureBudget(tool_budget_tokens=20_000))
     assert roomy.input_budget_tokens == 20_000
     assert not roomy.published(op).input_summarised
+
+
+def test_a_tool_is_published_once_per_operation_and_every_definition_is_a_copy_of_it() -> None:
+    op = _read({"$ref": REF + "A"})
+    surface = ToolSurface(GRAPH)
+    first = surface.published(op)
+    assert surface.published(op) is first
+    definition = surface.definition(op)
+    assert definition == first.definition and definition is not first.definition
+    definition["name"] = "renamed"  # a caller renaming its copy changes nothing published
+    assert surface.definition(op)["name"] == op.mcp.tool_name
+    assert surface.published(replace(op, display_name="Other")) is not first  # another operation object
+
+
+def test_a_document_differing_only_in_its_diagnostics_shares_the_surface_and_its_tools() -> None:
+    op = _read({"$ref": REF + "A"})
+    doc = Document(service=Service(id="svc", version="1", display_name="Svc"), operations=(op,), schemas=GRAPH)
+    surface = surface_of(doc)
+    published = surface.published(op)
+    assert surface_of(replace(doc, diagnostics=())) is surface
+    assert surface_of(replace(doc, diagnostics=())).published(op) is published
+    tight = replace(doc, disclosure=DisclosureBudget(tool_budget_tokens=50))
+    assert surface_of(tight) is not surface  # other budgets: another surface

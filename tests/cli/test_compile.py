@@ -306,6 +306,24 @@ def test_an_unsafe_manifest_namespace_is_a_manifest_diagnostic(
     assert "manifest/wrong_type" in {d["code"] for d in report["diagnostics"]}  # type: ignore[union-attr, index]
 
 
+def test_the_manifest_namespace_comes_from_the_manifest_the_compile_parsed_without_reading_it_again(
+    tmp_path: Path,
+) -> None:
+    from anvil.cli.compile import deployment_namespace_for
+    from anvil.compiler.manifest.parse import load_manifest
+
+    manifest = tmp_path / "anvil.yaml"
+    text = (REPO / MANIFEST).read_text(encoding="utf-8")
+    manifest.write_text(text.replace("  environment: prod\n", "  environment: prod\n  deployment_namespace: team-a\n"))
+    parsed, found = load_manifest(manifest)
+    assert parsed is not None and not found
+    manifest.unlink()  # read again, a missing file would give no namespace
+    out = tmp_path / "bundle"
+    assert deployment_namespace_for(out, flag=None, manifest=manifest, parsed=parsed) == "team-a"
+    assert deployment_namespace_for(out, flag="flagged", manifest=manifest, parsed=parsed) == "flagged"
+    assert deployment_namespace_for(out, flag=None, manifest=manifest) is None
+
+
 def _narrowed(tmp_path: Path, budget: int, capsys: pytest.CaptureFixture[str]) -> tuple[list[str], str]:
     """Payments compiled with ``budget`` as its tool budget: the budget warnings, and certify's tool-budget detail."""
     manifest = tmp_path / f"anvil-{budget}.yaml"

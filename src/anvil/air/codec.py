@@ -57,11 +57,28 @@ def _fields(cls: Any) -> tuple[tuple[str, str, Any, bool], ...]:
     return tuple(out)
 
 
+#: Per type: its fields as (python name, json name) when it is an AIR node (a dataclass), else None.
+_NODE_FIELDS: dict[type, tuple[tuple[str, str], ...] | None] = {}
+
+
+def _node_fields(kind: type) -> tuple[tuple[str, str], ...] | None:
+    fields = _NODE_FIELDS.get(kind, ())
+    if fields == ():
+        is_node = dataclasses.is_dataclass(kind) and not issubclass(kind, type)
+        fields = tuple((py, js) for py, js, _tp, _d in _fields(kind)) if is_node else None
+        _NODE_FIELDS[kind] = fields
+    return fields
+
+
 def to_json(value: Any) -> Any:
     """Serialize an AIR node (or a tuple/list/dict of them) to plain JSON values."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+    kind = type(value)
+    if kind is str or kind is bool or kind is int or value is None or kind is dict:
+        return value
+    fields = _node_fields(kind)
+    if fields is not None:
         out: dict[str, Any] = {}
-        for py_name, json_name, _tp, _d in _fields(type(value)):
+        for py_name, json_name in fields:
             item = getattr(value, py_name)
             if item is None:
                 continue
@@ -80,63 +97,102 @@ def _fail(path: str, message: str) -> AirError:
     )
 
 
-def _convert(tp: Any, value: Any, path: str) -> Any:
+_Converter = typing.Callable[[Any, str], Any]
+
+
+def _same(value: Any, path: str) -> Any:
+    return value
+
+
+@cache
+def _converter(tp: Any) -> _Converter:
+    """How a JSON value becomes a field of type ``tp`` (worked out once per type)."""
     if tp is Any:
-        return value
+        return _same
     origin = get_origin(tp)
     if origin in (Union, types.UnionType):
-        if value is None:
-            return None
         arms = [arm for arm in get_args(tp) if arm is not type(None)]
-        return _convert(arms[0], value, path)
+        arm = _converter(arms[0]) if arms else _same
+        return lambda value, path: None if value is None else arm(value, path)
     if origin is Literal:
-        if value not in get_args(tp):
-            raise _fail(path, f"{value!r} is not one of {', '.join(map(str, get_args(tp)))}")
-        return value
+        allowed = get_args(tp)
+
+        def literal(value: Any, path: str) -> Any:
+            if value not in allowed:
+                raise _fail(path, f"{value!r} is not one of {', '.join(map(str, allowed))}")
+            return value
+
+        return literal
     if origin is tuple:
-        if not isinstance(value, list | tuple):
-            raise _fail(path, "expected an array")
-        item_tp = get_args(tp)[0]
-        return tuple(_convert(item_tp, item, f"{path}[{i}]") for i, item in enumerate(value))
+        item = _converter(get_args(tp)[0])
+
+        def sequence(value: Any, path: str) -> Any:
+            if not isinstance(value, list | tuple):
+                raise _fail(path, "expected an array")
+            return tuple(item(entry, f"{path}[{i}]") for i, entry in enumerate(value))
+
+        return sequence
     if origin is dict or tp is dict:
-        if not isinstance(value, dict):
-            raise _fail(path, "expected an object")
-        return value
+        return _mapping
     if isinstance(tp, type) and dataclasses.is_dataclass(tp):
-        return _build(tp, value, path)
-    if tp is bool:
-        if not isinstance(value, bool):
-            raise _fail(path, "expected a boolean")
-        return value
-    if tp is int:
-        if isinstance(value, bool) or not isinstance(value, int | float) or int(value) != value:
-            raise _fail(path, "expected an integer")
-        return int(value)
-    if tp is float:
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise _fail(path, "expected a number")
-        return value
-    if tp is str:
-        if not isinstance(value, str):
-            raise _fail(path, "expected a string")
-        return value
+        return lambda value, path: _build(tp, value, path)
+    return _SCALARS.get(tp, _same)
+
+
+def _mapping(value: Any, path: str) -> Any:
+    if not isinstance(value, dict):
+        raise _fail(path, "expected an object")
     return value
+
+
+def _boolean(value: Any, path: str) -> Any:
+    if not isinstance(value, bool):
+        raise _fail(path, "expected a boolean")
+    return value
+
+
+def _integer(value: Any, path: str) -> Any:
+    if isinstance(value, bool) or not isinstance(value, int | float) or int(value) != value:
+        raise _fail(path, "expected an integer")
+    return int(value)
+
+
+def _number(value: Any, path: str) -> Any:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise _fail(path, "expected a number")
+    return value
+
+
+def _string(value: Any, path: str) -> Any:
+    if not isinstance(value, str):
+        raise _fail(path, "expected a string")
+    return value
+
+
+_SCALARS: dict[Any, _Converter] = {bool: _boolean, int: _integer, float: _number, str: _string}
+
+
+@cache
+def _plan(cls: Any) -> tuple[tuple[tuple[str, str, _Converter, bool], ...], frozenset[str]]:
+    """(python name, json name, converter, has default) per field of ``cls``, and its json names."""
+    fields = tuple((py, js, _converter(tp), has_default) for py, js, tp, has_default in _fields(cls))
+    return fields, frozenset(js for _py, js, _c, _d in fields)
 
 
 def _build(cls: Any, data: Any, path: str) -> Any:
     if not isinstance(data, dict):
         raise _fail(path, f"expected an object for {cls.__name__}")
+    fields, known = _plan(cls)
     kwargs: dict[str, Any] = {}
-    known = set()
-    for py_name, json_name, tp, has_default in _fields(cls):
-        known.add(json_name)
+    for py_name, json_name, convert, has_default in fields:
         if json_name in data:
-            kwargs[py_name] = _convert(tp, data[json_name], f"{path}.{json_name}" if path else json_name)
+            kwargs[py_name] = convert(data[json_name], f"{path}.{json_name}" if path else json_name)
         elif not has_default:
             raise _fail(path, f"missing required field {json_name!r}")
-    unknown = sorted(set(data) - known)
-    if unknown:
-        raise _fail(path, f"unknown field(s) {', '.join(unknown)}")
+    if len(kwargs) != len(data):
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise _fail(path, f"unknown field(s) {', '.join(unknown)}")
     return cls(**kwargs)
 
 

@@ -34,7 +34,13 @@ from anvil.air.tools import (
     tool_meta,
 )
 
-__all__ = ["FALLBACK_CHARS_PER_TOKEN", "measure_tool_surface", "measured_surface", "measured_surface_json"]
+__all__ = [
+    "FALLBACK_CHARS_PER_TOKEN",
+    "measure_tool_surface",
+    "measured_surface",
+    "measured_surface_json",
+    "surface_cost",
+]
 
 #: ``charsPerToken`` when nothing was counted (an empty surface), as in the original.
 FALLBACK_CHARS_PER_TOKEN: Final = 4
@@ -78,7 +84,11 @@ def measured_surface_json(op: Operation) -> str:
 def measure_tool_surface(op: Operation) -> DisclosureCost:
     """``op``'s ``disclosureCost``: o200k_base tokens of its surface; response figures 0 until measured."""
     text = measured_surface_json(op)
-    tokens = count_tokens(text)
+    return surface_cost(text, count_tokens(text))
+
+
+def surface_cost(text: str, tokens: int) -> DisclosureCost:
+    """The ``disclosureCost`` of a surface whose :func:`measured_surface_json` is ``text``, of ``tokens`` tokens."""
     chars = len(text.encode("utf-16-le", "surrogatepass")) // 2  # the original counts UTF-16 code units
     # Rounded half up to three places as the original rounds (Math.round), not half to even.
     ratio = math.floor(chars / tokens * 1000 + 0.5) / 1000 if tokens else FALLBACK_CHARS_PER_TOKEN

@@ -7,6 +7,7 @@ Every surface name of an operation (AIR id, canonical name, CLI command, MCP too
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -103,11 +104,16 @@ def split_words(text: str) -> list[str]:
     return [word.lower() for word in _NON_ALNUM.split(spaced) if word]
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def snake(text: str) -> str:
-    """snake_case: ``snake("HTTPStatusCode") == "http_status_code"``."""
+    """snake_case: ``snake("HTTPStatusCode") == "http_status_code"``.
+
+    Kept per text (a large API names the same inputs and schema keys thousands of times).
+    """
     return "_".join(split_words(text))
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def kebab(text: str) -> str:
     """kebab-case: ``kebab("paymentId") == "payment-id"``."""
     return "-".join(split_words(text))
@@ -523,10 +529,9 @@ def resolve_name_collisions(ops: Sequence[Operation]) -> tuple[tuple[Operation, 
             groups: dict[str, list[int]] = {}
             for index, op in enumerate(current):
                 groups.setdefault(surface(op), []).append(index)
-            for key in sorted(groups, key=collation_key):
+            colliding = (key for key, members in groups.items() if len(members) > 1)
+            for key in sorted(colliding, key=collation_key):
                 indexes = sorted(groups[key], key=lambda i: _sort_key(current[i]))
-                if len(indexes) < 2:
-                    continue
                 changed = True
                 suffixes = _group_suffixes([current[i] for i in indexes])
                 for index, suffix in zip(indexes, suffixes, strict=True):

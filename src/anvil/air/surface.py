@@ -155,6 +155,8 @@ class ToolSurface:
         self._tool_of: ToolOf = tool_of or _op_id
         self._every_effect_class = every_effect_class
         self._input_budget = input_budget_tokens or max(INPUT_SCHEMA_BUDGET_TOKENS, self.budget.tool_budget_tokens)
+        # (id(op), name) -> (op, what it publishes): the op is kept, so its id is not reused.
+        self._published: dict[tuple[int, str | None], tuple[Operation, Published]] = {}
 
     @property
     def budget_tokens(self) -> int:
@@ -184,7 +186,7 @@ class ToolSurface:
 
     def definition(self, op: Operation, *, name: str | None = None) -> JSONObject:
         """``op``'s tool definition as published (a new dict each call); ``name``: as :meth:`published`."""
-        return self.published(op, name=name).definition
+        return dict(self.published(op, name=name).definition)
 
     def listed(self, op: Operation) -> JSONObject:
         """``op``'s tool as ``anvil serve`` lists it for its own bundle: the published definition with the
@@ -197,12 +199,23 @@ class ToolSurface:
     def published(self, op: Operation, *, name: str | None = None) -> Published:
         """``op``'s tool definition, its ``outputSchema`` whole or cut to the budget, and its measures.
 
+        Worked out once per operation object (operations are immutable): a compile checks the budget
+        of the tools it then writes to ``tools.json``. The definition is shared: copy it to change it.
+
         Args:
             op: The operation.
             name: The name the tool is served under when it is not ``op.mcp.tool_name`` (a fleet's
                 prefixed name): a summarised input schema names its resource by it. The definition's
                 ``name`` stays ``op.mcp.tool_name`` (the server renames it).
         """
+        known = self._published.get((id(op), name))
+        if known is not None and known[0] is op:
+            return known[1]
+        published = self._publish(op, name)
+        self._published[(id(op), name)] = (op, published)
+        return published
+
+    def _publish(self, op: Operation, name: str | None) -> Published:
         whole = published_input_schema(op)
         head: JSONObject = {
             "name": op.mcp.tool_name,
@@ -286,15 +299,29 @@ def surface_of(document: Document) -> ToolSurface:
     """The tool surface of ``document``: its budgets, follow-ups named by their approved tools.
 
     The last document's surface is kept (documents are immutable), so callers asking again for the
-    same document share its projected schemas.
+    same document, or for one that only differs outside its tools (its diagnostics), share its
+    projected schemas and published tools.
     """
-    if _LAST_DOCUMENT and _LAST_DOCUMENT[0][0] is document:
-        return _LAST_DOCUMENT[0][1]
+    last = _LAST_DOCUMENT[0] if _LAST_DOCUMENT else None
+    if last is not None and (last[0] is document or _same_surface(last[0], document)):
+        _LAST_DOCUMENT[:] = [(document, last[1])]
+        return last[1]
     names = {op.id: op.mcp.tool_name for op in document.operations if op.is_approved}
     every = document.service.list_effect_class == "all"
     surface = ToolSurface(document.schemas, budget=document.disclosure, tool_of=names.get, every_effect_class=every)
     _LAST_DOCUMENT[:] = [(document, surface)]
     return surface
+
+
+def _same_surface(before: Document, document: Document) -> bool:
+    """Whether ``document`` publishes what ``before`` does: the same operation and schema objects (only,
+    say, its diagnostics differ), the same budgets and effect-class listing."""
+    return (
+        before.operations is document.operations
+        and before.schemas is document.schemas
+        and before.disclosure == document.disclosure
+        and before.service.list_effect_class == document.service.list_effect_class
+    )
 
 
 def surface_for(components: JSONObject) -> ToolSurface:

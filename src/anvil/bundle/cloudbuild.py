@@ -28,8 +28,8 @@ import hashlib
 import json
 from typing import Any
 
-from anvil.air.codec import document_json
 from anvil.air.model import Document
+from anvil.bundle.airfile import air_file
 from anvil.bundle.container import DOCKERFILE_PATH
 from anvil.bundle.coordinates import coordinates
 from anvil.bundle.encoding import json_file, text_file
@@ -67,7 +67,7 @@ STATE_BUCKET_FILE = f"{_WORK_REL}/anvil-state-bucket"
 
 def bundle_identity(doc: Document, generation: Generation) -> str:
     """sha256 hex of the bundle's ``air.json`` bytes followed by its ``generation.json`` bytes."""
-    return hashlib.sha256(json_file(document_json(doc)) + json_file(generation.to_json())).hexdigest()
+    return hashlib.sha256(air_file(doc) + json_file(generation.to_json())).hexdigest()
 
 
 #: The first step. ``@CHECKS@`` and ``@IDENTITY@`` are filled in; ``$$`` is the shell's ``$`` to Cloud Build.

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from anvil.air.codec import document_json
 from anvil.air.model import Document
+from anvil.bundle.airfile import air_file
 from anvil.bundle.catalog import emit_catalog
 from anvil.bundle.cloudbuild import emit_cloudbuild
 from anvil.bundle.container import emit_container
@@ -44,7 +44,7 @@ DerivedEmitter = Callable[[Document, Generation, Mapping[str, bytes]], dict[str,
 
 def _emit_air(doc: Document, generation: Generation) -> dict[str, bytes]:
     return {
-        "air.json": json_file(document_json(doc)),
+        "air.json": air_file(doc),
         "generation.json": json_file(generation.to_json()),
     }
 

@@ -15,6 +15,10 @@ import orjson
 __all__ = ["json_file", "text_file", "yaml_scalar"]
 
 _encode_string = json.encoder.encode_basestring  # the C escaper when available
+_OPTIONS = orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE
+#: The integers orjson writes itself; any other is handed to it as written text.
+_MIN_INT, _MAX_INT = -(1 << 63), (1 << 64) - 1
+_UNSUPPORTED: Any = object()
 
 
 def _number(value: int | float) -> str:
@@ -105,6 +109,51 @@ def _orjson_safe(value: Any) -> bool:
     return True
 
 
+def _orjson_ready(value: Any) -> Any:
+    """``value`` with what orjson would write differently from :func:`_pretty` given as written text
+    (``orjson.Fragment``: floats, integers past 64 bits) and non-string keys as :func:`_key` writes
+    them; containers are copied only where something changed. ``_UNSUPPORTED`` for a value of another
+    type, or keys that collide once written (the hand-written encoder writes both)."""
+    kind = type(value)
+    if kind is str or kind is bool or value is None:
+        return value
+    if kind is dict:
+        changed = False
+        items = []
+        for key, item in value.items():
+            ready = _orjson_ready(item)
+            if ready is _UNSUPPORTED:
+                return _UNSUPPORTED
+            if type(key) is not str:
+                try:
+                    key = _key(key)
+                except TypeError:
+                    return _UNSUPPORTED
+                changed = True
+            elif ready is not item:
+                changed = True
+            items.append((key, ready))
+        if not changed:
+            return value
+        written = dict(items)
+        return written if len(written) == len(items) else _UNSUPPORTED
+    if kind is list or kind is tuple:
+        copied: list[Any] | None = None
+        for index, item in enumerate(value):
+            ready = _orjson_ready(item)
+            if ready is _UNSUPPORTED:
+                return _UNSUPPORTED
+            if ready is not item:
+                copied = list(value) if copied is None else copied
+                copied[index] = ready
+        return value if copied is None else copied
+    if kind is int:
+        return value if _MIN_INT <= value <= _MAX_INT else orjson.Fragment(int.__repr__(value))
+    if kind is float:
+        return orjson.Fragment(_number(value))
+    return _UNSUPPORTED
+
+
 def _not_json(value: Any) -> Any:
     raise TypeError(f"not JSON-serializable: {type(value).__name__}")
 
@@ -115,11 +164,14 @@ def json_file(value: Any) -> bytes:
     Byte-identical to :func:`anvil.air.canonical.pretty_json`. A bundle holds megabytes of pretty JSON
     and the standard library only uses its C encoder for compact output, so values orjson writes the
     same way as JavaScript go through orjson (most of them: AIR holds few floats) and the rest through
-    the hand-written encoder below; ``tests/bundle/test_encoding.py`` holds both to one answer.
+    the hand-written encoder below; ``tests/bundle/test_encoding.py`` holds both to one answer. A value
+    with floats or huge integers (an AIR document with examples) still goes through orjson, those
+    numbers written by the hand-written encoder's rules (:func:`_orjson_ready`).
     """
-    if _orjson_safe(value):
+    ready = value if _orjson_safe(value) else _orjson_ready(value)
+    if ready is not _UNSUPPORTED:
         try:
-            return orjson.dumps(value, default=_not_json, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
+            return orjson.dumps(ready, default=_not_json, option=_OPTIONS)
         except (TypeError, orjson.JSONEncodeError):
             pass
     return _hand_json_file(value)

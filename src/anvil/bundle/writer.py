@@ -159,11 +159,17 @@ def _carry(out: Path, stage: Path, roots: frozenset[str]) -> tuple[str, ...]:
     return tuple(carried)
 
 
-def _write(stage: Path, rel: str, data: bytes) -> None:
+def _write(stage: Path, rel: str, data: bytes, made: set[str] | None = None) -> None:
+    """Write ``data`` at ``rel`` under ``stage``; ``made``: the folders this install already made or checked."""
     *folders, name = rel.split("/")
     current = stage
-    for folder in folders:
+    for depth, folder in enumerate(folders):
         current = current / folder
+        if made is not None:
+            key = "/".join(folders[: depth + 1])
+            if key in made:
+                continue  # already made or checked by this install: a directory, not a link
+            made.add(key)
         if current.is_symlink():
             raise _unsafe_path(rel, f"{folder!r} is a symlink")
         try:
@@ -261,8 +267,9 @@ def install_bundle(out: Path, files: Mapping[str, bytes]) -> InstallReport:
         raise _unwritable(out, exc) from exc
     try:
         carried = _carry(out, stage, roots) if existed else ()
+        made: set[str] = set()
         for rel in sorted(files):
-            _write(stage, rel, files[rel])
+            _write(stage, rel, files[rel], made)
         _verify(stage, files, roots)
         backup = _swap(out, stage, existed)
     except BundleError:

@@ -37,10 +37,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from types import TracebackType
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from anvil.diagnostics import Diagnostic, diagnostic, has_errors
 from anvil.errors import BundleError, ConfigError, UsageError
+
+if TYPE_CHECKING:
+    from anvil.compiler.manifest.model import Manifest
 
 __all__ = [
     "CompileOutcome",
@@ -187,9 +190,17 @@ def _manifest_namespace(manifest: Path | None) -> str | None:
     return parsed.service.deployment_namespace if parsed is not None else None
 
 
-def deployment_namespace_for(out: Path, *, flag: str | None, manifest: Path | None) -> str | None:
-    """The namespace to persist: the flag, else the manifest's, else the one already at ``out``, else None."""
-    return flag or _manifest_namespace(manifest) or _persisted_namespace(out)
+def deployment_namespace_for(
+    out: Path, *, flag: str | None, manifest: Path | None, parsed: Manifest | None = None
+) -> str | None:
+    """The namespace to persist: the flag, else the manifest's, else the one already at ``out``, else None.
+
+    ``parsed``: the manifest at ``manifest`` as the compile already parsed it (it is not read again).
+    """
+    if flag:
+        return flag
+    stated = parsed.service.deployment_namespace if parsed is not None else _manifest_namespace(manifest)
+    return stated or _persisted_namespace(out)
 
 
 def _bundle_error(exc: BundleError) -> Diagnostic:
@@ -215,21 +226,26 @@ def compile_bundle(
     in ``generation.json``; without it the manifest's ``service.deployment_namespace`` or the namespace the
     bundle at ``out`` already persisted is kept, so a recompile never moves deployment coordinates.
     """
-    from anvil.bundle.emit import emit_bundle
-    from anvil.bundle.generation import Generation
-    from anvil.bundle.hash import bundle_hash
-    from anvil.bundle.writer import install_bundle
-    from anvil.compiler import build
+    from anvil.air.token_counter import TokenCounter
 
-    uri = source_uri(spec, root or Path.cwd())
-    result = build(
-        spec,
-        manifest=manifest,
-        service_id=service_id,
-        source_uri=uri,
-        spec_root=spec_root,
-        max_file_bytes=max_file_bytes,
-    )
+    # Started first, so the helper loads the tokenizer while the compiler is imported and the spec loads.
+    with TokenCounter() as counter:
+        from anvil.bundle.emit import emit_bundle
+        from anvil.bundle.generation import Generation
+        from anvil.bundle.hash import bundle_hash
+        from anvil.bundle.writer import install_bundle
+        from anvil.compiler import build
+
+        uri = source_uri(spec, root or Path.cwd())
+        result = build(
+            spec,
+            manifest=manifest,
+            service_id=service_id,
+            source_uri=uri,
+            spec_root=spec_root,
+            max_file_bytes=max_file_bytes,
+            counter=counter,
+        )
     diagnostics = tuple(result.diagnostics)
     doc = result.document
     input_failed = any(d.severity == "error" and d.code.startswith(_INPUT_PREFIXES) for d in diagnostics)
@@ -239,7 +255,7 @@ def compile_bundle(
     try:
         if progress is not None:
             progress.stage("writing")
-        namespace = deployment_namespace_for(out, flag=deployment_namespace, manifest=manifest)
+        namespace = deployment_namespace_for(out, flag=deployment_namespace, manifest=manifest, parsed=result.manifest)
         files = emit_bundle(doc, Generation(deployment_namespace=namespace))
         report = install_bundle(out, files)
         digest = bundle_hash(out)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from dataclasses import replace
 from pathlib import Path
 
+from anvil.air.token_counter import TokenCounter
 from anvil.compiler.pipeline import CompileResult, compile_source
 from anvil.diagnostics import Diagnostic
 
@@ -19,6 +21,7 @@ def build(
     source_uri: str | None = None,
     spec_root: Path | None = None,
     max_file_bytes: int | None = None,
+    counter: TokenCounter | None = None,
 ) -> CompileResult:
     """Load ``spec`` (and ``manifest``), compile, and return the AIR document with every diagnostic.
 
@@ -39,24 +42,30 @@ def build(
             whose files sit in sibling folders (``spec/swagger.yaml`` referring to ``../common/x.yaml``).
         max_file_bytes: the per-file size limit for the spec, its ``$ref`` files and the manifest
             (default 64 MiB); only regular files are read.
+        counter: counts the disclosure figures' tokens (the caller ends it); default: one started here,
+            whose helper process loads the tokenizer while the spec loads.
 
     Returns:
         The :class:`CompileResult`.
     """
-    from anvil.compiler.manifest.parse import load_manifest
-    from anvil.load.files import DEFAULT_MAX_FILE_BYTES
-    from anvil.load.spec import load_spec
+    # The disclosure figures' tokenizer loads in a helper process while the spec loads here.
+    with nullcontext(counter) if counter is not None else TokenCounter() as active:
+        from anvil.compiler.manifest.parse import load_manifest
+        from anvil.load.files import DEFAULT_MAX_FILE_BYTES
+        from anvil.load.spec import load_spec
 
-    limit = DEFAULT_MAX_FILE_BYTES if max_file_bytes is None else max_file_bytes
-    loaded = load_spec(spec, uri=source_uri, root=spec_root, max_file_bytes=limit)
-    parsed = None
-    manifest_found: list[Diagnostic] = []
-    if manifest is not None:
-        parsed, manifest_found = load_manifest(manifest, max_file_bytes=limit)
-    result = compile_source(loaded, parsed, service_id=service_id, source_uri=source_uri or str(spec))
+        limit = DEFAULT_MAX_FILE_BYTES if max_file_bytes is None else max_file_bytes
+        loaded = load_spec(spec, uri=source_uri, root=spec_root, max_file_bytes=limit)
+        parsed = None
+        manifest_found: list[Diagnostic] = []
+        if manifest is not None:
+            parsed, manifest_found = load_manifest(manifest, max_file_bytes=limit)
+        result = compile_source(
+            loaded, parsed, service_id=service_id, source_uri=source_uri or str(spec), counter=active
+        )
     load_count = len(loaded.diagnostics)
     ordered = (*result.diagnostics[:load_count], *manifest_found, *result.diagnostics[load_count:])
     document = result.document
     if manifest_found:
         document = replace(document, diagnostics=tuple(d.to_air() for d in ordered))
-    return CompileResult(document=document, diagnostics=tuple(ordered))
+    return CompileResult(document=document, diagnostics=tuple(ordered), manifest=parsed)

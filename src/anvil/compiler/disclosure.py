@@ -23,7 +23,7 @@ import json
 from collections.abc import Callable
 from typing import Final
 
-from anvil.air.disclosure_surface import measure_tool_surface
+from anvil.air.disclosure_surface import measured_surface_json, surface_cost
 from anvil.air.input_summary import schema_uri
 from anvil.air.model import Document, Operation
 from anvil.air.surface import (
@@ -33,6 +33,7 @@ from anvil.air.surface import (
     estimate_tokens,
     surface_of,
 )
+from anvil.air.token_counter import TokenCounter
 from anvil.air.tokens import ESTIMATOR, count_tokens
 from anvil.diagnostics import Diagnostic, diagnostic
 
@@ -61,7 +62,10 @@ def _listed_tokens(surface: ToolSurface, op: Operation) -> int:
 
 
 def measure_disclosure(
-    document: Document, original: Callable[[Operation], Operation] | None = None
+    document: Document,
+    original: Callable[[Operation], Operation] | None = None,
+    *,
+    counter: TokenCounter | None = None,
 ) -> tuple[Document, list[Diagnostic]]:
     """``document`` with ``disclosureCost`` measured on every operation, and the tools over budget.
 
@@ -70,19 +74,32 @@ def measure_disclosure(
         original: the operation as the original compiles it (its input schemas:
             :func:`anvil.compiler.original_view.original_view`), which the figure is taken over;
             each operation as it stands when omitted.
+        counter: counts the tokens (a compile starts its helper process before the spec loads);
+            in this process when omitted. Either way the figures are :func:`count_tokens`'s.
 
     Returns:
         The measured document, and a ``disclosure/input_over_budget`` warning per approved operation
         whose tool is over the budget before any output schema is added.
     """
-    surface = surface_of(document)
-    operations = []
-    found: list[Diagnostic] = []
+    counter = counter if counter is not None else TokenCounter(executable="")
+    texts = []
     for op in document.operations:
+        text = measured_surface_json(original(op) if original is not None else op)
+        counter.add(text)  # counted by the helper while the next surfaces are built here
+        texts.append(text)
+    costs = [surface_cost(text, tokens) for text, tokens in zip(texts, counter.counts(), strict=True)]
+    operations = tuple(
+        dataclasses.replace(op, disclosure_cost=cost) for op, cost in zip(document.operations, costs, strict=True)
+    )
+    measured = dataclasses.replace(document, operations=operations)
+    # Checked on the measured operations: the bundle's tools.json finds these published tools again.
+    surface = surface_of(measured)
+    found: list[Diagnostic] = []
+    for op in operations:
+        if not op.is_approved:
+            continue
         published = surface.published(op)
-        measured = original(op) if original is not None else op
-        operations.append(dataclasses.replace(op, disclosure_cost=measure_tool_surface(measured)))
-        if op.is_approved and published.rest_chars > surface.budget_chars:
+        if published.rest_chars > surface.budget_chars:
             tokens = _listed_tokens(surface, op)
             if tokens <= surface.budget_tokens:
                 continue  # within the budget as certify counts it: no second, contradicting figure
@@ -103,4 +120,4 @@ def measure_disclosure(
                     "in the manifest.",
                 )
             )
-    return dataclasses.replace(document, operations=tuple(operations)), found
+    return measured, found

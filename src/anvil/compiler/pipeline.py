@@ -21,6 +21,7 @@ from anvil.air.codec import SERVICE_ID_PATTERN, load_document, to_json
 from anvil.air.inputs import assemble_input_schema
 from anvil.air.model import NO_AUTH, DisclosureBudget, Document, Operation, Server, Service, Source
 from anvil.air.naming import resolve_name_collisions, snake
+from anvil.air.token_counter import TokenCounter
 from anvil.compiler.auth import group_selected, server_base_url
 from anvil.compiler.auth_choice import choose_auth_schemes, service_auth_without_choice
 from anvil.compiler.capabilities import discover_capabilities
@@ -51,10 +52,12 @@ _CONTESTED_SCHEME_NOTE: Final = "Blocked: manifest entries disagree on auth.sche
 
 @dataclass(frozen=True, slots=True)
 class CompileResult:
-    """The compiled AIR document and every diagnostic, in pipeline order (load diagnostics first)."""
+    """The compiled AIR document and every diagnostic, in pipeline order (load diagnostics first),
+    and the manifest :func:`anvil.compiler.build` parsed (None when none was given or it did not parse)."""
 
     document: Document
     diagnostics: tuple[Diagnostic, ...]
+    manifest: Manifest | None = None
 
 
 def _slug(text: str) -> str:
@@ -144,6 +147,7 @@ def compile_source(
     *,
     service_id: str | None,
     source_uri: str | None = None,
+    counter: TokenCounter | None = None,
 ) -> CompileResult:
     """Compile a loaded spec and an optional parsed manifest into AIR.
 
@@ -152,6 +156,8 @@ def compile_source(
         manifest: the parsed manifest, or None.
         service_id: the ``--service`` value, if given.
         source_uri: the spec path as given to compile (recorded in ``service.source.uri``).
+        counter: counts the disclosure figures' tokens (:func:`anvil.compiler.build` starts its helper
+            process before loading the spec); in this process when omitted.
 
     Returns:
         The document and every diagnostic; the document's ``diagnostics`` hold the same list in AIR shape.
@@ -159,14 +165,19 @@ def compile_source(
         references is not) compiles to no operation with ``source/too_deep``.
     """
     try:
-        return _compile(loaded, manifest, service_id=service_id, source_uri=source_uri)
+        return _compile(loaded, manifest, service_id=service_id, source_uri=source_uri, counter=counter)
     except RecursionError:
         refused = replace(loaded, document=None, diagnostics=(*loaded.diagnostics, _too_deep("compile")))
         return _compile(refused, None, service_id=service_id, source_uri=source_uri)
 
 
 def _compile(
-    loaded: LoadResult, manifest: Manifest | None, *, service_id: str | None, source_uri: str | None
+    loaded: LoadResult,
+    manifest: Manifest | None,
+    *,
+    service_id: str | None,
+    source_uri: str | None,
+    counter: TokenCounter | None = None,
 ) -> CompileResult:
     run = _Run()
     run.found.extend(loaded.diagnostics)
@@ -242,7 +253,7 @@ def _compile(
     document = _workflows(run, document, manifest)
     service_auth = next((op.auth for op in document.operations if op.auth.type != "none"), NO_AUTH)
     document = replace(document, service=replace(document.service, auth=service_auth))
-    document = _disclosure(run, document, spec, collided)
+    document = _disclosure(run, document, spec, collided, counter)
     document = _round_trip(run, document)
     document = replace(document, diagnostics=tuple(d.to_air() for d in run.found))
     return CompileResult(document=document, diagnostics=tuple(run.found))
@@ -359,12 +370,14 @@ def _disclosure_budget(manifest: Manifest | None) -> DisclosureBudget | None:
     return budget
 
 
-def _disclosure(run: _Run, document: Document, spec: JSONObject, collided: dict[str, Operation]) -> Document:
+def _disclosure(
+    run: _Run, document: Document, spec: JSONObject, collided: dict[str, Operation], counter: TokenCounter | None
+) -> Document:
     schemas = OriginalSchemas(spec)
 
     def step() -> Document:
         measured, diagnostics = measure_disclosure(
-            document, lambda op: original_view(op, spec, schemas, collided.get(op.id))
+            document, lambda op: original_view(op, spec, schemas, collided.get(op.id)), counter=counter
         )
         run.found.extend(diagnostics)
         return measured
@@ -374,9 +387,14 @@ def _disclosure(run: _Run, document: Document, spec: JSONObject, collided: dict[
 
 
 def _round_trip(run: _Run, document: Document) -> Document:
-    """The document as AIR loads it (defaults applied); if loading refuses it, that is an internal error."""
+    """The document as AIR loads it (defaults applied); if loading refuses it, that is an internal error.
+
+    When loading gives an equal document, ``document`` itself is kept, so what was worked out for its
+    operations (their published tools, measured during disclosure) is found again by identity.
+    """
     try:
-        return load_document(to_json(document))
+        loaded = load_document(to_json(document))
+        return document if loaded == document else loaded
     except AnvilError as exc:
         run.found.append(_internal("final AIR load", exc))
         return document
