@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
-from anvil.air.model import Deadline
+from anvil.air.model import Deadline, Effect, Operation
 from anvil.serve.report import (
     EffectPlan,
     FollowUpPlan,
@@ -16,6 +17,7 @@ from anvil.serve.report import (
     rewrite_report_tools,
     staged_report,
 )
+from tests.runtime.runtime_support import operation
 
 REQUEST = {"owner": "octo", "repo": "hello", "issue_number": 2}
 RESPONSE = {"id": 9, "expires_at": "2030-01-01T00:00:00Z"}
@@ -139,6 +141,20 @@ def test_a_lookup_that_lists_in_an_object_is_found_only_when_its_items_are_not_e
     assert lookup_found(True, {"data": []}, None, None) is True
 
 
+def test_only_the_answer_schema_makes_a_lookup_a_list_so_a_record_with_an_empty_list_field_is_found() -> None:
+    pet = {"type": "object", "properties": {"id": {"type": "integer"}, "tags": {"type": "array"}}}
+    wrapper = {
+        "type": "object",
+        "properties": {"data": {"type": "array", "items": {}}, "has_more": {"type": "boolean"}},
+    }
+    assert ListedItems.of(_operation("get"), pet) is None
+    # A "find" that answers one record is a get, whatever its action says: no array at the top.
+    assert ListedItems.of(_operation("search"), {"type": "object", "properties": {"id": {"type": "integer"}}}) is None
+    assert ListedItems.of(_operation("list"), wrapper) == ListedItems("data")
+    assert ListedItems.of(_operation("get"), {"type": "array", "items": pet}) == ListedItems(None)
+    assert ListedItems.of(_operation("list"), None) is None
+
+
 def test_a_staged_report_resolves_handle_promote_and_discard() -> None:
     stage = StagePlan(
         "s.releases.create",
@@ -227,3 +243,8 @@ def test_a_replay_and_an_unreplayable_answer_are_marked_after_the_fixed_keys() -
     assert (marked["replayed"], marked["replay_unavailable"]) == (True, "too large")
     plain = call_report(plan, succeeded=True, request={}, response={}, idempotency_key="k", answered_at_ms=1000)
     assert "replayed" not in plain and "replay_unavailable" not in plain
+
+
+def _operation(action: str) -> Operation:
+    op = operation("s.things." + action, method="GET", path="/things", kind="read")
+    return dataclasses.replace(op, effect=Effect(kind="read", action=action))  # type: ignore[arg-type]

@@ -414,6 +414,7 @@ class _Command:
         """The effect report of a direct call: the one the gateway attaches as ``_meta.effect``."""
         import time
 
+        from anvil.serve.pages import resolved_schema
         from anvil.serve.report import EffectPlan, call_report, lookup_found
 
         served = {op.id: op.mcp.tool_name for op in self.doc.operations if op.is_approved}
@@ -423,7 +424,7 @@ class _Command:
             if op.is_approved and op.effect.lookup is not None and op.effect.lookup.operation in served
         }
         confirming = {op.id for op in self.doc.operations if op.is_approved and op.confirmation.required}
-        plan = EffectPlan.of(self.op, served.get, lookups, confirming)
+        plan = EffectPlan.of(self.op, served.get, lookups, confirming, resolved_schema(self.op.output.schema, self.doc))
         succeeded = outcome.kind == "success"
         found = lookup_found(succeeded, outcome.data, outcome.code, plan.lists) if plan.answers_lookup else None
         return call_report(

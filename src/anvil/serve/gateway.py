@@ -62,6 +62,7 @@ from anvil.serve.mcp.listing import served_tool_definition
 from anvil.serve.mcp.resources import Resource, schema_resource
 from anvil.serve.mcp.results import CallResult, OutputCheck, conform
 from anvil.serve.mcp.validation import MAX_ARGUMENT_DEPTH, ArgumentCheck, call_schema, too_deep
+from anvil.serve.pages import resolved_schema
 from anvil.serve.projection import (
     Projection,
     ProjectionFailed,
@@ -206,7 +207,9 @@ class Gateway:
                 op=op,
                 definition=definition,
                 check=ArgumentCheck(call_schema(published_input_schema(op), relaxed, ignored)),
-                plan=EffectPlan.of(op, tool_of, lookup_targets, confirming),
+                plan=EffectPlan.of(
+                    op, tool_of, lookup_targets, confirming, resolved_schema(op.output.schema, document)
+                ),
                 key_input=keys.idempotency if forwards_idempotency_key(op) else None,
                 confirm_input=keys.confirm,
                 dry_run=DRY_RUN_ARGUMENT not in business,

@@ -332,6 +332,11 @@ class ItemSizes:
         return self._fitted.get(operation, 0)
 
 
+def resolved_schema(schema: JSONValue, document: Document) -> JSONValue:
+    """``schema`` with its top-level ``$ref`` chain followed into ``document``'s named schemas (bounded)."""
+    return _resolved(schema, document)
+
+
 def _resolved(schema: JSONValue, document: Document) -> JSONValue:
     for _ in range(_MAX_REFS):
         ref = schema.get("$ref") if isinstance(schema, dict) else None

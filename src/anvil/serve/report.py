@@ -25,9 +25,10 @@ follow-up that needs no confirmation keeps the ADR's shape.
 ``lookup`` is, for an operation whose class is not ``read``, the declared lookup resolved for this
 call (``{operation, tool, arguments, by}``) or null. For an operation that is itself the declared
 lookup of some operation on this server, it is the interpreted answer ``{"found": true|false}``: a
-success is found unless its data is null or an empty list; a lookup that lists (it pages, its action
-is list or search, or its answer schema is an array) is found when its items are not empty, the items
-being the answer itself, its pagination's items field, or its only list field; when no items can be
+success is found unless its data is null or an empty list; a lookup that lists (it pages, its answer
+schema is an array, or it lists or searches and its answer schema has exactly one array property) is
+found when its items are not empty, the items being the answer itself, its pagination's items field,
+or that array property (a paged answer without an items field: its only list field); when no items can be
 located in such an answer it says nothing (null), since a wrong "not found" would have a reconciler
 repeat the effect; ``not_found`` is not found; any other failure says nothing (null).
 
@@ -121,7 +122,12 @@ class EffectPlan:
 
     @classmethod
     def of(
-        cls, op: Operation, tool_of: ToolOf, lookup_targets: Collection[str] = (), confirming: Collection[str] = ()
+        cls,
+        op: Operation,
+        tool_of: ToolOf,
+        lookup_targets: Collection[str] = (),
+        confirming: Collection[str] = (),
+        answer_schema: JSONValue = None,
     ) -> EffectPlan:
         """The plan for ``op`` on a server whose tools ``tool_of`` names.
 
@@ -156,7 +162,7 @@ class EffectPlan:
             lookup=lookup,
             stage=stage,
             answers_lookup=op.id in lookup_targets,
-            lists=ListedItems.of(op) if op.id in lookup_targets else None,
+            lists=ListedItems.of(op, answer_schema) if op.id in lookup_targets else None,
         )
 
 
@@ -212,13 +218,30 @@ class ListedItems:
     items_field: str | None
 
     @classmethod
-    def of(cls, op: Operation) -> ListedItems | None:
-        """The items of ``op``'s answer when ``op`` lists (see the module docstring), else None."""
-        schema = op.output.schema
+    def of(cls, op: Operation, answer_schema: JSONValue = None) -> ListedItems | None:
+        """The items of ``op``'s answer when ``op`` lists (see the module docstring), else None.
+
+        Args:
+            op: The lookup operation.
+            answer_schema: Its success answer's schema with a top-level ``$ref`` resolved, if known. Only
+                the schema says an answer is a list wrapper: a record with an empty list field is still
+                found.
+        """
         if op.pagination is not None:
             return cls(op.pagination.items_field)
-        if op.effect.action in ("list", "search") or (isinstance(schema, dict) and schema.get("type") == "array"):
+        if not isinstance(answer_schema, dict):
+            return None
+        if answer_schema.get("type") == "array":
             return cls(None)
+        properties = answer_schema.get("properties")
+        if op.effect.action in ("list", "search") and isinstance(properties, dict):
+            arrays = [
+                name
+                for name, schema in properties.items()
+                if isinstance(schema, dict) and (schema.get("type") == "array" or "items" in schema)
+            ]
+            if len(arrays) == 1:
+                return cls(arrays[0])
         return None
 
     def count(self, data: JSONValue) -> int | None:
