@@ -119,9 +119,9 @@ def test_a_tool_surface_over_the_budget_fails_certify_with_that_check(
     assert tokens > 1200
     assert check["status"] == "failed"
     assert check["detail"] == (
-        f"over the 1200-token tool budget (o200k_base): wide.things1.list ({tokens} tokens); to publish them as "
-        f"they are, set `disclosure: tool_budget_tokens: {tokens}` in anvil.yaml (the smallest budget they all "
-        "fit) and recompile, or narrow their inputs in the spec"
+        f"over the 1200-token tool budget (o200k_base): wide.things1.list ({tokens} tokens); to publish every "
+        f"tool as it is, set `disclosure: tool_budget_tokens: {tokens}` in anvil.yaml (the smallest budget every "
+        "tool fits) and recompile, or narrow the inputs of the tools over it in the spec"
     )
     assert _check(record, AT_REST)["status"] == "passed"  # one long tool is far from the 20,000 at rest
 

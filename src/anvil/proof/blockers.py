@@ -33,6 +33,7 @@ MAX_DETAIL: Final = 160
 #: The certify check and the simulate cell that judge a tool against ``disclosure.tool_budget_tokens``.
 BUDGET_CHECK: Final = "contract.certification-core.static.tool_surface_within_disclosure_budget"
 _BUDGET_CELL: Final = ("disclosure", "tool-surface")
+_LEVER: Final = budget_lever(0).split("`", 1)[0]
 _OP_ID: Final = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]*[A-Za-z0-9_]")
 
 
@@ -45,12 +46,14 @@ class LaneFailure:
         operations: The operations it concerns (empty: the whole bundle).
         text: What failed, readable (``<check> on <operation>: <detail>``).
         label: A short name for the count line (``<check> on <operation>``).
+        lever: What the operator can set to clear it (a tool over the budget), said on the count line too.
     """
 
     lane: str
     operations: frozenset[str]
     text: str
     label: str
+    lever: str | None = None
 
 
 def _short(detail: Any) -> str:
@@ -75,7 +78,8 @@ def _checks(lane: str, record: Mapping[str, Any], failed: str, known: set[str]) 
             shown = detail if check["id"] == BUDGET_CHECK else _short(detail)
             named = sorted(ops)[:MAX_OTHERS]
             label = check["id"] + (f" on {', '.join(named)}{'…' if len(ops) > len(named) else ''}" if named else "")
-            found.append(LaneFailure(lane, ops, f"{check['id']}: {shown}", label))
+            lever = detail[detail.index(_LEVER) :] if check["id"] == BUDGET_CHECK and _LEVER in detail else None
+            found.append(LaneFailure(lane, ops, f"{check['id']}: {shown}", label, lever))
             continue
         ops = frozenset({op}) if isinstance(op, str) else frozenset()
         where = f" on {op}" if isinstance(op, str) else ""
@@ -97,9 +101,11 @@ def _simulate(record: Mapping[str, Any]) -> list[LaneFailure]:
         op = str(cell.get("operationId"))
         name = f"{cell.get('dimension')}/{cell.get('variant')}"
         detail = f"expected {_short(cell.get('expected'))}, got {_short(cell.get('actual'))}"
-        if (cell.get("dimension"), cell.get("variant")) == _BUDGET_CELL and over:
-            detail += f"; {budget_lever(max(over))}"
-        found.append(LaneFailure("simulate", frozenset({op}), f"{name} on {op}: {detail}", f"{name} on {op}"))
+        budget = (cell.get("dimension"), cell.get("variant")) == _BUDGET_CELL
+        lever = budget_lever(max(over)) if budget and over else None
+        if lever:
+            detail += f"; {lever}"
+        found.append(LaneFailure("simulate", frozenset({op}), f"{name} on {op}: {detail}", f"{name} on {op}", lever))
     for mutant in record["mutation"]["mutants"]:
         if mutant["applicable"] and not mutant["killed"]:
             op = str(mutant.get("operationId"))
@@ -151,7 +157,9 @@ def write_blockers(operation_id: str, failures: Mapping[str, list[LaneFailure]])
         if rest:
             named = ", ".join(f.label for f in rest[:MAX_OTHERS])
             more = f" and {len(rest) - MAX_OTHERS} more" if len(rest) > MAX_OTHERS else ""
-            others.append(f"{head}{len(rest)} failure(s) on other operations: {named}{more}")
+            lever = next((f.lever for f in rest if f.lever), None)
+            said = f"; {lever}" if lever else ""
+            others.append(f"{head}{len(rest)} failure(s) on other operations: {named}{more}{said}")
         if not found:
             others.append(f"{lane} evidence is failed: rerun `anvil {lane}` to see which checks")
     return own + bundle + others

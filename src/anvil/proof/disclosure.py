@@ -90,8 +90,8 @@ def served_tools(doc: Document) -> dict[str, JSONObject]:
 def budget_lever(tokens: int) -> str:
     """The operator's lever for tools over the tool budget, with the smallest value that fits them all."""
     return (
-        f"to publish them as they are, set `disclosure: tool_budget_tokens: {tokens}` in anvil.yaml (the "
-        "smallest budget they all fit) and recompile, or narrow their inputs in the spec"
+        f"to publish every tool as it is, set `disclosure: tool_budget_tokens: {tokens}` in anvil.yaml (the "
+        "smallest budget every tool fits) and recompile, or narrow the inputs of the tools over it in the spec"
     )
 
 
