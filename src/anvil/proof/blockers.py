@@ -78,7 +78,10 @@ def _checks(lane: str, record: Mapping[str, Any], failed: str, known: set[str]) 
             shown = detail if check["id"] == BUDGET_CHECK else _short(detail)
             named = sorted(ops)[:MAX_OTHERS]
             label = check["id"] + (f" on {', '.join(named)}{'…' if len(ops) > len(named) else ''}" if named else "")
-            lever = detail[detail.index(_LEVER) :] if check["id"] == BUDGET_CHECK and _LEVER in detail else None
+            lever = None
+            if check["id"] == BUDGET_CHECK and _LEVER in detail:
+                # The lever is said once per write (write_blockers), not once per lane.
+                shown, lever = detail[: detail.index(_LEVER)].rstrip("; "), detail[detail.index(_LEVER) :]
             found.append(LaneFailure(lane, ops, f"{check['id']}: {shown}", label, lever))
             continue
         ops = frozenset({op}) if isinstance(op, str) else frozenset()
@@ -103,8 +106,6 @@ def _simulate(record: Mapping[str, Any]) -> list[LaneFailure]:
         detail = f"expected {_short(cell.get('expected'))}, got {_short(cell.get('actual'))}"
         budget = (cell.get("dimension"), cell.get("variant")) == _BUDGET_CELL
         lever = budget_lever(max(over)) if budget and over else None
-        if lever:
-            detail += f"; {lever}"
         found.append(LaneFailure("simulate", frozenset({op}), f"{name} on {op}: {detail}", f"{name} on {op}", lever))
     for mutant in record["mutation"]["mutants"]:
         if mutant["applicable"] and not mutant["killed"]:
@@ -133,6 +134,14 @@ def lane_failures(directory: Path, lane: str, known: Iterable[str]) -> list[Lane
     return _checks(lane, record, "failed" if lane == "certify" else "fail", set(known))
 
 
+def _once(lever: str | None, said: list[str]) -> str:
+    """``"; <lever>"`` the first time a write's blockers meet ``lever``, else nothing."""
+    if lever is None or lever in said:
+        return ""
+    said.append(lever)
+    return f"; {lever}"
+
+
 def write_blockers(operation_id: str, failures: Mapping[str, list[LaneFailure]]) -> list[str]:
     """The blockers failed lanes put on one write, its own first (``<lane> evidence is failed: …``).
 
@@ -143,22 +152,22 @@ def write_blockers(operation_id: str, failures: Mapping[str, list[LaneFailure]])
     own: list[str] = []
     bundle: list[str] = []
     others: list[str] = []
+    levers: list[str] = []
     # Certify names at most a few tools over the budget; simulate's per-tool cell says whether this one is.
     cell = "/".join(_BUDGET_CELL) + " on "
     over = any(f.label.startswith(cell) and operation_id in f.operations for f in failures.get("simulate", ()))
     for lane, found in failures.items():
         head = f"{lane} evidence is failed: "
         mine = [f for f in found if operation_id in f.operations or (over and f.label.startswith(BUDGET_CHECK))]
-        own += [head + f.text for f in mine[:MAX_OWN]]
+        own += [head + f.text + _once(f.lever, levers) for f in mine[:MAX_OWN]]
         if len(mine) > MAX_OWN:
             own.append(f"{head}and {len(mine) - MAX_OWN} more failures on {operation_id}")
-        bundle += [head + f.text for f in found if not f.operations]
+        bundle += [head + f.text + _once(f.lever, levers) for f in found if not f.operations]
         rest = [f for f in found if f.operations and f not in mine]
         if rest:
             named = ", ".join(f.label for f in rest[:MAX_OTHERS])
             more = f" and {len(rest) - MAX_OTHERS} more" if len(rest) > MAX_OTHERS else ""
-            lever = next((f.lever for f in rest if f.lever), None)
-            said = f"; {lever}" if lever else ""
+            said = _once(next((f.lever for f in rest if f.lever), None), levers)
             others.append(f"{head}{len(rest)} failure(s) on other operations: {named}{more}{said}")
         if not found:
             others.append(f"{lane} evidence is failed: rerun `anvil {lane}` to see which checks")
