@@ -77,7 +77,7 @@ def _checks(lane: str, record: Mapping[str, Any], failed: str, known: set[str]) 
             ops = _named(detail, known)
             shown = detail if check["id"] == BUDGET_CHECK else _short(detail)
             named = sorted(ops)[:MAX_OTHERS]
-            label = check["id"] + (f" on {', '.join(named)}{'…' if len(ops) > len(named) else ''}" if named else "")
+            label = check["id"] + (f" (on {', '.join(named)}{'…' if len(ops) > len(named) else ''})" if named else "")
             lever = None
             if check["id"] == BUDGET_CHECK and _LEVER in detail:
                 # The lever is said once per write (write_blockers), not once per lane.
