@@ -345,7 +345,8 @@ def test_compile_reports_a_tool_over_budget_at_the_size_certify_reports_in_one_m
 ) -> None:
     [warning], detail = _narrowed(tmp_path, 500, capsys)
     assert detail.startswith("over the 500-token tool budget (o200k_base): payments.refunds.create (")
-    tokens = int(detail.rsplit("(", 1)[1].split(" ")[0])
+    tokens = int(detail.split("payments.refunds.create (", 1)[1].split(" ")[0])
+    assert f"set `disclosure: tool_budget_tokens: {tokens}` in anvil.yaml" in detail
     assert f"is listed at {tokens:,} tokens (o200k_base) without any output schema" in warning
     assert "chars/4" not in warning
     # The listing's cut estimates chars/4, which puts the refund over a budget of exactly its o200k size; by

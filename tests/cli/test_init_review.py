@@ -163,7 +163,7 @@ def test_a_paired_write_without_an_idempotency_carrier_is_said_never_enabled_by_
     assert create["blockers"][0].startswith("it has no idempotency carrier")
     assert "it can never be enabled as compiled, whatever the evidence" in create["blockers"][0]
     code, out, _ = _anvil(capsys, "status", str(bundle))
-    assert "shop.notes.create: BLOCKED, NEVER ENABLED AS COMPILED — it has no idempotency carrier" in out
+    assert "shop.notes.create: BLOCKED, NEVER ENABLED AS COMPILED\n    - it has no idempotency carrier" in out
 
 
 def test_a_compensation_by_a_write_without_a_carrier_is_said_never_enabled_by_init_inspect_and_status(

@@ -118,7 +118,11 @@ def test_a_tool_surface_over_the_budget_fails_certify_with_that_check(
     tokens = tokens_of(served_tools(read_bundle(bundle))["wide.things1.list"])
     assert tokens > 1200
     assert check["status"] == "failed"
-    assert check["detail"] == f"over the 1200-token tool budget (o200k_base): wide.things1.list ({tokens} tokens)"
+    assert check["detail"] == (
+        f"over the 1200-token tool budget (o200k_base): wide.things1.list ({tokens} tokens); to publish every "
+        f"tool as it is, set `disclosure: tool_budget_tokens: {tokens}` in anvil.yaml (the smallest budget every "
+        "tool fits) and recompile, or narrow the inputs of the tools over it in the spec"
+    )
     assert _check(record, AT_REST)["status"] == "passed"  # one long tool is far from the 20,000 at rest
 
 
@@ -185,3 +189,14 @@ def test_every_approved_operation_has_a_tool_surface_cell_and_answers_with_data_
     dimension = next(d for d in record["coverage"]["dimensions"] if d["dimension"] == "disclosure")
     expected = len(approved) + sum(1 for op in approved if op.output.schema is not None)
     assert dimension == {"dimension": "disclosure", "operations": len(approved), "cells": expected, "passed": expected}
+
+
+def test_the_budget_certify_names_for_a_tool_over_it_is_the_smallest_that_passes(tmp_path: Path) -> None:
+    spec = _spec(2)
+    spec["paths"]["/things1"]["get"]["description"] = "Kind 1. " + "Explains at length. " * 300
+    detail = _check(certify(_compile(tmp_path, spec, "over")), TOOL)["detail"]
+    named = int(detail.split("tool_budget_tokens: ", 1)[1].split("`", 1)[0])
+    lifted = _compile(tmp_path, spec, "lifted", disclosure={"tool_budget_tokens": named})
+    assert _check(certify(lifted), TOOL)["status"] == "passed"
+    short = _compile(tmp_path, spec, "short", disclosure={"tool_budget_tokens": named - 1})
+    assert _check(certify(short), TOOL)["status"] == "failed"

@@ -5,15 +5,18 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from anvil.bundle.read import read_bundle
 from anvil.cli import main
 from anvil.proof.certify.lane import CERTIFICATION_FILE, certify
 from anvil.proof.record import write_record
 from anvil.proof.records import LANES, RECORD_FILES, judge_record, judge_records
 from anvil.proof.simulate.lane import SIMULATION_FILE, simulate
 from anvil.proof.status import evidence_summary
+from tests.proof.conftest import edit_json
 
 
 def test_the_gate_reads_the_four_lane_records() -> None:
@@ -117,7 +120,7 @@ def test_status_prints_the_gate_and_its_json_names_the_enabled_writes(
     assert main(["status", str(payments)]) == 0
     text = capsys.readouterr().out
     assert "Live readiness — UNVERIFIED" in text
-    assert "payments.refunds.create: BLOCKED — " in text
+    assert "payments.refunds.create: BLOCKED\n    - certify evidence is missing\n" in text
     assert main(["status", str(payments), "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["writesEnabled"] == []
@@ -207,3 +210,86 @@ def test_a_large_api_over_the_flat_surface_budget_certifies_and_no_longer_blocks
     (write,) = summary["writes"]
     assert write["operationId"] == "wide.things0.create"
     assert not any(blocker.startswith("certify") for blocker in write["blockers"])
+
+
+def _fail_selftest(bundle: Path, operation_id: str, detail: str) -> None:
+    """Turn one passing selftest check on ``operation_id`` into a failure, keeping the record consistent."""
+
+    def change(record: dict[str, Any]) -> None:
+        check = next(c for c in record["checks"] if c.get("operationId") == operation_id and c["status"] == "pass")
+        check["status"], check["detail"] = "fail", detail
+        record["summary"]["pass"] -= 1
+        record["summary"]["fail"] += 1
+        record["passed"] = False
+
+    edit_json(bundle / "selftest.report.json", change)
+
+
+def test_a_failing_selftest_check_on_a_read_is_named_with_its_operation_among_each_writes_blockers(
+    evidenced: Path, copy_bundle: Callable[[Path], Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    bundle = copy_bundle(evidenced)
+    read = next(op.id for op in read_bundle(bundle).operations if op.is_approved and op.is_read)
+    _fail_selftest(bundle, read, "the answer did not round-trip")
+    summary = evidence_summary(bundle)
+    assert summary["lanes"]["selftest"]["state"] == "failed"
+    refund = next(w for w in summary["writes"] if w["operationId"] == "payments.refunds.create")
+    (blocker,) = refund["blockers"]
+    assert blocker.startswith("selftest evidence is failed: 1 failure(s) on other operations: ")
+    assert f" on {read}" in blocker
+    assert main(["status", str(bundle)]) == 0
+    text = capsys.readouterr().out
+    assert "    - selftest evidence is failed: 1 failure(s) on other operations: " in text
+    assert f" on {read}\n" in text
+
+
+def test_a_writes_own_failing_check_comes_first_with_its_detail_then_the_others_by_count(
+    evidenced: Path, copy_bundle: Callable[[Path], Path]
+) -> None:
+    bundle = copy_bundle(evidenced)
+    read = next(op.id for op in read_bundle(bundle).operations if op.is_approved and op.is_read)
+    _fail_selftest(bundle, read, "the answer did not round-trip")
+    _fail_selftest(bundle, "payments.refunds.create", "the key was not forwarded")
+    writes = {w["operationId"]: w for w in evidence_summary(bundle)["writes"]}
+    own, others = writes["payments.refunds.create"]["blockers"]
+    assert own.startswith("selftest evidence is failed: ")
+    assert " on payments.refunds.create: the key was not forwarded" in own
+    assert others.startswith("selftest evidence is failed: 1 failure(s) on other operations: ")
+    assert f" on {read}" in others
+    (capture,) = writes["payments.capture.create"]["blockers"]
+    assert capture.startswith("selftest evidence is failed: 2 failure(s) on other operations: ")
+    assert "payments.refunds.create" in capture and read in capture
+
+
+def test_a_tool_over_the_budget_blocks_its_write_with_the_manifest_key_and_the_value_that_fits(
+    evidenced: Path, copy_bundle: Callable[[Path], Path]
+) -> None:
+    bundle = copy_bundle(evidenced)
+
+    def over(record: dict[str, Any]) -> None:
+        cells = record["coverage"]["cells"]
+        cell = next(
+            c
+            for c in cells
+            if c["operationId"] == "payments.refunds.create"
+            and (c["dimension"], c["variant"]) == ("disclosure", "tool-surface")
+        )
+        cell.update(ok=False, actual="2163 tokens, over 1200", figure={**cell["figure"], "tokens": 2163})
+        record["coverage"]["summary"]["passed"] -= 1
+        record["coverage"]["summary"]["failed"] += 1
+        dimension = next(d for d in record["coverage"]["dimensions"] if d["dimension"] == "disclosure")
+        dimension["passed"] -= 1
+        record["summary"].update(coveragePassed=record["summary"]["coveragePassed"] - 1, ok=False)
+
+    edit_json(bundle / SIMULATION_FILE, over)
+    assert judge_record(bundle, "simulate").state == "failed"
+    writes = {w["operationId"]: w for w in evidence_summary(bundle)["writes"]}
+    own = writes["payments.refunds.create"]["blockers"][0]
+    assert own.startswith("simulate evidence is failed: disclosure/tool-surface on payments.refunds.create: ")
+    assert "set `disclosure: tool_budget_tokens: 2163` in anvil.yaml" in own
+    (other,) = writes["payments.capture.create"]["blockers"]
+    assert other.startswith(
+        "simulate evidence is failed: 1 failure(s) on other operations: disclosure/tool-surface on "
+        "payments.refunds.create; to publish every tool as it is, set `disclosure: tool_budget_tokens: 2163` in "
+        "anvil.yaml"
+    )

@@ -31,6 +31,7 @@ __all__ = [
     "INSPECT_KEYS",
     "Figure",
     "Surfaces",
+    "budget_lever",
     "served_surfaces",
     "served_tools",
     "tokens_of",
@@ -84,6 +85,14 @@ def served_tools(doc: Document) -> dict[str, JSONObject]:
     surface = surface_of(doc)
     every = doc.service.list_effect_class == "all"
     return {op.id: served_tool_definition(op, names.get, surface=surface, every_effect_class=every) for op in approved}
+
+
+def budget_lever(tokens: int) -> str:
+    """The operator's lever for tools over the tool budget, with the smallest value that fits them all."""
+    return (
+        f"to publish every tool as it is, set `disclosure: tool_budget_tokens: {tokens}` in anvil.yaml (the "
+        "smallest budget every tool fits) and recompile, or narrow the inputs of the tools over it in the spec"
+    )
 
 
 def tool_budget(doc: Document) -> int:

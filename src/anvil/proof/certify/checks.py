@@ -37,7 +37,7 @@ from anvil.compiler.effects import check_effects
 from anvil.compiler.manifest.auth import auth_coherence_issues
 from anvil.compiler.validate import validate_operations
 from anvil.proof.certify import disclosure
-from anvil.proof.disclosure import Surfaces, served_surfaces, served_tools, tokens_of, tool_budget
+from anvil.proof.disclosure import Surfaces, budget_lever, served_surfaces, served_tools, tokens_of, tool_budget
 from anvil.proof.generated import generated_bytes_agree
 from anvil.proof.mock.routes import route_table
 from anvil.proof.mock.schema import SchemaSet
@@ -247,7 +247,8 @@ def _tool_surface_budget(bundle: Bundle) -> Verdict:
     budget = tool_budget(bundle.doc)
     over = [f"{op_id} ({tokens} tokens)" for op_id, tokens in measured.items() if tokens > budget]
     if over:
-        return False, f"over the {budget}-token tool budget ({ESTIMATOR}): {_names(over)}"
+        most = max(measured.values())
+        return False, f"over the {budget}-token tool budget ({ESTIMATOR}): {_names(over)}; {budget_lever(most)}"
     return True, f"{len(measured)} operation(s) within {budget} tokens"
 
 
