@@ -110,7 +110,11 @@ _ENTRIES: tuple[Code, ...] = (
     _d("missing_confirmation", "error", "A financial/destructive mutation without confirmation; forced on."),
     _d("empty_retry_conditions", "warning", "Retries enabled with no conditions; retries off."),
     _d("no_declared_scopes", "info", "An authenticated mutation without scopes."),
-    _d("query_language_passthrough", "error", "An input passes a query language through without a policy; blocked."),
+    _d(
+        "query_language_passthrough",
+        "error",
+        "An input passes a query language through without a policy; blocked (a warning when not approved).",
+    ),
     _d("form_body_not_object", "warning", "A form body whose schema is not an object of named parts; blocked."),
     _d("schema/pattern_loosened", "warning", "A pattern the linear-time matcher checks only loosely, or not at all."),
     # servers an operation (or its path item) declares for itself

@@ -234,6 +234,17 @@ def test_an_unconstrained_query_language_input_blocks() -> None:
     assert out[0].state == "blocked"
 
 
+def test_a_query_language_passthrough_is_an_error_only_where_it_was_approved() -> None:
+    params = (Param(name="jql", in_="query"),)
+    read = replace(SAFE, basis="read_safe")
+    search = Effect(kind="read", action="search", risk="none")
+    op = make_op(effect=search, input=Input(params=params), archetype="query_passthrough", retries=read)
+    for state, severity in (("approved", "error"), ("review_required", "warning"), ("generated", "warning")):
+        out, found = validate_operations([replace(op, state=state)])
+        assert [(d.code, d.severity) for d in found] == [("query_language_passthrough", severity)], state
+        assert out[0].state == "blocked"
+
+
 def test_weak_names_are_critiqued_from_the_latest_name_quality_claim() -> None:
     weak = Claim(subject="svc.thing.replace", predicate="name.quality", value=0.15, source="inferred", confidence=0.15)
     fixed = Claim(subject="svc.thing.replace", predicate="name.quality", value=0.95, source="spec", confidence=0.95)

@@ -7,8 +7,9 @@ reviewer starts from what the compiler already knows instead of a blank file
 (:func:`anvil.compiler.manifest.draft.draft_manifest`). With ``--propose-effects`` each create whose
 item can be deleted (or cancelled) gets a proposed ``effect:`` block marked for review
 (:mod:`anvil.compiler.manifest.proposals`); a proposal the compiler's ``effect/*`` checks refuse is
-left out with a comment saying why. A write whose spec declares an idempotency key header gets a
-proposed ``idempotency:`` block too (left out when the compiler cannot carry the key).
+left out with a comment saying why. A write whose spec declares an idempotency key header (or a JSON
+body field named ``idempotency_key``) gets a proposed ``idempotency:`` block too (left out when the
+compiler cannot carry the key).
 ``--auth-scheme`` chooses one of the spec's security schemes service-wide; with ``--auth-type`` and
 ``--auth-reason`` it is served as that type, a reviewed override (a spec whose only scheme is an
 end-user OAuth flow, Slack's or Netlify's, is otherwise served nowhere); without it, init ends with a
@@ -19,7 +20,9 @@ A POST whose summary (or operationId) says it reads (get, list, search, retrieve
 and that describes no state change gets a commented ``side_effect: read`` with the reason, for the
 reviewer to accept by uncommenting it (:mod:`anvil.compiler.review_hints`); the classifier itself
 stays conservative. A read answering only HTML (an OAuth authorize page) is a browser page:
-``--approve reads`` leaves it unapproved, with a comment. A create paired with an undo that the write
+``--approve reads`` leaves it unapproved, with a comment. An operation the compiler blocks however it
+is approved, for an input passing a query language through unchecked (a JQL string), is never
+approved, with a comment saying what a reviewer can do. A create paired with an undo that the write
 gate can never enable as compiled (it has no idempotency carrier) is said so under its entry and in
 the closing lines.
 
@@ -73,7 +76,7 @@ def register(parser: argparse.ArgumentParser) -> None:
         "--propose-effects",
         action="store_true",
         help="propose an effect: block (inverse or compensation, lookup) for each create whose item can be "
-        "deleted, and an idempotency: block for each write that declares a key header",
+        "deleted, and an idempotency: block for each write that declares a key header or body field",
     )
     parser.add_argument(
         "--auth-scheme",
@@ -225,7 +228,7 @@ def _report_proposals(document: Document, proposals: dict[str, Proposal]) -> Non
     how = f", {compensations} of them a compensation" if compensations else ""
     print(f"Proposed {len(made)} effect contracts for {creates} creates (each marked for review){how}.")
     if keyed:
-        print(f"Proposed the idempotency key header of {keyed} writes (each marked for review).")
+        print(f"Proposed the idempotency key (a header or body field) of {keyed} writes (each marked for review).")
     ops = {op.id: op for op in document.operations}
     never = [
         op_id
@@ -245,7 +248,7 @@ def run(args: argparse.Namespace) -> int:
     from anvil.cli.compile import max_file_bytes, render_diagnostics
     from anvil.cli.files import write_text_atomically
     from anvil.compiler import build
-    from anvil.compiler.manifest.draft import DraftError, draft_manifest
+    from anvil.compiler.manifest.draft import DraftError, draft_manifest, held_passthrough
     from anvil.compiler.review_hints import page_hints, read_hints, source_facts
     from anvil.diagnostics import has_errors
     from anvil.load.controls import fold_controls
@@ -325,6 +328,14 @@ def run(args: argparse.Namespace) -> int:
         print(
             f"Proposed side_effect: read, commented out, for {len(reads)} POST{'s' if many else ''} whose summary "
             f"says {'they read' if many else 'it reads'} (uncomment each you accept)."
+        )
+    held = sorted(op.id for op in ops if held_passthrough(op))
+    if held:
+        what = "operations pass" if len(held) != 1 else "operation passes"
+        left = " (left unapproved)" if args.approve != "none" else ""
+        print(
+            f"{len(held)} {what} a query language through, which the compiler blocks however approved{left}: "
+            f"{_shown(held)}."
         )
     if pages:
         left = " (left unapproved)" if args.approve == "reads" else ""

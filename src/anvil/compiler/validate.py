@@ -233,12 +233,17 @@ def _passthrough(op: Operation, found: list[Diagnostic]) -> Operation:
     inputs = passthrough_inputs(op)
     if not inputs or op.archetype != "query_passthrough":
         return op
+    # An error only where the manifest approved it (refused as asked): a blocked operation nobody approved
+    # is not served either way, so it must not fail the compile of everything else.
     found.append(
         diagnostic(
             "query_language_passthrough",
             f"Operation '{op.id}' passes a query language through {', '.join(map(repr, inputs))} without a "
             "query policy.",
+            severity="error" if op.state == "approved" else "warning",
             operation=op.id,
+            hint="No manifest key accepts it (query_policy is not supported): leave it unapproved, or constrain "
+            "the input in the spec (an enum or pattern).",
         )
     )
     return block(op, f"Blocked: query-language passthrough input(s) {', '.join(inputs)} without a query policy.")

@@ -450,3 +450,43 @@ def test_a_create_whose_item_path_has_a_cancel_call_is_compensated_by_cancelling
         "lookup": {"operation": read.id, "by": "id", "arguments": {"batch_id": "response.id"}},
     }
     assert _effect_errors(paths, doc) == []
+
+
+def _keyed_body(key: dict[str, Any], required: list[str]) -> dict[str, Any]:
+    schema = {"type": "object", "properties": {"idempotency_key": key, "amount": _TEXT}, "required": required}
+    return {"required": True, "content": {"application/json": {"schema": schema}}}
+
+
+def test_a_write_whose_json_body_has_an_idempotency_key_field_gets_a_body_carrier_proposed_that_compiles() -> None:
+    key = {"$ref": "#/components/schemas/Key"}
+    retired = {"type": "string", "deprecated": True}
+    paths = {
+        "/transfers": {"post": {"operationId": "transferCreate", "requestBody": _keyed_body(key, ["amount"])}},
+        "/refunds": {"post": {"operationId": "refundCreate", "requestBody": _keyed_body(key, ["idempotency_key"])}},
+        "/olds": {"post": {"operationId": "oldCreate", "requestBody": _keyed_body(retired, [])}},
+    }
+    for item in paths.values():
+        item["post"]["responses"] = _ok()
+    spec: dict[str, Any] = {
+        "openapi": "3.0.3",
+        "info": {"title": "Pay", "version": "1"},
+        "paths": paths,
+        "components": {"schemas": {"Key": {"type": "string", "maxLength": 50, "description": "A key."}}},
+    }
+    doc = compile_source(LoadResult(document=spec, version="3.0.3"), None, service_id="pay").document
+    proposed = propose_idempotency(doc)
+    body = {"key_location": "body", "field": "idempotency_key"}
+    assert proposed == {
+        "pay.transfers.create": {"strategy": "key_supported", **body},
+        "pay.refunds.create": {"strategy": "required_request_key", **body},
+    }
+    proposals = {op_id: Proposal(op_id, idempotency=block) for op_id, block in proposed.items()}
+    from anvil.compiler.manifest.parse import parse_manifest
+
+    manifest, _ = parse_manifest(draft_manifest(doc, approve="all", proposals=proposals), "anvil.yaml")
+    compiled = compile_source(LoadResult(document=spec, version="3.0.3"), manifest, service_id="pay")
+    assert [d.code for d in compiled.diagnostics if "idempotency" in d.code and d.severity == "error"] == []
+    by_id = {op.id: op for op in compiled.document.operations}
+    refund, transfer = by_id["pay.refunds.create"].idempotency, by_id["pay.transfers.create"].idempotency
+    assert (refund.mode, refund.mechanism, refund.key) == ("required", "body", "idempotency_key")
+    assert (transfer.mode, transfer.mechanism, transfer.key) == ("key_supported", "body", "idempotency_key")

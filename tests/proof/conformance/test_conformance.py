@@ -129,3 +129,41 @@ def test_github_mini_conforms_except_for_a_planted_divergence_which_names_both_s
     assert failed == {("surface-agreement", None), ("skill-claim", "github.issues.create")}
     assert len(_checks(record, "answer-agreement")) == 12
     assert len(_checks(record, "gate-agreement")) == 6
+
+
+def test_a_body_key_carrier_with_a_short_max_length_takes_every_surfaces_key_alike(tmp_path: Path) -> None:
+    # Plaid's transfer refund: idempotency_key, at most 50 characters, inside the JSON body, on a long name.
+    key = {"type": "string", "maxLength": 50}
+    body = {"type": "object", "properties": {"amount": {"type": "string"}, "idempotency_key": key}}
+    answer = {"type": "object", "properties": {"id": {"type": "string"}}}
+    spec = {
+        "openapi": "3.0.3",
+        "info": {"title": "Pay", "version": "1"},
+        "servers": [{"url": "https://pay.example.com"}],
+        "paths": {
+            "/transfer/refund/create": {
+                "post": {
+                    "operationId": "transferRefundCreateRefundWithALongName",
+                    "requestBody": {"required": True, "content": {"application/json": {"schema": body}}},
+                    "responses": {"200": {"description": "ok", "content": {"application/json": {"schema": answer}}}},
+                }
+            }
+        },
+    }
+    (tmp_path / "openapi.json").write_text(json.dumps(spec), encoding="utf-8")
+    (tmp_path / "anvil.yaml").write_text(
+        "service: {name: pay}\noperations:\n  pay.create.create:\n    state: approved\n"
+        "    idempotency: {strategy: key_supported, key_location: body, field: idempotency_key}\n",
+        encoding="utf-8",
+    )
+    from anvil.cli.compile import compile_bundle
+
+    bundle = tmp_path / "bundle"
+    outcome = compile_bundle(tmp_path / "openapi.json", out=bundle, manifest=tmp_path / "anvil.yaml", service_id="pay")
+    assert outcome.bundle_hash is not None, [d.message for d in outcome.diagnostics if d.severity == "error"]
+    op = read_bundle(bundle).operation("pay.create.create")
+    assert op is not None and op.is_approved and len(op.canonical_name) >= 29
+    record = conformance(bundle, environ=dict(os.environ))
+    assert [c for c in record["checks"] if c["status"] == "fail"] == []
+    wired = _checks(record, "wire-agreement")
+    assert [c["operationId"] for c in wired] == ["pay.create.create"]

@@ -22,6 +22,7 @@ import yaml
 from anvil.air.model import Document, Operation, auth_label, auth_type_label
 from anvil.air.servers import operation_server, resolve_server, server_hosts
 from anvil.air.write_gate import never_enabled
+from anvil.compiler.classify import passthrough_inputs
 from anvil.compiler.manifest.proposals import Proposal
 from anvil.compiler.manifest.yaml_text import YamlTextError, block_lines, comment, yaml_key, yaml_scalar
 
@@ -34,6 +35,7 @@ __all__ = [
     "DraftError",
     "check_draft",
     "draft_manifest",
+    "held_passthrough",
     "yaml_key",
 ]
 
@@ -119,10 +121,31 @@ def _posture(op: Operation, service_host: str | None = None) -> list[str]:
     return [_one_line(line, 200) for line in lines]
 
 
+def held_passthrough(op: Operation) -> tuple[str, ...]:
+    """The inputs that pass a query language through unchecked, when the compiler blocks ``op`` for them
+    (``query_language_passthrough``) however it is approved: ``--approve`` never approves such an entry."""
+    return passthrough_inputs(op) if op.archetype == "query_passthrough" else ()
+
+
 def _state(op: Operation, approve: ApproveChoice, pages: Mapping[str, str]) -> str:
+    if held_passthrough(op):
+        return PENDING_STATE
     if approve == "all" or (approve == "reads" and op.is_read and op.id not in pages):
         return "approved"
     return PENDING_STATE
+
+
+def _passthrough_lines(op: Operation, approve: ApproveChoice) -> list[str]:
+    inputs = held_passthrough(op)
+    if not inputs:
+        return []
+    why = f"not approved by --approve {approve}: " if approve != "none" else ""
+    return [
+        f"{why}input {', '.join(inputs)} passes a query language through unchecked, so the compiler blocks it "
+        "however it is approved (query_language_passthrough)",
+        "no manifest key accepts it (query_policy is not supported): keep it unapproved, or constrain that input "
+        "in the spec (an enum or pattern of the queries you accept) and rerun anvil init",
+    ]
 
 
 def _hint_lines(
@@ -133,10 +156,11 @@ def _hint_lines(
     pages: Mapping[str, str],
     ops: Mapping[str, Operation],
 ) -> list[str]:
-    """Comments for the reviewer under an entry: a commented ``side_effect: read`` for a POST that may
-    only read, why a browser page was not approved, and that the write gate never enables a write
-    paired with an undo while it has no idempotency carrier. Never a key: each is a comment."""
-    lines: list[str] = []
+    """Comments for the reviewer under an entry: why a query-language passthrough was not approved, a
+    commented ``side_effect: read`` for a POST that may only read, why a browser page was not approved,
+    and that the write gate never enables a write paired with an undo while it has no idempotency
+    carrier. Never a key: each is a comment."""
+    lines = _passthrough_lines(op, approve)
     if op.id in pages:
         why = "not approved by --approve reads: " if approve == "reads" else ""
         lines.append(f"{why}a browser page ({pages[op.id]}); approve it only if an agent should fetch it")
@@ -203,7 +227,8 @@ def draft_manifest(
         reads: why each POST the classifier made a write may only read, by AIR id
             (:func:`anvil.compiler.review_hints.read_hints`): a commented ``side_effect: read`` to accept.
         pages: why each browser page is not data, by AIR id (:func:`anvil.compiler.review_hints.page_hints`):
-            ``--approve reads`` leaves it unapproved, saying why.
+            ``--approve reads`` leaves it unapproved, saying why. An operation the compiler blocks for a
+            query-language passthrough (:func:`held_passthrough`) is never approved, saying why.
 
     Returns:
         YAML text ending in a newline; every operation keyed by its AIR id.

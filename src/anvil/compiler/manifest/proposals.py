@@ -23,7 +23,8 @@ takes the identifying arguments the make took from its request (Slack's ``channe
 Every proposal is a suggestion for a reviewer: ``anvil init`` compiles it and leaves out one the
 compiler's ``effect/*`` checks refuse, saying why. A write whose spec declares an idempotency key
 header (``Idempotency-Key``, PayPal's ``PayPal-Request-Id``, or one described as idempotent) gets an
-``idempotency:`` block naming it.
+``idempotency:`` block naming it; so does a write whose JSON body has a top-level idempotency key field
+(Plaid's ``idempotency_key``: ``key_location: body``), unless that field's schema is deprecated.
 """
 
 from __future__ import annotations
@@ -50,6 +51,8 @@ _PARAM: Final = re.compile(r"\{([^{}/]+)\}")
 #: Header names that carry an idempotency key (PayPal's is documented as its idempotency header).
 _KEY_HEADER: Final = re.compile(r"^(x-)?idempotency-?key$|^paypal-request-id$", re.IGNORECASE)
 _KEY_WORDS: Final = re.compile(r"idempoten", re.IGNORECASE)
+#: Body field names that carry an idempotency key (``idempotency_key``, ``idempotencyKey``).
+_KEY_FIELD: Final = re.compile(r"^idempotency[_-]?key$", re.IGNORECASE)
 #: The body fields that hold an item's lifecycle state, and the terminal states an update may move it
 #: to (in order of preference: the first the schema enumerates is proposed).
 STATE_FIELDS: Final = frozenset({"status", "state"})
@@ -477,19 +480,51 @@ def propose_effects(document: Document) -> dict[str, Proposal]:
     }
 
 
+def _header_key(op: Operation) -> dict[str, Any] | None:
+    for param in op.input.params:
+        if param.in_ != "header" or not _HEADER_NAME.fullmatch(param.name):
+            continue
+        if _KEY_HEADER.match(param.name) or _KEY_WORDS.search(param.description or ""):
+            strategy = "required_request_key" if param.required else "key_supported"
+            return {"strategy": strategy, "key_location": "header", "header": param.name}
+    return None
+
+
+def _deprecated(schema: Any, schemas: Mapping[str, Any], depth: int = 0) -> bool:
+    """True when a field's schema (``$ref`` followed) is marked deprecated: a key the API retired."""
+    if not isinstance(schema, dict) or depth > 8:
+        return False
+    ref = schema.get("$ref")
+    if isinstance(ref, str):
+        return _deprecated(_target(ref, schemas), schemas, depth + 1)
+    return schema.get("deprecated") is True
+
+
+def _body_key(op: Operation, schemas: Mapping[str, Any]) -> dict[str, Any] | None:
+    """A top-level JSON body field named as an idempotency key, as a body carrier (the compiler checks
+    it can hold a key: :mod:`anvil.air.carrier`)."""
+    body = op.input.body
+    if body is None or "json" not in body.content_type.lower():
+        return None
+    required = set(_resolve_required(body.schema, schemas))
+    for name, schema in sorted(_resolve(body.schema, schemas).items()):
+        if _KEY_FIELD.match(name) and not _deprecated(schema, schemas):
+            strategy = "required_request_key" if name in required else "key_supported"
+            return {"strategy": strategy, "key_location": "body", "field": name}
+    return None
+
+
 def propose_idempotency(document: Document) -> dict[str, dict[str, Any]]:
     """An ``idempotency:`` block (manifest spelling) for every write that takes a header the spec
-    names (or describes) as an idempotency key: ``required_request_key`` when the spec requires the
-    header, else ``key_supported``; by AIR id."""
+    names (or describes) as an idempotency key, else a top-level JSON body field named as one:
+    ``required_request_key`` when the spec requires the header (or the body schema the field), else
+    ``key_supported``; by AIR id."""
     out: dict[str, dict[str, Any]] = {}
+    schemas = document.schemas or {}
     for op in document.operations:
         if op.effect.kind != "mutation":
             continue
-        for param in op.input.params:
-            if param.in_ != "header" or not _HEADER_NAME.fullmatch(param.name):
-                continue
-            if _KEY_HEADER.match(param.name) or _KEY_WORDS.search(param.description or ""):
-                strategy = "required_request_key" if param.required else "key_supported"
-                out[op.id] = {"strategy": strategy, "key_location": "header", "header": param.name}
-                break
+        block = _header_key(op) or _body_key(op, schemas)
+        if block is not None:
+            out[op.id] = block
     return out

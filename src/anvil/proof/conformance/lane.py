@@ -21,6 +21,7 @@ A failing check carries ``divergences[{path, between[2], left, right}]``. The re
 
 from __future__ import annotations
 
+import hashlib
 import re
 import sys
 from collections.abc import Callable, Mapping
@@ -58,7 +59,7 @@ from anvil.proof.scope import LaneScope, incomplete_marker, select_operations
 from anvil.proof.skill import read_reference
 from anvil.runtime.credentials import credential_profile, expected_env
 
-__all__ = ["CHECK_IDS", "CONFORMANCE_FILE", "child_environment", "conformance", "summarize"]
+__all__ = ["CHECK_IDS", "CONFORMANCE_FILE", "child_environment", "conformance", "conformance_key", "summarize"]
 
 CONFORMANCE_FILE: Final = "conformance.report.json"
 #: Every conformance check id (a public contract).
@@ -128,6 +129,13 @@ def _compare(path: str, values: dict[str, Any]) -> list[JSONObject]:
 Observation = tuple[Answer, list[JSONObject]]
 
 
+def conformance_key(op: Operation, surface: str, kind: str) -> str:
+    """The caller's key for one observation: distinct per surface and kind (they share one gateway and
+    its ledger), at most 25 characters whatever the operation's name, so a carrier that bounds its key
+    (Plaid's body ``idempotency_key``, at most 50) takes every surface's key alike."""
+    return f"cf-{surface}-{kind}-{hashlib.sha256(op.id.encode()).hexdigest()[:12]}"
+
+
 def _arguments(op: Operation) -> JSONObject:
     keys = safety_keys(op)
     return {k: v for k, v in example_input(op).items() if k not in (keys.idempotency, keys.confirm)}
@@ -144,7 +152,7 @@ class _Lane:
     async def observe(self, surface: str, op: Operation, kind: str) -> None:
         """Make the ``gate`` (no confirmation) or ``call`` observation of ``op`` on ``surface``."""
         await self.upstream.reset()
-        key = f"conformance-{surface}-{kind}-{op.canonical_name}" if safety_keys(op).idempotency else None
+        key = conformance_key(op, surface, kind) if safety_keys(op).idempotency else None
         confirm = safety_keys(op).confirm if kind == "call" and op.confirmation.required else None
         try:
             with anyio.fail_after(_CALL_TIMEOUT_S):
