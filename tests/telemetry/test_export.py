@@ -21,6 +21,7 @@ from anvil.telemetry.export import SDK_EXPORT_LOGGERS, HttpSink, SdkSink, SpanQu
 from anvil.telemetry.otlp import encode_resource, encode_scope
 from anvil.telemetry.spans import Recorder, SpanRecord
 from tests.telemetry.receiver import Receiver, black_hole, closed_port, https_receiver, pki
+from tests.telemetry.span_records import record
 
 RESOURCE = {"service.name": "payments"}
 SCOPE = ("anvil", "0.1.0")
@@ -43,24 +44,6 @@ def http_sink(url: str, **options: object) -> HttpSink:
 def sdk_http_sink(url: str, timeout: float = 5.0) -> SdkSink:
     """The SDK's OTLP/HTTP exporter behind an :class:`SdkSink` (the SDK's encoder reading our records)."""
     return SdkSink(OTLPSpanExporter(endpoint=url, timeout=timeout), RESOURCE, SCOPE)
-
-
-def record(**overrides: object) -> SpanRecord:
-    values: dict[str, object] = {
-        "finished": lambda span: None,
-        "name": "POST",
-        "kind": 3,
-        "trace": 0x4BF92F3577B34DA6A3CE929D0E0E4736,
-        "span_id": 0x00F067AA0BA902B7,
-        "parent_id": 0x1234,
-        "sampled": True,
-        "remote": False,
-        "attributes": {"http.request.method": "POST", "http.response.status_code": 201, "ok": True, "ratio": 0.5},
-    }
-    values.update(overrides)
-    span = SpanRecord(**values)  # type: ignore[arg-type]
-    span.start_ns, span.end_ns = 1_700_000_000_000_000_000, 1_700_000_000_002_000_000
-    return span
 
 
 def test_a_full_queue_drops_the_new_span_and_counts_it_without_waiting() -> None:
