@@ -38,6 +38,7 @@ __all__ = [
     "ItemSizes",
     "Paging",
     "example_item_chars",
+    "resolved_schema",
 ]
 
 #: The largest page injected when the upstream documents neither a maximum nor a default page size.
@@ -334,10 +335,6 @@ class ItemSizes:
 
 def resolved_schema(schema: JSONValue, document: Document) -> JSONValue:
     """``schema`` with its top-level ``$ref`` chain followed into ``document``'s named schemas (bounded)."""
-    return _resolved(schema, document)
-
-
-def _resolved(schema: JSONValue, document: Document) -> JSONValue:
     for _ in range(_MAX_REFS):
         ref = schema.get("$ref") if isinstance(schema, dict) else None
         if not isinstance(ref, str) or not ref.startswith(_REF_PREFIX):
@@ -361,13 +358,13 @@ def example_item_chars(op: Operation, document: Document, paging: Paging) -> flo
     Looked for, in order: an example of the item schema, of the items array (characters per item),
     and of the whole response (its items).
     """
-    response = _resolved(op.output.schema, document)
+    response = resolved_schema(op.output.schema, document)
     array: JSONValue = response
     if paging.items_field is not None and isinstance(response, dict):
         properties = response.get("properties")
-        array = _resolved(properties.get(paging.items_field), document) if isinstance(properties, dict) else None
+        array = resolved_schema(properties.get(paging.items_field), document) if isinstance(properties, dict) else None
     if isinstance(array, dict):
-        item = _example(_resolved(array.get("items"), document))
+        item = _example(resolved_schema(array.get("items"), document))
         if item is not None:
             return float(len(compact(item)))
         listed = _example(array)

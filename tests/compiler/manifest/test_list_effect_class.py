@@ -6,24 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from anvil.air.codec import contract_hash, load_document, to_json
-from anvil.compiler import build
+from anvil.air.codec import contract_hash, load_document
 from anvil.compiler.manifest.parse import parse_manifest
 from anvil.errors import AirError
-
-PAYMENTS = Path(__file__).resolve().parents[3] / "examples" / "payments"
+from tests.compiler.manifest.payments import compile_with_service_line
 
 
 def _compile(tmp_path: Path, setting: str | None) -> dict[str, object]:
-    text = (PAYMENTS / "anvil.yaml").read_text(encoding="utf-8")
-    if setting is not None:
-        text = text.replace("service:\n", f"service:\n  list_effect_class: {setting}\n", 1)
-    manifest = tmp_path / "anvil.yaml"
-    manifest.write_text(text, encoding="utf-8")
-    result = build(PAYMENTS / "openapi.yaml", manifest=manifest, service_id="payments", source_uri="openapi.yaml")
-    assert [d.code for d in result.diagnostics if d.severity == "error"] == []
-    data: dict[str, object] = to_json(result.document)
-    return data
+    return compile_with_service_line(tmp_path, None if setting is None else f"list_effect_class: {setting}")
 
 
 def test_the_manifest_accepts_declared_and_all_and_refuses_anything_else() -> None:
