@@ -13,10 +13,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Final
 
 from anvil.air.model import Document
 
-__all__ = ["BudgetWaiver", "budget_waivers", "waiver_lever"]
+__all__ = ["MAX_NOTE_CHARS", "BudgetWaiver", "budget_waivers", "waiver_lever"]
+
+#: Characters of a reviewer's note said in a check's detail or a diagnostic.
+MAX_NOTE_CHARS: Final = 200
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,8 +31,12 @@ class BudgetWaiver:
     note: str
 
     def said(self) -> str:
-        """``capability review <id> ("<note>")``: who waived it and why, for a check's detail."""
-        return f'capability review {self.capability_id} ("{self.note}")'
+        """``capability review <id> ("<note>")``: who waived it and why, for a check's detail.
+
+        The note is cut to :data:`MAX_NOTE_CHARS` (the whole one is in AIR's ``reviewNote``).
+        """
+        note = self.note if len(self.note) <= MAX_NOTE_CHARS else self.note[: MAX_NOTE_CHARS - 1] + "…"
+        return f'capability review {self.capability_id} ("{note}")'
 
 
 def budget_waivers(doc: Document) -> dict[str, BudgetWaiver]:

@@ -90,8 +90,10 @@ def tool_surface_within_budget(bundle: Bundle) -> Verdict:
         by_review: dict[str, list[str]] = {}
         for op_id, tokens in sorted(over.items()):
             by_review.setdefault(waivers[op_id].said(), []).append(f"{op_id} ({tokens} tokens)")
-        waived = "; ".join(f"{_names(tools)} by {review}" for review, tools in sorted(by_review.items()))
-        detail += f"; {len(over)} over it waived: {waived}"
+        reviews = sorted(by_review.items())
+        waived = "; ".join(f"{_names(tools)} by {review}" for review, tools in reviews[:_MAX_NAMES])
+        more = f"; and {len(reviews) - _MAX_NAMES} more review(s)" if len(reviews) > _MAX_NAMES else ""
+        detail += f"; {len(over)} over it waived: {waived}{more}"
     return True, detail
 
 
