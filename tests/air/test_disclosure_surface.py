@@ -54,7 +54,7 @@ def test_the_payments_refund_measures_516_tokens_as_the_original_describes_its_r
     refund = doc.operation("payments.refunds.create")
     assert refund is not None and refund.disclosure_cost is not None
     assert refund.disclosure_cost.tool_tokens == 516  # the original's figure for this example's refund tool
-    measured = measured_surface(refund)["inputSchema"]["properties"]  # type: ignore[index]
+    measured = measured_surface(refund)["inputSchema"]["properties"]
     assert measured["idempotency_key"]["description"] == (
         "Idempotency key. Required \u2014 repeating this operation with the same key is safe; a new key is a new "
         "operation."
@@ -74,11 +74,31 @@ def test_an_optional_key_is_measured_with_the_originals_sentence_for_a_derived_k
         input=dataclasses.replace(refund.input, schema=None),
     )
     measured = measured_surface(derived)["inputSchema"]
-    assert measured["properties"]["idempotency_key"]["description"] == (  # type: ignore[index]
+    assert measured["properties"]["idempotency_key"]["description"] == (
         "Optional explicit idempotency key. When omitted, Anvil derives a deterministic request-fingerprint key; "
         "an explicit business-operation key is easier to audit and reuse deliberately."
     )
-    assert "idempotency_key" not in measured["required"]  # type: ignore[index,operator]
+    assert "idempotency_key" not in measured["required"]
+
+
+def test_a_confirmation_without_a_reason_is_measured_with_the_originals_fixed_sentence() -> None:
+    doc = _payments()
+    read = doc.operation("payments.customers.get")
+    assert read is not None
+    confirmed = dataclasses.replace(
+        read,
+        confirmation=dataclasses.replace(read.confirmation, required=True, reason=None),
+        input=dataclasses.replace(read.input, schema=None),
+    )
+    measured = measured_surface(confirmed)["inputSchema"]["properties"]
+    assert measured["confirm"] == {
+        "type": "boolean",
+        "const": True,
+        "description": "Explicit confirmation. This operation has side effects and will not run without confirm=true.",
+    }
+    reason = dataclasses.replace(confirmed.confirmation, reason="Moves money.")
+    stated = measured_surface(dataclasses.replace(confirmed, confirmation=reason))["inputSchema"]
+    assert stated["properties"]["confirm"]["description"] == "Moves money."
 
 
 def test_every_figure_is_the_o200k_count_of_the_surface_with_the_ratio_rounded_half_up() -> None:
