@@ -31,6 +31,9 @@ when its surface signature changes, and the cells that caught it are listed.
 
 An approved operation no valid example input can be made for (its schema contradicts itself) runs no
 cell: the record lists it under ``coverage.skipped`` with the reason, rather than failing every cell.
+A bundle that approves no operation has nothing to prove: its record (no cell, ``summary.ok`` false)
+carries ``nothingToProve: {reason, operationsApproved: 0}``
+(:func:`anvil.proof.scope.nothing_to_prove_marker`), judged ``skipped``, not failed.
 """
 
 from __future__ import annotations
@@ -48,7 +51,7 @@ from anvil.air.values import stopping_when
 from anvil.bundle.hash import bundle_hash
 from anvil.bundle.read import read_bundle
 from anvil.proof.records import timestamp
-from anvil.proof.scope import LaneScope, incomplete_marker, select_operations
+from anvil.proof.scope import LaneScope, incomplete_marker, nothing_to_prove_marker, select_operations
 from anvil.proof.signature import signature_digest
 from anvil.proof.simulate.matrix import DIMENSIONS, Cell, Simulator
 from anvil.proof.simulate.mutants import run_battery
@@ -114,6 +117,7 @@ def simulate(
     incomplete = incomplete_marker(
         scope, selected=selected, approved=approved, finished=finished, left_out="the mutation battery"
     )
+    vacant = nothing_to_prove_marker(approved)
     passed = sum(1 for cell in cells if cell.ok)
     applicable = [m for m in mutants if m["applicable"]]
     killed = sum(1 for m in applicable if m["killed"])
@@ -144,4 +148,5 @@ def simulate(
         },
         "simulatedAt": timestamp(clock),
         **({"incomplete": incomplete} if incomplete is not None else {}),
+        **({"nothingToProve": vacant} if vacant is not None else {}),
     }
