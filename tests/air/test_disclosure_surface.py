@@ -6,6 +6,7 @@ compiled without a manifest.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -14,6 +15,7 @@ import pytest
 from anvil.air.disclosure_surface import measure_tool_surface, measured_surface, measured_surface_json
 from anvil.air.model import Document
 from anvil.air.tokens import count_tokens
+from anvil.air.tools import published_input_schema
 from anvil.compiler import build
 
 REPO = Path(__file__).resolve().parents[2]
@@ -45,6 +47,58 @@ def test_the_measured_surface_is_the_originals_tool_with_both_reserved_arguments
     assert list(schema["properties"])[-2:] == ["anvil_dry_run", "anvil_projection"]
     assert schema["additionalProperties"] is False
     assert "anvil/effect_class" not in surface["_meta"]  # type: ignore[operator]
+
+
+def test_the_payments_refund_measures_516_tokens_as_the_original_describes_its_required_key() -> None:
+    doc = _payments()
+    refund = doc.operation("payments.refunds.create")
+    assert refund is not None and refund.disclosure_cost is not None
+    assert refund.disclosure_cost.tool_tokens == 516  # the original's figure for this example's refund tool
+    measured = measured_surface(refund)["inputSchema"]["properties"]
+    assert measured["idempotency_key"]["description"] == (
+        "Idempotency key. Required \u2014 repeating this operation with the same key is safe; a new key is a new "
+        "operation."
+    )
+    # What the gateway lists keeps this project's wording (it names the key's alphabet).
+    published = published_input_schema(refund)["properties"]
+    assert published["idempotency_key"]["description"].startswith("Idempotency key (required): 1-255 visible ASCII")
+
+
+def test_an_optional_key_is_measured_with_the_originals_sentence_for_a_derived_key() -> None:
+    doc = _payments()
+    refund = doc.operation("payments.refunds.create")
+    assert refund is not None
+    derived = dataclasses.replace(
+        refund,
+        idempotency=dataclasses.replace(refund.idempotency, key_derivation="request_fingerprint"),
+        input=dataclasses.replace(refund.input, schema=None),
+    )
+    measured = measured_surface(derived)["inputSchema"]
+    assert measured["properties"]["idempotency_key"]["description"] == (
+        "Optional explicit idempotency key. When omitted, Anvil derives a deterministic request-fingerprint key; "
+        "an explicit business-operation key is easier to audit and reuse deliberately."
+    )
+    assert "idempotency_key" not in measured["required"]
+
+
+def test_a_confirmation_without_a_reason_is_measured_with_the_originals_fixed_sentence() -> None:
+    doc = _payments()
+    read = doc.operation("payments.customers.get")
+    assert read is not None
+    confirmed = dataclasses.replace(
+        read,
+        confirmation=dataclasses.replace(read.confirmation, required=True, reason=None),
+        input=dataclasses.replace(read.input, schema=None),
+    )
+    measured = measured_surface(confirmed)["inputSchema"]["properties"]
+    assert measured["confirm"] == {
+        "type": "boolean",
+        "const": True,
+        "description": "Explicit confirmation. This operation has side effects and will not run without confirm=true.",
+    }
+    reason = dataclasses.replace(confirmed.confirmation, reason="Moves money.")
+    stated = measured_surface(dataclasses.replace(confirmed, confirmation=reason))["inputSchema"]
+    assert stated["properties"]["confirm"]["description"] == "Moves money."
 
 
 def test_every_figure_is_the_o200k_count_of_the_surface_with_the_ratio_rounded_half_up() -> None:

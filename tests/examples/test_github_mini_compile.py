@@ -30,7 +30,7 @@ PAYMENTS = REPO / "examples" / "payments"
 #: no ``effect:`` block no longer compiles to the same AIR.
 PAYMENTS_CONTRACT_HASH = "343337b0ab82d31245fd8c51c87cef4bfedd42667a0c9197ec72886eb46a8c93"
 #: The same AIR with its disclosure measurement (o200k_base token counts of the original's tool surface).
-PAYMENTS_CONTRACT_HASH_MEASURED = "a4379df1bcf92d9479ee142e1d7e4625c07297b07b36fefffa9bc39c98162646"
+PAYMENTS_CONTRACT_HASH_MEASURED = "b3d4cfcedd14f1f760281f0a41a798297a55b77d53e37007bfd0d119ff118996"
 
 
 def compile_github(manifest: Path = GITHUB / "anvil.yaml") -> CompileResult:

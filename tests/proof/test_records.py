@@ -152,3 +152,15 @@ def test_an_incomplete_marker_without_a_reason_is_corrupt(evidenced: Path, copy_
     bundle = copy_bundle(evidenced)
     edit_json(bundle / RECORD_FILES["selftest"], lambda record: record.update(incomplete=True))
     assert judge_record(bundle, "selftest").state == "corrupt"
+
+
+@pytest.mark.parametrize("lane", ["selftest", "simulate"])
+def test_a_nothing_to_prove_marker_on_a_record_that_proved_something_is_corrupt(
+    evidenced: Path, copy_bundle: Callable[[Path], Path], lane: str
+) -> None:
+    bundle = copy_bundle(evidenced)
+    marker = {"reason": "nothing to prove: the bundle approves no operation", "operationsApproved": 0}
+    edit_json(bundle / RECORD_FILES[lane], lambda record: record.update(nothingToProve=marker))
+    verdict = judge_record(bundle, lane)
+    assert verdict.state == "corrupt"
+    assert "nothingToProve marker disagrees with its evidence" in verdict.reason

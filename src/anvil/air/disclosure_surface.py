@@ -10,6 +10,9 @@ compact JSON counted with o200k_base:
   assembled ``properties`` with the two reserved arguments appended (``anvil_dry_run``,
   ``anvil_projection``, with the original's descriptions), ``required``, and
   ``additionalProperties: false``; the assembled schema's own title and description are not published.
+  The idempotency key property carries the original's description (one sentence for a key the caller
+  must send, another for one derived when omitted), where the served schema says the key's alphabet;
+  so does a confirm property whose operation states no reason.
   The schemas in it are the original's compilation of the source (the compiler measures the operation
   :mod:`anvil.compiler.original_view` gives, not the one AIR stores).
 
@@ -24,6 +27,8 @@ import math
 from typing import Final
 
 from anvil._types import JSONObject
+from anvil.air.enums import KEYED_MODES
+from anvil.air.inputs import idempotency_key_required, safety_keys
 from anvil.air.model import DisclosureCost, Operation
 from anvil.air.tokens import ESTIMATOR, count_tokens
 from anvil.air.tools import (
@@ -51,12 +56,37 @@ _DRY_RUN: Final[JSONObject] = {
     "type": "boolean",
 }
 _PROJECTION: Final[JSONObject] = {"description": PROJECTION_DESCRIPTION, "type": "string"}
+#: The original's descriptions of the idempotency key property: a key the caller must send, and one it may.
+_KEY_REQUIRED: Final = (
+    "Idempotency key. Required \u2014 repeating this operation with the same key is safe; a new key is a new operation."
+)
+_KEY_OPTIONAL: Final = (
+    "Optional explicit idempotency key. When omitted, Anvil derives a deterministic request-fingerprint key; "
+    "an explicit business-operation key is easier to audit and reuse deliberately."
+)
+#: The original's description of the confirm property when the operation states no reason.
+_CONFIRM: Final = "Explicit confirmation. This operation has side effects and will not run without confirm=true."
+
+
+def _described(properties: JSONObject, name: str | None, description: str) -> None:
+    """Give the safety property ``name`` (when there is one) ``description``, last, where the original puts it."""
+    found = properties.get(name) if name is not None else None
+    if name is not None and isinstance(found, dict):
+        kept = {key: value for key, value in found.items() if key != "description"}
+        properties[name] = {**kept, "description": description}
 
 
 def measured_surface(op: Operation) -> JSONObject:
     """The tool definition the disclosure figure of ``op`` is taken over (see the module docstring)."""
     source = operation_input_schema(op)
     properties = dict(source.get("properties") or {})
+    keyed, confirmed = op.idempotency.mode in KEYED_MODES, op.confirmation.required
+    if keyed or confirmed:
+        names = safety_keys(op)
+        if keyed:
+            _described(properties, names.idempotency, _KEY_REQUIRED if idempotency_key_required(op) else _KEY_OPTIONAL)
+        if confirmed and op.confirmation.reason is None:
+            _described(properties, names.confirm, _CONFIRM)
     properties["anvil_dry_run"] = dict(_DRY_RUN)
     properties["anvil_projection"] = dict(_PROJECTION)
     required = source.get("required")

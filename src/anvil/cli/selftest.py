@@ -16,8 +16,9 @@ real writes (and their undo), so it is never pointed at a production API. Upstre
 taken from the bundle's ``ANVIL_<PROFILE>_*`` variables when set; otherwise the served gateway gets a
 placeholder (the mock checks none).
 
-Exit status: 0 when it passes (no fail and at least one pass), 1 when it fails, 2 usage, 3 a bundle
-that cannot be read or a process that cannot be started.
+Exit status: 0 when it passes (no fail and at least one pass) or has nothing to prove (the bundle
+approves no operation: ``SKIPPED — ...`` says how to approve one, and no process is started), 1 when it
+fails, 2 usage, 3 a bundle that cannot be read or a process that cannot be started.
 """
 
 from __future__ import annotations
@@ -114,5 +115,5 @@ def run(args: argparse.Namespace) -> int:
         incomplete = report.record.get("incomplete")
         if isinstance(incomplete, dict):
             print(f"INCOMPLETE — {incomplete['reason']} (not evidence for `anvil status`)")
-        print(summary_line(report), file=sys.stdout if report.passed else sys.stderr)
-    return 0 if report.passed else 1
+        print(summary_line(report), file=sys.stderr if report.verdict == "failed" else sys.stdout)
+    return 1 if report.verdict == "failed" else 0

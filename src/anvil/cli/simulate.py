@@ -10,7 +10,8 @@ or ``FAILED — …``; with ``--json``, the record itself. A progress line per o
 (:mod:`anvil.cli.lane_scope`), which ``anvil status`` never counts as fresh.
 
 Exit status: 0 when every cell passed and every applicable mutant was killed (and there was at
-least one cell), 1 otherwise, 2 for a bad ``--seed``, 3 when the bundle cannot be read.
+least one cell), or when there was nothing to prove (the bundle approves no operation: ``SKIPPED — ...``
+says how to approve one), 1 otherwise, 2 for a bad ``--seed``, 3 when the bundle cannot be read.
 """
 
 from __future__ import annotations
@@ -69,11 +70,15 @@ def _text(record: dict[str, Any], directory: Path) -> str:
         f"for bundle {record['bundleHash'][:12]}"
     )
     if not summary["coverageCells"]:
-        head = "no approved operation to simulate; " + head
+        head = "no operation simulated; " + head
     incomplete = record.get("incomplete")
     if isinstance(incomplete, dict):
         lines.append(f"INCOMPLETE — {incomplete['reason']} (not evidence for `anvil status`)")
-    lines.append(("PASSED — " if summary["ok"] else "FAILED — ") + head)
+    vacant = record.get("nothingToProve")
+    if isinstance(vacant, dict):
+        lines.append(f"SKIPPED — simulate {directory}: {vacant['reason']}")
+    else:
+        lines.append(("PASSED — " if summary["ok"] else "FAILED — ") + head)
     return "\n".join(lines)
 
 
@@ -94,4 +99,4 @@ def run(args: argparse.Namespace) -> int:
         record = simulate(directory, seed=seed, scope=scope)
     write_record(directory, SIMULATION_FILE, record)
     print(json.dumps(record, indent=2, ensure_ascii=False) if args.json else _text(record, directory))
-    return 0 if record["summary"]["ok"] else 1
+    return 0 if record["summary"]["ok"] or isinstance(record.get("nothingToProve"), dict) else 1

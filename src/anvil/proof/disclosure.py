@@ -55,11 +55,21 @@ INSPECT_KEYS: Final = (
 
 @dataclass(frozen=True, slots=True)
 class Figure:
-    """One measurement against a budget: the report's ``figure`` object."""
+    """One measurement against a budget: the report's ``figure`` object.
+
+    Attributes:
+        tokens: What is judged against the budget (an answer: its text as served, after any cut).
+        budget_tokens: The budget.
+        seed: The simulator's seed, for a measure of simulated data.
+        raw_tokens: An answer's whole text before the gateway's cut (None: not an answer).
+        cut: Whether the gateway cut the answer to the budget (None: not an answer).
+    """
 
     tokens: int
     budget_tokens: int
     seed: int | None = None
+    raw_tokens: int | None = None
+    cut: bool | None = None
 
     @property
     def within(self) -> bool:
@@ -67,10 +77,14 @@ class Figure:
         return self.tokens <= self.budget_tokens
 
     def to_json(self) -> JSONObject:
-        """``{tokens, budgetTokens, estimator, seed?}``."""
+        """``{tokens, budgetTokens, estimator, seed?, rawTokens?, cut?}``."""
         out: JSONObject = {"tokens": self.tokens, "budgetTokens": self.budget_tokens, "estimator": ESTIMATOR}
         if self.seed is not None:
             out["seed"] = self.seed
+        if self.raw_tokens is not None:
+            out["rawTokens"] = self.raw_tokens
+        if self.cut is not None:
+            out["cut"] = self.cut
         return out
 
 

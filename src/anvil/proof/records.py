@@ -7,7 +7,10 @@ does not change the hash it binds to, and any other byte that changes makes ever
 :func:`judge_record` reads one record and answers one of ``fresh`` (passed, same hash), ``stale``
 (another hash), ``failed`` (same hash, did not pass), ``incomplete`` (same hash, but the run covered
 only part of the bundle: a subset of operations, or stopped by a signal or a time cap; never fresh,
-whatever its checks say), ``missing`` or ``corrupt``, with a reason an operator can act on. The
+whatever its checks say), ``skipped`` (same hash, and the bundle approves no operation: the record's
+``nothingToProve`` marker, :func:`anvil.proof.scope.nothing_to_prove_marker`; nothing passed and
+nothing failed, so it is neither fresh nor failed, and its ``passed``/``ok`` stay false for readers
+that know no marker), ``missing`` or ``corrupt``, with a reason an operator can act on. The
 verdict is recomputed from the record's own evidence (its checks, cells and mutants) with the lane's
 pass rule; the record's verdict fields (``status``, ``passed``, the
 ``summary`` counts) are only compared with that recount. A record is ``corrupt`` when it is
@@ -40,7 +43,7 @@ __all__ = [
     "timestamp",
 ]
 
-RecordState = Literal["fresh", "stale", "failed", "incomplete", "missing", "corrupt"]
+RecordState = Literal["fresh", "stale", "failed", "incomplete", "skipped", "missing", "corrupt"]
 
 #: lane -> root-level record file (original-core §8). The four lanes the write gate needs.
 RECORD_FILES: Final[dict[str, str]] = {
@@ -196,6 +199,20 @@ _RULES: Final[dict[str, Callable[[Mapping[str, Any]], bool]]] = {
 }
 
 
+def _proved_something(record: Mapping[str, Any]) -> bool:
+    """True when the record holds evidence either way: a check that passed or failed, a cell, a live mutant."""
+    checks = record.get("checks")
+    if isinstance(checks, list) and any(
+        isinstance(c, dict) and c.get("status") in ("pass", "fail", "passed", "failed") for c in checks
+    ):
+        return True
+    coverage, mutation = record.get("coverage"), record.get("mutation")
+    if isinstance(coverage, dict) and coverage.get("cells"):
+        return True
+    mutants = mutation.get("mutants") if isinstance(mutation, dict) else None
+    return isinstance(mutants, list) and any(isinstance(m, dict) and m.get("applicable") for m in mutants)
+
+
 def _stamp(record: Mapping[str, Any]) -> str | None:
     for key in ("certifiedAt", "startedAt", "simulatedAt"):
         value = record.get(key)
@@ -239,6 +256,12 @@ def judge_record(directory: Path, lane: str, *, current_hash: str | None = None)
     if incomplete is not None and (not isinstance(incomplete, dict) or not isinstance(incomplete.get("reason"), str)):
         reason = f"{name} is inconsistent: its incomplete marker has no reason; rerun `anvil {lane}`"
         return RecordVerdict(lane=lane, file=name, state="corrupt", reason=reason, recorded_hash=recorded)
+    vacant = record.get("nothingToProve")
+    if vacant is not None and (
+        not isinstance(vacant, dict) or not isinstance(vacant.get("reason"), str) or _proved_something(record)
+    ):
+        reason = f"{name} is inconsistent: its nothingToProve marker disagrees with its evidence; rerun `anvil {lane}`"
+        return RecordVerdict(lane=lane, file=name, state="corrupt", reason=reason, recorded_hash=recorded)
     at = _stamp(record)
     if recorded != now:
         reason = f"{lane} evidence is stale: recorded for {recorded[:12]}… but the bundle now hashes to {now[:12]}…"
@@ -247,6 +270,11 @@ def judge_record(directory: Path, lane: str, *, current_hash: str | None = None)
         reason = f"{lane} covered only part of this bundle ({incomplete['reason']}): run `anvil {lane}` on all of it"
         return RecordVerdict(
             lane=lane, file=name, state="incomplete", reason=reason, recorded_hash=recorded, recorded_at=at
+        )
+    if isinstance(vacant, dict):
+        reason = f"{lane}: {vacant['reason']}"
+        return RecordVerdict(
+            lane=lane, file=name, state="skipped", reason=reason, recorded_hash=recorded, recorded_at=at
         )
     if not passed:
         reason = f"{lane} ran on this bundle and did not pass"

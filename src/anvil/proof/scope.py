@@ -13,7 +13,9 @@ A lane (``selftest``, ``conformance``, ``simulate``) takes a :class:`LaneScope`:
 
 A record that covers less than every approved operation carries ``incomplete: {reason, operationsRun,
 operationsApproved}`` (:func:`incomplete_marker`); :func:`anvil.proof.records.judge_record` never
-counts such a record as fresh evidence.
+counts such a record as fresh evidence. A record of a bundle that approves no operation carries
+``nothingToProve: {reason, operationsApproved: 0}`` (:func:`nothing_to_prove_marker`): the lane had
+nothing to prove, which is neither a pass nor a failure (judged ``skipped``).
 """
 
 from __future__ import annotations
@@ -28,10 +30,24 @@ from typing import Final
 from anvil._types import JSONObject
 from anvil.air.model import Operation
 
-__all__ = ["DEFAULT_STARTUP_TIMEOUT_S", "LaneScope", "StopSignal", "incomplete_marker", "select_operations"]
+__all__ = [
+    "DEFAULT_STARTUP_TIMEOUT_S",
+    "NOTHING_TO_PROVE",
+    "LaneScope",
+    "StopSignal",
+    "incomplete_marker",
+    "nothing_to_prove_marker",
+    "select_operations",
+]
 
 #: How long a lane waits for a child process to announce its URL unless told otherwise.
 DEFAULT_STARTUP_TIMEOUT_S: Final = 30.0
+#: Why a lane run on a bundle that approves no operation proves nothing, and how to approve one.
+NOTHING_TO_PROVE: Final = (
+    "nothing to prove: the bundle approves no operation; approve one in its manifest "
+    "(`anvil approve anvil.yaml <operation-id>`, or `anvil init --approve reads`), recompile with "
+    "`anvil compile` and run the lane again"
+)
 
 
 class StopSignal:
@@ -135,3 +151,10 @@ def incomplete_marker(
     if not reasons:
         return None
     return {"reason": "; ".join(reasons), "operationsRun": finished, "operationsApproved": approved}
+
+
+def nothing_to_prove_marker(approved: int) -> JSONObject | None:
+    """The record's ``nothingToProve`` object when the bundle approves no operation (``approved`` is 0), else None."""
+    if approved:
+        return None
+    return {"reason": NOTHING_TO_PROVE, "operationsApproved": 0}

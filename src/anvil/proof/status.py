@@ -5,7 +5,8 @@ evidence for the same bundle digest; a fresh store contract; ``/readyz`` HTTP 20
 operator-reviewed upstream idempotency carrier. :func:`evidence_summary` answers everything of that
 which can be known offline (it never opens a socket) and lists the rest as ``remaining``:
 
-* ``lanes``: each record's verdict (``fresh|stale|failed|incomplete|missing|corrupt``, :mod:`anvil.proof.records`);
+* ``lanes``: each record's verdict (``fresh|stale|failed|incomplete|skipped|missing|corrupt``,
+  :mod:`anvil.proof.records`; ``skipped``: the bundle approves no operation, so the lane had nothing to prove);
 * ``generatedBytes`` and ``storeContract``: whether every compiler-owned byte, and the store contract
   in particular, equals a fresh projection of the bundle's AIR and generator inputs;
 * ``deployLedger``: whether ``anvil deploy ledger`` has what it needs (fresh bytes and contract);
@@ -148,6 +149,8 @@ def _next_action(lanes: dict[str, Any], bytes_ok: bool, store: StoreContractStat
     if store.state != "fresh":
         return f"recompile the bundle with `anvil compile`: the store contract is {store.state}"
     for lane in LANES:
+        if lanes[lane].state == "skipped":
+            return str(lanes[lane].reason)  # nothing to prove: it says how to approve an operation
         if lanes[lane].state != "fresh":
             return f"run `{_LANE_COMMANDS[lane]} {directory}` ({lanes[lane].reason})"
     return (

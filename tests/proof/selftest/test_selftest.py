@@ -16,7 +16,9 @@ import pytest
 from anvil.bundle.hash import bundle_hash
 from anvil.cli import main
 from anvil.cli.compile import compile_bundle
+from anvil.proof.scope import NOTHING_TO_PROVE
 from anvil.proof.selftest.lane import RECORD_FILE, SelftestOptions, SelftestReport, run_selftest
+from anvil.proof.status import evidence_summary
 from tests.cli.fixtures.upstreams import EXAMPLES, REPO
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
@@ -262,3 +264,24 @@ def test_an_example_the_gateway_refuses_before_the_wire_is_one_skip_and_fails_no
     touch = {(c.id, c.status) for c in report.checks if c.operation is not None and "folder" in c.operation}
     assert ("fidelity", "skipped") in touch and {status for _, status in touch} <= {"skipped", "pass"}
     assert [c.id for c in report.checks if c.status == "fail"] == []
+
+
+def test_a_bundle_that_approves_no_operation_has_nothing_to_prove_and_no_lane_or_status_calls_it_a_failure(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    manifest = tmp_path / "notes.anvil.yaml"
+    manifest.write_text("service:\n  name: notes\noperations:\n  listNotes: { state: review_required }\n")
+    bundle = tmp_path / "notes"
+    outcome = compile_bundle(FIXTURES / "notes.yaml", out=bundle, manifest=manifest, service_id="notes", root=REPO)
+    assert outcome.bundle_hash is not None
+    assert main(["selftest", str(bundle)]) == 0
+    assert capsys.readouterr().out.strip().splitlines()[-1] == f"SKIPPED — selftest notes: {NOTHING_TO_PROVE}"
+    record = json.loads((bundle / RECORD_FILE).read_text(encoding="utf-8"))
+    assert record["nothingToProve"] == {"reason": NOTHING_TO_PROVE, "operationsApproved": 0}
+    assert (record["checks"], record["passed"]) == ([], False)  # readers without the marker see no pass
+    for lane in ("certify", "conformance", "simulate"):
+        assert main([lane, str(bundle)]) == 0, lane
+    evidence = evidence_summary(bundle)
+    states = {lane: verdict["state"] for lane, verdict in evidence["lanes"].items()}
+    assert states == {"certify": "fresh", "selftest": "skipped", "conformance": "fresh", "simulate": "skipped"}
+    assert evidence["writes"] == [] and evidence["nextAction"] == f"selftest: {NOTHING_TO_PROVE}"

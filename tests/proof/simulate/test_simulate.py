@@ -13,7 +13,8 @@ import pytest
 
 from anvil.bundle.hash import bundle_hash
 from anvil.cli import main
-from anvil.proof.scope import LaneScope
+from anvil.proof.records import judge_record
+from anvil.proof.scope import NOTHING_TO_PROVE, LaneScope
 from anvil.proof.simulate.lane import SIMULATION_FILE, simulate
 from anvil.proof.simulate.matrix import DIMENSIONS
 from anvil.proof.simulate.mutants import MUTANTS
@@ -108,7 +109,7 @@ def test_the_record_is_deterministic_for_a_seed_apart_from_its_timestamp(github:
     assert first["coverage"]["seed"] == 7
 
 
-def test_a_bundle_with_nothing_approved_fails_with_no_cells(
+def test_a_bundle_with_nothing_approved_has_nothing_to_prove_and_exits_0_saying_how_to_approve_one(
     payments: Path, copy_bundle: Callable[[Path], Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
     bundle = copy_bundle(payments)
@@ -118,10 +119,13 @@ def test_a_bundle_with_nothing_approved_fails_with_no_cells(
             op["state"] = "review_required"
 
     edit_json(bundle / "air.json", unapprove)
-    assert main(["simulate", str(bundle)]) == 1
-    assert capsys.readouterr().out.strip().splitlines()[-1].startswith("FAILED — no approved operation")
+    assert main(["simulate", str(bundle)]) == 0
+    assert capsys.readouterr().out.strip().splitlines()[-1] == f"SKIPPED — simulate {bundle}: {NOTHING_TO_PROVE}"
     record = json.loads((bundle / SIMULATION_FILE).read_text(encoding="utf-8"))
-    assert record["summary"]["ok"] is False
+    assert record["nothingToProve"] == {"reason": NOTHING_TO_PROVE, "operationsApproved": 0}
+    assert (record["summary"]["ok"], record["coverage"]["cells"]) == (False, [])  # readers without the marker
+    verdict = judge_record(bundle, "simulate")
+    assert (verdict.state, verdict.reason) == ("skipped", f"simulate: {NOTHING_TO_PROVE}")
 
 
 def test_a_malformed_seed_is_a_usage_error(payments: Path, capsys: pytest.CaptureFixture[str]) -> None:

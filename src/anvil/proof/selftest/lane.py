@@ -12,8 +12,11 @@ The report ``selftest.report.json`` (root-level, excluded from the bundle hash i
      identity: {delegatedOperations, virtualWiring, proof, liveIdpReadiness, detail},
      summary: {pass, fail, skipped}, passed, bundleHash}
 
-It passes with no fail and at least one pass. Apart from ``startedAt`` it is deterministic: example
-values are numbered per run, the mock's ids are sequential, and no port, path or trace id is written.
+It passes with no fail and at least one pass. A bundle that approves no operation starts no process:
+its record holds no check, ``passed: false`` and ``nothingToProve: {reason, operationsApproved: 0}``
+(:func:`anvil.proof.scope.nothing_to_prove_marker`), and its verdict is ``skipped``, not a failure.
+Apart from ``startedAt`` it is deterministic: example values are numbered per run, the mock's ids are
+sequential, and no port, path or trace id is written.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Final
+from typing import Final, Literal
 
 import httpx
 
@@ -36,7 +39,7 @@ from anvil.bundle.read import read_bundle
 from anvil.client import AnvilClient
 from anvil.proof.processes import mock_process
 from anvil.proof.record import utc_now, write_record
-from anvil.proof.scope import LaneScope, incomplete_marker, select_operations
+from anvil.proof.scope import LaneScope, incomplete_marker, nothing_to_prove_marker, select_operations
 from anvil.proof.selftest.checks import Driver, closing_checks, operation_checks, surface_check
 from anvil.proof.selftest.effects import EffectProofs
 from anvil.proof.selftest.support import Check, Example, Wire
@@ -46,12 +49,15 @@ __all__ = [
     "RECORD_FILE",
     "SelftestOptions",
     "SelftestReport",
+    "Verdict",
     "credential_variables",
     "run_selftest",
     "summary_line",
 ]
 
 RECORD_FILE: Final = "selftest.report.json"
+#: A selftest's verdict: ``skipped`` when the bundle approves no operation (nothing to prove).
+Verdict = Literal["passed", "failed", "skipped"]
 #: The credential a mock upstream is given when the operator set none (the mock checks no credential).
 PLACEHOLDER_CREDENTIAL: Final = "anvil-selftest-placeholder"
 _DELEGATED: Final = frozenset({"end_user", "delegated", "impersonation"})
@@ -88,6 +94,13 @@ class SelftestReport:
     def passed(self) -> bool:
         """No fail and at least one pass."""
         return bool(self.record["passed"])
+
+    @property
+    def verdict(self) -> Verdict:
+        """``passed``, ``failed``, or ``skipped`` when the bundle approves no operation (nothing to prove)."""
+        if self.passed:
+            return "passed"
+        return "skipped" if isinstance(self.record.get("nothingToProve"), dict) else "failed"
 
 
 def credential_variables(document: Document, profile: str = "default") -> tuple[str, ...]:
@@ -194,7 +207,12 @@ async def run_selftest(
     digest = bundle_hash(bundle)
     started = utc_now()
     sandbox = options.upstream is not None
-    if options.upstream is not None:
+    approved = sum(1 for op in document.operations if op.is_approved)
+    vacant = nothing_to_prove_marker(approved)
+    checks: list[Check]
+    if vacant is not None:  # nothing to serve or drive: no process is started
+        checks, finished = [], 0
+    elif options.upstream is not None:
         checks, finished = await _drive(document, bundle, options, options.upstream.rstrip("/"), scope)
     else:
         async with mock_process(
@@ -205,7 +223,6 @@ async def run_selftest(
             timeout=scope.startup_timeout_s,
         ) as mock:
             checks, finished = await _drive(document, bundle, options, mock.url, scope)
-    approved = sum(1 for op in document.operations if op.is_approved)
     selected = len(select_operations(document.operations, scope.operations))
     incomplete = incomplete_marker(scope, selected=selected, approved=approved, finished=finished)
     frozen = tuple(checks)
@@ -221,18 +238,22 @@ async def run_selftest(
         "passed": summary["fail"] == 0 and summary["pass"] >= 1,
         "bundleHash": digest,
         **({"incomplete": incomplete} if incomplete is not None else {}),
+        **({"nothingToProve": vacant} if vacant is not None else {}),
     }
     path = write_record(bundle, RECORD_FILE, record) if write else None
     return SelftestReport(record=record, checks=frozen, path=path)
 
 
 def summary_line(report: SelftestReport) -> str:
-    """``PASSED — selftest <bundle>: N pass, 0 fail, M skipped`` or ``FAILED — ...`` naming the first failures."""
+    """``PASSED — selftest <bundle>: N pass, 0 fail, M skipped``, ``SKIPPED — ...: nothing to prove: ...`` or
+    ``FAILED — ...`` naming the first failures."""
     summary = report.record["summary"]
     counts = f"{summary['pass']} pass, {summary['fail']} fail, {summary['skipped']} skipped"
     name = report.record["bundle"]
     if report.passed:
         return f"PASSED — selftest {name}: {counts}"
+    if report.verdict == "skipped":
+        return f"SKIPPED — selftest {name}: {report.record['nothingToProve']['reason']}"
     failed = [c for c in report.checks if c.status == "fail"]
     if not failed:
         return f"FAILED — selftest {name}: {counts} (nothing passed)"

@@ -16,19 +16,24 @@ Every approved operation is driven through the real gateway and executor (``Gate
   ``last-page`` (page 2 ends); the last two only when the contract locates the continuation;
 * **disclosure** (original-core §3.7 budgets, o200k_base tokens): ``tool-surface``
   (the ``tools/list`` entry ``anvil serve`` publishes, at most 1200 tokens, basis ``contract``) and
-  ``response-page`` (the answer text an agent receives for seeded simulated data, a full first page
-  for a paged read, at most 8000 tokens, basis ``simulated-data``); each cell carries its ``figure``;
+  ``response-page`` (the answer an agent receives for seeded simulated data, a full first page for a
+  paged read, served as ``anvil serve`` serves it: cut by the gateway to the 8000-token response budget,
+  every text block counted, basis ``simulated-data``; :mod:`anvil.proof.simulate.served`); each cell
+  carries its ``figure``, a response page's with ``rawTokens`` (the whole answer) and ``cut`` too;
 * **effect** for operations that declare a contract (``report``: ``_meta.effect`` names the declared
   class, undo kind and lookup; ``stage`` for a draft form).
 
 Expectations come from the compiled AIR (basis ``contract``; the response-page budget is judged on
-the simulator's seeded data, basis ``simulated-data``); the actual value from running it. The
-mutation battery (:mod:`anvil.proof.simulate.mutants`) weakens one control at a time and runs the
-same cells against the mutant with the original's expectations: a mutant is killed when its surface
-signature changes, and the cells that caught it are listed.
+the answer served for the simulator's seeded data, basis ``simulated-data``); the actual value from
+running it. The mutation battery (:mod:`anvil.proof.simulate.mutants`) weakens one control at a
+time and runs the same cells against the mutant with the original's expectations: a mutant is killed
+when its surface signature changes, and the cells that caught it are listed.
 
 An approved operation no valid example input can be made for (its schema contradicts itself) runs no
 cell: the record lists it under ``coverage.skipped`` with the reason, rather than failing every cell.
+A bundle that approves no operation has nothing to prove: its record (no cell, ``summary.ok`` false)
+carries ``nothingToProve: {reason, operationsApproved: 0}``
+(:func:`anvil.proof.scope.nothing_to_prove_marker`), judged ``skipped``, not failed.
 """
 
 from __future__ import annotations
@@ -46,7 +51,7 @@ from anvil.air.values import stopping_when
 from anvil.bundle.hash import bundle_hash
 from anvil.bundle.read import read_bundle
 from anvil.proof.records import timestamp
-from anvil.proof.scope import LaneScope, incomplete_marker, select_operations
+from anvil.proof.scope import LaneScope, incomplete_marker, nothing_to_prove_marker, select_operations
 from anvil.proof.signature import signature_digest
 from anvil.proof.simulate.matrix import DIMENSIONS, Cell, Simulator
 from anvil.proof.simulate.mutants import run_battery
@@ -112,6 +117,7 @@ def simulate(
     incomplete = incomplete_marker(
         scope, selected=selected, approved=approved, finished=finished, left_out="the mutation battery"
     )
+    vacant = nothing_to_prove_marker(approved)
     passed = sum(1 for cell in cells if cell.ok)
     applicable = [m for m in mutants if m["applicable"]]
     killed = sum(1 for m in applicable if m["killed"])
@@ -142,4 +148,5 @@ def simulate(
         },
         "simulatedAt": timestamp(clock),
         **({"incomplete": incomplete} if incomplete is not None else {}),
+        **({"nothingToProve": vacant} if vacant is not None else {}),
     }

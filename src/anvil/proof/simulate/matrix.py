@@ -26,6 +26,7 @@ from anvil.proof.contract_inputs import complete_for_contract
 from anvil.proof.disclosure import Figure, served_tools, tokens_of, tool_budget
 from anvil.proof.scope import LaneScope, select_operations
 from anvil.proof.simulate.pages import continuation, items_of, locatable, page_items, page_length
+from anvil.proof.simulate.served import PageKeeper, served_page
 from anvil.proof.simulate.upstream import Fault, SimulatedUpstream, scope_token
 from anvil.runtime.context import RuntimeContext
 from anvil.runtime.credentials import credential_profile, expected_env
@@ -160,6 +161,16 @@ def _tool_surface_cell(doc: Document, op: Operation, cell: _CellSink, tool: JSON
     cell("disclosure", "tool-surface", within, _budget_text(figure), figure=figure)
 
 
+def _served_text(figure: Figure) -> str:
+    """A response page's actual value: within the budget, or over it and why (the gateway could not cut it)."""
+    if figure.within or not figure.cut:
+        return _budget_text(figure)
+    return (
+        f"{_budget_text(figure)}: the gateway's smallest cut of the {figure.raw_tokens}-token answer is still "
+        "over the budget"
+    )
+
+
 def _continuation_argument(op: Operation, wire: str | None, value: str | None) -> tuple[str, JSONValue] | None:
     """The tool argument that carries the continuation input ``wire``, with ``value`` typed for its schema."""
     if wire is None or value is None:
@@ -218,11 +229,13 @@ class Simulator:
     Args:
         reference: The compiled AIR: the source of every expectation and of the upstream's behaviour.
         seed: The seed of the upstream's generated data.
+        response_budget: The response budget a ``response-page`` cell's answer is served and judged within.
     """
 
-    def __init__(self, reference: Document, *, seed: int = 1) -> None:
+    def __init__(self, reference: Document, *, seed: int = 1, response_budget: int = RESPONSE_BUDGET_TOKENS) -> None:
         self.reference = reference
         self.seed = seed
+        self.response_budget = response_budget
         self.upstream = SimulatedUpstream(reference, seed=seed)
         self._keys = 0
         #: Operation id -> why no valid example input can be made for it (its cells are not run).
@@ -253,8 +266,8 @@ class Simulator:
             sleep=_no_sleep,
             rng=lambda: 0.0,
         )
-        # The response budget off: a cell measures the page the upstream sends as the gateway would serve it
-        # whole (a page over the budget fails its cell), and the pages requested are the contract's own.
+        # The response budget off: the pages requested are the contract's own and answers are compared whole;
+        # the response-page cell serves its answer through a gateway with the budget on (_disclosure_cells).
         return Gateway(_narrowed(doc, op), context, result_token_budget=0)
 
     async def _call(
@@ -407,15 +420,18 @@ class Simulator:
         _tool_surface_cell(gateway.document, op, cell, tool)
         if truth.output.schema is None:
             return  # nothing comes back to measure
-        within = f"within {RESPONSE_BUDGET_TOKENS} tokens"
-        result, hits = await self._call(gateway, op, self._arguments(op))
+        # The answer as `anvil serve` hands it to the agent: the same gateway, its response budget on.
+        budget = self.response_budget
+        within = f"within {budget} tokens"
+        keeper = PageKeeper()
+        served = Gateway(gateway.document, gateway.context, result_token_budget=budget, keeper=keeper)
+        result, hits = await self._call(served, op, self._arguments(op))
         if result is None or result.envelope is not None:
             cell("disclosure", "response-page", within, _outcome(result, hits), basis="simulated-data")
             return
-        content = result.to_wire().get("content")
-        text = content[0].get("text", "") if isinstance(content, list) and content else ""
-        figure = Figure(tokens_of(str(text)), RESPONSE_BUDGET_TOKENS, seed=self.seed)
-        cell("disclosure", "response-page", within, _budget_text(figure), basis="simulated-data", figure=figure)
+        page = served_page(result, keeper)
+        figure = Figure(page.tokens, budget, seed=self.seed, raw_tokens=page.raw_tokens, cut=page.cut)
+        cell("disclosure", "response-page", within, _served_text(figure), basis="simulated-data", figure=figure)
 
     async def _idempotency_cells(self, gateway: Gateway, op: Operation, truth: Operation, cell: _CellSink) -> None:
         derived = truth.idempotency.key_derivation == "request_fingerprint"
