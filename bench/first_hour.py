@@ -17,7 +17,14 @@ as the README's "Bring your own API" walk says, each step in its own process:
 3. ``anvil compile SPEC --manifest WORK/anvil.yaml --out WORK/bundle --json``;
 4. ``anvil certify``, ``anvil selftest``, ``anvil conformance``, ``anvil simulate`` on the bundle, each
    with ``--json``;
-5. ``anvil status WORK/bundle --json``.
+5. ``anvil status WORK/bundle --json``;
+6. with ``--follow-levers waive`` (the default) or ``budget``, the levers status names for tools over the
+   disclosure budget are applied to ``WORK/anvil.yaml`` as a user who does what status says would
+   (``waive``: a capability review ``{state: approved, allow_large: true, note: "accepted in the first-hour
+   walk"}`` for every capability status names; ``budget``: ``disclosure: tool_budget_tokens`` set to the
+   largest value status names), then compile, the four lanes and status run again (steps ``compile+levers``,
+   ``certify+levers``, ...) and the walk reports what still blocks after that. ``--follow-levers off`` stops
+   at step 5.
 
 Each step's exit status and JSON report are kept; a step that crashes or outlives ``--step-timeout`` (default
 1200 s) is shown with its exit status and the tail of its stderr, and the walk goes on. Progress lines go to
@@ -26,7 +33,8 @@ counts (simulate: coverage cells and applicable mutants; skip: the operations it
 exited 1 though no check failed), the writes ``status`` marks ready for review, and the blockers of the other
 writes grouped by reason (a short slug this bench derives from status's words, ``other`` when it knows none).
 ``--details`` lists every failure and skip with its check id and reason, and every approved write with its
-state and blockers. ``--report FILE`` writes everything as JSON; ``--keep DIR`` walks in DIR (kept) instead of
+state and blockers. After the table, one line per spec names the levers followed and the writes ready for
+review before them. ``--report FILE`` writes everything as JSON; ``--keep DIR`` walks in DIR (kept) instead of
 a temporary folder. Exit status 1 when a step crashed (an exit status other than 0 or 1, or a timeout).
 """
 
@@ -62,6 +70,13 @@ BLOCKER_REASONS: tuple[tuple[str, str], ...] = (
     (r"store contract is (\w+)", r"store_contract_\1"),
     (r"undo .*never|can never be enabled", "undo_never_enabled"),
 )
+
+
+# Status's budget levers (anvil.proof.disclosure.budget_lever): the value that fits, the capabilities to waive.
+LEVER_BUDGET = re.compile(r"`disclosure: tool_budget_tokens: (\d+)`")
+LEVER_WAIVE = re.compile(r"allow_large: true, note: <why>\}\}` \(over it: ([^)]+)\)")
+LEVER_NOTE = "accepted in the first-hour walk"
+FOLLOW_LEVERS = ("waive", "budget", "off")
 
 
 def corpus_dir() -> Path:
@@ -132,6 +147,9 @@ class Walk:
     problems: list[dict[str, str]] = field(default_factory=list)
     writes: list[dict[str, Any]] = field(default_factory=list)
     ready: list[str] = field(default_factory=list)
+    levers: list[str] = field(default_factory=list)
+    ready_before_levers: list[str] | None = None
+    blockers_before_levers: dict[str, int] | None = None
 
     def blockers(self) -> Counter[str]:
         """Blocked writes' blockers counted by reason slug (one count per write and reason)."""
@@ -206,6 +224,50 @@ def proposals(manifest: Path) -> list[str]:
     return wanted
 
 
+def status_levers(writes: list[dict[str, Any]]) -> tuple[list[str], int | None]:
+    """The tool-budget levers status names in its blockers: the capabilities to waive, the budget that fits."""
+    capabilities: set[str] = set()
+    budget: int | None = None
+    for write in writes:
+        for text in write.get("blockers") or []:
+            for named in LEVER_WAIVE.findall(text):
+                capabilities.update(part.strip() for part in named.split(",") if part.strip())
+            for value in LEVER_BUDGET.findall(text):
+                budget = max(budget or 0, int(value))
+    return sorted(capabilities), budget
+
+
+def apply_levers(manifest: Path, follow: str, capabilities: list[str], budget: int | None) -> list[str]:
+    """Write the levers ``follow`` picks into ``manifest``, as a user would; what was applied, in words.
+
+    The blocks are appended when the manifest has none of that key (its comments stay); otherwise the
+    manifest is rewritten through YAML (comments lost, as a bench may).
+    """
+    data = yaml.safe_load(manifest.read_text(encoding="utf-8")) or {}
+    applied: list[str] = []
+    if follow == "waive" and capabilities:
+        reviews = {cap: {"state": "approved", "allow_large": True, "note": LEVER_NOTE} for cap in capabilities}
+        current = data.get("capabilities") or {}
+        block = {**current, **reviews}
+        applied.append("allow_large on " + ", ".join(capabilities))
+        _set_block(manifest, data, "capabilities", block, fresh=not current)
+    elif follow == "budget" and budget is not None:
+        current = data.get("disclosure") or {}
+        applied.append(f"tool_budget_tokens {budget}")
+        _set_block(manifest, data, "disclosure", {**current, "tool_budget_tokens": budget}, fresh=not current)
+    return applied
+
+
+def _set_block(manifest: Path, data: dict[str, Any], key: str, block: dict[str, Any], *, fresh: bool) -> None:
+    if fresh and key not in data:
+        text = manifest.read_text(encoding="utf-8").rstrip("\n")
+        dumped = yaml.safe_dump({key: block}, sort_keys=True, default_flow_style=False)
+        manifest.write_text(f"{text}\n\n{dumped}", encoding="utf-8")
+        return
+    data[key] = block
+    manifest.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+
+
 def _operations_named(node: object) -> list[str]:
     if isinstance(node, dict):
         found = [node["operation"]] if isinstance(node.get("operation"), str) else []
@@ -259,8 +321,8 @@ def _problem(lane: str, kind: str, check: object, operation: object, reason: obj
     }
 
 
-def walk(spec_file: str, corpus: Path, work: Path, timeout: float) -> Walk:
-    """Walk one corpus spec (``spec_file`` as INDEX.tsv names it) in ``work``."""
+def walk(spec_file: str, corpus: Path, work: Path, timeout: float, follow: str = "waive") -> Walk:
+    """Walk one corpus spec (``spec_file`` as INDEX.tsv names it) in ``work``; ``follow``: the levers step."""
     spec = corpus / spec_file
     parts = Path(spec_file).parts
     spec_root = corpus / parts[0] if len(parts) > 1 else spec.parent
@@ -289,16 +351,31 @@ def walk(spec_file: str, corpus: Path, work: Path, timeout: float) -> Walk:
     result.proposed = proposals(manifest)
     if result.proposed:
         step("approve", ["approve", str(manifest), *result.proposed])
-    compiled = step(
-        "compile", ["compile", str(spec), "--manifest", str(manifest), "--out", str(bundle), *root, "--json"]
-    )
-    summary = compiled.report() or {}
+    compile_argv = ["compile", str(spec), "--manifest", str(manifest), "--out", str(bundle), *root, "--json"]
+    summary = step("compile", compile_argv).report() or {}
     result.operations = summary.get("operations") if isinstance(summary.get("operations"), int) else None
     if not (bundle / "air.json").is_file():
         return result
     _approved(result, bundle)
+    _lanes_and_status(result, bundle, step, "")
+    capabilities, budget = status_levers(result.writes)
+    applied = apply_levers(manifest, follow, capabilities, budget) if follow != "off" else []
+    if not applied:
+        return result
+    # Do what status said, then look again: what still blocks is what the levers did not lift.
+    result.levers = applied
+    result.ready_before_levers, result.blockers_before_levers = list(result.ready), dict(result.blockers())
+    step("compile+levers", compile_argv)
+    if (bundle / "air.json").is_file():
+        _lanes_and_status(result, bundle, step, "+levers")
+    return result
+
+
+def _lanes_and_status(result: Walk, bundle: Path, step: Any, suffix: str) -> None:
+    """The four lanes and status on ``bundle``, their findings replacing the walk's (steps named ``lane+suffix``)."""
+    result.lanes, result.problems = {}, []
     for lane in LANES:
-        done = step(lane, [lane, str(bundle), "--json"])
+        done = step(lane + suffix, [lane, str(bundle), "--json"])
         report = done.report()
         if report is None:
             result.lanes[lane] = f"rc={done.rc}"
@@ -311,10 +388,9 @@ def walk(spec_file: str, corpus: Path, work: Path, timeout: float) -> Walk:
             problems.append(_problem(lane, "fail", "verdict", "", why))
         result.lanes[lane] = counts
         result.problems.extend(problems)
-    status = step("status", ["status", str(bundle), "--json"]).report() or {}
+    status = step("status" + suffix, ["status", str(bundle), "--json"]).report() or {}
     result.writes = list(status.get("writes") or [])
     result.ready = list(status.get("writesReadyForReview") or [])
-    return result
 
 
 def _approved(result: Walk, bundle: Path) -> None:
@@ -343,7 +419,7 @@ def table(walks: list[Walk]) -> str:
     """One row per spec; lane cells are pass/fail/skip."""
     rows = [list(COLUMNS)]
     for item in walks:
-        setup = ("init", "init-auth", "approve", "compile")  # not lanes: exit 1 is a stop here too
+        setup = ("init", "init-auth", "approve", "compile", "compile+levers")  # exit 1 is a stop here too
         crashed = [f"{name} rc={item.steps[name].rc}" for name in setup if name in item.steps and item.steps[name].rc]
         blockers = ", ".join(f"{slug} {count}" for slug, count in sorted(item.blockers().items()))
         rows.append(
@@ -372,7 +448,7 @@ def details(walks: list[Walk]) -> str:
     for item in walks:
         out.append(f"\n## {item.spec} (service {item.service})")
         for name, done in item.steps.items():
-            if done.crashed or (name not in LANES and done.rc != 0):
+            if done.crashed or (name.split("+")[0] not in LANES and done.rc != 0):
                 out.append(f"  step {name}: rc={done.rc}: {done.tail()}")
         for problem in item.problems:
             where = f" {problem['operation']}" if problem["operation"] else ""
@@ -412,6 +488,9 @@ def as_json(item: Walk) -> dict[str, Any]:
         ],
         "readyForReview": item.ready,
         "blockers": dict(item.blockers()),
+        "leversFollowed": item.levers,
+        "readyBeforeLevers": item.ready_before_levers,
+        "blockersBeforeLevers": item.blockers_before_levers,
     }
 
 
@@ -437,6 +516,13 @@ def main(argv: list[str]) -> int:
         "--keep", type=Path, metavar="DIR", help="walk in DIR and keep it (default: a temporary folder)"
     )
     parser.add_argument("--report", type=Path, metavar="FILE", help="write every walk as JSON to FILE")
+    parser.add_argument(
+        "--follow-levers",
+        choices=FOLLOW_LEVERS,
+        default="waive",
+        help="after status, apply the tool-budget lever it names (waive per capability, or raise the budget), "
+        "then recompile and rerun the lanes and status (default waive; off: stop at the first status)",
+    )
     args = parser.parse_args(argv)
     corpus = corpus_dir()
     index = corpus / "INDEX.tsv"
@@ -452,16 +538,24 @@ def main(argv: list[str]) -> int:
     with tempfile.TemporaryDirectory(prefix="anvil-first-hour-") as tmp:
         base = args.keep or Path(tmp)
         for row in sorted(rows, key=lambda r: int(r["bytes"])):
-            item = walk(row["file"], corpus, base / service_id(row["file"]), args.step_timeout)
+            item = walk(row["file"], corpus, base / service_id(row["file"]), args.step_timeout, args.follow_levers)
             walks.append(item)
             if args.report:
                 args.report.write_text(json.dumps([as_json(w) for w in walks], indent=1) + "\n", encoding="utf-8")
     print(table(walks))
     if any(isinstance(v, dict) and v.get("verdict_only") for w in walks for v in w.lanes.values()):
         print("*: the lane exited 1 (FAILED) with no failing check counted (e.g. nothing approved to prove)")
+    print(f"levers followed: {args.follow_levers}")
     for item in walks:
         if item.auth:
             print(f"{item.spec}: init rerun as its Note says, with {item.auth.split(' --auth-reason')[0]}")
+    for item in walks:
+        if item.levers:
+            before = len(item.ready_before_levers or [])
+            print(
+                f"{item.spec}: followed status's levers ({'; '.join(item.levers)}), then recompiled and reran: "
+                f"ready for review {before} -> {len(item.ready)}"
+            )
     if args.details:
         print(details(walks))
     return 1 if any(s.crashed for w in walks for s in w.steps.values()) else 0

@@ -174,6 +174,7 @@ _ENTRIES: tuple[Code, ...] = (
     _d("effect/lookup_key_unused", "error", "A lookup by key that maps no argument from idempotency_key."),
     _d("effect/confirmation_for_draft", "warning", "The draft form needs confirmation, so the operation does."),
     # --- compiler/: disclosure (original-core §3.7) ------------------------------------------------
+    _d("capability_tool_budget_waived", "info", "A tool over the tool budget is waived by its capability's review."),
     _d("disclosure/input_over_budget", "warning", "A tool is over the tool budget before any output schema."),
     # --- bundle/ and cli/ -------------------------------------------------------------------------
     _d("bundle/out_unwritable", "error", "The output directory cannot be written."),

@@ -119,3 +119,46 @@ def test_init_s_auth_note_is_followed_with_a_scheme_a_gateway_can_hold_else_a_be
     only_oauth = note.replace(", basicAuth (http basic)", "")
     assert choice(only_oauth)[:4] == ["--auth-scheme", "OAuth2", "--auth-type", "bearer"]
     assert choice("Wrote anvil.yaml: 3 operations (2 approved)") is None
+
+
+def test_the_tool_budget_levers_are_read_from_status_s_own_sentences() -> None:
+    from anvil.proof.disclosure import budget_lever
+
+    writes = [
+        {"blockers": ["certify evidence is failed: x; " + budget_lever(4012, ["lob.letters", "lob.checks"])]},
+        {"blockers": ["simulate evidence is failed: y; " + budget_lever(2100, ["lob.postcards"])]},
+        {"blockers": ["it has no idempotency carrier"]},
+    ]
+    assert _module().status_levers(writes) == (["lob.checks", "lob.letters", "lob.postcards"], 4012)
+    assert _module().status_levers([{"blockers": ["selftest evidence is failed"]}]) == ([], None)
+
+
+def test_following_the_waiver_lever_writes_a_capability_review_the_manifest_accepts(tmp_path: Path) -> None:
+    from anvil.compiler.manifest.parse import parse_manifest
+
+    manifest = tmp_path / "anvil.yaml"
+    manifest.write_text("service:\n  name: s\n\noperations:\n  # kept\n  s.pets.get:\n    state: approved\n")
+    applied = _module().apply_levers(manifest, "waive", ["s.pets", "s.toys"], 3000)
+    assert applied == ["allow_large on s.pets, s.toys"]
+    text = manifest.read_text(encoding="utf-8")
+    assert "  # kept\n" in text
+    parsed, found = parse_manifest(text, "anvil.yaml")
+    assert found == [] and parsed is not None
+    assert [(r.capability_id, r.state, r.allow_large, r.note) for r in parsed.capabilities] == [
+        ("s.pets", "approved", True, "accepted in the first-hour walk"),
+        ("s.toys", "approved", True, "accepted in the first-hour walk"),
+    ]
+
+
+def test_following_the_budget_lever_sets_the_value_status_named_and_off_changes_nothing(tmp_path: Path) -> None:
+    from anvil.compiler.manifest.parse import parse_manifest
+
+    manifest = tmp_path / "anvil.yaml"
+    original = "service:\n  name: s\ndisclosure:\n  output_schema_percent: 40\n"
+    manifest.write_text(original)
+    assert _module().apply_levers(manifest, "off", ["s.pets"], 3000) == []
+    assert manifest.read_text(encoding="utf-8") == original
+    assert _module().apply_levers(manifest, "budget", ["s.pets"], 3000) == ["tool_budget_tokens 3000"]
+    parsed, found = parse_manifest(manifest.read_text(encoding="utf-8"), "anvil.yaml")
+    assert found == [] and parsed is not None and parsed.disclosure is not None
+    assert (parsed.disclosure.tool_budget_tokens, parsed.disclosure.output_schema_percent) == (3000, 40)

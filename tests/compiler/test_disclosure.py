@@ -59,6 +59,27 @@ def test_the_manifest_budgets_reach_air_and_a_tool_over_budget_without_output_is
     assert "outputSchema" not in by_name["payments_create_refund"]
 
 
+def test_a_capability_review_allowing_large_tools_turns_the_over_budget_warning_into_a_recorded_waiver(
+    tmp_path: Path,
+) -> None:
+    budget = "disclosure:\n  tool_budget_tokens: 500\n"
+    plain = _payments(_with_disclosure(tmp_path, budget))
+    (warned,) = [d for d in plain.diagnostics if d.code == "disclosure/input_over_budget"]
+    assert warned.hint is not None and "`capabilities: {payments.refunds: {state: approved, allow_large: true" in (
+        warned.hint
+    )
+    review = "capabilities:\n  payments.refunds: {state: approved, allow_large: true, note: Refunds carry a reason.}\n"
+    waived = _payments(_with_disclosure(tmp_path, budget + review))
+    assert not [d for d in waived.diagnostics if d.code == "disclosure/input_over_budget"]
+    (said,) = [d for d in waived.diagnostics if d.code == "capability_tool_budget_waived"]
+    assert (said.severity, said.operation) == ("info", "payments.refunds.create")
+    assert said.message.endswith(
+        'over the 500-token tool budget, waived by capability review payments.refunds ("Refunds carry a reason.").'
+    )
+    capability = next(c for c in waived.document.capabilities if c.id == "payments.refunds")
+    assert (capability.lifecycle, capability.allow_large) == ("approved", True)
+
+
 def test_a_budget_cut_bundle_recompiles_byte_for_byte(tmp_path: Path) -> None:
     manifest = _with_disclosure(tmp_path, "disclosure:\n  output_schema_percent: 40\n")
     first, second = emit_bundle(_payments(manifest).document), emit_bundle(_payments(manifest).document)

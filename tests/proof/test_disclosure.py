@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 import yaml
 
+from anvil.air.codec import contract_hash
 from anvil.bundle.read import read_bundle
 from anvil.cli import main
 from anvil.cli.compile import compile_bundle
@@ -115,7 +116,9 @@ def test_a_tool_surface_over_the_budget_fails_certify_with_that_check(
     assert check["detail"] == (
         f"over the 1200-token tool budget (o200k_base): wide.things1.list ({tokens} tokens); to publish every "
         f"tool as it is, set `disclosure: tool_budget_tokens: {tokens}` in anvil.yaml (the smallest budget every "
-        "tool fits) and recompile, or narrow the inputs of the tools over it in the spec"
+        "tool fits) and recompile, or narrow the inputs of the tools over it in the spec; or, to accept these "
+        "tools as they are, waive the budget per capability in anvil.yaml with `capabilities: {<id>: {state: "
+        "approved, allow_large: true, note: <why>}}` (over it: wide.things1)"
     )
     assert _check(record, AT_REST)["status"] == "passed"  # one long tool is far from the 20,000 at rest
 
@@ -182,3 +185,69 @@ def test_the_budget_certify_names_for_a_tool_over_it_is_the_smallest_that_passes
     assert _check(certify(lifted), TOOL)["status"] == "passed"
     short = _compile(tmp_path, spec, "short", disclosure={"tool_budget_tokens": named - 1})
     assert _check(certify(short), TOOL)["status"] == "failed"
+
+
+def _verbose_spec() -> JSONish:
+    spec = _spec(2)
+    spec["paths"]["/things1"]["get"]["description"] = "Kind 1. " + "Explains at length. " * 300
+    return spec
+
+
+_NOTE = "Reviewed: the long description is the API's own."
+
+
+def test_a_capability_review_allowing_large_tools_passes_certify_and_simulate_naming_the_review_and_its_note(
+    tmp_path: Path,
+) -> None:
+    review = {"wide.things1": {"state": "approved", "allow_large": True, "note": _NOTE}}
+    bundle = _compile(tmp_path, _verbose_spec(), "waived", capabilities=review)
+    air = json.loads((bundle / "air.json").read_text(encoding="utf-8"))
+    (capability,) = [c for c in air["capabilities"] if c["id"] == "wide.things1"]
+    assert (capability["lifecycle"], capability["reviewNote"], capability["allowLarge"]) == ("approved", _NOTE, True)
+    assert all("allowLarge" not in c for c in air["capabilities"] if c["id"] != "wide.things1")
+    tokens = tokens_of(served_tools(read_bundle(bundle))["wide.things1.list"])
+    assert tokens > 1200
+    record = certify(bundle)
+    check = _check(record, TOOL)
+    assert (check["status"], check["detail"]) == (
+        "passed",
+        f"1 operation(s) within 1200 tokens; 1 over it waived: wide.things1.list ({tokens} tokens) by capability "
+        f'review wide.things1 ("{_NOTE}")',
+    )
+    simulated = simulate(bundle)
+    cell = _cell(simulated, "wide.things1.list", "tool-surface")
+    waived = f'{tokens} tokens, over 1200, waived by capability review wide.things1 ("{_NOTE}")'
+    assert (cell["ok"], cell["expected"], cell["actual"]) == (True, waived, waived)
+    assert cell["figure"]["tokens"] == tokens and cell["figure"]["budgetTokens"] == 1200
+    assert _cell(simulated, "wide.things0.list", "tool-surface")["actual"] == "within 1200 tokens"
+
+
+@pytest.mark.parametrize(
+    "review",
+    [
+        {"wide.things1": {"state": "approved", "note": _NOTE}},  # approved, but no allow_large
+        {"wide.things0": {"state": "approved", "allow_large": True, "note": _NOTE}},  # another capability's waiver
+    ],
+)
+def test_without_its_own_capabilitys_waiver_a_tool_over_the_budget_still_fails_certify_and_simulate(
+    tmp_path: Path, review: JSONish
+) -> None:
+    bundle = _compile(tmp_path, _verbose_spec(), "unwaived", capabilities=review)
+    check = _check(certify(bundle), TOOL)
+    assert check["status"] == "failed"
+    assert check["detail"].startswith("over the 1200-token tool budget (o200k_base): wide.things1.list (")
+    assert check["detail"].endswith("(over it: wide.things1)")
+    assert _cell(simulate(bundle), "wide.things1.list", "tool-surface")["ok"] is False
+
+
+def test_a_waiver_is_part_of_the_contract_hash(tmp_path: Path) -> None:
+    approved = {"wide.things1": {"state": "approved", "note": _NOTE}}
+    (tmp_path / "plain").mkdir()
+    (tmp_path / "waived").mkdir()
+    plain = _compile(tmp_path / "plain", _verbose_spec(), "wide", capabilities=approved)
+    again = _compile(tmp_path / "waived", _verbose_spec(), "wide", capabilities=approved)
+    assert contract_hash(read_bundle(plain)) == contract_hash(read_bundle(again))
+    waived = {"wide.things1": {**approved["wide.things1"], "allow_large": True}}
+    (tmp_path / "other").mkdir()
+    other = _compile(tmp_path / "other", _verbose_spec(), "wide", capabilities=waived)
+    assert contract_hash(read_bundle(plain)) != contract_hash(read_bundle(other))

@@ -287,9 +287,16 @@ def test_a_tool_over_the_budget_blocks_its_write_with_the_manifest_key_and_the_v
     own = writes["payments.refunds.create"]["blockers"][0]
     assert own.startswith("simulate evidence is failed: disclosure/tool-surface on payments.refunds.create: ")
     assert "set `disclosure: tool_budget_tokens: 2163` in anvil.yaml" in own
+    # Both levers: the budget that fits, or a waiver on the capability of the tool over it.
+    waiver = (
+        "; or, to accept these tools as they are, waive the budget per capability in anvil.yaml with "
+        "`capabilities: {<id>: {state: approved, allow_large: true, note: <why>}}` (over it: payments.refunds)"
+    )
+    assert own.endswith(waiver)
     (other,) = writes["payments.capture.create"]["blockers"]
     assert other.startswith(
         "simulate evidence is failed: 1 failure(s) on other operations: disclosure/tool-surface on "
         "payments.refunds.create; to publish every tool as it is, set `disclosure: tool_budget_tokens: 2163` in "
         "anvil.yaml"
     )
+    assert other.endswith(waiver)

@@ -585,6 +585,12 @@ class Workflow:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Capability:
+    """A discovered grouping of operations (original-core §1.15), with its review (§2.8).
+
+    ``allow_large`` is True when an approved review with a note waives the per-tool disclosure budget for
+    the capability's tools (``allowLarge`` in AIR, so the waiver is part of the contract; absent otherwise).
+    """
+
     id: str
     display_name: str
     description: str = ""
@@ -596,6 +602,7 @@ class Capability:
     state: OperationState = "generated"
     lifecycle: str = "proposed"
     review_note: str | None = None
+    allow_large: bool | None = None
     evidence: Evidence = field(default_factory=Evidence)
 
 

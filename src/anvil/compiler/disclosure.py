@@ -8,7 +8,9 @@ original's. Response figures stay 0 until a proof lane measures real answers. Wh
 lists (output schemas cut to the tool budget, effect keys) is counted by ``anvil certify``.
 
 An approved operation whose tool is over the budget without any output schema (its input schema
-alone is too large to publish within it) is a ``disclosure/input_over_budget`` warning naming the tool and
+alone is too large to publish within it) is a ``disclosure/input_over_budget`` warning (an info
+``capability_tool_budget_waived`` instead when its capability's review waives the budget with
+``allow_large`` and a note: :mod:`anvil.air.budget_waiver`) naming the tool and
 its size as listed, in o200k_base tokens as ``anvil certify`` reports it (the listing's own cut estimates
 characters over four; a tool that estimate puts over but o200k_base does not is within the budget certify
 checks, so it is not warned about). Every argument stays published, since an agent cannot call a tool
@@ -23,6 +25,7 @@ import json
 from collections.abc import Callable
 from typing import Final
 
+from anvil.air.budget_waiver import budget_waivers
 from anvil.air.disclosure_surface import measured_surface_json, surface_cost
 from anvil.air.input_summary import schema_uri
 from anvil.air.model import Document, Operation
@@ -94,6 +97,7 @@ def measure_disclosure(
     measured = dataclasses.replace(document, operations=operations)
     # Checked on the measured operations: the bundle's tools.json finds these published tools again.
     surface = surface_of(measured)
+    waivers = budget_waivers(measured)
     found: list[Diagnostic] = []
     for op in operations:
         if not op.is_approved:
@@ -103,6 +107,17 @@ def measure_disclosure(
             tokens = _listed_tokens(surface, op)
             if tokens <= surface.budget_tokens:
                 continue  # within the budget as certify counts it: no second, contradicting figure
+            waiver = waivers.get(op.id)
+            if waiver is not None:
+                found.append(
+                    diagnostic(
+                        "capability_tool_budget_waived",
+                        f"Tool '{op.mcp.tool_name}' is listed at {tokens:,} tokens ({ESTIMATOR}), over the "
+                        f"{surface.budget_tokens:,}-token tool budget, waived by {waiver.said()}.",
+                        operation=op.id,
+                    )
+                )
+                continue
             left_out = ", and its output schema is left out" if published.output_state == "omitted" else ""
             shown = (
                 f"summarised (the whole one is the resource {schema_uri(op.mcp.tool_name)})"
@@ -116,8 +131,9 @@ def measure_disclosure(
                     f"schema, over the {surface.budget_tokens:,}-token tool budget: its input schema is published "
                     f"{shown}{left_out}.",
                     operation=op.id,
-                    hint="Narrow the operation's inputs in the spec, or raise disclosure.tool_budget_tokens "
-                    "in the manifest.",
+                    hint="Narrow the operation's inputs in the spec, raise disclosure.tool_budget_tokens "
+                    "in the manifest, or waive the budget for its capability with "
+                    f"`capabilities: {{{op.capability_id}: {{state: approved, allow_large: true, note: <why>}}}}`.",
                 )
             )
     return measured, found

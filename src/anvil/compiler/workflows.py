@@ -194,7 +194,9 @@ def apply_capability_reviews(document: Document, manifest: Manifest | None) -> t
     """Apply ``capabilities.<id>`` reviews (§2.8) in key order; an id naming no capability is an error.
 
     ``approved`` sets the lifecycle to approved, ``rejected`` to rejected; the note becomes the
-    capability's review note. Idempotent, so calling it after :func:`build_workflows` is harmless.
+    capability's review note, and an approval's ``allow_large: true`` becomes ``allowLarge``: the
+    capability's tools may exceed the per-tool disclosure budget (:mod:`anvil.air.budget_waiver`).
+    Idempotent, so calling it after :func:`build_workflows` is harmless.
     """
     if manifest is None or not manifest.capabilities:
         return document, []
@@ -216,6 +218,8 @@ def apply_capability_reviews(document: Document, manifest: Manifest | None) -> t
             current,
             lifecycle=review.state,
             review_note=review.note if review.note is not None else current.review_note,
+            # The manifest admits allow_large only on an approval with a note; absent, AIR stays as it was.
+            allow_large=True if review.allow_large is True and review.state == "approved" else None,
         )
     capabilities = tuple(by_id[c.id] for c in document.capabilities)
     return replace(document, capabilities=capabilities), found

@@ -5,7 +5,9 @@ names precisely why: :func:`lane_failures` reads a failed record's own evidence 
 checks, selftest's and conformance's failing checks with their operation, simulate's failing cells
 and surviving mutants) and :func:`write_blockers` orders them for one write: the failures that concern
 that operation, then those that concern the whole bundle, then one line counting the failures on
-other operations with the first few named. Sizes are bounded (:data:`MAX_OWN`, :data:`MAX_OTHERS`,
+other operations with the first few named. A tool over the disclosure budget carries both levers,
+said once per write: the smallest ``disclosure.tool_budget_tokens`` that fits, and the capabilities
+whose review could waive it (``allow_large`` with a note). Sizes are bounded (:data:`MAX_OWN`, :data:`MAX_OTHERS`,
 :data:`MAX_DETAIL`). Only records :func:`anvil.proof.records.judge_record` judged ``failed`` are
 read, so their shape has already been checked.
 """
@@ -90,22 +92,24 @@ def _checks(lane: str, record: Mapping[str, Any], failed: str, known: set[str]) 
     return found
 
 
-def _simulate(record: Mapping[str, Any]) -> list[LaneFailure]:
+def _simulate(record: Mapping[str, Any], capabilities: Mapping[str, str | None]) -> list[LaneFailure]:
     cells = [cell for cell in record["coverage"]["cells"] if not cell["ok"]]
-    over = [
-        int(cell["figure"]["tokens"])
+    over = {
+        str(cell.get("operationId")): int(cell["figure"]["tokens"])
         for cell in cells
         if (cell.get("dimension"), cell.get("variant")) == _BUDGET_CELL
         and isinstance(cell.get("figure"), dict)
         and isinstance(cell["figure"].get("tokens"), int)
-    ]
+    }
+    # Both levers: the smallest budget that fits the failing tools, and the capabilities to waive it for.
+    waive = sorted({capabilities.get(op) or op for op in over})
     found = []
     for cell in cells:
         op = str(cell.get("operationId"))
         name = f"{cell.get('dimension')}/{cell.get('variant')}"
         detail = f"expected {_short(cell.get('expected'))}, got {_short(cell.get('actual'))}"
         budget = (cell.get("dimension"), cell.get("variant")) == _BUDGET_CELL
-        lever = budget_lever(max(over)) if budget and over else None
+        lever = budget_lever(max(over.values()), waive) if budget and over else None
         found.append(LaneFailure("simulate", frozenset({op}), f"{name} on {op}: {detail}", f"{name} on {op}", lever))
     for mutant in record["mutation"]["mutants"]:
         if mutant["applicable"] and not mutant["killed"]:
@@ -115,13 +119,17 @@ def _simulate(record: Mapping[str, Any]) -> list[LaneFailure]:
     return found
 
 
-def lane_failures(directory: Path, lane: str, known: Iterable[str]) -> list[LaneFailure]:
+def lane_failures(
+    directory: Path, lane: str, known: Iterable[str], capabilities: Mapping[str, str | None] | None = None
+) -> list[LaneFailure]:
     """The failures a ``failed`` lane record in ``directory`` holds (empty when it cannot be read).
 
     Args:
         directory: The bundle directory.
         lane: The lane, judged ``failed`` by :func:`anvil.proof.records.judge_record`.
         known: The bundle's operation ids (certify's details are searched for them).
+        capabilities: Operation id -> its capability id, so the budget lever names the capabilities a
+            per-capability waiver (``allow_large``) would cover (certify's detail names them itself).
     """
     try:
         record = json.loads((directory / RECORD_FILES[lane]).read_text(encoding="utf-8"))
@@ -130,7 +138,7 @@ def lane_failures(directory: Path, lane: str, known: Iterable[str]) -> list[Lane
     if not isinstance(record, dict):
         return []
     if lane == "simulate":
-        return _simulate(record)
+        return _simulate(record, capabilities or {})
     return _checks(lane, record, "failed" if lane == "certify" else "fail", set(known))
 
 

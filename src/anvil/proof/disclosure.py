@@ -11,10 +11,12 @@ of the tool, without output schema or effect keys, so the two differ).
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
 from anvil._types import JSONObject, JSONValue
+from anvil.air.budget_waiver import waiver_lever
 from anvil.air.model import Document, Operation
 from anvil.air.surface import surface_of
 from anvil.compiler.disclosure import ESTIMATOR, count_tokens
@@ -101,12 +103,14 @@ def served_tools(doc: Document) -> dict[str, JSONObject]:
     return {op.id: served_tool_definition(op, names.get, surface=surface, every_effect_class=every) for op in approved}
 
 
-def budget_lever(tokens: int) -> str:
-    """The operator's lever for tools over the tool budget, with the smallest value that fits them all."""
-    return (
+def budget_lever(tokens: int, capabilities: Sequence[str] = ()) -> str:
+    """The operator's levers for tools over the tool budget: the smallest budget that fits them all and,
+    when ``capabilities`` (those of the tools over it) are given, the per-capability waiver naming them."""
+    lever = (
         f"to publish every tool as it is, set `disclosure: tool_budget_tokens: {tokens}` in anvil.yaml (the "
         "smallest budget every tool fits) and recompile, or narrow the inputs of the tools over it in the spec"
     )
+    return f"{lever}; {waiver_lever(capabilities)}" if capabilities else lever
 
 
 def tool_budget(doc: Document) -> int:

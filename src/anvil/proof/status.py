@@ -199,8 +199,11 @@ def evidence_summary(directory: Path, *, freshness: Freshness | None = None) -> 
     agreement = agreement_of(freshness)
     store = store_contract_state(freshness, doc)
     ops = {op.id: op for op in doc.operations}
+    capabilities = {op.id: op.capability_id for op in doc.operations}
     failures = {
-        lane: lane_failures(directory, lane, ops) for lane, verdict in lanes.items() if verdict.state == "failed"
+        lane: lane_failures(directory, lane, ops, capabilities)
+        for lane, verdict in lanes.items()
+        if verdict.state == "failed"
     }
     common = [
         f"{lane} evidence is {verdict.state}"

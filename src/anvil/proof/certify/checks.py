@@ -32,12 +32,11 @@ from anvil.air.inputs import safety_keys
 from anvil.air.model import Auth, Document, Operation, auth_label, credential_parts
 from anvil.air.surface import surface_of
 from anvil.bundle.hash import bundle_files
-from anvil.compiler.disclosure import ESTIMATOR
 from anvil.compiler.effects import check_effects
 from anvil.compiler.manifest.auth import auth_coherence_issues
 from anvil.compiler.validate import validate_operations
 from anvil.proof.certify import disclosure
-from anvil.proof.disclosure import Surfaces, budget_lever, served_surfaces, served_tools, tokens_of, tool_budget
+from anvil.proof.disclosure import Surfaces, served_surfaces
 from anvil.proof.generated import generated_bytes_agree
 from anvil.proof.mock.routes import route_table
 from anvil.proof.mock.schema import SchemaSet
@@ -242,16 +241,6 @@ def _carriers_supported(bundle: Bundle) -> Verdict:
     return _verdict(bad, f"{len(keyed)} keyed operation(s) resolve an exact key carrier", "no carrier")
 
 
-def _tool_surface_budget(bundle: Bundle) -> Verdict:
-    measured = {op_id: tokens_of(tool) for op_id, tool in served_tools(bundle.doc).items()}
-    budget = tool_budget(bundle.doc)
-    over = [f"{op_id} ({tokens} tokens)" for op_id, tokens in measured.items() if tokens > budget]
-    if over:
-        most = max(measured.values())
-        return False, f"over the {budget}-token tool budget ({ESTIMATOR}): {_names(over)}; {budget_lever(most)}"
-    return True, f"{len(measured)} operation(s) within {budget} tokens"
-
-
 # --- safety -----------------------------------------------------------------------------------------
 
 
@@ -451,7 +440,7 @@ CHECKS: Final[tuple[Check, ...]] = (
     Check(_CORE + "surface_matches_contract", "contract", _surface_matches_contract),
     Check(_CORE + "no_blocked_approved", "contract", _no_blocked_approved),
     Check(_CORE + "idempotency_carriers_supported", "contract", _carriers_supported),
-    Check(_CORE + "tool_surface_within_disclosure_budget", "contract", _tool_surface_budget),
+    Check(_CORE + "tool_surface_within_disclosure_budget", "contract", disclosure.tool_surface_within_budget),
     Check(_CORE + "surface_at_rest_within_disclosure_budget", "contract", disclosure.surface_at_rest_within_budget),
     Check(_CORE + "ladder_preserves_approved_surface", "contract", disclosure.ladder_preserves_approved_surface),
     Check(_CORE + "ladder_entry_names_unique", "contract", disclosure.ladder_entry_names_unique),

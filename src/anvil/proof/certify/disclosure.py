@@ -3,6 +3,10 @@
 Each judges the bundle served in-process (:meth:`~anvil.proof.certify.checks.Bundle.surfaces`) and answers
 ``(passed, detail)``, as every check of :mod:`anvil.proof.certify.checks`, where they are registered:
 
+* ``tool_surface_within_disclosure_budget``: every served tool is within the per-tool budget, or over it
+  with its capability's reviewed waiver (``allow_large`` and a note: :mod:`anvil.air.budget_waiver`),
+  which the detail names with the note; a failure says both levers (the smallest budget that fits, and
+  the capabilities to waive it for);
 * ``surface_at_rest_within_disclosure_budget``: the listing at rest in the mode ``auto`` picks (flat when
   the flat list fits the surface budget, else the meta-tools and the pinned tools) is within the budget;
 * ``ladder_preserves_approved_surface``, ``ladder_entry_names_unique``, ``ladder_reduces_surface``,
@@ -26,10 +30,12 @@ from typing import TYPE_CHECKING, Any, Final, Protocol
 import anyio
 
 from anvil._types import JSONObject
+from anvil.air.budget_waiver import budget_waivers
 from anvil.air.inputs import safety_keys
 from anvil.air.model import Document, Operation
 from anvil.bundle.example import example_input
 from anvil.compiler.disclosure import ESTIMATOR
+from anvil.proof.disclosure import budget_lever, served_tools, tokens_of, tool_budget
 from anvil.serve.discovery.ladder import card_name
 from anvil.serve.discovery.meta import CALL_READ_TOOL, CALL_WRITE_TOOL, META_TOOL_NAMES, SEARCH_TOOL
 from anvil.serve.discovery.modes import DisclosureSettings
@@ -48,6 +54,7 @@ __all__ = [
     "ladder_reduces_surface",
     "proxies_refuse_as_direct_calls",
     "surface_at_rest_within_budget",
+    "tool_surface_within_budget",
 ]
 
 Verdict = tuple[bool, str]
@@ -60,6 +67,34 @@ def _names(items: list[str]) -> str:
     ordered = sorted(items)
     shown = ", ".join(ordered[:_MAX_NAMES])
     return shown + (f" and {len(ordered) - _MAX_NAMES} more" if len(ordered) > _MAX_NAMES else "")
+
+
+def tool_surface_within_budget(bundle: Bundle) -> Verdict:
+    """Every served tool within ``disclosure.toolBudgetTokens``, or over it with its capability's waiver."""
+    doc = bundle.doc
+    measured = {op_id: tokens_of(tool) for op_id, tool in served_tools(doc).items()}
+    budget = tool_budget(doc)
+    waivers = budget_waivers(doc)
+    over = {op_id: tokens for op_id, tokens in measured.items() if tokens > budget}
+    unwaived = {op_id: tokens for op_id, tokens in over.items() if op_id not in waivers}
+    if unwaived:
+        named = [f"{op_id} ({tokens} tokens)" for op_id, tokens in unwaived.items()]
+        # The smallest budget that fits every tool no waiver covers.
+        most = max(tokens for op_id, tokens in measured.items() if op_id not in waivers)
+        ops = {op.id: op for op in doc.operations}
+        capabilities = sorted({ops[op_id].capability_id or op_id for op_id in unwaived})
+        lever = budget_lever(most, capabilities)
+        return False, f"over the {budget}-token tool budget ({ESTIMATOR}): {_names(named)}; {lever}"
+    detail = f"{len(measured) - len(over)} operation(s) within {budget} tokens"
+    if over:
+        by_review: dict[str, list[str]] = {}
+        for op_id, tokens in sorted(over.items()):
+            by_review.setdefault(waivers[op_id].said(), []).append(f"{op_id} ({tokens} tokens)")
+        reviews = sorted(by_review.items())
+        waived = "; ".join(f"{_names(tools)} by {review}" for review, tools in reviews[:_MAX_NAMES])
+        more = f"; and {len(reviews) - _MAX_NAMES} more review(s)" if len(reviews) > _MAX_NAMES else ""
+        detail += f"; {len(over)} over it waived: {waived}{more}"
+    return True, detail
 
 
 def _laddered(surfaces: Surfaces) -> bool:

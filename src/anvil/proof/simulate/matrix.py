@@ -13,6 +13,7 @@ from typing import Any, Final, Literal, Protocol
 import httpx
 
 from anvil._types import JSONObject, JSONValue
+from anvil.air.budget_waiver import budget_waivers
 from anvil.air.effects import effect_class_of
 from anvil.air.inputs import input_bindings, safety_keys
 from anvil.air.model import Document, Operation
@@ -138,6 +139,26 @@ def _budget_text(figure: Figure) -> str:
     if figure.within:
         return f"within {figure.budget_tokens} tokens"
     return f"{figure.tokens} tokens, over {figure.budget_tokens}"
+
+
+def _tool_surface_cell(doc: Document, op: Operation, cell: _CellSink, tool: JSONObject | None) -> None:
+    """``disclosure/tool-surface``: the tool within the budget, or over it with its capability's waiver.
+
+    A waived tool over the budget expects (and finds) the waiver said with its capability and note
+    (:mod:`anvil.air.budget_waiver`); every other tool is expected within the budget.
+    """
+    budget = tool_budget(doc)
+    within = f"within {budget} tokens"
+    if tool is None:
+        cell("disclosure", "tool-surface", within, "no such tool")
+        return
+    figure = Figure(tokens_of(tool), budget)
+    waiver = budget_waivers(doc).get(op.id)
+    if waiver is not None and not figure.within:
+        within = f"{_budget_text(figure)}, waived by {waiver.said()}"
+        cell("disclosure", "tool-surface", within, within, figure=figure)
+        return
+    cell("disclosure", "tool-surface", within, _budget_text(figure), figure=figure)
 
 
 def _served_text(figure: Figure) -> str:
@@ -396,13 +417,7 @@ class Simulator:
     async def _disclosure_cells(
         self, gateway: Gateway, op: Operation, truth: Operation, cell: _CellSink, tool: JSONObject | None
     ) -> None:
-        budget = tool_budget(gateway.document)
-        within = f"within {budget} tokens"
-        if tool is None:
-            cell("disclosure", "tool-surface", within, "no such tool")
-        else:
-            figure = Figure(tokens_of(tool), budget)
-            cell("disclosure", "tool-surface", within, _budget_text(figure), figure=figure)
+        _tool_surface_cell(gateway.document, op, cell, tool)
         if truth.output.schema is None:
             return  # nothing comes back to measure
         # The answer as `anvil serve` hands it to the agent: the same gateway, its response budget on.
