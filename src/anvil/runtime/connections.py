@@ -486,8 +486,9 @@ class PooledUpstream:
                                 self._checkin(key, conn)
                             else:
                                 conn.close()
-                        if write and sent:
-                            # The next write's spare, now that this one's answer is in (module docstring).
+                        if write and sent and generation == self._generation:
+                            # The next write's spare, now that this one's answer is in (module docstring); none
+                            # after aclose, which closed the pool while this write was out.
                             self._prepare(key)
         except TimeoutError:
             return Answer(condition="timeout", after_response=began, maybe_received=sent)
