@@ -699,6 +699,48 @@ async def test_a_write_goes_out_on_the_spare_the_write_before_opened_not_on_a_co
     assert b"\r\nconnection: close" in raw.seen[2].head
 
 
+async def test_a_write_opens_the_next_spare_only_once_its_answer_is_in_never_while_the_upstream_handles_it(
+    raw: RawServer, pooled: PooledUpstream
+) -> None:
+    open_while_handled: list[int] = []
+
+    async def slow_answer(stream: SocketStream) -> None:
+        await anyio.sleep(0.1)  # long enough for a spare opened as the write went out to be accepted
+        open_while_handled.append(len(raw.accepted))
+        await stream.send(ok(b'{"refund": "re_1"}'))
+
+    raw.script = [slow_answer, slow_answer]
+    url = f"http://127.0.0.1:{raw.port}/w"
+    assert (await pooled.exchange("POST", url, [], b"{}", timeout_ms=5000, max_bytes=64, write=True)).ok
+    await asyncio.sleep(0.1)  # the spare connects now
+    assert len(raw.accepted) == 2
+    assert (await pooled.exchange("POST", url, [], b"{}", timeout_ms=5000, max_bytes=64, write=True)).ok
+    assert open_while_handled == [1, 2]  # the write's own connection (and the spare it went out on) only
+    assert raw.seen[1].peer_port == raw.accepted[1]  # the second write took the spare the first one opened
+
+
+async def test_a_write_answered_after_the_pool_was_closed_opens_no_spare(raw: RawServer) -> None:
+    pooled = PooledUpstream()
+
+    async def slow_answer(stream: SocketStream) -> None:
+        await anyio.sleep(0.2)
+        await stream.send(ok(b'{"refund": "re_1"}'))
+
+    raw.script = [slow_answer]
+    url = f"http://127.0.0.1:{raw.port}/w"
+    results: list[Answer] = []
+
+    async def write() -> None:
+        results.append(await pooled.exchange("POST", url, [], b"{}", timeout_ms=5000, max_bytes=64, write=True))
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(write)
+        await anyio.sleep(0.05)
+        await pooled.aclose()  # shutting down while the write is out
+    await asyncio.sleep(0.1)
+    assert results[0].ok and len(raw.accepted) == 1  # no connection left open behind the closed pool
+
+
 async def test_a_spare_that_received_bytes_nobody_asked_for_never_carries_a_write(raw: RawServer) -> None:
     pooled = PooledUpstream()
     raw.unasked = {1: ok(b'{"stray": "an answer to nothing"}')}  # on the spare, as it is accepted

@@ -14,11 +14,13 @@ bytes nobody asked for is never reused. Only reads reuse connections: a write (`
 write=True)``, which the executor passes for every operation that is not a read) goes out on a
 connection that never carried a request, asks for ``connection: close`` and is never followed on it,
 because no used connection can be proven idle: an answer nobody asked for may be in flight and would be
-read as the write's. So that a write does not wait for a connect, each write opens its host's next
-*spare* in the background: a connection no request has been written on, taken by the next write if it
-is still open and younger than :data:`SPARE_SECONDS` (1 s; bytes arriving on it close it, as on any idle
-connection; an older one is closed, since an upstream closing an unused connection as a write goes out
-would leave that write's outcome uncertain). No cookie
+read as the write's. So that a write does not wait for a connect, each write, once its answer is in,
+opens its host's next *spare* in the background: a connection no request has been written on, taken by
+the next write if it is still open and younger than :data:`SPARE_SECONDS` (1 s; bytes arriving on it
+close it, as on any idle connection; an older one is closed, since an upstream closing an unused
+connection as a write goes out would leave that write's outcome uncertain). Opened after the answer, not
+as the write goes out, the upstream accepts it while the gateway answers its own caller, not while it
+handles the write. No cookie
 is kept, no redirect is followed, no proxy is used, and the request target is sent exactly as
 :mod:`anvil.runtime.request` encoded it. HTTPS uses the system's trust store
 (``ssl.create_default_context``) with the host name checked.
@@ -376,7 +378,6 @@ class PooledUpstream:
         now = time.monotonic()
         if fresh:
             spare = self._spares.pop(key, None)
-            self._prepare(key)
             if spare is not None:
                 # Never written on (bytes arriving on it closed it): no answer can be on its way.
                 if spare.reusable(now, self._spare_seconds):
@@ -445,7 +446,7 @@ class PooledUpstream:
         """Send one request and read its answer (see :func:`anvil.runtime.upstream.send_once`).
 
         A ``write`` goes out on a connection no request was written on (the host's spare, opened in the
-        background by the write before, or a new one) with ``connection: close``, and that connection
+        background after the write before was answered, or a new one) with ``connection: close``, and that connection
         carries nothing else: a used connection cannot be proven idle (an answer nobody asked for may be
         on its way), and a write must never take such an answer for its own.
 
@@ -485,6 +486,10 @@ class PooledUpstream:
                                 self._checkin(key, conn)
                             else:
                                 conn.close()
+                        if write and sent and generation == self._generation:
+                            # The next write's spare, now that this one's answer is in (module docstring); none
+                            # after aclose, which closed the pool while this write was out.
+                            self._prepare(key)
         except TimeoutError:
             return Answer(condition="timeout", after_response=began, maybe_received=sent)
         except (_Broken, BrokenBody, OSError) as exc:
