@@ -12,7 +12,9 @@ API would refuse. It honours
   unknown format is a plain string), ``pattern`` (:mod:`anvil.air.regex_values`), length bounds;
 * number bounds in either spelling and ``multipleOf``; item and property counts, ``uniqueItems``;
 * ``allOf`` (merged), ``oneOf``/``anyOf`` (the first branch whose value validates, ``oneOf`` matching
-  exactly one), OpenAPI ``discriminator`` (the branch's mapping key), ``not``;
+  exactly one; an answer made ``published`` is judged as its published schema states it,
+  :func:`anvil.air.value_check.answer_node`, when no value matches exactly one), OpenAPI
+  ``discriminator`` (the branch's mapping key), ``not``;
 * ``nullable`` and type lists (a non-null type first), ``additionalProperties``, ``readOnly`` /
   ``writeOnly`` by direction (an optional read-only field is not sent, a write-only one not answered).
 
@@ -43,6 +45,7 @@ from anvil.air.patterns import schema_pattern
 from anvil.air.regex_values import pattern_string
 from anvil.air.value_budget import CHARS_PER_STEP, MAX_STEPS, MAX_STRING, STOP_EVERY, current_stop, stopping_when
 from anvil.air.value_check import (
+    COMPOSITIONS,
     SchemaRoot,
     combine,
     discriminate,
@@ -267,6 +270,9 @@ class ValueGenerator:
         if resolved is False:
             raise _Fail("the schema accepts no value (false)")
         node: JSONObject = resolved if isinstance(resolved, dict) else {}
+        if not run.root.exact and node.get("additionalProperties") is False and _composed(node):
+            # an answer's closed composition means the branches' properties (see value_check.answer_node)
+            node = {k: v for k, v in node.items() if k != "additionalProperties"}
         if "const" in node:
             return copy.deepcopy(node["const"])
         fresh = run.fresh or bool(_FRESH_NAME.search(name))
@@ -353,6 +359,10 @@ class ValueGenerator:
         ordered = [b for b in branches if b not in nulls] + nulls
         discriminator = node.get("discriminator")
         problems: list[str] = []
+        # A value of exactly one branch first; an answer (published) takes one that fits any branch when
+        # the branches overlap so that none can be told apart, as its published schema states it.
+        exact = run.root.exactly()
+        loose: tuple[JSONValue] | None = None
         for branch in ordered:
             _, branch_name = run.root.resolve(branch)
             combined = self._merged(run, {**rest, "allOf": [branch]}) if rest else branch
@@ -367,15 +377,20 @@ class ValueGenerator:
                     break
                 finally:
                     run.optional_level = usual
-                settled = self._settle(run, node, value, branch, branches, discriminator, branch_name)
+                settled = self._settle(run, exact, node, value, branch, branches, discriminator, branch_name)
                 if settled is not None:
                     return settled[0]
+                if loose is None and exact is not run.root:
+                    loose = self._settle(run, run.root, node, value, branch, branches, discriminator, branch_name)
                 problems.append(f"a value of one {keyword} branch also satisfies another or breaks the rest")
+        if loose is not None:
+            return loose[0]
         raise _Fail(problems[0] if problems else f"no {keyword} branch can be made")
 
     def _settle(
         self,
         run: _Run,
+        root: SchemaRoot,
         node: JSONObject,
         value: JSONValue,
         branch: JSONValue,
@@ -383,20 +398,21 @@ class ValueGenerator:
         discriminator: JSONValue,
         branch_name: str | None,
     ) -> tuple[JSONValue] | None:
-        """``(value,)`` made to fit ``node`` as a value of ``branch`` (tagged, or trimmed), else None."""
+        """``(value,)`` made to fit ``node`` (judged from ``root``) as a value of ``branch`` (tagged, or
+        trimmed), else None."""
         if isinstance(discriminator, dict) and isinstance(value, dict):
             tagged = dict(value)
             discriminate(tagged, discriminator, branch_name, branch, run.root)
-            if fits(tagged, node, run.root, run.steps):
+            if fits(tagged, node, root, run.steps):
                 return (tagged,)
-        if fits(value, node, run.root, run.steps):
+        if fits(value, node, root, run.steps):
             return (value,)
         if isinstance(value, dict):
             # an optional field another branch requires makes the value fit both: leave those out
             own = _required(self._merged(run, {"allOf": [branch]}))
             others = {n for b in branches if b is not branch for n in _required(self._merged(run, {"allOf": [b]}))}
             trimmed = {k: v for k, v in value.items() if k in own or k not in others}
-            if trimmed != value and fits(trimmed, node, run.root, run.steps):
+            if trimmed != value and fits(trimmed, node, root, run.steps):
                 return (trimmed,)
         return None
 
@@ -682,6 +698,10 @@ def _kinds(node: JSONObject) -> list[str]:
     if node.get("nullable") is True or node.get("x-nullable") is True:
         kinds.append("null")
     return [k for k in kinds if k != "null"] + (["null"] if "null" in kinds else [])
+
+
+def _composed(node: JSONObject) -> bool:
+    return any(isinstance(node.get(key), list) for key in COMPOSITIONS)
 
 
 def _is_null(schema: JSONValue) -> bool:
