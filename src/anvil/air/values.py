@@ -53,6 +53,7 @@ from anvil.air.value_check import (
     format_fits,
     json_equal,
 )
+from anvil.air.value_formats import FORMAT_VALUES, NUMERIC_FORMATS
 from anvil.air.value_numbers import number_for
 
 __all__ = [
@@ -68,30 +69,6 @@ __all__ = [
 
 Direction = Literal["request", "response"]
 
-#: The value each known ``format`` gets (``uuid`` and ``byte`` vary with the seed and call instead).
-FORMAT_VALUES: Final[dict[str, tuple[str, ...]]] = {
-    "date-time": ("2030-01-01T00:00:00Z",),
-    "datetime": ("2030-01-01T00:00:00Z",),
-    "date": ("2030-01-01",),
-    "time": ("00:00:00Z",),
-    "partial-time": ("00:00:00",),
-    "email": ("user@example.com", "u@example.com", "u@e.co"),
-    "idn-email": ("user@example.com", "u@e.co"),
-    "uri": ("https://example.com/resource", "https://e.co", "a:b"),
-    "url": ("https://example.com/resource", "https://e.co", "http://e"),
-    "iri": ("https://example.com/resource", "https://e.co"),
-    "uri-reference": ("https://example.com/resource", "/r"),
-    "uriref": ("https://example.com/resource", "/r"),
-    "hostname": ("example.com", "e.co", "e"),
-    "idn-hostname": ("example.com", "e.co"),
-    "ipv4": ("192.0.2.1",),
-    "ip": ("192.0.2.1",),
-    "ipv6": ("2001:db8::1",),
-    "unixtime": ("1893456000",),
-    "timezone": ("UTC",),
-}
-#: Formats some specs put on strings that carry numbers: digits are what the API expects there.
-_NUMERIC_FORMATS: Final = frozenset({"int32", "int64", "integer", "long", "double", "float", "decimal", "number"})
 _FRESH_NAME: Final = re.compile(r"idempoten|request[-_]?id$", re.IGNORECASE)
 _ID_NAME: Final = re.compile(r"^id$|[-_]id$|[a-z]Id$")
 _MAX_LEVEL: Final = 12
@@ -642,7 +619,7 @@ class ValueGenerator:
         if key == "byte":
             raw = f"{self.style.label or name}-{run.call}".encode()
             return [base64.b64encode(raw).decode(), "AA=="]
-        if key in _NUMERIC_FORMATS:
+        if key in NUMERIC_FORMATS:
             return ["1", "1" * max(1, low)]
         if key in ("date-time", "datetime") or fmt == "dateTime":
             return list(FORMAT_VALUES["date-time"])
