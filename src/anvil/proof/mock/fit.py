@@ -26,22 +26,19 @@ class AnswerFitter:
 
     def __init__(self, schemas: SchemaSet, maker: ValueMaker, answers: SchemaSet | None = None) -> None:
         """Args: schemas: where refs lead; maker: the mock's value generator (for a value made afresh);
-        answers: ``schemas`` as answers are judged (:func:`answer_schema`; made on first use when None).
+        answers: ``schemas`` as answers are judged (:func:`answer_schema`), made here when None: before
+        the mock serves, since a large API's schemas take a while (a third of a second for OpenAI's).
         """
         self.schemas = schemas
         self.maker = maker
-        self._answers = answers
+        if answers is None:
+            stated = answer_schema(dict(schemas.schemas))
+            answers = SchemaSet(stated if isinstance(stated, dict) else {})
+        #: The shared schemas as answers are judged.
+        self.answers = answers
         self._checks: dict[str, Validator] = {}
         #: id(schema) -> (the schema, its validator); holding the schema keeps its id from being reused.
         self._by_identity: dict[int, tuple[JSONObject, Validator]] = {}
-
-    @property
-    def answers(self) -> SchemaSet:
-        """The shared schemas as answers are judged (worked out once, on first use)."""
-        if self._answers is None:
-            stated = answer_schema(dict(self.schemas.schemas))
-            self._answers = SchemaSet(stated if isinstance(stated, dict) else {})
-        return self._answers
 
     def _check(self, schema: JSONObject) -> Validator:
         held = self._by_identity.get(id(schema))
