@@ -415,10 +415,9 @@ class OutputSchemas:
         out: JSONObject = {}
         for key, value in node.items():
             stubbed = self._stubbed(value, kept)
-            if stubbed == value or key not in ("oneOf", "not"):
+            # (no oneOf is left to cut: projected nodes state it as anyOf, so overlapping summaries still match)
+            if stubbed == value or key != "not":
                 out[key] = stubbed
-            elif key == "oneOf":  # summaries may overlap ({"type": "object"} twice): any of them, not one
-                out.setdefault("allOf", []).append({"anyOf": stubbed})
             # a summarised ``not`` is dropped: refusing a summary would refuse more than the whole
         return out
 
