@@ -148,3 +148,26 @@ def test_a_cut_through_a_one_of_still_accepts_what_the_whole_accepts() -> None:
     assert _validator(outputs.full(plan).schema).is_valid(answer)
     for _, build in outputs.candidates(plan):
         assert _validator(build()).is_valid(answer)  # two summaries {"type": "object"} overlap: not oneOf
+
+
+def test_an_answer_in_any_shape_its_one_of_names_is_accepted_and_a_closed_composition_opens() -> None:
+    shapes: JSONObject = {
+        "Agent": {"type": "object", "required": ["id", "type"], "properties": {"id": {"type": "string"}}},
+        "Value": {
+            "type": "object",
+            "additionalProperties": False,
+            "oneOf": [{"$ref": REF + "Agent"}, {"type": "object", "required": ["text"]}],
+        },
+    }
+    body: JSONObject = {"type": "object", "properties": {"agent": {"oneOf": [{"$ref": REF + "Agent"}] * 2}}}
+    outputs = OutputSchemas(shapes)
+    plan = outputs.plan(_read(body), dry_run=False)
+    assert plan is not None
+    validator = _validator(outputs.full(plan).schema)
+    assert validator.is_valid({"agent": {"id": "P1", "type": "user_reference"}})  # both branches: an answer still
+    assert not validator.is_valid({"agent": {"type": "user_reference"}})  # no branch: refused
+    value_plan = outputs.plan(_read({"$ref": REF + "Value"}, "get_value"), dry_run=False)
+    assert value_plan is not None
+    value = _validator(outputs.full(value_plan).schema)
+    assert value.is_valid({"id": "P1", "type": "t", "text": "x"})  # the branches' fields, not refused as extra
+    assert not value.is_valid({"type": "t"})

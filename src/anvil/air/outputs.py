@@ -2,9 +2,11 @@
 
 A published output schema is self-contained: named components (``#/components/schemas/X``) become
 ``$defs`` so recursion survives, any other reference is dropped to the empty schema, OpenAPI-only
-keywords are dropped and ``nullable`` is folded into ``type``. In a large API whose schemas refer to
-one another in cycles, the schemas reachable from one answer are most of the API, for every
-operation; so :class:`OutputSchemas` projects each named schema once per document (its JSON Schema
+keywords are dropped, ``nullable`` is folded into ``type``, and compositions are stated so that an
+answer in any shape the spec names is accepted (:func:`anvil.air.value_check.answer_node`: ``oneOf``
+as ``anyOf``; no ``additionalProperties: false`` beside ``allOf``/``oneOf``/``anyOf``). In a large
+API whose schemas refer to one another in cycles, the schemas reachable from one answer are most of
+the API, for every operation; so :class:`OutputSchemas` projects each named schema once per document (its JSON Schema
 copy, the components it names, whether it is well formed, its size as compact JSON) and an
 operation's schema is assembled from those shared pieces: the work per operation is a walk of its
 own response schema and a traversal of the names it reaches, never a copy of the graph.
@@ -28,6 +30,7 @@ from typing import Final
 from anvil._types import JSONObject, JSONValue
 from anvil.air.model import Operation
 from anvil.air.schema_check import is_well_formed_schema
+from anvil.air.value_check import answer_node
 
 __all__ = [
     "DRY_RUN_PLAN_DEF",
@@ -219,7 +222,7 @@ class OutputSchemas:
                 out["type"] = [kind, "null"]
             elif isinstance(kind, list) and "null" not in kind:
                 out["type"] = [*kind, "null"]
-        return out
+        return answer_node(out)  # a composition an answer can meet: oneOf as anyOf, no closed composition
 
     def _component(self, name: str) -> _Component:
         found = self._projected.get(name)
@@ -412,10 +415,9 @@ class OutputSchemas:
         out: JSONObject = {}
         for key, value in node.items():
             stubbed = self._stubbed(value, kept)
-            if stubbed == value or key not in ("oneOf", "not"):
+            # (no oneOf is left to cut: projected nodes state it as anyOf, so overlapping summaries still match)
+            if stubbed == value or key != "not":
                 out[key] = stubbed
-            elif key == "oneOf":  # summaries may overlap ({"type": "object"} twice): any of them, not one
-                out.setdefault("allOf", []).append({"anyOf": stubbed})
             # a summarised ``not`` is dropped: refusing a summary would refuse more than the whole
         return out
 

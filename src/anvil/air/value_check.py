@@ -9,6 +9,8 @@ that names nothing is the empty schema, as the published output schema treats it
 OpenAPI's ``nullable``, enum/const, string length/pattern/format, number bounds in both the 2020-12
 and the OpenAPI 3.0 spelling and ``multipleOf``, array and object bounds, ``allOf``/``anyOf``/
 ``oneOf``/``not``). A keyword it does not know accepts; ``jsonschema`` stays the judge in tests.
+A :class:`SchemaRoot` made ``published`` judges compositions as a published output schema states them
+(:func:`answer_node`).
 Patterns are matched in linear time (:mod:`anvil.air.patterns`), and a judgement is bounded in work
 (:data:`MAX_JUDGED`): a value too large to judge does not fit.
 """
@@ -29,8 +31,10 @@ from anvil._types import JSONObject, JSONValue
 from anvil.air.patterns import schema_pattern
 
 __all__ = [
+    "COMPOSITIONS",
     "MAX_JUDGED",
     "SchemaRoot",
+    "answer_node",
     "bound",
     "combine",
     "discriminate",
@@ -41,6 +45,8 @@ __all__ = [
 ]
 
 _MAX_REFS: Final = 32
+#: The keywords that compose a schema from branches.
+COMPOSITIONS: Final = ("allOf", "anyOf", "oneOf")
 #: The most schema nodes one judgement visits (a value against nested ``oneOf``s multiplies them).
 MAX_JUDGED: Final = 100_000
 #: The longest text a regex-shaped format (date-time, email, hostname...) is judged on; longer is not one.
@@ -70,17 +76,30 @@ class SchemaRoot:
     ) -> None:
         """Args: schemas: ``Document.schemas`` (named components); root: the schema being generated for;
         published: resolve as a published output schema does (:func:`anvil.air.tools.output_projection`):
-        only ``#/components/schemas/<Name>`` leads anywhere, any other reference is the empty schema.
+        only ``#/components/schemas/<Name>`` leads anywhere, any other reference is the empty schema;
+        and judge compositions as it states them (:func:`answer_node`), unless :meth:`exactly` says not.
         """
         self.schemas: Mapping[str, JSONValue] = schemas or {}
         self.published = published
+        #: compositions judged as written (``oneOf``: exactly one branch), not as an answer's schema states them
+        self.exact = not published
         self.root: JSONObject = root or {}
         own = self.root.get("$defs")
         self.defs: Mapping[str, JSONValue] = own if isinstance(own, dict) else {}
 
     def with_root(self, root: JSONObject) -> SchemaRoot:
         """The same shared schemas with another root (its ``$defs`` win over shared names)."""
-        return SchemaRoot(self.schemas, root, published=self.published)
+        out = SchemaRoot(self.schemas, root, published=self.published)
+        out.exact = self.exact
+        return out
+
+    def exactly(self) -> SchemaRoot:
+        """This root judging compositions as written: a ``oneOf`` value matches exactly one branch."""
+        if self.exact:
+            return self
+        out = SchemaRoot(self.schemas, self.root, published=self.published)
+        out.exact = True
+        return out
 
     def target(self, ref: str) -> tuple[JSONValue, str | None]:
         """``(node, component name)`` a reference names; ``({}, None)`` when it names nothing."""
@@ -224,6 +243,8 @@ class _Judge:
             return schema
         if not isinstance(schema, dict):
             return True
+        if not self.root.exact:
+            schema = answer_node(schema)
         if not self._kind(value, schema):
             return False
         if "const" in schema and not json_equal(value, schema["const"]):
@@ -375,6 +396,31 @@ def fits(value: JSONValue, schema: JSONValue, root: SchemaRoot, steps: list[int]
         return _Judge(root, steps=steps).fits(value, schema)
     except (RecursionError, _TooMuch):
         return False
+
+
+def answer_node(node: JSONObject) -> JSONObject:
+    """One schema node as a published output schema states it (the node itself when nothing changes).
+
+    An answer's schema describes what the API sends, and specs compose it loosely: a ``oneOf`` whose
+    branches overlap (two open objects, or two alike) admits no answer when read as "exactly one",
+    and an ``additionalProperties: false`` beside ``allOf``/``oneOf``/``anyOf`` refuses every property
+    the branches declare (the spec means the composed object's own). So ``oneOf`` is stated as
+    ``anyOf`` (beside an ``anyOf`` of its own: both, under ``allOf``) and such an
+    ``additionalProperties: false`` is left out: an answer the API sends in any of the shapes its spec
+    names is accepted, and never one that fits none of them.
+    """
+    composed = any(isinstance(node.get(key), list) for key in COMPOSITIONS)
+    if not composed or ("oneOf" not in node and node.get("additionalProperties") is not False):
+        return node
+    out = {k: v for k, v in node.items() if k != "oneOf" and not (k == "additionalProperties" and v is False)}
+    one = node.get("oneOf")
+    if isinstance(one, list):
+        if "anyOf" in out:
+            every = out.get("allOf")
+            out["allOf"] = [*(every if isinstance(every, list) else []), {"anyOf": one}]
+        else:
+            out["anyOf"] = one
+    return out
 
 
 def bound(schema: JSONObject, plain: str, exclusive: str) -> tuple[float | None, bool]:

@@ -12,7 +12,9 @@ API would refuse. It honours
   unknown format is a plain string), ``pattern`` (:mod:`anvil.air.regex_values`), length bounds;
 * number bounds in either spelling and ``multipleOf``; item and property counts, ``uniqueItems``;
 * ``allOf`` (merged), ``oneOf``/``anyOf`` (the first branch whose value validates, ``oneOf`` matching
-  exactly one), OpenAPI ``discriminator`` (the branch's mapping key), ``not``;
+  exactly one; an answer made ``published`` is judged as its published schema states it,
+  :func:`anvil.air.value_check.answer_node`, when no value matches exactly one), OpenAPI
+  ``discriminator`` (the branch's mapping key), ``not``;
 * ``nullable`` and type lists (a non-null type first), ``additionalProperties``, ``readOnly`` /
   ``writeOnly`` by direction (an optional read-only field is not sent, a write-only one not answered).
 
@@ -43,6 +45,7 @@ from anvil.air.patterns import schema_pattern
 from anvil.air.regex_values import pattern_string
 from anvil.air.value_budget import CHARS_PER_STEP, MAX_STEPS, MAX_STRING, STOP_EVERY, current_stop, stopping_when
 from anvil.air.value_check import (
+    COMPOSITIONS,
     SchemaRoot,
     combine,
     discriminate,
@@ -50,6 +53,7 @@ from anvil.air.value_check import (
     format_fits,
     json_equal,
 )
+from anvil.air.value_formats import FORMAT_VALUES, NUMERIC_FORMATS
 from anvil.air.value_numbers import number_for
 
 __all__ = [
@@ -65,30 +69,6 @@ __all__ = [
 
 Direction = Literal["request", "response"]
 
-#: The value each known ``format`` gets (``uuid`` and ``byte`` vary with the seed and call instead).
-FORMAT_VALUES: Final[dict[str, tuple[str, ...]]] = {
-    "date-time": ("2030-01-01T00:00:00Z",),
-    "datetime": ("2030-01-01T00:00:00Z",),
-    "date": ("2030-01-01",),
-    "time": ("00:00:00Z",),
-    "partial-time": ("00:00:00",),
-    "email": ("user@example.com", "u@example.com", "u@e.co"),
-    "idn-email": ("user@example.com", "u@e.co"),
-    "uri": ("https://example.com/resource", "https://e.co", "a:b"),
-    "url": ("https://example.com/resource", "https://e.co", "http://e"),
-    "iri": ("https://example.com/resource", "https://e.co"),
-    "uri-reference": ("https://example.com/resource", "/r"),
-    "uriref": ("https://example.com/resource", "/r"),
-    "hostname": ("example.com", "e.co", "e"),
-    "idn-hostname": ("example.com", "e.co"),
-    "ipv4": ("192.0.2.1",),
-    "ip": ("192.0.2.1",),
-    "ipv6": ("2001:db8::1",),
-    "unixtime": ("1893456000",),
-    "timezone": ("UTC",),
-}
-#: Formats some specs put on strings that carry numbers: digits are what the API expects there.
-_NUMERIC_FORMATS: Final = frozenset({"int32", "int64", "integer", "long", "double", "float", "decimal", "number"})
 _FRESH_NAME: Final = re.compile(r"idempoten|request[-_]?id$", re.IGNORECASE)
 _ID_NAME: Final = re.compile(r"^id$|[-_]id$|[a-z]Id$")
 _MAX_LEVEL: Final = 12
@@ -267,6 +247,9 @@ class ValueGenerator:
         if resolved is False:
             raise _Fail("the schema accepts no value (false)")
         node: JSONObject = resolved if isinstance(resolved, dict) else {}
+        if not run.root.exact and node.get("additionalProperties") is False and _composed(node):
+            # an answer's closed composition means the branches' properties (see value_check.answer_node)
+            node = {k: v for k, v in node.items() if k != "additionalProperties"}
         if "const" in node:
             return copy.deepcopy(node["const"])
         fresh = run.fresh or bool(_FRESH_NAME.search(name))
@@ -353,6 +336,10 @@ class ValueGenerator:
         ordered = [b for b in branches if b not in nulls] + nulls
         discriminator = node.get("discriminator")
         problems: list[str] = []
+        # A value of exactly one branch first; an answer (published) takes one that fits any branch when
+        # the branches overlap so that none can be told apart, as its published schema states it.
+        exact = run.root.exactly()
+        loose: tuple[JSONValue] | None = None
         for branch in ordered:
             _, branch_name = run.root.resolve(branch)
             combined = self._merged(run, {**rest, "allOf": [branch]}) if rest else branch
@@ -367,15 +354,20 @@ class ValueGenerator:
                     break
                 finally:
                     run.optional_level = usual
-                settled = self._settle(run, node, value, branch, branches, discriminator, branch_name)
+                settled = self._settle(run, exact, node, value, branch, branches, discriminator, branch_name)
                 if settled is not None:
                     return settled[0]
+                if loose is None and exact is not run.root:
+                    loose = self._settle(run, run.root, node, value, branch, branches, discriminator, branch_name)
                 problems.append(f"a value of one {keyword} branch also satisfies another or breaks the rest")
+        if loose is not None:
+            return loose[0]
         raise _Fail(problems[0] if problems else f"no {keyword} branch can be made")
 
     def _settle(
         self,
         run: _Run,
+        root: SchemaRoot,
         node: JSONObject,
         value: JSONValue,
         branch: JSONValue,
@@ -383,20 +375,21 @@ class ValueGenerator:
         discriminator: JSONValue,
         branch_name: str | None,
     ) -> tuple[JSONValue] | None:
-        """``(value,)`` made to fit ``node`` as a value of ``branch`` (tagged, or trimmed), else None."""
+        """``(value,)`` made to fit ``node`` (judged from ``root``) as a value of ``branch`` (tagged, or
+        trimmed), else None."""
         if isinstance(discriminator, dict) and isinstance(value, dict):
             tagged = dict(value)
             discriminate(tagged, discriminator, branch_name, branch, run.root)
-            if fits(tagged, node, run.root, run.steps):
+            if fits(tagged, node, root, run.steps):
                 return (tagged,)
-        if fits(value, node, run.root, run.steps):
+        if fits(value, node, root, run.steps):
             return (value,)
         if isinstance(value, dict):
             # an optional field another branch requires makes the value fit both: leave those out
             own = _required(self._merged(run, {"allOf": [branch]}))
             others = {n for b in branches if b is not branch for n in _required(self._merged(run, {"allOf": [b]}))}
             trimmed = {k: v for k, v in value.items() if k in own or k not in others}
-            if trimmed != value and fits(trimmed, node, run.root, run.steps):
+            if trimmed != value and fits(trimmed, node, root, run.steps):
                 return (trimmed,)
         return None
 
@@ -626,7 +619,7 @@ class ValueGenerator:
         if key == "byte":
             raw = f"{self.style.label or name}-{run.call}".encode()
             return [base64.b64encode(raw).decode(), "AA=="]
-        if key in _NUMERIC_FORMATS:
+        if key in NUMERIC_FORMATS:
             return ["1", "1" * max(1, low)]
         if key in ("date-time", "datetime") or fmt == "dateTime":
             return list(FORMAT_VALUES["date-time"])
@@ -682,6 +675,10 @@ def _kinds(node: JSONObject) -> list[str]:
     if node.get("nullable") is True or node.get("x-nullable") is True:
         kinds.append("null")
     return [k for k in kinds if k != "null"] + (["null"] if "null" in kinds else [])
+
+
+def _composed(node: JSONObject) -> bool:
+    return any(isinstance(node.get(key), list) for key in COMPOSITIONS)
 
 
 def _is_null(schema: JSONValue) -> bool:

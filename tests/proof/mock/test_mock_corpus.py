@@ -58,3 +58,35 @@ async def test_the_mock_answers_every_operation_of_every_corpus_spec_that_compil
         served += 1
     assert served >= 10
     assert problems == {}
+
+
+@pytest.mark.corpus
+@pytest.mark.anyio
+async def test_the_mock_answers_a_pagerduty_invocation_the_gateways_output_check_accepts(corpus: Path) -> None:
+    # The invocation's agent is a oneOf of two alike shapes ({id, type} required twice): read as
+    # "exactly one branch" no answer exists, so the gateway refused the mock's (and PagerDuty's) answer.
+    from anvil.air.surface import surface_of
+    from anvil.compiler import build
+    from anvil.serve.mcp.results import OutputCheck
+
+    spec = corpus / "pagerduty-rest.json"
+    document = build(spec, manifest=None, service_id="pagerduty-rest", source_uri=spec.name).document
+    assert document is not None
+    api = MockApi(document, seed=5)
+    route = next(r for r in api.routes if r.op.id == "pagerduty-rest.invocations.get")
+    surface = surface_of(document)
+    check = OutputCheck(surface.output(route.op))  # type: ignore[arg-type]
+    answers = []
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=create_mock_app(api)), base_url="http://mock"
+    ) as client:
+        planted = await client.post("/__anvil/items", json={"kind": route.kind})
+        assert planted.status_code == 201
+        for _ in range(2):  # the same item read twice answers the same
+            answer = await client.get(route.template.replace("{id}", quote(planted.json()["key"], safe="")))
+            assert answer.status_code == 200
+            answers.append(answer.json())
+    assert check.valid(check.shape(answers[0])), answers[0]
+    assert answers[0] == answers[1]
+    agent = answers[0]["invocation"]["metadata"]["agent"]
+    assert isinstance(agent, dict) and {"id", "type"} <= set(agent)

@@ -113,7 +113,7 @@ class MockApi:
         the same answers (conformance compares surfaces that each start from a reset mock)."""
         self.state.reset()
         self.maker = ValueMaker(self.schemas, self.seed)
-        self.fitter = AnswerFitter(self.schemas, self.maker)
+        self.fitter = AnswerFitter(self.schemas, self.maker, self.fitter.answers)
 
     # --- matching ---------------------------------------------------------------------------------
 

@@ -2,7 +2,9 @@
 
 The state can hold more than an answer schema allows (a request field the schema lacks, an id the
 schema does not declare): :class:`AnswerFitter` makes each answer validate, dropping what a closed
-object forbids, else carrying the held fields over a value generated from the schema.
+object forbids, else carrying the held fields over a value generated from the schema. An answer is
+judged as the gateway judges it, against its schema as published (:func:`answer_schema`: a ``oneOf``
+whose branches overlap accepts a value of any of them).
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import json
 from typing import Final
 
 from anvil._types import JSONObject, JSONValue
-from anvil.proof.mock.schema import SchemaSet, Validator, ValueMaker
+from anvil.proof.mock.schema import SchemaSet, Validator, ValueMaker, answer_schema
 
 __all__ = ["AnswerFitter"]
 
@@ -22,10 +24,18 @@ _MAX_HELD: Final = 4096
 class AnswerFitter:
     """Makes values validate against answer schemas (validators cached per schema)."""
 
-    def __init__(self, schemas: SchemaSet, maker: ValueMaker) -> None:
-        """Args: schemas: where refs lead; maker: the mock's value generator (for a value made afresh)."""
+    def __init__(self, schemas: SchemaSet, maker: ValueMaker, answers: SchemaSet | None = None) -> None:
+        """Args: schemas: where refs lead; maker: the mock's value generator (for a value made afresh);
+        answers: ``schemas`` as answers are judged (:func:`answer_schema`), made here when None: before
+        the mock serves, since a large API's schemas take a while (a third of a second for OpenAI's).
+        """
         self.schemas = schemas
         self.maker = maker
+        if answers is None:
+            stated = answer_schema(dict(schemas.schemas))
+            answers = SchemaSet(stated if isinstance(stated, dict) else {})
+        #: The shared schemas as answers are judged.
+        self.answers = answers
         self._checks: dict[str, Validator] = {}
         #: id(schema) -> (the schema, its validator); holding the schema keeps its id from being reused.
         self._by_identity: dict[int, tuple[JSONObject, Validator]] = {}
@@ -37,7 +47,8 @@ class AnswerFitter:
         key = json.dumps(schema, sort_keys=True, default=str)
         found = self._checks.get(key)
         if found is None:
-            found = Validator(schema, self.schemas)
+            stated = answer_schema(schema)
+            found = Validator(stated if isinstance(stated, dict) else schema, self.answers)
             self._checks[key] = found
         if len(self._by_identity) >= _MAX_HELD:
             self._by_identity.clear()

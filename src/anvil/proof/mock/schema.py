@@ -14,16 +14,38 @@ from typing import Any, Final
 
 from anvil._types import JSONObject, JSONValue
 from anvil.air.patterns import linear_validator, pattern_budget
-from anvil.air.value_check import walk_pointer
+from anvil.air.value_check import answer_node, walk_pointer
 from anvil.air.values import CannotMake, ValueGenerator
 
-__all__ = ["MAX_DEPTH", "SchemaSet", "Validator", "ValueMaker"]
+__all__ = ["MAX_DEPTH", "SchemaSet", "Validator", "ValueMaker", "answer_schema"]
 
 #: How deep a generated value or a ref chain may go.
 MAX_DEPTH: Final = 6
 _MAX_PROPERTIES: Final = 64
 _MAX_NODES: Final = 2000
 _REF_PREFIXES: Final = ("#/components/schemas/", "#/definitions/", "#/$defs/")
+#: Keywords whose value maps names to schemas (the names are not keywords).
+_NAME_MAPS: Final = frozenset({"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"})
+_MAX_SCHEMA_DEPTH: Final = 64
+
+
+def answer_schema(schema: JSONValue, depth: int = 0) -> JSONValue:
+    """``schema`` with every composition stated as a published output schema states it
+    (:func:`anvil.air.value_check.answer_node`): the mock judges its answers as the gateway does.
+    Nesting beyond 64 levels is kept as it is (bounded work)."""
+    if depth > _MAX_SCHEMA_DEPTH:
+        return schema
+    if isinstance(schema, list):
+        return [answer_schema(item, depth + 1) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out: JSONObject = {}
+    for key, value in schema.items():
+        if key in _NAME_MAPS and isinstance(value, dict):
+            out[key] = {name: answer_schema(item, depth + 1) for name, item in value.items()}
+        else:
+            out[key] = answer_schema(value, depth + 1)
+    return answer_node(out)
 
 
 @dataclass(frozen=True, slots=True)
