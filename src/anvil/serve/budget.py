@@ -27,6 +27,7 @@ The caller (:mod:`anvil.serve.responses`) runs this in a worker thread, off the 
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -73,8 +74,15 @@ _ELLIPSIS: Final = "…"
 #: Runs the o200k pre-tokenizer keeps as one piece (letters and any non-ASCII, ASCII punctuation,
 #: whitespace): its byte-pair merge is quadratic in a piece's length, so long ones are counted in
 #: :data:`_RUN_CHUNK`-character chunks (a count a token or so higher per chunk, never lower).
-_LONG_RUN: Final = re.compile(r"[A-Za-z\u0080-\U0010ffff]{65,}|[!-/:-@\[-`{-~]{65,}|\s{65,}")
+#: Compiled on first use (:func:`_long_runs`): its class up to U+10FFFF takes milliseconds to compile,
+#: which a cold start need not pay before its first answer is measured.
+_LONG_RUN: Final = r"[A-Za-z\u0080-\U0010ffff]{65,}|[!-/:-@\[-`{-~]{65,}|\s{65,}"
 _RUN_CHUNK: Final = 32
+
+
+@functools.cache
+def _long_runs() -> re.Pattern[str]:
+    return re.compile(_LONG_RUN)
 
 
 def compact(value: JSONValue) -> str:
@@ -95,7 +103,7 @@ def text_tokens(text: str) -> int:
     """``text``'s o200k tokens, in bounded time whatever the text (see :data:`_LONG_RUN`)."""
     total = 0
     start = 0
-    for run in _LONG_RUN.finditer(text):
+    for run in _long_runs().finditer(text):
         total += count_tokens(text[start : run.start()])
         piece = run.group()
         total += sum(count_tokens(piece[at : at + _RUN_CHUNK]) for at in range(0, len(piece), _RUN_CHUNK))
