@@ -23,7 +23,9 @@ REPO = Path(__file__).resolve().parents[2]
 #: Never loaded before the first listing of a SQLite-ledger bundle served with auth none and no exporter.
 LATER = (
     "anvil.air.paths",
+    "anvil.air.tokentable",
     "anvil.air.patterns",
+    "anvil.diagnostics",
     "anvil.runtime.executor",
     "anvil.runtime.gates",
     "anvil.runtime.request",
@@ -167,6 +169,7 @@ def test_the_first_listing_is_byte_identical_whether_the_call_path_is_loaded_or_
     eager = _start(
         payments,
         tmp_path / "eager.db",
+        "anvil.diagnostics",
         "anvil.runtime.executor",
         "anvil.air.paths",
         "anvil.air.patterns",

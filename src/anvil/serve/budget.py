@@ -38,7 +38,6 @@ from typing import Any, Final
 import orjson
 
 from anvil._types import JSONValue
-from anvil.air.tokens import count_tokens
 from anvil.serve.discovery.modes import DEFAULT_RESULT_TOKEN_BUDGET  # one default, beside the surface budget
 
 __all__ = [
@@ -101,6 +100,8 @@ def encoded(value: JSONValue) -> bytes:
 
 def text_tokens(text: str) -> int:
     """``text``'s o200k tokens, in bounded time whatever the text (see :data:`_LONG_RUN`)."""
+    from anvil.air.tokens import count_tokens  # the table loads on first count anyway (cold start)
+
     total = 0
     start = 0
     for run in _long_runs().finditer(text):
