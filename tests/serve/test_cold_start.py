@@ -58,6 +58,7 @@ START = textwrap.dedent(
     from anvil.serve.listener import create_listener
 
     LATER = json.loads(sys.argv[2])
+    CALL_PATH = ("anvil.air.paths", "anvil.air.patterns", "anvil.runtime.executor")
 
     async def post(app, body):
         raw = json.dumps(body).encode()
@@ -106,9 +107,16 @@ START = textwrap.dedent(
         status, listing = await post(app, {"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
         statuses.append(status)
         loaded = sorted(name for name in LATER if name in sys.modules)
+        warmed = None
+        if os.environ.get("LOAD_SDK"):  # then the SDK loads, and the call path with it, before any call
+            from anvil.serve.mcp.http import mcp_sdk
+
+            async with app.router.lifespan_context(app):
+                assert await mcp_sdk(app).loaded()
+                warmed = sorted(name for name in CALL_PATH if name in sys.modules)
         await upstream.aclose()
         await ledger.close()
-        print(json.dumps({"statuses": statuses, "loaded": loaded, "listing": listing.decode()}))
+        print(json.dumps({"statuses": statuses, "loaded": loaded, "listing": listing.decode(), "warmed": warmed}))
 
     asyncio.run(main())
     """
@@ -126,7 +134,7 @@ def payments(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-def _start(bundle: Path, ledger: Path, *preloaded: str) -> dict[str, Any]:
+def _start(bundle: Path, ledger: Path, *preloaded: str, load_sdk: bool = False) -> dict[str, Any]:
     from anvil.bundle.read import read_bundle
     from anvil.runtime.credentials import credential_profile, expected_env
 
@@ -137,6 +145,7 @@ def _start(bundle: Path, ledger: Path, *preloaded: str) -> dict[str, Any]:
         "ANVIL_ALLOWED_HOSTS": "127.0.0.1",
         "ANVIL_BASE_URL": "http://127.0.0.1:9",
         "ANVIL_LEDGER": f"sqlite:///{ledger}",
+        **({"LOAD_SDK": "1"} if load_sdk else {}),
     }
     for op in read_bundle(bundle).operations:
         for name in expected_env(op.auth, credential_profile("default", op.auth)):
@@ -177,3 +186,11 @@ def test_the_first_listing_is_byte_identical_whether_the_call_path_is_loaded_or_
     )
     assert set(eager["loaded"]) >= {"anvil.runtime.executor", "anvil.air.patterns"}
     assert lazy["listing"] == eager["listing"]
+
+
+def test_once_the_sdk_has_loaded_in_the_background_the_call_path_is_loaded_before_the_first_call(
+    payments: Path, tmp_path: Path
+) -> None:
+    started = _start(payments, tmp_path / "warm.db", load_sdk=True)
+    assert started["loaded"] == []
+    assert started["warmed"] == ["anvil.air.paths", "anvil.air.patterns", "anvil.runtime.executor"]
