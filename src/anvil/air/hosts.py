@@ -12,8 +12,18 @@ from __future__ import annotations
 import ipaddress
 import re
 from typing import Final
+from urllib.parse import urlsplit
 
-__all__ = ["HOST_RULE", "host_list", "host_matches", "host_problem", "is_host", "is_ip", "normalize_host"]
+__all__ = [
+    "HOST_RULE",
+    "host_allowed",
+    "host_list",
+    "host_matches",
+    "host_problem",
+    "is_host",
+    "is_ip",
+    "normalize_host",
+]
 
 #: How a valid host is described in messages.
 HOST_RULE: Final = "a host name of letters, digits and '-' labels, or an IP address"
@@ -85,3 +95,20 @@ def is_ip(host: str) -> bool:
     except ValueError:
         return False
     return True
+
+
+def host_allowed(base_url: str, env: str, allowed_hosts: tuple[str, ...]) -> bool:
+    """True when the base URL's host is allowlisted (equal to an entry or a subdomain of one of two labels
+    or more: :func:`anvil.air.hosts.host_matches`).
+
+    An empty allowlist allows any host only in ``dev``; an unparseable URL is never allowed.
+    """
+    try:
+        host = urlsplit(base_url).hostname
+    except ValueError:
+        return False
+    if not host:
+        return False
+    if not allowed_hosts:
+        return env == "dev"
+    return any(host_matches(host.lower(), entry) for entry in allowed_hosts)

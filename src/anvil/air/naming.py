@@ -12,10 +12,12 @@ import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from anvil.air.model import Operation
-from anvil.diagnostics import Diagnostic, diagnostic
+
+if TYPE_CHECKING:
+    from anvil.diagnostics import Diagnostic
 
 __all__ = [
     "ACTION_FAMILIES",
@@ -517,6 +519,8 @@ def resolve_name_collisions(ops: Sequence[Operation]) -> tuple[tuple[Operation, 
         per rename.
     """
     current = list(ops)
+    from anvil.diagnostics import diagnostic  # a compile's, not a served gateway's (cold start)
+
     diagnostics: list[Diagnostic] = []
     surfaces: tuple[tuple[str, Callable[[Operation], str]], ...] = (
         ("CLI command", lambda op: op.cli.command),

@@ -480,11 +480,12 @@ def _check_token_endpoints(bundle_id: str, document: Document, found: ServeSetti
             the runtime cannot perform.
     """
     from anvil.runtime.credentials import credential_profile
-    from anvil.runtime.oauth import TokenFailure, client_credentials
 
     for op in document.operations:
         if not op.is_approved or op.auth.type != "oauth2_client_credentials":
             continue
+        from anvil.runtime.oauth import TokenFailure, client_credentials  # only a client-credentials bundle
+
         profile = credential_profile(found.auth_profile, op.auth)
         try:
             client_credentials(op.auth, profile, found.credentials, env=found.env, allowed_hosts=found.allowed_hosts)

@@ -71,8 +71,8 @@ def outside_servers(
         repoint: The variable that re-points a declared server URL.
         allowlist: The variable of the bundle's allowed hosts.
     """
+    from anvil.air.hosts import host_allowed  # not the gates: they load the call path (cold start)
     from anvil.air.servers import own_servers
-    from anvil.runtime.gates import host_allowed
 
     found: list[OutsideServer] = []
     for server, ops in own_servers(document).items():

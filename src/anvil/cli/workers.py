@@ -23,7 +23,6 @@ import select
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from types import FrameType
@@ -104,6 +103,8 @@ def supervise(
 
     previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
     workers: list[subprocess.Popen[bytes]] = []
+    import tempfile  # the supervisor's only (a worker reads MAX_WORKERS and METRICS_DIR_VARIABLE: cold start)
+
     with tempfile.TemporaryDirectory(prefix="anvil-metrics-") as metrics_dir:
         env = {**environ, METRICS_DIR_VARIABLE: metrics_dir}
         shown_host = f"[{host}]" if ":" in host else host

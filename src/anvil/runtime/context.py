@@ -17,14 +17,15 @@ import anyio
 
 from anvil._types import JSONValue
 from anvil.air.hosts import host_list
-from anvil.ledger.base import Ledger
-from anvil.runtime.audit import AuditSink
-from anvil.runtime.oauth import TokenCache
-from anvil.runtime.tracing import Tracer
-from anvil.runtime.upstream import UpstreamClient
+from anvil.runtime.token_cache import TokenCache
 
 if TYPE_CHECKING:  # a served gateway never loads httpx (cold start); tests and `anvil run` do
     import httpx
+
+    from anvil.ledger.base import Ledger
+    from anvil.runtime.audit import AuditSink
+    from anvil.runtime.tracing import Tracer
+    from anvil.runtime.upstream import UpstreamClient
 
 __all__ = [
     "DEFAULT_DERIVED_KEY_WINDOW_SECONDS",

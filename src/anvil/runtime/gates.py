@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 
 from anvil._types import JSONObject, JSONValue
 from anvil.air.canonical import hash_canonical
-from anvil.air.hosts import host_matches
+from anvil.air.hosts import host_allowed
 from anvil.air.model import Operation
 from anvil.runtime.context import CallOptions, RuntimeContext
 from anvil.runtime.credentials import Credential, credential_hosts, credential_profile
@@ -317,23 +317,6 @@ def check_timeout(timeout_ms: object) -> None:
             "The upstream timeout must be an integer from 100 to 30000 milliseconds.",
             details={"field": "timeout_ms", "min": MIN_ATTEMPT_TIMEOUT_MS, "max": MAX_ATTEMPT_TIMEOUT_MS},
         )
-
-
-def host_allowed(base_url: str, env: str, allowed_hosts: tuple[str, ...]) -> bool:
-    """True when the base URL's host is allowlisted (equal to an entry or a subdomain of one of two labels
-    or more: :func:`anvil.air.hosts.host_matches`).
-
-    An empty allowlist allows any host only in ``dev``; an unparseable URL is never allowed.
-    """
-    try:
-        host = urlsplit(base_url).hostname
-    except ValueError:
-        return False
-    if not host:
-        return False
-    if not allowed_hosts:
-        return env == "dev"
-    return any(host_matches(host.lower(), entry) for entry in allowed_hosts)
 
 
 def _host(url: str) -> str:

@@ -39,8 +39,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final, Protocol
 from urllib.parse import quote_plus, urlencode, urlsplit
 
-import anyio
-
 from anvil._types import JSONValue
 from anvil.air.hosts import host_matches
 from anvil.air.model import Auth
@@ -54,11 +52,13 @@ from anvil.runtime.credentials import (
     env_prefix,
     resolve_credential,
 )
-from anvil.runtime.request import WireRequest
-from anvil.runtime.upstream import UpstreamClient, send_once
+from anvil.runtime.token_cache import CachedToken, TokenCache, TokenFailure
 
 if TYPE_CHECKING:
     import httpx
+
+    from anvil.runtime.request import WireRequest
+    from anvil.runtime.upstream import UpstreamClient
 
 __all__ = [
     "DEFAULT_LIFETIME_S",
@@ -70,6 +70,7 @@ __all__ = [
     "TokenCache",
     "TokenFailure",
     "client_credentials",
+    "exchange_token",
     "outbound_credential",
     "refresh_after",
     "token_endpoint_problem",
@@ -100,25 +101,6 @@ _TOKEN_ERRORS: Final = frozenset(
 #: A token fit for a header: visible ASCII, no space (RFC 6750 b64token is narrower still).
 _TOKEN_TEXT: Final = re.compile(r"[\x21-\x7e]{1,8192}\Z")
 _LIST: Final = re.compile(r"[\s,]+")
-
-
-class TokenFailure(Exception):
-    """No token could be had: ``code`` is a registered detail code, ``message`` names no secret."""
-
-    def __init__(self, code: str, message: str, **details: JSONValue) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.details: dict[str, JSONValue] = {"code": code, **details}
-
-    @property
-    def transient(self) -> bool:
-        """A timeout, an unreachable endpoint or a 5xx: trying again later may succeed (nothing was sent)."""
-        return self.code == "oauth/token_endpoint_unavailable"
-
-    def copy(self) -> TokenFailure:
-        """The same failure, for another call that waited on the request (each raises its own)."""
-        return TokenFailure(self.code, self.message, **{k: v for k, v in self.details.items() if k != "code"})
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -266,6 +248,8 @@ def _request(grant: ClientCredentials) -> WireRequest:
         headers.append(("Authorization", "Basic " + base64.b64encode(pair.encode()).decode("ascii")))
     content = urlencode(form).encode("ascii")
     parts = urlsplit(grant.token_endpoint)
+    from anvil.runtime.request import WireRequest  # the exchange loads the request path, not a start-up check
+
     return WireRequest(
         method="POST",
         url=grant.token_endpoint,
@@ -285,17 +269,13 @@ def _lifetime(value: JSONValue) -> float:
     return min(max(float(value), 0.0), MAX_LIFETIME_S)
 
 
-@dataclass(frozen=True, slots=True)
-class _Token:
-    value: str = field(repr=False)
-    refresh_at: float
-
-
-async def _exchange(
+async def exchange_token(
     grant: ClientCredentials, client: httpx.AsyncClient | UpstreamClient, timeout_ms: int, clock: Callable[[], float]
-) -> _Token:
+) -> CachedToken:
     """One token request under one deadline; every failure is a :class:`TokenFailure`."""
     bound = min(timeout_ms, TOKEN_TIMEOUT_MS)
+    from anvil.runtime.upstream import send_once
+
     answer = await send_once(client, _request(grant), timeout_ms=bound, max_bytes=TOKEN_MAX_BYTES)
     if answer.status is None:
         if answer.condition == "timeout":
@@ -327,10 +307,10 @@ async def _exchange(
         raise TokenFailure("oauth/token_answer_invalid", "The token answer has no usable access_token.", status=status)
     if not isinstance(kind, str) or kind.lower() != "bearer":
         raise TokenFailure("oauth/token_answer_invalid", "The token answer's token_type is not Bearer.", status=status)
-    return _Token(token, clock() + refresh_after(_lifetime(data.get("expires_in"))))
+    return CachedToken(token, clock() + refresh_after(_lifetime(data.get("expires_in"))))
 
 
-def _refused(status: int, body: bytes) -> _Token:
+def _refused(status: int, body: bytes) -> CachedToken:
     details: dict[str, JSONValue] = {"status": status}
     try:
         error = json.loads(body).get("error") if body else None
@@ -341,90 +321,6 @@ def _refused(status: int, body: bytes) -> _Token:
     if status in (400, 401, 403):
         raise TokenFailure("oauth/token_refused", f"The token endpoint refused the client ({status}).", **details)
     raise TokenFailure("oauth/token_endpoint_unavailable", f"The token endpoint answered {status}.", **details)
-
-
-class _Flight:
-    """One token request that every call needing the same token waits for."""
-
-    def __init__(self) -> None:
-        self.done = anyio.Event()
-        self.token: _Token | None = None
-        self.failure: TokenFailure | None = None
-
-
-class TokenCache:
-    """Exchanged tokens per grant, kept until their refresh time; one request per grant at a time.
-
-    One per :class:`~anvil.runtime.context.RuntimeContext` (so per served bundle and process). Used from
-    one event loop: the single flight relies on that, not on a thread lock.
-    """
-
-    def __init__(self) -> None:
-        self._tokens: dict[tuple[str, ...], _Token] = {}
-        self._flights: dict[tuple[str, ...], _Flight] = {}
-        self.issued = 0
-        """How many tokens this cache obtained (for tests and reports; never the tokens themselves)."""
-
-    def __repr__(self) -> str:
-        return f"TokenCache(grants={len(self._tokens)}, issued={self.issued})"
-
-    async def token(
-        self,
-        grant: ClientCredentials,
-        *,
-        client: httpx.AsyncClient | UpstreamClient,
-        timeout_ms: int,
-        clock: Callable[[], float],
-        stale: str | None = None,
-    ) -> str:
-        """A token for ``grant``: the cached one while fresh, else one fetched by a single request that
-        concurrent callers share (they share its failure too). ``stale`` is a token the upstream refused:
-        it is dropped if still cached, and a token another call already fetched in its place is used.
-
-        Raises:
-            TokenFailure: the exchange failed.
-        """
-        key = grant.cache_key()
-        while True:
-            cached = self._tokens.get(key)
-            if cached is not None and (cached.value == stale or clock() >= cached.refresh_at):
-                del self._tokens[key]
-                cached = None
-            if cached is not None:
-                return cached.value
-            flight = self._flights.get(key)
-            if flight is None:
-                return await self._lead(key, grant, client, timeout_ms, clock)
-            await flight.done.wait()
-            if flight.failure is not None:
-                failure = flight.failure
-                raise TokenFailure(
-                    failure.code, failure.message, **{k: v for k, v in failure.details.items() if k != "code"}
-                )
-            if flight.token is not None:
-                return flight.token.value
-            # the leading call was cancelled before it finished: try again (one of the waiters leads)
-
-    async def _lead(
-        self,
-        key: tuple[str, ...],
-        grant: ClientCredentials,
-        client: httpx.AsyncClient | UpstreamClient,
-        timeout_ms: int,
-        clock: Callable[[], float],
-    ) -> str:
-        flight = self._flights[key] = _Flight()
-        try:
-            token = await _exchange(grant, client, timeout_ms, clock)
-            self.issued += 1
-            self._tokens[key] = flight.token = token
-            return token.value
-        except TokenFailure as failure:
-            flight.failure = failure
-            raise
-        finally:
-            del self._flights[key]
-            flight.done.set()
 
 
 class OutboundSettings(Protocol):
@@ -469,6 +365,7 @@ async def outbound_credential(
         client=settings.client,
         timeout_ms=settings.timeout_ms,
         clock=settings.clock,
+        exchange=exchange_token,
         stale=stale.exchanged if stale is not None else None,
     )
     found = carried(auth, token, exchanged=token)

@@ -27,6 +27,7 @@ The caller (:mod:`anvil.serve.responses`) runs this in a worker thread, off the 
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -37,7 +38,6 @@ from typing import Any, Final
 import orjson
 
 from anvil._types import JSONValue
-from anvil.air.tokens import count_tokens
 from anvil.serve.discovery.modes import DEFAULT_RESULT_TOKEN_BUDGET  # one default, beside the surface budget
 
 __all__ = [
@@ -73,8 +73,15 @@ _ELLIPSIS: Final = "…"
 #: Runs the o200k pre-tokenizer keeps as one piece (letters and any non-ASCII, ASCII punctuation,
 #: whitespace): its byte-pair merge is quadratic in a piece's length, so long ones are counted in
 #: :data:`_RUN_CHUNK`-character chunks (a count a token or so higher per chunk, never lower).
-_LONG_RUN: Final = re.compile(r"[A-Za-z\u0080-\U0010ffff]{65,}|[!-/:-@\[-`{-~]{65,}|\s{65,}")
+#: Compiled on first use (:func:`_long_runs`): its class up to U+10FFFF takes milliseconds to compile,
+#: which a cold start need not pay before its first answer is measured.
+_LONG_RUN: Final = r"[A-Za-z\u0080-\U0010ffff]{65,}|[!-/:-@\[-`{-~]{65,}|\s{65,}"
 _RUN_CHUNK: Final = 32
+
+
+@functools.cache
+def _long_runs() -> re.Pattern[str]:
+    return re.compile(_LONG_RUN)
 
 
 def compact(value: JSONValue) -> str:
@@ -93,9 +100,11 @@ def encoded(value: JSONValue) -> bytes:
 
 def text_tokens(text: str) -> int:
     """``text``'s o200k tokens, in bounded time whatever the text (see :data:`_LONG_RUN`)."""
+    from anvil.air.tokens import count_tokens  # the table loads on first count anyway (cold start)
+
     total = 0
     start = 0
-    for run in _LONG_RUN.finditer(text):
+    for run in _long_runs().finditer(text):
         total += count_tokens(text[start : run.start()])
         piece = run.group()
         total += sum(count_tokens(piece[at : at + _RUN_CHUNK]) for at in range(0, len(piece), _RUN_CHUNK))

@@ -50,9 +50,8 @@ Rules:
 * **Compositions**: one per caller (principal id, issuer, grant, attribution), kept in a bounded LRU
   (:data:`MAX_COMPOSITIONS`) and reused across requests; a call is one dict lookup, then the gateway.
 
-Each bundle keeps its own :class:`~anvil.runtime.context.RuntimeContext` (base URL, allowed hosts,
-credentials); the connector is ``fold(id)``. The fleet writes its own audit lines (grant refusals)
-to that context's audit sink.
+Each bundle keeps its own :class:`~anvil.runtime.context.RuntimeContext` (base URL, allowed hosts, credentials);
+the connector is ``fold(id)``. The fleet writes its own audit lines (grant refusals) to that context's audit sink.
 """
 
 from __future__ import annotations
@@ -61,7 +60,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Final, Protocol
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from anvil import __version__
 from anvil._types import JSONObject, JSONValue
@@ -76,7 +75,6 @@ from anvil.serve.budget import DEFAULT_RESULT_TOKEN_BUDGET
 from anvil.serve.bundles import BundleSource, FleetError, bundle_argument, check_unique, discover_bundles
 from anvil.serve.catalog import CatalogBundle, catalog_bytes
 from anvil.serve.controls import IDEMPOTENCY_KEY_META, STAGE_META
-from anvil.serve.discovery.ladder import Ladder, LaneTool
 from anvil.serve.discovery.meta import META_TOOL_NAMES
 from anvil.serve.discovery.modes import DisclosureSettings
 from anvil.serve.discovery.surface import CallerSurface, Discovery, DiscoveryTool, served_summary
@@ -86,6 +84,9 @@ from anvil.serve.mcp.resources import Resource
 from anvil.serve.mcp.results import CallResult
 from anvil.serve.skills import granted_skill, skill_table
 from anvil.serve.traces import call_tracer, traced
+
+if TYPE_CHECKING:
+    from anvil.serve.discovery.ladder import Ladder
 
 __all__ = [
     "MAX_COMPOSITIONS",
@@ -644,6 +645,8 @@ class Fleet:
         """
         found = self._ladders.get((prefixed, by_service))
         if found is None:
+            from anvil.serve.discovery.ladder import Ladder, LaneTool  # laddered only (cold start)
+
             mounted = self.mounted(prefixed)
             tools = [
                 LaneTool(name, entry.tool.op, entry.bundle.document, entry.bundle.id if prefixed else None)

@@ -40,20 +40,17 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from anvil._types import JSONObject, JSONValue
 from anvil.air.effects import forwards_idempotency_key
 from anvil.air.inputs import safety_keys
 from anvil.air.model import Document, Operation
-from anvil.air.paths import resolve_mapping
 from anvil.air.surface import INPUT_SCHEMA_META, surface_of
 from anvil.air.tools import DRY_RUN_ARGUMENT, PROJECTION_ARGUMENT, operation_input_schema, published_input_schema
 from anvil.runtime.audit import audit_input
 from anvil.runtime.context import CallOptions, RuntimeContext
 from anvil.runtime.envelope import ErrorEnvelope
-from anvil.runtime.executor import execute
-from anvil.runtime.outcome import Outcome
 from anvil.runtime.tracing import current_trace_id
 from anvil.serve.answer_store import AnswerKeeper, KeptAnswer, answer_owner
 from anvil.serve.budget import DEFAULT_RESULT_TOKEN_BUDGET
@@ -72,6 +69,9 @@ from anvil.serve.projection import (
 )
 from anvil.serve.report import EffectPlan, call_report, lookup_found, staged_report
 from anvil.serve.responses import ResponseBudget
+
+if TYPE_CHECKING:
+    from anvil.runtime.outcome import Outcome
 
 __all__ = ["Gateway", "ServedTool"]
 
@@ -366,6 +366,8 @@ class Gateway:
             )
             return self._refused(tool, envelope, args)
         options = CallOptions(dry_run=dry_run, ledger_id=key, identity=identity, gates_started=began)
+        from anvil.runtime.executor import execute  # loaded by the first call, not at start-up (cold start)
+
         with audit_input(forwarded):
             outcome = await execute(tool.op, forwarded, self.context, options)
         if outcome.kind == "dry_run":
@@ -444,6 +446,8 @@ class Gateway:
                 {"code": "effect/draft_unavailable", "draft_operation": stage.draft_operation},
             )
             return CallResult(kind="error", envelope=envelope)
+        from anvil.air.paths import resolve_mapping
+
         mapping = resolve_mapping(stage.arguments, request=args)
         if mapping.arguments is None:
             envelope = _refusal(
@@ -476,6 +480,8 @@ class Gateway:
             envelope = _refusal(op, "validation_error", message, details)
             return CallResult(kind="error", envelope=envelope)
         options = CallOptions(dry_run=dry_run, ledger_id=key, staged_for=op.id, identity=identity)
+        from anvil.runtime.executor import execute
+
         with audit_input(forwarded):
             outcome = await execute(draft.op, forwarded, self.context, options)
         if outcome.kind == "dry_run":

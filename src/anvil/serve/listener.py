@@ -161,4 +161,13 @@ def create_listener(
     )
     sdk = mcp_sdk(app)
     probe.require(MCP_UNAVAILABLE, lambda: sdk.available)  # /mcp requests only the SDK answers
+    sdk.on_load(_load_call_path)
     return app
+
+
+def _load_call_path(_wire: object) -> None:
+    """In the SDK loader's thread, once the socket listens: import what a first call needs and listing does
+    not (the executor, RE2 patterns, response paths), so that call does not pay for the import."""
+    import anvil.air.paths
+    import anvil.air.patterns
+    import anvil.runtime.executor  # noqa: F401

@@ -46,7 +46,6 @@ from anvil._types import JSONObject, JSONValue
 from anvil.air.effects import effect_class_of
 from anvil.air.enums import EffectClass
 from anvil.air.model import Deadline, FollowUp, Operation, StepCall
-from anvil.air.paths import NOTHING, resolve_deadline, resolve_mapping, resolve_source
 from anvil.serve.mcp.listing import ToolOf
 
 __all__ = [
@@ -183,6 +182,8 @@ def _resolve(
 ) -> _Resolved:
     if plan.tool is None:
         return _Resolved(None, reason=f"operation '{plan.operation}' is not served here")
+    from anvil.air.paths import NOTHING, resolve_deadline, resolve_mapping  # a call's, not start-up's (cold start)
+
     mapping = resolve_mapping(plan.arguments, request=request, response=response)
     if mapping.arguments is None:
         return _Resolved(None, reason=mapping.reason)
@@ -204,6 +205,8 @@ def _confirmed(call: JSONObject, confirm: bool) -> JSONObject:
 def _lookup(plan: LookupPlan | None, request: JSONValue, response: JSONValue, key: str | None) -> JSONObject | None:
     if plan is None or plan.tool is None:
         return None
+    from anvil.air.paths import resolve_mapping
+
     mapping = resolve_mapping(plan.arguments, request=request, response=response, idempotency_key=key)
     if mapping.arguments is None:
         return None
@@ -395,6 +398,8 @@ def staged_report(
     stage = plan.stage
     staged: JSONObject = {"draft_operation": None, "handle": None, "promote": None, "discard": None}
     if stage is not None:
+        from anvil.air.paths import NOTHING, resolve_source
+
         handle = resolve_source(stage.handle, response=response)
         staged["draft_operation"] = stage.draft_operation
         staged["handle"] = None if handle is NOTHING else handle

@@ -35,7 +35,6 @@ from typing import TYPE_CHECKING, Any, Final
 from anvil._types import JSONObject, JSONValue
 from anvil.air.model import Document, Operation
 from anvil.runtime.envelope import ErrorEnvelope
-from anvil.serve.discovery.ladder import OFFSET_ARGUMENT, Ladder, LadderPlan, Lane, card_definition, plan_ladder
 from anvil.serve.discovery.meta import (
     CALL_READ_TOOL,
     CALL_WRITE_TOOL,
@@ -53,6 +52,7 @@ from anvil.serve.mcp.results import CallResult
 
 if TYPE_CHECKING:
     from anvil.serve.discovery.index import SearchIndex
+    from anvil.serve.discovery.ladder import Ladder, LadderPlan, Lane
 
 __all__ = [
     "CallerSurface",
@@ -242,6 +242,8 @@ class CallerSurface:
 
     def _laddered(self, flat: Sequence[JSONObject], ladder: Ladder | None, summary: str) -> bool:
         """Set up the laddered listing; False (nothing kept) when the ladder does not help this caller."""
+        from anvil.serve.discovery.ladder import card_definition, plan_ladder  # laddered only (cold start)
+
         listed = self._by_name
         cards: dict[str, Card] = {}
         laned: set[str] = set()
@@ -364,6 +366,8 @@ class CallerSurface:
 
     def open_card(self, name: str, arguments: Mapping[str, JSONValue] | None) -> CallResult:
         """Open card ``name``: ``{"lane", "total", "tools", "next_offset"?}``, members from ``offset`` on."""
+        from anvil.serve.discovery.ladder import OFFSET_ARGUMENT
+
         card = self._cards[name]
         args = arguments or {}
         extra = sorted(key for key in args if key != OFFSET_ARGUMENT)

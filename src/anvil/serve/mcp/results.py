@@ -34,7 +34,6 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from anvil._types import JSONObject, JSONValue
-from anvil.air.patterns import linear_validator, pattern_budget
 from anvil.air.tools import OutputProjection
 from anvil.runtime.envelope import ErrorEnvelope
 from anvil.runtime.tracing import current_trace_id
@@ -131,6 +130,8 @@ class OutputCheck:
         Patterns are matched in linear time, all of one answer's texts on one work budget
         (:mod:`anvil.air.patterns`): an answer too large to check against its patterns does not validate.
         """
+        from anvil.air.patterns import pattern_budget  # RE2 loads with the first answer checked (cold start)
+
         with pattern_budget():
             return self._valid(value)
 
@@ -146,6 +147,8 @@ class OutputCheck:
         if self._validator is None:
             # jsonschema only when the compiled check cannot answer (imported then: it is slow to import).
             from referencing import Registry
+
+            from anvil.air.patterns import linear_validator
 
             # An empty registry, as the official client uses: references resolve inside the schema only.
             self._validator = linear_validator()(self.projection.schema, registry=Registry())

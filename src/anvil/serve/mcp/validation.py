@@ -30,7 +30,6 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from anvil._types import JSONObject, JSONValue
-from anvil.air.patterns import linear_validator, pattern_budget, schema_pattern
 
 __all__ = [
     "MAX_ARGUMENT_DEPTH",
@@ -123,6 +122,8 @@ def _strict_validator() -> Any:
     if _STRICT is None:
         from jsonschema import validators
 
+        from anvil.air.patterns import linear_validator
+
         base = linear_validator()
         checker = base.TYPE_CHECKER.redefine(
             "integer", lambda _checker, value: isinstance(value, int) and not isinstance(value, bool)
@@ -170,6 +171,8 @@ class ArgumentCheck:
 
     def check(self, arguments: Mapping[str, JSONValue]) -> Violation | None:
         """None when ``arguments`` fit; else the first problem: missing inputs, unknown ones, then values."""
+        from anvil.air.patterns import pattern_budget  # RE2 loads with the first call checked (cold start)
+
         with pattern_budget():
             return self._check(arguments)
 
@@ -358,6 +361,8 @@ class _Compiler:
         if key == "pattern":
             if not isinstance(value, str):
                 raise _Unsupported
+            from anvil.air.patterns import schema_pattern
+
             search = schema_pattern(value).search
             return lambda item: not isinstance(item, str) or search(item)
         if key == "required":
