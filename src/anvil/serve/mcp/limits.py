@@ -30,6 +30,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
+from anvil.serve.mcp.coalescer import HeadCoalescer
+
 __all__ = [
     "DEFAULT_LIMITS",
     "FD_RESERVE",
@@ -172,7 +174,8 @@ def guarded_protocol(base: type[Any], limits: ConnectionLimits, table: Connectio
         _awaiting_head = True
 
         def connection_made(self, transport: asyncio.Transport) -> None:
-            super().connection_made(transport)
+            # The answer's head and body in one segment: see anvil.serve.mcp.coalescer.
+            super().connection_made(HeadCoalescer(transport, self.loop))
             if not table.admit(self, _close):
                 transport.abort()  # every open connection is serving a request: no room
                 return
