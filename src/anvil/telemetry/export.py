@@ -73,6 +73,8 @@ class SpanQueue:
         batch: Spans per export at most (``OTEL_BSP_MAX_EXPORT_BATCH_SIZE``, default 512).
         delay_s: The longest a span waits for its batch (``OTEL_BSP_SCHEDULE_DELAY``, default 5 s).
         tick: Run every ``tick_s`` on the export thread (the metric export), or None.
+        fold: Run on the export thread before each pass over the queue, and by :meth:`flush` (counting the
+            ended spans into the metrics: :meth:`anvil.telemetry.aggregates.Aggregates.fold`), or None.
     """
 
     def __init__(
@@ -84,8 +86,11 @@ class SpanQueue:
         delay_s: float = 5.0,
         tick: Callable[[], None] | None = None,
         tick_s: float = 60.0,
+        fold: Callable[[], None] | None = None,
     ) -> None:
         self._sink = sink
+        self.fold = fold
+        """Counts the ended spans (set after construction by the telemetry that owns both)."""
         self._max = max(1, max_queue)
         self._batch = max(1, min(batch, self._max))
         self._delay = max(0.001, delay_s)
@@ -127,6 +132,8 @@ class SpanQueue:
                 timeout = max(0.0, min(timeout, next_tick - time.monotonic()))
             self._wake.wait(timeout)
             self._wake.clear()
+            if self.fold is not None:
+                self._safely(self.fold)
             self._drain()
             if self._tick is not None and (self._stopping or time.monotonic() >= next_tick):
                 next_tick = time.monotonic() + self._tick_s
@@ -165,7 +172,9 @@ class SpanQueue:
             return False
 
     def flush(self, timeout_s: float = 5.0) -> None:
-        """Export what is queued now (waits at most ``timeout_s``)."""
+        """Count the ended spans and export what is queued now (waits at most ``timeout_s``)."""
+        if self.fold is not None:
+            self.fold()
         deadline = time.monotonic() + timeout_s
         self._wake.set()
         with self._idle:
