@@ -98,6 +98,18 @@ class Aggregates:
         if len(pending) > MAX_PENDING:
             self.fold()
 
+    def adder(self) -> Callable[[SpanRecord], None]:
+        """:meth:`add` as a closure (no attribute lookups: it runs for every span)."""
+        pending = self.pending
+        append, fold = pending.append, self.fold
+
+        def add(record: SpanRecord) -> None:
+            append(record)
+            if len(pending) > MAX_PENDING:
+                fold()
+
+        return add
+
     def observe(self, record: SpanRecord) -> None:
         """Count what ``record`` says now, if it is a call, an upstream attempt or a token request."""
         with self._lock:

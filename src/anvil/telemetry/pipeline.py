@@ -85,19 +85,9 @@ class Telemetry:
         )
         self.aggregates = Aggregates(self.queue.dropped)
         self.queue.fold = self.aggregates.fold
-        self.tracer = Recorder(self._finisher(), sampler=Sampler(settings.sampler, settings.sampler_ratio))
-
-    def _finisher(self) -> Callable[[SpanRecord], None]:
-        """What each ended span goes to, on the event loop: counted (sampled or not, at the next fold) and,
-        when sampled, queued for export - two appends, no other work."""
-        add, submit = self.aggregates.add, self.queue.submit
-
-        def finished(record: SpanRecord) -> None:
-            add(record)
-            if record.sampled:
-                submit(record)
-
-        return finished
+        self.tracer = Recorder(
+            self.queue.submitter(self.aggregates.adder()), sampler=Sampler(settings.sampler, settings.sampler_ratio)
+        )
 
     def export_metrics(self) -> None:
         """Export every series once (the export thread calls it every ``metric_interval_s``)."""
