@@ -12,8 +12,8 @@ Sinks:
 * :class:`HttpSink` - OTLP/HTTP protobuf (``POST`` of :func:`anvil.telemetry.otlp.encode_traces`), one
   kept-alive connection, a timeout per request, optional gzip, TLS files, headers fixed or from a provider
   (a refreshed Google token). Ours rather than the SDK's ``OTLPSpanExporter``: the SDK's span encoder
-  costs about 20 µs of CPU per span here against 4, which measured (``bench/otel.py``) puts tracing at
-  +15-19 % server CPU per call, over the 10 % target; ours keeps it at +8-10 %.
+  costs about 20 µs of CPU per span here against under 2, which measured (``bench/otel.py``) puts tracing
+  at +15-19 % server CPU per call, over the 10 % target.
 * :class:`SdkSink` - any OpenTelemetry SDK ``SpanExporter`` (OTLP/gRPC, console), fed the SDK's
   ``ReadableSpan`` built from the records on this thread. The SDK's exporters retry a failing batch with
   backoff until their own timeout, so a down collector holds this thread at most the timeout per batch
