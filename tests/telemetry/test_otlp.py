@@ -55,3 +55,9 @@ def test_many_spans_and_unicode_names_encode_in_one_request() -> None:
     [scope_spans] = decoded(*spans).resource_spans[0].scope_spans
     assert [s.name for s in scope_spans.spans] == [f"tools/call outil-é-{n}" for n in range(300)]
     assert decode_value(scope_spans.spans[299].attributes[0].value) == "v" * 299
+
+
+def test_a_key_holding_true_in_one_span_and_1_in_another_reads_back_as_each() -> None:
+    spans = [record(span_id=n + 1, attributes={"k": value}) for n, value in enumerate((True, 1, 1.0, "1", True))]
+    read = [decode_value(s.attributes[0].value) for s in decoded(*spans).resource_spans[0].scope_spans[0].spans]
+    assert [(type(v), v) for v in read] == [(bool, True), (int, 1), (float, 1.0), (str, "1"), (bool, True)]

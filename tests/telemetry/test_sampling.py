@@ -39,9 +39,11 @@ def test_each_sampler_decides_as_the_sdks_sampler_of_that_name(name: str) -> Non
     ids = [draw(128) or 1 for _ in range(400)] + [1, (1 << 64) - 1, 1 << 127, (1 << 62) - 1, 1 << 62]
     for ratio in (0.0, 0.25, 1.0):
         ours, theirs = Sampler(name, ratio), sdk_sampler(name, ratio)
+        decide = ours.decider()  # what the recorder asks per call
         for trace_id in ids:
             for parent in (None, True, False):
-                assert ours.sampled(trace_id, parent) == sdk_decides(theirs, trace_id, parent), (ratio, parent)
+                expected = sdk_decides(theirs, trace_id, parent)
+                assert ours.sampled(trace_id, parent) == expected == decide(trace_id, parent), (ratio, parent)
 
 
 def test_a_ratio_samples_about_that_share_of_new_traces_and_the_calls_children_share_the_decision() -> None:

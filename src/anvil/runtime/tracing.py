@@ -26,6 +26,7 @@ from types import TracebackType
 from typing import Final, Literal, Protocol
 
 __all__ = [
+    "CALL_SPAN",
     "TRACE_PREFIX",
     "Attribute",
     "Parent",
@@ -120,7 +121,9 @@ class Tracer(Protocol):
         """A tool call's span: a child of the caller's ``parent`` when there is one, else a new trace's root."""
 
 
-_CURRENT: ContextVar[Span | None] = ContextVar("anvil_call_span", default=None)
+#: The call span bound now (:func:`bind_span`); a tracer reads it directly (one lookup per span, no call).
+CALL_SPAN: ContextVar[Span | None] = ContextVar("anvil_call_span", default=None)
+_CURRENT: Final = CALL_SPAN
 
 
 class _Bound:

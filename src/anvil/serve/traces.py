@@ -35,7 +35,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from anvil.air.effects import effect_class_of
 from anvil.air.model import Operation
 from anvil.runtime.context import RuntimeContext
-from anvil.runtime.tracing import Attribute, Tracer, bind_span, current_span, parse_traceparent
+from anvil.runtime.tracing import CALL_SPAN, Attribute, Tracer, current_span, parse_traceparent
 from anvil.serve.mcp.results import CallResult
 
 __all__ = ["INBOUND", "TRACEPARENT_META", "Inbound", "TraceContextMiddleware", "call_tracer", "traced"]
@@ -56,6 +56,13 @@ class Inbound:
 
 #: The request being answered, while :class:`TraceContextMiddleware` runs (None elsewhere, and over stdio).
 INBOUND: ContextVar[Inbound | None] = ContextVar("anvil_inbound_request", default=None)
+#: The inbound values of requests without a ``traceparent`` (most), made once: (REST, scheme) -> value.
+_PLAIN: Final[dict[tuple[bool, str], Inbound]] = {
+    (rest, scheme): Inbound(None, rest, scheme) for rest in (False, True) for scheme in ("http", "https")
+}
+#: A call span's name and fixed attributes per (tool, operation, effect class, connector, how it came in).
+_SHAPES: dict[tuple[str, str, str, str, str | None], tuple[str, dict[str, Attribute]]] = {}
+_MAX_SHAPES: Final = 4096
 
 
 class TraceContextMiddleware:
@@ -76,7 +83,9 @@ class TraceContextMiddleware:
             if name == b"traceparent":
                 traceparent = value.decode("latin-1")
                 break
-        token = INBOUND.set(Inbound(traceparent, rest, scope.get("scheme", "http")))
+        scheme = scope.get("scheme", "http")
+        plain = _PLAIN.get((rest, scheme)) if traceparent is None else None
+        token = INBOUND.set(plain if plain is not None else Inbound(traceparent, rest, scheme))
         try:
             await self.app(scope, receive, send)
         finally:
@@ -110,33 +119,24 @@ async def traced(
 ) -> CallResult | None:
     """Run ``call`` (one call of wire tool ``tool``, performing ``op``) under its server span."""
     inbound = INBOUND.get()
-    parent = parse_traceparent(meta.get(TRACEPARENT_META)) if isinstance(meta, Mapping) else None
-    if parent is None and inbound is not None:
+    parent = None
+    if meta is not None and (type(meta) is dict or isinstance(meta, Mapping)):
+        found = meta.get(TRACEPARENT_META)
+        if found is not None:
+            parent = parse_traceparent(found)
+    if parent is None and inbound is not None and inbound.traceparent is not None:
         parent = parse_traceparent(inbound.traceparent)
     rest = inbound is not None and inbound.rest
-    attributes: dict[str, Attribute] = {
-        "gen_ai.tool.name": tool,
-        "gen_ai.operation.name": "execute_tool",
-        "anvil.operation": op.id,
-        "anvil.effect_class": effect_class_of(op),
-        "anvil.connector": connector,
-    }
-    if rest:
-        assert inbound is not None
-        name = f"POST {_REST_ROUTE}"
-        attributes.update({"http.request.method": "POST", "http.route": _REST_ROUTE, "url.scheme": inbound.scheme})
-    else:
-        name = f"tools/call {tool}"
-        attributes["mcp.method.name"] = "tools/call"
-        if inbound is not None:
-            attributes.update({"network.transport": "tcp", "network.protocol.name": "http"})
-    span = tracer.start_call(name, "server", attributes, parent)
-    with bind_span(span):
-        try:
-            result = await call()
-        except BaseException as exc:
-            span.end(type(exc).__qualname__)
-            raise
+    name, fixed = _shape(tool, op, connector, inbound)
+    span = tracer.start_call(name, "server", dict(fixed), parent)
+    token = CALL_SPAN.set(span)  # what bind_span does, without its object
+    try:
+        result = await call()
+    except BaseException as exc:
+        span.end(type(exc).__qualname__)
+        raise
+    finally:
+        CALL_SPAN.reset(token)
     outcome = _outcome(result)
     span.set("anvil.outcome", outcome)
     error = None
@@ -149,3 +149,32 @@ async def traced(
         error = outcome
     span.end(error)
     return result
+
+
+def _shape(tool: str, op: Operation, connector: str, inbound: Inbound | None) -> tuple[str, dict[str, Attribute]]:
+    """The call span's name and the attributes fixed by what is called and how (kept: built once per shape)."""
+    effect = effect_class_of(op)
+    how = None if inbound is None else ("rest:" if inbound.rest else "mcp:") + inbound.scheme
+    key = (tool, op.id, effect, connector, how)
+    found = _SHAPES.get(key)
+    if found is not None:
+        return found
+    attributes: dict[str, Attribute] = {
+        "gen_ai.tool.name": tool,
+        "gen_ai.operation.name": "execute_tool",
+        "anvil.operation": op.id,
+        "anvil.effect_class": effect,
+        "anvil.connector": connector,
+    }
+    if inbound is not None and inbound.rest:
+        name = f"POST {_REST_ROUTE}"
+        attributes.update({"http.request.method": "POST", "http.route": _REST_ROUTE, "url.scheme": inbound.scheme})
+    else:
+        name = f"tools/call {tool}"
+        attributes["mcp.method.name"] = "tools/call"
+        if inbound is not None:
+            attributes.update({"network.transport": "tcp", "network.protocol.name": "http"})
+    if len(_SHAPES) >= _MAX_SHAPES:
+        _SHAPES.clear()
+    found = _SHAPES[key] = (name, attributes)
+    return found

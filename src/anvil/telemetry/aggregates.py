@@ -1,7 +1,9 @@
 """The metrics a traced gateway keeps, derived from its spans as they end, and how they are exported.
 
-Every span ends through :meth:`Aggregates.observe` (on the event loop, before any sampling or queueing,
-so a dropped span still counts): a few dict increments, no OpenTelemetry call. The series:
+Every span that ends is counted, sampled or not, exported or dropped: the event loop only appends it to
+:attr:`Aggregates.pending` (one deque append); :meth:`Aggregates.fold` counts what is pending in one pass
+under one lock - on the export thread before each batch, and before any read of the series
+(:meth:`Aggregates.snapshot`), so ``/metrics`` is never behind. No OpenTelemetry call. The series:
 
 ==================================  =============================================================  =========
 OpenTelemetry name                  attributes                                                     from
@@ -25,6 +27,7 @@ from __future__ import annotations
 import bisect
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Final
 
@@ -38,6 +41,8 @@ BUCKETS: Final = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 
 _CLIENT: Final = KINDS["client"]
 _SERVER: Final = KINDS["server"]
 _TOKEN: Final = "anvil.oauth.token"
+#: Pending spans the event loop folds itself beyond (the export thread folds every ``delay_s``).
+MAX_PENDING: Final = 8192
 
 
 class Histogram:
@@ -57,8 +62,10 @@ class Histogram:
         self.counts[bisect.bisect_left(BUCKETS, seconds)] += 1
         self.count += 1
         self.total += seconds
-        self.minimum = min(self.minimum, seconds)
-        self.maximum = max(self.maximum, seconds)
+        if seconds < self.minimum:
+            self.minimum = seconds
+        if seconds > self.maximum:
+            self.maximum = seconds
 
     def copy(self) -> Histogram:
         """A snapshot."""
@@ -80,43 +87,73 @@ class Aggregates:
         self.tokens: dict[str, int] = {}
         self._dropped = dropped or dict
         self.started_ns = time.time_ns()
+        self.pending: deque[SpanRecord] = deque()
+        """Ended spans not counted yet (appended on the event loop, taken by :meth:`fold`)."""
+
+    def add(self, record: SpanRecord) -> None:
+        """Count ``record`` at the next :meth:`fold` (on the event loop: one append; folds itself past
+        :data:`MAX_PENDING`, should the export thread fall behind)."""
+        pending = self.pending
+        pending.append(record)
+        if len(pending) > MAX_PENDING:
+            self.fold()
+
+    def adder(self) -> Callable[[SpanRecord], None]:
+        """:meth:`add` as a closure (no attribute lookups: it runs for every span)."""
+        pending = self.pending
+        append, fold = pending.append, self.fold
+
+        def add(record: SpanRecord) -> None:
+            append(record)
+            if len(pending) > MAX_PENDING:
+                fold()
+
+        return add
 
     def observe(self, record: SpanRecord) -> None:
-        """Count what ``record`` says, if it is a call, an upstream attempt or a token request."""
+        """Count what ``record`` says now, if it is a call, an upstream attempt or a token request."""
+        with self._lock:
+            self._count(record)
+
+    def fold(self) -> None:
+        """Count every pending span, in one pass under the lock (any thread)."""
+        pending = self.pending
+        if not pending:
+            return
+        take, count = pending.popleft, self._count
+        with self._lock:
+            for _ in range(len(pending)):  # taken one by one: the event loop may append meanwhile
+                count(take())
+
+    def _count(self, record: SpanRecord) -> None:
+        """Count one span (the lock held)."""
         kind = record.kind
         if kind == _SERVER:
-            self._call(record)
-        elif kind == _CLIENT:
             attributes = record.attributes
-            seconds = (record.end_ns - record.start_ns) / 1e9
-            outcome = record.error or str(attributes.get("http.response.status_code", ""))
-            key = (str(attributes.get("server.address", "")), str(attributes.get("http.request.method", "")), outcome)
-            with self._lock:
-                histogram = self.upstream.get(key)
-                if histogram is None:
-                    histogram = self.upstream[key] = Histogram()
-                histogram.record(seconds)
-        elif record.name == _TOKEN:
-            if record.error is not None:
-                result = "failed"
-            else:
-                result = "cache_hit" if record.attributes.get("anvil.oauth.cache_hit") else "exchanged"
-            with self._lock:
-                self.tokens[result] = self.tokens.get(result, 0) + 1
-
-    def _call(self, record: SpanRecord) -> None:
-        attributes = record.attributes
-        tool = str(attributes.get("gen_ai.tool.name", ""))
-        key = (tool, str(attributes.get("anvil.outcome", "")), str(attributes.get("anvil.effect_class", "")))
-        ledger = str(attributes.get("anvil.idempotency.outcome", "none"))
-        seconds = (record.end_ns - record.start_ns) / 1e9
-        with self._lock:
+            get = attributes.get
+            tool = str(get("gen_ai.tool.name", ""))
+            key = (tool, str(get("anvil.outcome", "")), str(get("anvil.effect_class", "")))
+            ledger = str(get("anvil.idempotency.outcome", "none"))
             self.calls[key] = self.calls.get(key, 0) + 1
             self.ledger[ledger] = self.ledger.get(ledger, 0) + 1
             histogram = self.call_time.get(tool)
             if histogram is None:
                 histogram = self.call_time[tool] = Histogram()
-            histogram.record(seconds)
+            histogram.record((record.end_ns - record.start_ns) / 1e9)
+        elif kind == _CLIENT:
+            get = record.attributes.get
+            outcome = record.error or str(get("http.response.status_code", ""))
+            upstream = (str(get("server.address", "")), str(get("http.request.method", "")), outcome)
+            histogram = self.upstream.get(upstream)
+            if histogram is None:
+                histogram = self.upstream[upstream] = Histogram()
+            histogram.record((record.end_ns - record.start_ns) / 1e9)
+        elif record.name == _TOKEN:
+            if record.error is not None:
+                result = "failed"
+            else:
+                result = "cache_hit" if record.attributes.get("anvil.oauth.cache_hit") else "exchanged"
+            self.tokens[result] = self.tokens.get(result, 0) + 1
 
     @property
     def dropped(self) -> dict[str, int]:
@@ -124,7 +161,9 @@ class Aggregates:
         return dict(self._dropped())
 
     def snapshot(self) -> dict[str, Any]:
-        """A consistent copy of every series (for an exporter on another thread)."""
+        """A consistent copy of every series, the pending spans counted first (for an exporter on another
+        thread, or ``/metrics``)."""
+        self.fold()
         with self._lock:
             return {
                 "calls": dict(self.calls),

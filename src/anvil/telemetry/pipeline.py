@@ -84,12 +84,10 @@ class Telemetry:
             tick_s=settings.metric_interval_s,
         )
         self.aggregates = Aggregates(self.queue.dropped)
-        self.tracer = Recorder(self._finished, sampler=Sampler(settings.sampler, settings.sampler_ratio))
-
-    def _finished(self, record: SpanRecord) -> None:
-        self.aggregates.observe(record)
-        if record.sampled:
-            self.queue.submit(record)
+        self.queue.fold = self.aggregates.fold
+        self.tracer = Recorder(
+            self.queue.submitter(self.aggregates.adder()), sampler=Sampler(settings.sampler, settings.sampler_ratio)
+        )
 
     def export_metrics(self) -> None:
         """Export every series once (the export thread calls it every ``metric_interval_s``)."""

@@ -23,6 +23,7 @@ itself; the tests check that both decide alike.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
 
@@ -75,3 +76,20 @@ class Sampler:
         if name.endswith("always_off"):
             return False
         return trace_id & _LOW_64 < self.bound
+
+    def decider(self) -> Callable[[int, bool | None], bool]:
+        """:meth:`sampled` as one cheap function (taken once per call span: the default's is a single test)."""
+        name, bound = self.name, self.bound
+        if name == "parentbased_always_on":
+            return lambda trace_id, parent_sampled: parent_sampled is not False
+        if name == "parentbased_always_off":
+            return lambda trace_id, parent_sampled: parent_sampled is True
+        if name == "always_on":
+            return lambda trace_id, parent_sampled: True
+        if name == "always_off":
+            return lambda trace_id, parent_sampled: False
+        if name == "parentbased_traceidratio":
+            return lambda trace_id, parent_sampled: (
+                parent_sampled if parent_sampled is not None else trace_id & _LOW_64 < bound
+            )
+        return lambda trace_id, parent_sampled: trace_id & _LOW_64 < bound

@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Final
 
-from anvil.runtime.tracing import Attribute, Parent, SpanKind, current_span, trace_id_text
+from anvil.runtime.tracing import CALL_SPAN, Attribute, Parent, SpanKind, trace_id_text
 from anvil.telemetry.sampling import Sampler
 
 __all__ = ["KINDS", "Recorder", "SpanRecord"]
@@ -30,6 +30,8 @@ __all__ = ["KINDS", "Recorder", "SpanRecord"]
 #: OTLP's ``Span.SpanKind`` numbers.
 KINDS: Final[dict[str, int]] = {"internal": 1, "server": 2, "client": 3}
 _SERVER: Final = KINDS["server"]
+_bound: Final = CALL_SPAN.get
+_now: Final = time.time_ns
 
 
 class SpanRecord:
@@ -74,7 +76,7 @@ class SpanRecord:
         self.sampled = sampled
         self.remote = remote  # the parent is the caller's (from a traceparent)
         self.attributes = attributes
-        self.start_ns = started or time.time_ns()
+        self.start_ns = started or _now()
         self.end_ns = 0
         self.error: str | None = None
 
@@ -98,7 +100,7 @@ class SpanRecord:
         """End the span once (a second end is ignored) and hand it on."""
         if self.end_ns:
             return
-        self.end_ns = time.time_ns()
+        self.end_ns = _now()
         self.error = error
         self._finished(self)
 
@@ -140,7 +142,7 @@ class Recorder:
     ):
         self._finished = finished
         self._rng = rng
-        self._sampled = (sampler or Sampler()).sampled
+        self._sampled = (sampler or Sampler()).decider()
 
     def start(
         self,
@@ -151,17 +153,25 @@ class Recorder:
         started: int | None = None,
     ) -> SpanRecord:
         """A child of the bound call span, else a new trace's root (a dict of ``attributes`` is kept as it is)."""
-        parent = current_span()
+        parent = _bound()
         rng = self._rng
-        if isinstance(parent, SpanRecord):
-            trace, parent_id, sampled = parent.trace, parent.span_id, parent.sampled
-        else:
-            trace, parent_id = _nonzero(128, rng), 0
-            sampled = self._sampled(trace, None)
         own = attributes if type(attributes) is dict else dict(attributes or {})
-        return SpanRecord(
-            self._finished, name, KINDS[kind], trace, _nonzero(64, rng), parent_id, sampled, False, own, started
-        )
+        if type(parent) is SpanRecord:  # the hot case: one lookup, one draw, one record
+            return SpanRecord(
+                self._finished,
+                name,
+                KINDS[kind],
+                parent.trace,
+                rng(64) or _nonzero(64, rng),
+                parent.span_id,
+                parent.sampled,
+                False,
+                own,
+                started,
+            )
+        trace = _nonzero(128, rng)
+        sampled = self._sampled(trace, None)
+        return SpanRecord(self._finished, name, KINDS[kind], trace, _nonzero(64, rng), 0, sampled, False, own, started)
 
     def start_call(
         self, name: str, kind: SpanKind, attributes: Mapping[str, Attribute], parent: Parent | None
@@ -172,7 +182,8 @@ class Recorder:
             trace, parent_id, remote = parent.trace_id, parent.span_id, True
             sampled = self._sampled(trace, parent.sampled)
         else:
-            trace, parent_id, remote = _nonzero(128, rng), 0, False
+            trace, parent_id, remote = rng(128) or _nonzero(128, rng), 0, False
             sampled = self._sampled(trace, None)
         own = attributes if type(attributes) is dict else dict(attributes)
-        return SpanRecord(self._finished, name, KINDS[kind], trace, _nonzero(64, rng), parent_id, sampled, remote, own)
+        span_id = rng(64) or _nonzero(64, rng)
+        return SpanRecord(self._finished, name, KINDS[kind], trace, span_id, parent_id, sampled, remote, own)
