@@ -29,6 +29,7 @@ from anvil.air.model import Document, Operation
 from anvil.air.surface import (
     CHARS_PER_TOKEN,
     TOOL_BUDGET_TOKENS,
+    Published,
     ToolSurface,
     estimate_tokens,
     surface_of,
@@ -53,12 +54,12 @@ RESPONSE_BUDGET_TOKENS: Final = 8000
 SURFACE_BUDGET_TOKENS: Final = 20_000
 
 
-def _listed_tokens(surface: ToolSurface, op: Operation) -> int:
-    """``op``'s listed tool in o200k_base tokens, the figure ``anvil certify`` reports for it.
+def _listed_text(surface: ToolSurface, op: Operation) -> str:
+    """``op``'s listed tool as compact JSON: its o200k_base tokens are the figure ``anvil certify`` reports.
 
     Counted only for a tool over the budget, so a bundle whose tools all fit counts nothing more here.
     """
-    return count_tokens(json.dumps(surface.listed(op), separators=(",", ":"), ensure_ascii=False))
+    return json.dumps(surface.listed(op), separators=(",", ":"), ensure_ascii=False)
 
 
 def measure_disclosure(
@@ -94,30 +95,33 @@ def measure_disclosure(
     measured = dataclasses.replace(document, operations=operations)
     # Checked on the measured operations: the bundle's tools.json finds these published tools again.
     surface = surface_of(measured)
-    found: list[Diagnostic] = []
+    over: list[tuple[Operation, Published]] = []
     for op in operations:
         if not op.is_approved:
             continue
         published = surface.published(op)
         if published.rest_chars > surface.budget_chars:
-            tokens = _listed_tokens(surface, op)
-            if tokens <= surface.budget_tokens:
-                continue  # within the budget as certify counts it: no second, contradicting figure
-            left_out = ", and its output schema is left out" if published.output_state == "omitted" else ""
-            shown = (
-                f"summarised (the whole one is the resource {schema_uri(op.mcp.tool_name)})"
-                if published.input_summarised
-                else "whole"
+            counter.add(_listed_text(surface, op))  # counted by the helper while the next tools are built
+            over.append((op, published))
+    found: list[Diagnostic] = []
+    for (op, published), tokens in zip(over, counter.counts(), strict=True):
+        if tokens <= surface.budget_tokens:
+            continue  # within the budget as certify counts it: no second, contradicting figure
+        left_out = ", and its output schema is left out" if published.output_state == "omitted" else ""
+        shown = (
+            f"summarised (the whole one is the resource {schema_uri(op.mcp.tool_name)})"
+            if published.input_summarised
+            else "whole"
+        )
+        found.append(
+            diagnostic(
+                "disclosure/input_over_budget",
+                f"Tool '{op.mcp.tool_name}' is listed at {tokens:,} tokens ({ESTIMATOR}) without any output "
+                f"schema, over the {surface.budget_tokens:,}-token tool budget: its input schema is published "
+                f"{shown}{left_out}.",
+                operation=op.id,
+                hint="Narrow the operation's inputs in the spec, or raise disclosure.tool_budget_tokens "
+                "in the manifest.",
             )
-            found.append(
-                diagnostic(
-                    "disclosure/input_over_budget",
-                    f"Tool '{op.mcp.tool_name}' is listed at {tokens:,} tokens ({ESTIMATOR}) without any output "
-                    f"schema, over the {surface.budget_tokens:,}-token tool budget: its input schema is published "
-                    f"{shown}{left_out}.",
-                    operation=op.id,
-                    hint="Narrow the operation's inputs in the spec, or raise disclosure.tool_budget_tokens "
-                    "in the manifest.",
-                )
-            )
+        )
     return measured, found
