@@ -19,13 +19,14 @@ import binascii
 import functools
 import gzip
 import importlib.resources
+import os
 import queue
 import struct
 import sys
 import threading
 from typing import Any, BinaryIO, Final, Protocol, cast
 
-__all__ = ["END", "ESTIMATOR", "FLUSH", "Encoding", "encoding", "serve", "table_ranks"]
+__all__ = ["CHUNK", "END", "ESTIMATOR", "FLUSH", "Encoding", "encoding", "serve", "table_ranks"]
 
 #: The tokenizer id recorded in AIR's ``disclosureCost.estimator`` and in every certify figure.
 ESTIMATOR: Final = "o200k_base"
@@ -36,6 +37,8 @@ FLUSH: Final = 0xFFFFFFFE
 #: A text and its o200k_base token ids: a table read in some other way must encode it the same.
 _PROBE: Final = ("hello world", [24912, 2375])
 _LENGTH: Final = struct.Struct(">I")
+#: The most the helper reads at once (the pipe's size, when the sender could raise it to this).
+CHUNK: Final = 1 << 20
 
 
 class Encoding(Protocol):
@@ -82,22 +85,33 @@ def _counting_encoding(module: Any) -> Encoding:
 
 
 def _read_texts(source: BinaryIO, items: queue.SimpleQueue[str | int | None]) -> None:
-    """Queue each text and each request (:data:`FLUSH`, :data:`END`); ``None`` when the sender went away."""
+    """Queue each text and each request (:data:`FLUSH`, :data:`END`); ``None`` when the sender went away.
+
+    Read in large chunks: each read waits for the counting thread to let go of the interpreter, so
+    small reads would leave the sender blocked on a full pipe.
+    """
+    pending = bytearray()
     try:
         while True:
-            head = source.read(_LENGTH.size)
-            if len(head) < _LENGTH.size:
+            chunk = os.read(source.fileno(), CHUNK)  # nothing was read through its buffer
+            if not chunk:
                 return
-            (size,) = _LENGTH.unpack(head)
-            if size in (FLUSH, END):
-                items.put(size)
-                if size == END:
-                    return
-                continue
-            data = source.read(size)
-            if len(data) < size:
-                return
-            items.put(data.decode("utf-8", "surrogatepass"))
+            pending += chunk
+            at = 0
+            while len(pending) - at >= _LENGTH.size:
+                (size,) = _LENGTH.unpack_from(pending, at)
+                if size in (FLUSH, END):
+                    items.put(size)
+                    if size == END:
+                        return
+                    at += _LENGTH.size
+                    continue
+                if len(pending) - at - _LENGTH.size < size:
+                    break
+                start = at + _LENGTH.size
+                items.put(pending[start : start + size].decode("utf-8", "surrogatepass"))
+                at = start + size
+            del pending[:at]
     finally:
         items.put(None)
 
