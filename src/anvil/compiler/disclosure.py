@@ -32,6 +32,7 @@ from anvil.air.surface import (
     Published,
     ToolSurface,
     estimate_tokens,
+    surface_measured,
     surface_of,
 )
 from anvil.air.token_counter import TokenCounter
@@ -88,23 +89,25 @@ def measure_disclosure(
         text = measured_surface_json(original(op) if original is not None else op)
         counter.add(text)  # counted by the helper while the next surfaces are built here
         texts.append(text)
-    costs = [surface_cost(text, tokens) for text, tokens in zip(texts, counter.counts(), strict=True)]
-    operations = tuple(
-        dataclasses.replace(op, disclosure_cost=cost) for op, cost in zip(document.operations, costs, strict=True)
-    )
-    measured = dataclasses.replace(document, operations=operations)
-    # Checked on the measured operations: the bundle's tools.json finds these published tools again.
-    surface = surface_of(measured)
+    # What each approved tool publishes depends on no figure: worked out while the helper counts.
+    surface = surface_of(document)
     over: list[tuple[Operation, Published]] = []
-    for op in operations:
+    for op in document.operations:
         if not op.is_approved:
             continue
         published = surface.published(op)
         if published.rest_chars > surface.budget_chars:
-            counter.add(_listed_text(surface, op))  # counted by the helper while the next tools are built
+            counter.add(_listed_text(surface, op))
             over.append((op, published))
+    counts = counter.counts()
+    costs = [surface_cost(text, tokens) for text, tokens in zip(texts, counts[: len(texts)], strict=True)]
+    operations = tuple(
+        dataclasses.replace(op, disclosure_cost=cost) for op, cost in zip(document.operations, costs, strict=True)
+    )
+    measured = dataclasses.replace(document, operations=operations)
+    surface_measured(document, measured)  # the bundle's tools.json finds these published tools again
     found: list[Diagnostic] = []
-    for (op, published), tokens in zip(over, counter.counts(), strict=True):
+    for (op, published), tokens in zip(over, counts[len(texts) :], strict=True):
         if tokens <= surface.budget_tokens:
             continue  # within the budget as certify counts it: no second, contradicting figure
         left_out = ", and its output schema is left out" if published.output_state == "omitted" else ""
