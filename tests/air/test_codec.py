@@ -218,3 +218,17 @@ def test_a_factor_of_a_bad_type_does_not_load(payments_json: dict[str, Any]) -> 
     data["operations"][0]["auth"] = {"type": "composite", "factors": [{"type": "carrier_pigeon"}]}
     with pytest.raises(AirError, match=r"factors\[0\]\.type"):
         load_document(data)
+
+
+def test_document_json_is_to_json_and_documents_sharing_operations_share_their_json(
+    payments_json: dict[str, Any],
+) -> None:
+    payments_doc = load_document(payments_json)
+    first = document_json(payments_doc)
+    assert first == to_json(payments_doc)
+    relabelled = replace(payments_doc, service=replace(payments_doc.service, version="9.9.9"))
+    second = document_json(relabelled)
+    assert second == to_json(relabelled)
+    assert second["operations"] is first["operations"]
+    other = replace(payments_doc, operations=payments_doc.operations[:1])
+    assert document_json(other) == to_json(other)

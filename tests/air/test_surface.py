@@ -7,13 +7,14 @@ import math
 from dataclasses import replace
 
 from anvil._types import JSONObject
-from anvil.air.model import DisclosureBudget, Document, Input, Operation, Output, Service
+from anvil.air.model import DisclosureBudget, DisclosureCost, Document, Input, Operation, Output, Service
 from anvil.air.outputs import compact_size
 from anvil.air.surface import (
     INPUT_SCHEMA_BUDGET_TOKENS,
     INPUT_SCHEMA_META,
     OUTPUT_SCHEMA_META,
     ToolSurface,
+    surface_measured,
     surface_of,
 )
 from anvil.air.tools import output_projection, published_input_schema
@@ -181,3 +182,16 @@ def test_a_document_differing_only_in_its_diagnostics_shares_the_surface_and_its
     assert surface_of(replace(doc, diagnostics=())).published(op) is published
     tight = replace(doc, disclosure=DisclosureBudget(tool_budget_tokens=50))
     assert surface_of(tight) is not surface  # other budgets: another surface
+
+
+def test_a_measured_document_shares_the_tools_published_before_its_figures_were_measured() -> None:
+    op = _read({"$ref": REF + "A"})
+    doc = Document(service=Service(id="svc", version="1", display_name="Svc"), operations=(op,), schemas=GRAPH)
+    published = surface_of(doc).published(op)
+    cost = DisclosureCost(tool_tokens=42, chars_per_token=3.5, estimator="o200k_base")
+    measured_op = replace(op, disclosure_cost=cost)
+    measured = replace(doc, operations=(measured_op,))
+    surface = surface_measured(doc, measured)
+    assert surface_of(measured) is surface
+    assert surface.published(measured_op) is published
+    assert published == ToolSurface(GRAPH).published(measured_op)  # what a fresh surface works out

@@ -26,12 +26,25 @@ def test_the_helper_answers_every_text_in_order_with_the_in_process_counts() -> 
         assert counter.answered_by_helper
 
 
-def test_texts_added_after_the_answer_are_counted_in_this_process() -> None:
+def test_texts_added_after_an_answer_are_answered_by_the_helper_in_the_next_round() -> None:
     with TokenCounter(executable=sys.executable) as counter:
         counter.add(_TEXTS[0])
         assert counter.counts() == [2]
+        for text in _TEXTS[2:]:
+            counter.add(text)
+        assert counter.counts() == [count_tokens(text) for text in _TEXTS[2:]]
+        assert counter.answered_by_helper
+        assert counter.counts() == []
+
+
+def test_once_the_helper_is_gone_later_rounds_are_counted_in_this_process() -> None:
+    with TokenCounter(executable=sys.executable) as counter:
+        counter.add(_TEXTS[0])
+        assert counter.counts() == [2]
+        counter.close()
         counter.add(_TEXTS[2])
         assert counter.counts() == [count_tokens(_TEXTS[2])]
+        assert not counter.answered_by_helper
 
 
 def test_without_a_helper_or_with_one_that_cannot_start_or_dies_the_counts_are_the_same() -> None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import sys
+import unicodedata
 from dataclasses import replace
 
 import pytest
@@ -98,3 +100,9 @@ def test_hostile_summaries_and_descriptions_add_no_structure_to_any_agent_facing
     assert [claim.semantics for claim in reference.approved] == [
         claim.semantics for claim in parse_reference(benign["skill/reference/operations.md"].decode()).approved
     ]
+
+
+def test_every_unicode_control_character_and_only_those_folds_to_a_space() -> None:
+    everything = "".join(map(chr, range(sys.maxunicode + 1)))
+    expected = " ".join("".join(" " if unicodedata.category(ch) == "Cc" else ch for ch in everything).split())
+    assert code(everything) == f"`` {expected} ``"

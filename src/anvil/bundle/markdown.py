@@ -16,7 +16,6 @@ whose texts need no escaping is byte-identical to one written without these help
 from __future__ import annotations
 
 import re
-import unicodedata
 from typing import Final
 
 __all__ = ["code", "inline"]
@@ -27,12 +26,13 @@ _INLINE_ACTIVE: Final = re.compile(r"([\\`<\[\]|])")
 #: What would make the first characters of a line a block (heading, quote, list item, break).
 _BLOCK_START: Final = re.compile(r"^(?:([#>+*-])|(\d{1,9})([.)]))")
 _BACKTICK_RUN: Final = re.compile(r"`+")
+#: Unicode's control characters (general category ``Cc``): exactly U+0000-U+001F and U+007F-U+009F.
+_CONTROL: Final = re.compile("[\x00-\x1f\x7f-\x9f]")
 
 
 def _fold(text: str) -> str:
     """``text`` on one line: control characters dropped, whitespace runs (line breaks too) one space."""
-    visible = "".join(" " if unicodedata.category(ch) == "Cc" else ch for ch in text)
-    return " ".join(visible.split())
+    return " ".join(_CONTROL.sub(" ", text).split())
 
 
 def inline(text: str) -> str:

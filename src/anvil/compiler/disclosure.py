@@ -32,8 +32,10 @@ from anvil.air.model import Document, Operation
 from anvil.air.surface import (
     CHARS_PER_TOKEN,
     TOOL_BUDGET_TOKENS,
+    Published,
     ToolSurface,
     estimate_tokens,
+    surface_measured,
     surface_of,
 )
 from anvil.air.token_counter import TokenCounter
@@ -56,12 +58,12 @@ RESPONSE_BUDGET_TOKENS: Final = 8000
 SURFACE_BUDGET_TOKENS: Final = 20_000
 
 
-def _listed_tokens(surface: ToolSurface, op: Operation) -> int:
-    """``op``'s listed tool in o200k_base tokens, the figure ``anvil certify`` reports for it.
+def _listed_text(surface: ToolSurface, op: Operation) -> str:
+    """``op``'s listed tool as compact JSON: its o200k_base tokens are the figure ``anvil certify`` reports.
 
     Counted only for a tool over the budget, so a bundle whose tools all fit counts nothing more here.
     """
-    return count_tokens(json.dumps(surface.listed(op), separators=(",", ":"), ensure_ascii=False))
+    return json.dumps(surface.listed(op), separators=(",", ":"), ensure_ascii=False)
 
 
 def measure_disclosure(
@@ -90,50 +92,55 @@ def measure_disclosure(
         text = measured_surface_json(original(op) if original is not None else op)
         counter.add(text)  # counted by the helper while the next surfaces are built here
         texts.append(text)
-    costs = [surface_cost(text, tokens) for text, tokens in zip(texts, counter.counts(), strict=True)]
-    operations = tuple(
-        dataclasses.replace(op, disclosure_cost=cost) for op, cost in zip(document.operations, costs, strict=True)
-    )
-    measured = dataclasses.replace(document, operations=operations)
-    # Checked on the measured operations: the bundle's tools.json finds these published tools again.
-    surface = surface_of(measured)
-    waivers = budget_waivers(measured)
-    found: list[Diagnostic] = []
-    for op in operations:
+    # What each approved tool publishes depends on no figure: worked out while the helper counts.
+    surface = surface_of(document)
+    over: list[tuple[Operation, Published]] = []
+    for op in document.operations:
         if not op.is_approved:
             continue
         published = surface.published(op)
         if published.rest_chars > surface.budget_chars:
-            tokens = _listed_tokens(surface, op)
-            if tokens <= surface.budget_tokens:
-                continue  # within the budget as certify counts it: no second, contradicting figure
-            waiver = waivers.get(op.id)
-            if waiver is not None:
-                found.append(
-                    diagnostic(
-                        "capability_tool_budget_waived",
-                        f"Tool '{op.mcp.tool_name}' is listed at {tokens:,} tokens ({ESTIMATOR}), over the "
-                        f"{surface.budget_tokens:,}-token tool budget, waived by {waiver.said()}.",
-                        operation=op.id,
-                    )
-                )
-                continue
-            left_out = ", and its output schema is left out" if published.output_state == "omitted" else ""
-            shown = (
-                f"summarised (the whole one is the resource {schema_uri(op.mcp.tool_name)})"
-                if published.input_summarised
-                else "whole"
-            )
+            counter.add(_listed_text(surface, op))
+            over.append((op, published))
+    counts = counter.counts()
+    costs = [surface_cost(text, tokens) for text, tokens in zip(texts, counts[: len(texts)], strict=True)]
+    operations = tuple(
+        dataclasses.replace(op, disclosure_cost=cost) for op, cost in zip(document.operations, costs, strict=True)
+    )
+    measured = dataclasses.replace(document, operations=operations)
+    surface_measured(document, measured)  # the bundle's tools.json finds these published tools again
+    waivers = budget_waivers(measured)
+    found: list[Diagnostic] = []
+    for (op, published), tokens in zip(over, counts[len(texts) :], strict=True):
+        if tokens <= surface.budget_tokens:
+            continue  # within the budget as certify counts it: no second, contradicting figure
+        waiver = waivers.get(op.id)
+        if waiver is not None:
             found.append(
                 diagnostic(
-                    "disclosure/input_over_budget",
-                    f"Tool '{op.mcp.tool_name}' is listed at {tokens:,} tokens ({ESTIMATOR}) without any output "
-                    f"schema, over the {surface.budget_tokens:,}-token tool budget: its input schema is published "
-                    f"{shown}{left_out}.",
+                    "capability_tool_budget_waived",
+                    f"Tool '{op.mcp.tool_name}' is listed at {tokens:,} tokens ({ESTIMATOR}), over the "
+                    f"{surface.budget_tokens:,}-token tool budget, waived by {waiver.said()}.",
                     operation=op.id,
-                    hint="Narrow the operation's inputs in the spec, raise disclosure.tool_budget_tokens "
-                    "in the manifest, or waive the budget for its capability with "
-                    f"`capabilities: {{{op.capability_id}: {{state: approved, allow_large: true, note: <why>}}}}`.",
                 )
             )
+            continue
+        left_out = ", and its output schema is left out" if published.output_state == "omitted" else ""
+        shown = (
+            f"summarised (the whole one is the resource {schema_uri(op.mcp.tool_name)})"
+            if published.input_summarised
+            else "whole"
+        )
+        found.append(
+            diagnostic(
+                "disclosure/input_over_budget",
+                f"Tool '{op.mcp.tool_name}' is listed at {tokens:,} tokens ({ESTIMATOR}) without any output "
+                f"schema, over the {surface.budget_tokens:,}-token tool budget: its input schema is published "
+                f"{shown}{left_out}.",
+                operation=op.id,
+                hint="Narrow the operation's inputs in the spec, raise disclosure.tool_budget_tokens "
+                "in the manifest, or waive the budget for its capability with "
+                f"`capabilities: {{{op.capability_id}: {{state: approved, allow_large: true, note: <why>}}}}`.",
+            )
+        )
     return measured, found

@@ -32,8 +32,6 @@ measurement reads it; what AIR stores and the gateway serves stay this compiler'
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import json
 from typing import Any, Final
 
 from anvil._types import JSONObject, JSONValue
@@ -80,9 +78,14 @@ def _stub(node: JSONObject) -> JSONObject:
     return stub
 
 
-def _digest(value: object) -> str:
-    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+def _scalar_key(value: object) -> tuple[str, object]:
+    """What tells a scalar's JSON text apart from every other's: its kind and value (a float by its text,
+    so ``0.0`` and ``-0.0`` stay apart as JSON writes them)."""
+    if value is None or isinstance(value, str | int):  # bool is an int: its kind keeps True apart from 1
+        return type(value).__name__, value
+    if isinstance(value, float):
+        return "float", float.__repr__(value)
+    return "str", str(value)
 
 
 class OriginalSchemas:
@@ -100,9 +103,12 @@ class OriginalSchemas:
         # Shape -> name. Several named schemas of one shape (aliases, copies such as OpenAI's Metadata and
         # BetaMetadata) are found as the one whose name is the node's title (OpenAI's Reasoning, titled
         # "Reasoning" like its copy BetaReasoning), else as the one whose name sorts first.
-        self._digests: dict[tuple[int, bool], tuple[JSONValue, str]] = {}
-        self._shapes: dict[str, str] = {}
-        self._titled: set[tuple[str, str]] = set()
+        self._digests: dict[tuple[int, bool], tuple[JSONValue, int]] = {}
+        # A shape is a small number: one per distinct structure of (keyword, shape) pairs, so two nodes
+        # have one shape exactly when their structures are equal (no text is written or hashed for it).
+        self._structures: dict[tuple[object, ...], int] = {}
+        self._shapes: dict[int, str] = {}
+        self._titled: set[tuple[int, str]] = set()
         for name in sorted(self._named):
             body = self.resolve(self._named[name])
             if isinstance(body, dict) and _found_by_shape({k: v for k, v in body.items() if k != "description"}):
@@ -189,26 +195,34 @@ class OriginalSchemas:
             return None
         return {"$ref": _COMPONENT_PREFIX + same.replace("~", "~0").replace("/", "~1")}
 
-    def _shape(self, node: JSONValue, following: tuple[str, ...] = (), root: bool = True) -> str:
-        """A digest of ``node`` with every reference inlined (a cycle keeps its reference), independent of
+    def _shape(self, node: JSONValue, following: tuple[str, ...] = (), root: bool = True) -> int:
+        """The shape of ``node`` with every reference inlined (a cycle keeps its reference), independent of
         key order, and of the node's own ``description`` (an OpenAPI 3.1 reference may carry its own):
         equal for a ``$ref`` to a schema and an inline copy of it."""
+        if not isinstance(node, dict | list):
+            return self._structures.setdefault(("value", *_scalar_key(node)), len(self._structures))
         memo = self._digests.get((id(node), root))
         if memo is not None and memo[0] is node:
             return memo[1]
+        structure: tuple[object, ...]
         if isinstance(node, dict):
             ref = node.get("$ref")
             target = lookup_pointer(self._spec, ref) if isinstance(ref, str) else None
             if isinstance(ref, str) and isinstance(target, dict) and ref not in following:
                 siblings = {k: v for k, v in node.items() if k != "$ref"}
                 digest = self._shape({**target, **siblings} if siblings else target, (*following, ref), root)
+                self._digests[(id(node), root)] = (node, digest)
+                return digest
+            shape = self._shape
+            if root and "description" in node:
+                pairs = [(key, shape(value, following, False)) for key, value in node.items() if key != "description"]
             else:
-                kept = (item for item in node.items() if not (root and item[0] == "description"))
-                digest = _digest(["object", sorted((key, self._shape(value, following, False)) for key, value in kept)])
-        elif isinstance(node, list):
-            digest = _digest(["array", [self._shape(item, following, False) for item in node]])
+                pairs = [(key, shape(value, following, False)) for key, value in node.items()]
+            pairs.sort()
+            structure = ("object", *pairs)
         else:
-            digest = _digest(["value", node])
+            structure = ("array", *[self._shape(item, following, False) for item in node])
+        digest = self._structures.setdefault(structure, len(self._structures))
         self._digests[(id(node), root)] = (node, digest)  # the node is kept, so its id is not reused
         return digest
 

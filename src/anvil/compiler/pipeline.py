@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Final, TypeVar
 
 from anvil._types import JSONObject
-from anvil.air.codec import SERVICE_ID_PATTERN, load_document, to_json
+from anvil.air.codec import SERVICE_ID_PATTERN, document_json, load_document
 from anvil.air.inputs import assemble_input_schema
 from anvil.air.model import NO_AUTH, DisclosureBudget, Document, Operation, Server, Service, Source
 from anvil.air.naming import resolve_name_collisions, snake
@@ -393,7 +393,7 @@ def _round_trip(run: _Run, document: Document) -> Document:
     operations (their published tools, measured during disclosure) is found again by identity.
     """
     try:
-        loaded = load_document(to_json(document))
+        loaded = load_document(document_json(document))  # air.json reuses the operations' JSON
         return document if loaded == document else loaded
     except AnvilError as exc:
         run.found.append(_internal("final AIR load", exc))

@@ -9,10 +9,12 @@ text too. Aliases share one object and may not expand beyond a budget.
 
 from __future__ import annotations
 
+import gc
 import json
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -238,6 +240,23 @@ def _yaml_failure(exc: Exception) -> ParseFailure:
     return ParseFailure(f"invalid YAML: {exc}")
 
 
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """The cyclic garbage collector off while a document is built, back as it was after.
+
+    Parsing allocates one container per node and keeps them all, so every collection would walk the
+    growing tree again for nothing: 3 MB of YAML composes 5x faster without it (parsing makes no cycles
+    but an alias to itself, left to the next collection).
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def _parse_yaml(data: bytes) -> Parsed | ParseFailure:
     loader = _Loader(data)
     try:
@@ -305,7 +324,8 @@ def parse_bytes(data: bytes, name: str) -> Parsed | ParseFailure:
         The parsed value and syntax, or a :class:`ParseFailure` (never raises for bad input).
     """
     try:
-        found = _parse(data, name)
+        with _collector_paused():
+            found = _parse(data, name)
     except RecursionError:
         return ParseFailure("the document nests too deeply", code="source/too_deep")
     if isinstance(found, Parsed) and _deeper_than(found.value, MAX_DEPTH):
