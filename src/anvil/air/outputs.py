@@ -3,7 +3,7 @@
 A published output schema is self-contained: named components (``#/components/schemas/X``) become
 ``$defs`` so recursion survives, any other reference is dropped to the empty schema, OpenAPI-only
 keywords are dropped, ``nullable`` is folded into ``type``, and compositions are stated so that an
-answer in any shape the spec names is accepted (:func:`anvil.air.value_check.answer_node`: ``oneOf``
+answer in any shape the spec names is accepted (:func:`anvil.air.answer_schema.answer_node`: ``oneOf``
 as ``anyOf``; no ``additionalProperties: false`` beside ``allOf``/``oneOf``/``anyOf``). In a large
 API whose schemas refer to one another in cycles, the schemas reachable from one answer are most of
 the API, for every operation; so :class:`OutputSchemas` projects each named schema once per document (its JSON Schema
@@ -28,9 +28,9 @@ from functools import partial
 from typing import Final
 
 from anvil._types import JSONObject, JSONValue
+from anvil.air.answer_schema import answer_node
 from anvil.air.model import Operation
 from anvil.air.schema_check import is_well_formed_schema
-from anvil.air.value_check import answer_node
 
 __all__ = [
     "DRY_RUN_PLAN_DEF",

@@ -28,6 +28,7 @@ from typing import Any, Final, TypeGuard
 from urllib.parse import urlsplit
 
 from anvil._types import JSONObject, JSONValue
+from anvil.air.answer_schema import COMPOSITIONS, answer_node
 from anvil.air.patterns import schema_pattern
 
 __all__ = [
@@ -46,7 +47,6 @@ __all__ = [
 
 _MAX_REFS: Final = 32
 #: The keywords that compose a schema from branches.
-COMPOSITIONS: Final = ("allOf", "anyOf", "oneOf")
 #: The most schema nodes one judgement visits (a value against nested ``oneOf``s multiplies them).
 MAX_JUDGED: Final = 100_000
 #: The longest text a regex-shaped format (date-time, email, hostname...) is judged on; longer is not one.
@@ -396,31 +396,6 @@ def fits(value: JSONValue, schema: JSONValue, root: SchemaRoot, steps: list[int]
         return _Judge(root, steps=steps).fits(value, schema)
     except (RecursionError, _TooMuch):
         return False
-
-
-def answer_node(node: JSONObject) -> JSONObject:
-    """One schema node as a published output schema states it (the node itself when nothing changes).
-
-    An answer's schema describes what the API sends, and specs compose it loosely: a ``oneOf`` whose
-    branches overlap (two open objects, or two alike) admits no answer when read as "exactly one",
-    and an ``additionalProperties: false`` beside ``allOf``/``oneOf``/``anyOf`` refuses every property
-    the branches declare (the spec means the composed object's own). So ``oneOf`` is stated as
-    ``anyOf`` (beside an ``anyOf`` of its own: both, under ``allOf``) and such an
-    ``additionalProperties: false`` is left out: an answer the API sends in any of the shapes its spec
-    names is accepted, and never one that fits none of them.
-    """
-    composed = any(isinstance(node.get(key), list) for key in COMPOSITIONS)
-    if not composed or ("oneOf" not in node and node.get("additionalProperties") is not False):
-        return node
-    out = {k: v for k, v in node.items() if k != "oneOf" and not (k == "additionalProperties" and v is False)}
-    one = node.get("oneOf")
-    if isinstance(one, list):
-        if "anyOf" in out:
-            every = out.get("allOf")
-            out["allOf"] = [*(every if isinstance(every, list) else []), {"anyOf": one}]
-        else:
-            out["anyOf"] = one
-    return out
 
 
 def bound(schema: JSONObject, plain: str, exclusive: str) -> tuple[float | None, bool]:
