@@ -525,7 +525,7 @@ async def _measure_paths(main: Server, paths: list[tuple[PathServer, list[str]]]
 OFFICIAL_BLOCK: Final = 10
 
 
-async def _official_rows(servers: list[Server], args: argparse.Namespace) -> None:
+async def _official_rows(servers: list[Server], args: argparse.Namespace, mock_url: str) -> None:
     """The official client's read and keyed write p50s, and write / read, in paired rounds.
 
     Each server gets ``--official-calls`` reads and as many writes, in blocks of :data:`OFFICIAL_BLOCK`:
@@ -536,7 +536,9 @@ async def _official_rows(servers: list[Server], args: argparse.Namespace) -> Non
     the WAL it grew), which belongs to the write; the first write after reads has none of the write
     before's to carry. Inside a block each call follows one of its kind, as in a steady stream of
     them; a call-by-call interleaving instead moves part of each write's cost onto the read after it.
+    The mock's payment is reset before every round (each write refunds 1 of its 5000).
     """
+    import httpx
     from mcp.client import Client
 
     per_server = max(1, args.official_calls)
@@ -553,7 +555,9 @@ async def _official_rows(servers: list[Server], args: argparse.Namespace) -> Non
             for index in range(20):
                 await read(-1 - index)
                 await write(-1 - index)
+        mock = await stack.enter_async_context(httpx.AsyncClient(base_url=mock_url))
         for round_index in range(rounds):
+            await mock.post("/__reset")
             block = min(OFFICIAL_BLOCK, per_server - round_index * OFFICIAL_BLOCK)
             for server in servers:
                 read, write = calls[server.label]
@@ -654,7 +658,7 @@ async def _measure(
     if args.official_only:
         for session in sessions.values():
             await session.close()
-        await _official_rows(servers, args)
+        await _official_rows(servers, args, mock_url)
         full, normal = _synced_commits(probe, 200)
         floor["full_p50"], floor["normal_p50"] = _percentile(full, 0.5), _percentile(normal, 0.5)
         return
@@ -740,7 +744,7 @@ async def _measure(
             figures["flushless_write_read"] = (figures["write_p50"] - flush) / figures["read_p50"]
         await sessions[server.label].close()
 
-    await _official_rows(servers, args)
+    await _official_rows(servers, args, mock_url)
 
     done: dict[str, int] = dict.fromkeys(latencies, 0)
     spent: dict[str, float] = dict.fromkeys(latencies, 0.0)
