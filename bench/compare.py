@@ -525,7 +525,9 @@ async def _measure_paths(main: Server, paths: list[tuple[PathServer, list[str]]]
 OFFICIAL_BLOCK: Final = 10
 
 
-async def _official_rows(servers: list[Server], args: argparse.Namespace, mock_url: str) -> None:
+async def _official_rows(
+    servers: list[Server], args: argparse.Namespace, mock_url: str, probe: Path, floor: dict[str, float]
+) -> None:
     """The official client's read and keyed write p50s, and write / read, in paired rounds.
 
     Each server gets ``--official-calls`` reads and as many writes, in blocks of :data:`OFFICIAL_BLOCK`:
@@ -536,7 +538,9 @@ async def _official_rows(servers: list[Server], args: argparse.Namespace, mock_u
     the WAL it grew), which belongs to the write; the first write after reads has none of the write
     before's to carry. Inside a block each call follows one of its kind, as in a steady stream of
     them; a call-by-call interleaving instead moves part of each write's cost onto the read after it.
-    The mock's payment is reset before every round (each write refunds 1 of its 5000).
+    The mock's payment is reset before every round (each write refunds 1 of its 5000), and this disk's
+    synced and unsynced commit are timed on ``probe`` in every round (``floor``'s ``official_full_p50``
+    and ``official_normal_p50``): what a reservation's sync cost while these rows ran.
     """
     import httpx
     from mcp.client import Client
@@ -545,6 +549,7 @@ async def _official_rows(servers: list[Server], args: argparse.Namespace, mock_u
     rounds = max(1, math.ceil(per_server / OFFICIAL_BLOCK))
     reads: dict[str, list[float]] = {server.label: [] for server in servers}
     writes: dict[str, list[float]] = {server.label: [] for server in servers}
+    commits: tuple[list[float], list[float]] = ([], [])
     async with contextlib.AsyncExitStack() as stack:
         calls: dict[str, tuple[Callable[[int], Awaitable[None]], Callable[[int], Awaitable[None]]]] = {}
         for server in servers:
@@ -558,6 +563,9 @@ async def _official_rows(servers: list[Server], args: argparse.Namespace, mock_u
         mock = await stack.enter_async_context(httpx.AsyncClient(base_url=mock_url))
         for round_index in range(rounds):
             await mock.post("/__reset")
+            full, normal = _synced_commits(probe, 5)
+            commits[0].extend(full)
+            commits[1].extend(normal)
             block = min(OFFICIAL_BLOCK, per_server - round_index * OFFICIAL_BLOCK)
             for server in servers:
                 read, write = calls[server.label]
@@ -566,6 +574,8 @@ async def _official_rows(servers: list[Server], args: argparse.Namespace, mock_u
                     await call(-1)  # the block's unrecorded first call (see above)
                     found, _ = await _sequential(call, block, 0, args.max_seconds)
                     into[server.label] += found
+    floor["official_full_p50"] = _percentile(commits[0], 0.5)
+    floor["official_normal_p50"] = _percentile(commits[1], 0.5)
     for server in servers:
         server.figures["official_p50"] = _percentile(reads[server.label], 0.5)
         server.figures["official_write_p50"] = _percentile(writes[server.label], 0.5)
@@ -615,12 +625,18 @@ def _filesystem(path: Path) -> str:
     return kind
 
 
-def _ledger_note(folder: Path) -> str:
-    """Where the SQLite ledgers (and the synced-commit probe) live, for the table's footer."""
+def _ledger_note(folder: Path, floor: dict[str, float]) -> str:
+    """Where the SQLite ledgers (and the synced-commit probe) live, for the table's footer, with the
+    probe's synced / unsynced commit p50s timed in the official-client rounds when they ran."""
     kind = _filesystem(folder)
     note = f"SQLite ledgers (env prod, synchronous=FULL reservations) and the synced-commit probe in {folder} ({kind})"
     if kind in ("tmpfs", "ramfs"):
         note += ": a memory filesystem, whose sync costs nothing; pass --ledger-dir on a disk for the real cost"
+    if "official_full_p50" in floor:
+        note += (
+            f"; its synced / unsynced commit in the official-client rounds: p50 {floor['official_full_p50']:.3f} / "
+            f"{floor['official_normal_p50']:.3f} ms"
+        )
     return note + "."
 
 
@@ -658,9 +674,7 @@ async def _measure(
     if args.official_only:
         for session in sessions.values():
             await session.close()
-        await _official_rows(servers, args, mock_url)
-        full, normal = _synced_commits(probe, 200)
-        floor["full_p50"], floor["normal_p50"] = _percentile(full, 0.5), _percentile(normal, 0.5)
+        await _official_rows(servers, args, mock_url, probe, floor)
         return
 
     def reader(server: Server) -> Callable[[int], Awaitable[None]]:
@@ -744,7 +758,7 @@ async def _measure(
             figures["flushless_write_read"] = (figures["write_p50"] - flush) / figures["read_p50"]
         await sessions[server.label].close()
 
-    await _official_rows(servers, args, mock_url)
+    await _official_rows(servers, args, mock_url, probe, floor)
 
     done: dict[str, int] = dict.fromkeys(latencies, 0)
     spent: dict[str, float] = dict.fromkeys(latencies, 0.0)
@@ -989,7 +1003,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             print(f"bench: measuring {', '.join(server.label for server in servers)} ...", file=sys.stderr, flush=True)
             asyncio.run(_measure(servers, args, mock_url, floor, ledger_folder / "synced-commit.db", paths))
-            note = _ledger_note(ledger_folder)
+            note = _ledger_note(ledger_folder, floor)
         finally:
             for server in servers:
                 if server.process is not None:
