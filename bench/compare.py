@@ -3,6 +3,7 @@
     .venv/bin/python bench/compare.py [--calls N] [--official-calls N] [--seconds S] [--rss-calls N]
                                       [--cold-runs N] [--rounds R] [--skip-workers]
                                       [--postgres URL] [--sqlite-normal] [--memory-ledger]
+                                      [--official-only] [--ledger-dir DIR]
 
 ``make bench`` runs it. The first run makes ``.bench-venv/`` (gitignored) and installs FastMCP into it
 from PyPI with pip; later runs reuse it. Processes, all on 127.0.0.1:
@@ -10,7 +11,9 @@ from PyPI with pip; later runs reuse it. Processes, all on 127.0.0.1:
 * the payments mock (``bench/gateway.py --mock payments``), the one upstream every server calls;
 * FastMCP: ``FastMCP.from_openapi(spec, client=httpx2.AsyncClient(base_url=mock))`` served over
   Streamable HTTP in its stateless JSON mode (its cheapest), from ``.bench-venv``;
-* this gateway: ``python -m anvil serve BUNDLE --http 127.0.0.1:PORT`` (env ``prod``, a SQLite ledger,
+* this gateway: ``python -m anvil serve BUNDLE --http 127.0.0.1:PORT`` (env ``prod``, a SQLite ledger
+  in a scratch folder of the checkout, or of ``--ledger-dir``, so its syncs reach a real disk; the
+  output's last line names the folder and its filesystem type,
   inbound auth ``none``), and the same with ``--workers 2``; with ``--postgres URL`` also one worker on
   a PostgreSQL ledger (a fresh namespace of that test database; by default ``$ANVIL_TEST_POSTGRES_URL``
   when it is set, as ``.ci/services.sh`` sets it), and with ``--sqlite-normal`` one
@@ -46,7 +49,10 @@ loop is bounded by its count and by ``--max-seconds``):
   ``synchronous_commit`` on, else the column says ``server fsync off``) the table also gives write /
   read with that one synced commit taken off the write p50;
 * official client: the read and the keyed write (fresh ``_meta.idempotency_key`` per call), p50s and
-  write / read (the issue's target is the official client's);
+  write / read (the issue's target is the official client's), in paired rounds: alternating blocks of
+  10 reads and 10 writes per server, reads first in one round and writes first in the next, each
+  block after one unrecorded call (the first read after writes would carry the last write's leftover
+  work; see :func:`_official_rows`). ``--official-only`` measures just these rows (and cold start);
 * search, budget cut, tracing (``bench/compare_paths.py``; ``--skip-paths`` leaves them out): three more
   one-worker gateways, one in search mode (an ``anvil_search_tools`` call), one with a response budget
   that cuts the customer read, one exporting traces to a loopback OTLP sink (the customer read), each timed
@@ -515,6 +521,125 @@ async def _measure_paths(main: Server, paths: list[tuple[PathServer, list[str]]]
         await session.close()
 
 
+#: Calls recorded per block of the official-client rows (each block starts with one unrecorded call).
+OFFICIAL_BLOCK: Final = 10
+
+
+async def _official_rows(
+    servers: list[Server], args: argparse.Namespace, mock_url: str, probe: Path, floor: dict[str, float]
+) -> None:
+    """The official client's read and keyed write p50s, and write / read, in paired rounds.
+
+    Each server gets ``--official-calls`` reads and as many writes, in blocks of :data:`OFFICIAL_BLOCK`:
+    every round visits the servers in turn and runs one read block and one write block on each, reads
+    first in even rounds and writes first in odd ones, so a machine whose load changes weighs on both
+    kinds alike. Each block starts with one unrecorded call: the first read after writes would carry
+    the last write's own leftover work (its closed connection, the spare it opens after its answer,
+    the WAL it grew), which belongs to the write; the first write after reads has none of the write
+    before's to carry. Inside a block each call follows one of its kind, as in a steady stream of
+    them; a call-by-call interleaving instead moves part of each write's cost onto the read after it.
+    The mock's payment is reset before every round (each write refunds 1 of its 5000), and this disk's
+    synced and unsynced commit are timed on ``probe`` in every round (``floor``'s ``official_full_p50``
+    and ``official_normal_p50``): what a reservation's sync cost while these rows ran.
+    """
+    import httpx
+    from mcp.client import Client
+
+    per_server = max(1, args.official_calls)
+    rounds = max(1, math.ceil(per_server / OFFICIAL_BLOCK))
+    reads: dict[str, list[float]] = {server.label: [] for server in servers}
+    writes: dict[str, list[float]] = {server.label: [] for server in servers}
+    commits: tuple[list[float], list[float]] = ([], [])
+    async with contextlib.AsyncExitStack() as stack:
+        calls: dict[str, tuple[Callable[[int], Awaitable[None]], Callable[[int], Awaitable[None]]]] = {}
+        for server in servers:
+            client = await stack.enter_async_context(Client(f"http://127.0.0.1:{server.port}/mcp", mode="legacy"))
+            calls[server.label] = _official_calls(server, client)
+        for server in servers:  # warm-up: both kinds, interleaved
+            read, write = calls[server.label]
+            for index in range(20):
+                await read(-1 - index)
+                await write(-1 - index)
+        mock = await stack.enter_async_context(httpx.AsyncClient(base_url=mock_url))
+        for round_index in range(rounds):
+            await mock.post("/__reset")
+            full, normal = _synced_commits(probe, 5)
+            commits[0].extend(full)
+            commits[1].extend(normal)
+            block = min(OFFICIAL_BLOCK, per_server - round_index * OFFICIAL_BLOCK)
+            for server in servers:
+                read, write = calls[server.label]
+                kinds = [(read, reads), (write, writes)]
+                for call, into in kinds if round_index % 2 == 0 else kinds[::-1]:
+                    await call(-1)  # the block's unrecorded first call (see above)
+                    found, _ = await _sequential(call, block, 0, args.max_seconds)
+                    into[server.label] += found
+    floor["official_full_p50"] = _percentile(commits[0], 0.5)
+    floor["official_normal_p50"] = _percentile(commits[1], 0.5)
+    for server in servers:
+        server.figures["official_p50"] = _percentile(reads[server.label], 0.5)
+        server.figures["official_write_p50"] = _percentile(writes[server.label], 0.5)
+        server.figures["official_write_read"] = server.figures["official_write_p50"] / server.figures["official_p50"]
+
+
+def _official_calls(
+    server: Server, client: Any
+) -> tuple[Callable[[int], Awaitable[None]], Callable[[int], Awaitable[None]]]:
+    """The official client's read and write of ``server`` (a fresh ``_meta.idempotency_key`` per keyed write)."""
+    refund: dict[str, Any] = {"payment_id": "pay_123", "amount": 1, "currency": "EUR"}
+    if server.keyed:
+        refund["confirm"] = True
+    tag = f"official-{server.port}-{time.monotonic_ns()}"
+    counter = iter(range(10**9))
+
+    async def read(_: int) -> None:
+        result = await client.call_tool(server.read, {"customer_id": "cus_123"})
+        if result.is_error:
+            raise SystemExit(f"{server.label}: official client read failed")
+
+    async def write(_: int) -> None:
+        meta = {"idempotency_key": f"{tag}-{next(counter)}"} if server.keyed else None
+        result = await client.call_tool(server.write, refund, meta=meta)
+        if result.is_error:
+            raise SystemExit(f"{server.label}: official client write failed")
+
+    return read, write
+
+
+def _filesystem(path: Path) -> str:
+    """The type of the filesystem ``path`` lives on (the longest mount point holding it, from
+    ``/proc/mounts``), or ``unknown``."""
+    try:
+        mounts = Path("/proc/mounts").read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return "unknown"
+    real, best, kind = str(path.resolve()), "", "unknown"
+    for line in mounts:
+        fields = line.split()
+        if len(fields) < 3:
+            continue
+        point = fields[1].replace("\\040", " ")
+        inside = real == point or real.startswith(point.rstrip("/") + "/")
+        if inside and len(point) > len(best):
+            best, kind = point, fields[2]
+    return kind
+
+
+def _ledger_note(folder: Path, floor: dict[str, float]) -> str:
+    """Where the SQLite ledgers (and the synced-commit probe) live, for the table's footer, with the
+    probe's synced / unsynced commit p50s timed in the official-client rounds when they ran."""
+    kind = _filesystem(folder)
+    note = f"SQLite ledgers (env prod, synchronous=FULL reservations) and the synced-commit probe in {folder} ({kind})"
+    if kind in ("tmpfs", "ramfs"):
+        note += ": a memory filesystem, whose sync costs nothing; pass --ledger-dir on a disk for the real cost"
+    if "official_full_p50" in floor:
+        note += (
+            f"; its synced / unsynced commit in the official-client rounds: p50 {floor['official_full_p50']:.3f} / "
+            f"{floor['official_normal_p50']:.3f} ms"
+        )
+    return note + "."
+
+
 async def _measure(
     servers: list[Server],
     args: argparse.Namespace,
@@ -529,7 +654,6 @@ async def _measure(
     unsynced commit p50s (``full_p50``, ``normal_p50``, timed on the file ``probe``), measured in the
     same rounds."""
     import httpx
-    from mcp.client import Client
 
     rounds = args.rounds
     colds: dict[str, list[float]] = {server.label: [] for server in servers}
@@ -546,6 +670,12 @@ async def _measure(
         pids[server.label] = _pids(server.process)
         sessions[server.label] = session = LightSession(server.port)
         await session.open()
+
+    if args.official_only:
+        for session in sessions.values():
+            await session.close()
+        await _official_rows(servers, args, mock_url, probe, floor)
+        return
 
     def reader(server: Server) -> Callable[[int], Awaitable[None]]:
         session = sessions[server.label]
@@ -628,44 +758,7 @@ async def _measure(
             figures["flushless_write_read"] = (figures["write_p50"] - flush) / figures["read_p50"]
         await sessions[server.label].close()
 
-    async with contextlib.AsyncExitStack() as stack:
-        officials = {}
-        for server in servers:
-            client = Client(f"http://127.0.0.1:{server.port}/mcp", mode="legacy")
-            officials[server.label] = await stack.enter_async_context(client)
-        official: dict[str, list[float]] = {server.label: [] for server in servers}
-        official_writes: dict[str, list[float]] = {server.label: [] for server in servers}
-        for round_index in range(rounds):
-            for server in servers:
-                client = officials[server.label]
-
-                async def read(_: int, client: Any = client, server: Server = server) -> None:
-                    result = await client.call_tool(server.read, {"customer_id": "cus_123"})
-                    if result.is_error:
-                        raise SystemExit(f"{server.label}: official client read failed")
-
-                warmup = 20 if round_index == 0 else 0
-                found, _ = await _sequential(read, max(1, args.official_calls // rounds), warmup, args.max_seconds)
-                official[server.label] += found
-                refund = {"payment_id": "pay_123", "amount": 1, "currency": "EUR"}
-                if server.keyed:
-                    refund["confirm"] = True
-                tag = f"official-{server.port}-{round_index}-{time.monotonic_ns()}"
-
-                async def write(
-                    index: int, client: Any = client, server: Server = server, refund: Any = refund, tag: str = tag
-                ) -> None:
-                    meta = {"idempotency_key": f"{tag}-{index}"} if server.keyed else None
-                    result = await client.call_tool(server.write, refund, meta=meta)
-                    if result.is_error:
-                        raise SystemExit(f"{server.label}: official client write failed")
-
-                found, _ = await _sequential(write, max(1, args.official_calls // rounds), warmup, args.max_seconds)
-                official_writes[server.label] += found
-    for server in servers:
-        server.figures["official_p50"] = _percentile(official[server.label], 0.5)
-        server.figures["official_write_p50"] = _percentile(official_writes[server.label], 0.5)
-        server.figures["official_write_read"] = server.figures["official_write_p50"] / server.figures["official_p50"]
+    await _official_rows(servers, args, mock_url, probe, floor)
 
     done: dict[str, int] = dict.fromkeys(latencies, 0)
     spent: dict[str, float] = dict.fromkeys(latencies, 0.0)
@@ -768,7 +861,8 @@ def _table(servers: list[Server], args: argparse.Namespace, floor: dict[str, flo
         lines.append("| " + " | ".join(cells) + " |")
     lines.append("")
     lines.append(
-        f"sequential rows: {args.calls} calls after 50 warm-up; official client: {args.official_calls}; "
+        f"sequential rows: {args.calls} calls after 50 warm-up; official client: {args.official_calls} reads and "
+        f"as many writes per server in alternating blocks of {OFFICIAL_BLOCK} (each after one unrecorded call); "
         f"throughput: {args.seconds:g} s; memory: {args.rss_calls} calls over {SESSIONS} sessions; "
         f"cold start: median of {args.cold_runs}; server CPU from /proc (utime+stime), summed over workers; "
         f"each row in {args.rounds} rounds visiting the servers in turn. The mock alone (the light "
@@ -799,6 +893,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip-workers", action="store_true", help="leave out the --workers 2 column")
     parser.add_argument("--skip-paths", action="store_true", help="leave out the search, budget-cut and tracing rows")
     parser.add_argument(
+        "--official-only",
+        action="store_true",
+        help="measure only cold start and the official client's read and keyed write rows (no paths, no load)",
+    )
+    parser.add_argument(
+        "--ledger-dir",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="where the SQLite ledgers and the synced-commit probe live (default: a scratch folder in the "
+        "checkout, on its disk; a memory filesystem such as tmpfs would hide the sync a write pays)",
+    )
+    parser.add_argument(
         "--postgres",
         default=os.environ.get("ANVIL_TEST_POSTGRES_URL", ""),
         metavar="URL",
@@ -828,8 +935,17 @@ def main(argv: list[str] | None = None) -> int:
     sys.path.insert(0, str(REPO / "bench"))
     from gateway import _compile, _token_variable  # the gateway bench's compile and credential helpers
 
-    with tempfile.TemporaryDirectory(prefix="anvil-compare-") as scratch, _mock() as mock_url:
-        folder = Path(scratch)
+    if args.official_only:
+        args.skip_paths, args.rss_calls = True, 0
+    ledger_parent = args.ledger_dir if args.ledger_dir is not None else REPO
+    if not ledger_parent.is_dir():
+        parser.error(f"--ledger-dir {ledger_parent} is not a folder")
+    with (
+        tempfile.TemporaryDirectory(prefix="anvil-compare-") as scratch,
+        tempfile.TemporaryDirectory(prefix=".bench-ledgers-", dir=ledger_parent) as ledgers,
+        _mock() as mock_url,
+    ):
+        folder, ledger_folder = Path(scratch), Path(ledgers)
         bundle = _compile(folder / "workspace")["payments"]
         spec = folder / "payments.json"
         spec.write_text(json.dumps(yaml.safe_load((PAYMENTS / "openapi.yaml").read_text())), encoding="utf-8")
@@ -859,7 +975,7 @@ def main(argv: list[str] | None = None) -> int:
             command = [sys.executable, "-m", "anvil", "serve", str(bundle), "--http", f"127.0.0.1:{port}"]
             if workers > 1:
                 command += ["--workers", str(workers)]
-            env = {**anvil_env, "ANVIL_LEDGER": f"sqlite:///{folder / f'ledger-{workers}.db'}"}
+            env = {**anvil_env, "ANVIL_LEDGER": f"sqlite:///{ledger_folder / f'ledger-{workers}.db'}"}
             label = f"anvil, {workers} worker{'s' if workers > 1 else ''}"
             servers.append(Server(label, command, env, port, keyed=True, synced=True))
         extra: list[tuple[str, dict[str, str], bool]] = []
@@ -869,7 +985,7 @@ def main(argv: list[str] | None = None) -> int:
             syncs = _postgres_syncs(args.postgres)
             extra.append(("postgresql" if syncs else "postgresql (server fsync off)", {"ANVIL_LEDGER": uri}, syncs))
         if args.sqlite_normal:
-            uri = f"sqlite:///{folder / 'ledger-normal.db'}?synchronous=normal"
+            uri = f"sqlite:///{ledger_folder / 'ledger-normal.db'}?synchronous=normal"
             extra.append(("sqlite sync=normal", {"ANVIL_LEDGER": uri}, False))
         if args.memory_ledger:
             extra.append(("memory: (dev)", {"ANVIL_LEDGER": "memory:", "ANVIL_ENV": "dev"}, False))
@@ -886,7 +1002,8 @@ def main(argv: list[str] | None = None) -> int:
             paths.append((path, command))
         try:
             print(f"bench: measuring {', '.join(server.label for server in servers)} ...", file=sys.stderr, flush=True)
-            asyncio.run(_measure(servers, args, mock_url, floor, folder / "synced-commit.db", paths))
+            asyncio.run(_measure(servers, args, mock_url, floor, ledger_folder / "synced-commit.db", paths))
+            note = _ledger_note(ledger_folder, floor)
         finally:
             for server in servers:
                 if server.process is not None:
@@ -897,6 +1014,7 @@ def main(argv: list[str] | None = None) -> int:
             if sink is not None:
                 sink.close()
     print(_table(servers, args, floor))
+    print(note)
     return 0
 
 
