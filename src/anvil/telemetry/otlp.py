@@ -147,7 +147,7 @@ def encode_scope(name: str, version: str) -> bytes:
 
 def encode_traces(records: Sequence[SpanRecord] | Iterable[SpanRecord], resource: bytes, scope: bytes) -> bytes:
     """The ``ExportTraceServiceRequest`` for ``records`` under one resource and scope."""
-    out = [_field(b"\x0a", scope)]
+    out = [b"", _field(b"\x0a", scope)]  # [0]: the request's and resource spans' heads, once their sizes are known
     append = out.append
     pairs, names, sizes, blocks = _pairs.get, _names.get, _sizes.get, _blocks.get
     for record in records:
@@ -176,6 +176,9 @@ def encode_traces(records: Sequence[SpanRecord] | Iterable[SpanRecord], resource
         size = len(body)
         append(sizes(size) or _size(size))
         append(body)
-    scope_spans = b"".join(out)
-    resource_spans = _field(b"\x0a", resource) + _field(b"\x12", scope_spans)
-    return _field(b"\x0a", resource_spans)
+    # One join of every piece (nesting them field by field copied the whole request three times more).
+    scope_size = sum(map(len, out))
+    resource_field = _field(b"\x0a", resource)
+    scope_head = b"\x12" + _varint(scope_size)
+    out[0] = b"\x0a" + _varint(len(resource_field) + len(scope_head) + scope_size) + resource_field + scope_head
+    return b"".join(out)
