@@ -82,3 +82,15 @@ def test_a_shapes_fixed_attributes_read_back_beside_each_spans_own_and_each_shap
     assert [span.attributes for span in spans] == [
         dict(shape) | span.own for shape, span in zip((get, post, get, post, get), spans, strict=True)
     ]
+
+
+def test_a_ledger_reference_reads_back_but_is_not_kept_among_the_pairs_that_recur() -> None:
+    from anvil.telemetry import otlp
+
+    spans = [record(span_id=n + 1, attributes={"anvil.ledger.reference": f"led_{n}", "ok": True}) for n in range(3)]
+    read = [
+        {a.key: decode_value(a.value) for a in span.attributes}
+        for span in decoded(*spans).resource_spans[0].scope_spans[0].spans
+    ]
+    assert [found["anvil.ledger.reference"] for found in read] == ["led_0", "led_1", "led_2"]
+    assert not any(key == "anvil.ledger.reference" for key, _ in otlp._pairs)

@@ -44,6 +44,9 @@ _sizes: dict[int, bytes] = {}
 #: the pair ``dict.items()`` yields. Other values are kept in :data:`_typed` by type too (``True == 1 == 1.0``).
 _pairs: dict[tuple[str, Attribute], bytes] = {}
 _typed: dict[tuple[str, Attribute, type], bytes] = {}
+#: Keys whose values are new with every call (a ledger reference): encoded each time, never kept, so they
+#: neither cost a cache entry nor empty the cache of the pairs that recur.
+_ONE_OFF: Final = frozenset({"anvil.ledger.reference"})
 #: A span's ``fixed`` attributes (one mapping shared by every span of a shape) -> their encoded fields, by the
 #: mapping's id (the mapping is kept with them, so its id is not reused while the entry lives).
 _blocks: dict[int, tuple[Mapping[str, Attribute], bytes]] = {}
@@ -95,8 +98,10 @@ def _attribute(key: str, value: Attribute, tag: bytes = b"\x4a") -> bytes:
 
 def _pair(item: tuple[str, Attribute]) -> bytes:
     """A span attribute's field, kept for its next use (a stream of one-off values - sizes, references -
-    empties a cache when it is full rather than growing it)."""
+    empties a cache when it is full rather than growing it; a key whose every value is new is not kept)."""
     key, value = item
+    if key in _ONE_OFF:
+        return _attribute(key, value)
     if type(value) is str:
         found = _pairs[item] = _attribute(key, value)
         if len(_pairs) > _MAX_CACHED:
