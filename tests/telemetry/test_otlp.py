@@ -6,6 +6,7 @@ from types import MappingProxyType
 
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
+from anvil.telemetry import otlp
 from anvil.telemetry.otlp import encode_resource, encode_scope, encode_traces
 from anvil.telemetry.spans import SpanRecord
 from tests.telemetry.receiver import decode_value
@@ -85,8 +86,6 @@ def test_a_shapes_fixed_attributes_read_back_beside_each_spans_own_and_each_shap
 
 
 def test_a_ledger_reference_reads_back_but_is_not_kept_among_the_pairs_that_recur() -> None:
-    from anvil.telemetry import otlp
-
     spans = [record(span_id=n + 1, attributes={"anvil.ledger.reference": f"led_{n}", "ok": True}) for n in range(3)]
     read = [
         {a.key: decode_value(a.value) for a in span.attributes}
