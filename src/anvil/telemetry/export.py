@@ -115,23 +115,6 @@ class SpanQueue:
         self._thread = threading.Thread(target=self._run, name="anvil-telemetry-export", daemon=True)
         self._thread.start()
 
-    def submitter(self, add: Callable[[SpanRecord], None]) -> Callable[[SpanRecord], None]:
-        """What each ended span goes to on the event loop: ``add`` (counted in the metrics) and, when sampled,
-        :meth:`submit` - inlined in one function, as it runs for every span."""
-        queue, limit, batch, wake = self._queue, self._max, self._batch, self._wake
-
-        def finished(record: SpanRecord) -> None:
-            add(record)
-            if record.sampled:
-                if len(queue) >= limit:
-                    self.queue_full += 1
-                    return
-                queue.append(record)
-                if len(queue) >= batch and not wake.is_set():
-                    wake.set()
-
-        return finished
-
     def counted_by(self, aggregates: Aggregates) -> Callable[[SpanRecord], None]:
         """Merge ``aggregates``' pending spans into this queue, and return what each ended span goes to on the
         event loop: every span, sampled or not, is queued (one length check, one append) and counted when taken
