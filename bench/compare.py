@@ -53,10 +53,13 @@ loop is bounded by its count and by ``--max-seconds``):
   10 reads and 10 writes per server, reads first in one round and writes first in the next, each
   block after one unrecorded call (the first read after writes would carry the last write's leftover
   work; see :func:`_official_rows`). ``--official-only`` measures just these rows (and cold start);
-* search, budget cut, tracing (``bench/compare_paths.py``; ``--skip-paths`` leaves them out): three more
+* search, budget cut, tracing (``bench/compare_paths.py``; ``--skip-paths`` leaves them out): more
   one-worker gateways, one in search mode (an ``anvil_search_tools`` call), one with a response budget
-  that cuts the customer read, one exporting traces to a loopback OTLP sink (the customer read), each timed
-  in the same rounds as the plain read of the anvil column (p50, server CPU per call, p50 over the read's);
+  that cuts the customer read, each timed in the same rounds as the plain read of the anvil column (p50,
+  server CPU per call, p50 over the read's); and one exporting traces to a loopback OTLP sink with its
+  untraced twin (the customer read), measured as a pair in alternating rounds (p50s, every thread's CPU
+  per call over the whole row, the traced CPU over the twin's; ``bench/compare_paths.py`` alone runs
+  just this pair);
 * memory: server RSS (``/proc/PID/status``, summed over workers) after warm-up and after
   ``--rss-calls`` more calls over 8 sessions, and the growth.
 
@@ -85,7 +88,16 @@ from typing import Any, Final
 from urllib.parse import urlsplit
 
 import yaml
-from compare_paths import BUDGET_TOKENS, OtlpSink, PathServer, choose_calls, measure_paths, path_servers
+from compare_paths import (
+    BUDGET_TOKENS,
+    PAIR,
+    OtlpSink,
+    PathServer,
+    choose_calls,
+    measure_pair,
+    measure_paths,
+    path_servers,
+)
 
 REPO = Path(__file__).resolve().parent.parent
 PAYMENTS = REPO / "examples" / "payments"
@@ -501,7 +513,7 @@ async def _measure_paths(main: Server, paths: list[tuple[PathServer, list[str]]]
     await reference.open()
     await _sequential(lambda _: _checked_call(reference, main.read, {"customer_id": "cus_123"}), 0, 30, 60)
     figures, read_p50 = await measure_paths(
-        [server for server, _ in paths],
+        [server for server, _ in paths if server.key not in PAIR],
         sessions,
         lambda _: _checked_call(reference, main.read, {"customer_id": "cus_123"}),
         lambda server: _cpu_seconds([server.process.pid]) if server.process is not None else 0.0,
@@ -517,6 +529,7 @@ async def _measure_paths(main: Server, paths: list[tuple[PathServer, list[str]]]
         main.figures[f"{key}_p50"] = found["p50"]
         main.figures[f"{key}_cpu_ms"] = found["cpu_ms"]
         main.figures[f"{key}_over_read"] = found["over_read"]
+    await _measure_tracing(main, paths, sessions, args)
     for session in (*sessions.values(), reference):
         await session.close()
 
@@ -638,6 +651,27 @@ def _ledger_note(folder: Path, floor: dict[str, float]) -> str:
             f"{floor['official_normal_p50']:.3f} ms"
         )
     return note + "."
+
+
+async def _measure_tracing(
+    main: Server, paths: list[tuple[PathServer, list[str]]], sessions: dict[str, Any], args: argparse.Namespace
+) -> None:
+    """The tracing row, paired with its untraced twin (:func:`compare_paths.measure_pair`), into ``main``'s figures:
+    four times the rounds of the other rows, alternating, every thread's CPU over the whole row."""
+    pair = {server.key: server for server, _ in paths if server.key in PAIR}
+    if len(pair) == len(PAIR):
+        main.figures.update(
+            await measure_pair(
+                (pair[PAIR[0]], pair[PAIR[1]]),
+                sessions,
+                _sequential,
+                _percentile,
+                max(30, args.calls // 2),
+                4 * args.rounds,
+                args.max_seconds,
+                _checked_call,
+            )
+        )
 
 
 async def _measure(
@@ -811,7 +845,7 @@ ROWS = (
     ("write / read p50", "write_read", "{:.2f}x", "<= 1.2x (anvil, SQLite and PostgreSQL)"),
     ("own write / read p50 (each less the mock's direct p50)", "own_write_read", "{:.2f}x", ""),
     ("write / read p50, the disk's one synced commit taken off", "flushless_write_read", "{:.2f}x", ""),
-    ("plain read p50 in the rounds of the rows below, light client, ms", "paths_read_p50", "{:.2f}", ""),
+    ("plain read p50 in the rounds of the search and budget rows, light client, ms", "paths_read_p50", "{:.2f}", ""),
     (_PATH_TITLES["search"], "search_p50", "{:.2f}", ""),
     ("  its server CPU per call, ms", "search_cpu_ms", "{:.3f}", ""),
     ("  search p50 / plain read p50", "search_over_read", "{:.2f}x", ""),
@@ -819,8 +853,11 @@ ROWS = (
     ("  its server CPU per call, ms", "budget_cpu_ms", "{:.3f}", ""),
     ("  budget-cut p50 / plain read p50", "budget_over_read", "{:.2f}x", ""),
     (_PATH_TITLES["tracing"], "tracing_p50", "{:.2f}", ""),
-    ("  its server CPU per call, ms", "tracing_cpu_ms", "{:.3f}", ""),
-    ("  traced p50 / plain read p50", "tracing_over_read", "{:.2f}x", ""),
+    ("  its untraced twin's read p50 (started alike, alternating rounds), ms", "tracing_plain_p50", "{:.2f}", ""),
+    ("  traced p50 / the twin's p50", "tracing_over_read", "{:.2f}x", ""),
+    ("  traced server CPU per call (every thread, the export's included), ms", "tracing_cpu_ms", "{:.3f}", ""),
+    ("  the twin's server CPU per call, ms", "tracing_plain_cpu_ms", "{:.3f}", ""),
+    ("  traced CPU over the twin's, %", "tracing_cpu_over_plain", "{:+.1f}", "<= +10 %"),
     ("RSS after warm-up, MB", "rss_before", "{:.1f}", ""),
     ("RSS after the calls, MB", "rss_after", "{:.1f}", ""),
     ("RSS growth, %", "rss_growth", "{:+.1f}", "<= +10 %"),
@@ -838,6 +875,7 @@ _NO_RATIO: Final = frozenset(
         "search_over_read",
         "budget_over_read",
         "tracing_over_read",
+        "tracing_cpu_over_plain",
     }
 )
 

@@ -6,9 +6,10 @@ from collections.abc import Sequence
 
 from anvil.runtime.tracing import bind_span
 from anvil.telemetry.aggregates import MAX_PENDING, Aggregates
+from anvil.telemetry.export import SpanQueue
 from anvil.telemetry.pipeline import Telemetry
 from anvil.telemetry.settings import TelemetrySettings
-from anvil.telemetry.spans import SpanRecord
+from anvil.telemetry.spans import Recorder, SpanRecord
 from tests.telemetry.span_records import record
 
 
@@ -43,3 +44,25 @@ def test_a_backlog_the_export_thread_has_not_folded_is_folded_by_the_next_span_p
     for _ in range(MAX_PENDING + 1):
         add(call)
     assert not aggregates.pending and aggregates.calls == {("t", "ok", ""): MAX_PENDING + 1}
+
+
+def test_one_queue_counts_every_span_once_exports_the_sampled_and_counts_a_span_that_finds_it_full() -> None:
+    exported: list[SpanRecord] = []
+    queue = SpanQueue(lambda batch: exported.extend(batch) or True, max_queue=4, batch=1000, delay_s=3600)
+    aggregates = Aggregates(queue.dropped)
+    finished = queue.counted_by(aggregates)
+    sampled = iter([True, False] * 4)
+    tracer = Recorder(finished, sampler=None)
+    for _ in range(8):
+        call = tracer.start_call(
+            "tools/call t", "server", {"anvil.outcome": "ok"}, None, fixed={"gen_ai.tool.name": "t"}
+        )
+        call.sampled = next(sampled)
+        call.end()
+    assert not aggregates.pending  # nothing waits in a second queue
+    assert aggregates.snapshot()["calls"] == {("t", "ok", ""): 8}  # 4 queued, folded by the read; 4 counted at once
+    assert queue.queue_full == 2  # the sampled two of the four that found the queue full
+    queue.flush(2)
+    assert len(exported) == 2 and all(span.sampled for span in exported)
+    assert aggregates.snapshot()["calls"] == {("t", "ok", ""): 8}  # counted once
+    queue.shutdown(1, tick=False)

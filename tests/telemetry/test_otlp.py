@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from types import MappingProxyType
+
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
+from anvil.telemetry import otlp
 from anvil.telemetry.otlp import encode_resource, encode_scope, encode_traces
 from anvil.telemetry.spans import SpanRecord
 from tests.telemetry.receiver import decode_value
@@ -61,3 +64,32 @@ def test_a_key_holding_true_in_one_span_and_1_in_another_reads_back_as_each() ->
     spans = [record(span_id=n + 1, attributes={"k": value}) for n, value in enumerate((True, 1, 1.0, "1", True))]
     read = [decode_value(s.attributes[0].value) for s in decoded(*spans).resource_spans[0].scope_spans[0].spans]
     assert [(type(v), v) for v in read] == [(bool, True), (int, 1), (float, 1.0), (str, "1"), (bool, True)]
+
+
+def test_a_shapes_fixed_attributes_read_back_beside_each_spans_own_and_each_shape_keeps_its_own() -> None:
+    get = MappingProxyType({"http.request.method": "GET", "server.port": 443, "url.template": "/a/{id}"})
+    post = MappingProxyType({"http.request.method": "POST", "server.port": 8080})
+    spans = [
+        record(span_id=n + 1, attributes=({"anvil.upstream.attempt": n} if n % 3 else {}), fixed=shape)
+        for n, shape in enumerate((get, post, get, post, get))
+    ]
+    read = [
+        {a.key: decode_value(a.value) for a in span.attributes}
+        for span in decoded(*spans).resource_spans[0].scope_spans[0].spans
+    ]
+    assert read[0] == {"http.request.method": "GET", "server.port": 443, "url.template": "/a/{id}"}
+    assert read[1] == {"http.request.method": "POST", "server.port": 8080, "anvil.upstream.attempt": 1}
+    assert read[4] == {**get, "anvil.upstream.attempt": 4} and read[3] == dict(post)
+    assert [span.attributes for span in spans] == [
+        dict(shape) | span.own for shape, span in zip((get, post, get, post, get), spans, strict=True)
+    ]
+
+
+def test_a_ledger_reference_reads_back_but_is_not_kept_among_the_pairs_that_recur() -> None:
+    spans = [record(span_id=n + 1, attributes={"anvil.ledger.reference": f"led_{n}", "ok": True}) for n in range(3)]
+    read = [
+        {a.key: decode_value(a.value) for a in span.attributes}
+        for span in decoded(*spans).resource_spans[0].scope_spans[0].spans
+    ]
+    assert [found["anvil.ledger.reference"] for found in read] == ["led_0", "led_1", "led_2"]
+    assert not any(key == "anvil.ledger.reference" for key, _ in otlp._pairs)

@@ -62,7 +62,6 @@ import time
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Final
-from urllib.parse import urlsplit
 
 import anyio
 
@@ -89,6 +88,7 @@ from anvil.runtime.request import (
     with_credential,
 )
 from anvil.runtime.retry import MAX_BACKOFF_MS, backoff_ms, condition_for_status, parse_retry_after, retry_safe
+from anvil.runtime.span_shapes import attempt_shape, gates_shape, ledger_shape
 from anvil.runtime.tracing import Attribute, Span, current_span, current_trace_id
 from anvil.runtime.upstream import Answer, failure_envelope, parse_data, send_once
 
@@ -105,8 +105,6 @@ _IDEMPOTENCY: Final[dict[str, str]] = {
     "conflict": "conflict",
     "in_progress": "in_progress",
 }
-#: An upstream base URL -> the ``url.scheme``, ``server.address`` and ``server.port`` its attempts carry.
-_SERVERS: dict[str, tuple[str, str, int]] = {}
 
 
 #: Time a finished call may still need to complete or release its row, beyond its upstream budget.
@@ -216,9 +214,9 @@ class _Call:
         if record.dry_run:
             span.set("anvil.dry_run", True)
 
-    def _child(self, name: str, attributes: dict[str, Attribute]) -> Span | None:
-        """A child span of the call (None when nothing is traced)."""
-        return None if self.tracer is None else self.tracer.start(name, "internal", attributes)
+    def _child(self, name: str, ledger: Ledger) -> Span | None:
+        """A ledger child span of the call (None when nothing is traced)."""
+        return None if self.tracer is None else self.tracer.start(name, fixed=ledger_shape(ledger.scheme))
 
     def error(
         self,
@@ -282,8 +280,7 @@ class _Call:
     async def _run(self) -> Outcome:
         op, ctx, opts = self.op, self.ctx, self.opts
         if self.tracer is not None:
-            attributes: dict[str, Attribute] = {"anvil.operation": op.id}
-            self.gates = self.tracer.start("anvil.gates", "internal", attributes, started=opts.gates_started)
+            self.gates = self.tracer.start("anvil.gates", started=opts.gates_started, fixed=gates_shape(op.id))
         gates.check_operation(op)
         plan = self.plan = prepare(op)
         arguments = gates.check_required(plan, self.args)
@@ -391,7 +388,7 @@ class _Call:
         assert resolved.key is not None and resolved.scope is not None and resolved.fingerprint is not None
         key = ledger_key(resolved.key, resolved.scope_text or resolved.scope)
         correlation = ReserveContext(operation_id=self.op.id, trace_id=self.trace_id)
-        span = self._child("anvil.ledger.reserve", {"anvil.ledger.backend": ledger.scheme})
+        span = self._child("anvil.ledger.reserve", ledger)
         try:
             found = await ledger.reserve(key, resolved.fingerprint, correlation)
         except LedgerError as exc:
@@ -491,7 +488,9 @@ class _Call:
             return await send_once(
                 ctx.client, request, timeout_ms=ctx.timeout_ms, max_bytes=ctx.max_response_bytes, write=write
             )
-        span = tracer.start(request.method, "client", self._attempt_attributes(request, number, renewal))
+        base = ctx.upstream_url(self.plan.server if self.plan is not None else None)
+        shape = attempt_shape(base, request.method, (self.plan.path if self.plan is not None else None) or "")
+        span = tracer.start(request.method, "client", self._attempt_attributes(request, number, renewal), fixed=shape)
         if ctx.propagate_trace:
             headers = tuple(item for item in request.headers if item[0].lower() != "traceparent")
             request = replace(request, headers=(*headers, ("traceparent", span.traceparent())))
@@ -512,23 +511,8 @@ class _Call:
         return answer
 
     def _attempt_attributes(self, request: WireRequest, number: int, renewal: bool) -> dict[str, Attribute]:
-        base = self.ctx.upstream_url(self.plan.server if self.plan is not None else None)
-        server = _SERVERS.get(base)
-        if server is None:
-            parts = urlsplit(base)
-            scheme = parts.scheme or "https"
-            server = (scheme, parts.hostname or "", parts.port or (443 if scheme == "https" else 80))
-            if len(_SERVERS) < 1024:
-                _SERVERS[base] = server
-        attributes: dict[str, Attribute] = {
-            "http.request.method": request.method,
-            "url.scheme": server[0],
-            "server.address": server[1],
-            "server.port": server[2],
-            "anvil.upstream.attempt": number,
-        }
-        if self.plan is not None and self.plan.path:
-            attributes["url.template"] = self.plan.path
+        """An attempt span's own attributes (its shape's: :func:`~anvil.runtime.span_shapes.attempt_shape`)."""
+        attributes: dict[str, Attribute] = {"anvil.upstream.attempt": number}
         if number > 1:
             attributes["http.request.resend_count"] = number - 1
         if renewal:
@@ -612,7 +596,7 @@ class _Call:
 
     async def _complete(self, ledger: Ledger, data: JSONValue, status: int, window: int | None) -> None:
         assert self.owned is not None
-        span = self._child("anvil.ledger.complete", {"anvil.ledger.backend": ledger.scheme})
+        span = self._child("anvil.ledger.complete", ledger)
         try:
             await ledger.complete(self.owned, data, status, result_ttl_seconds=window)
         except LedgerError as exc:
@@ -657,7 +641,7 @@ class _Call:
                 details=details,
             )
         if self.owned is not None and ledger is not None:
-            span = self._child("anvil.ledger.release", {"anvil.ledger.backend": ledger.scheme})
+            span = self._child("anvil.ledger.release", ledger)
             try:
                 await ledger.release(self.owned)
             except LedgerError as exc:

@@ -111,14 +111,26 @@ class Tracer(Protocol):
         attributes: Mapping[str, Attribute] | None = None,
         *,
         started: int | None = None,
+        fixed: Mapping[str, Attribute] | None = None,
     ) -> Span:
         """A span under the call span bound now (:func:`current_span`), else the root of a new trace.
 
         ``started`` (epoch ns) backdates it: a step timed before it was known to be worth a span. The
-        ``attributes`` mapping becomes the span's own (pass a fresh one)."""
+        ``attributes`` mapping becomes the span's own (pass a fresh one). ``fixed`` are attributes every span
+        of this shape shares (one mapping kept by the caller and never changed, so a tracer may keep it
+        encoded); :meth:`Span.set` never writes one of its keys."""
 
-    def start_call(self, name: str, kind: SpanKind, attributes: Mapping[str, Attribute], parent: Parent | None) -> Span:
-        """A tool call's span: a child of the caller's ``parent`` when there is one, else a new trace's root."""
+    def start_call(
+        self,
+        name: str,
+        kind: SpanKind,
+        attributes: Mapping[str, Attribute],
+        parent: Parent | None,
+        *,
+        fixed: Mapping[str, Attribute] | None = None,
+    ) -> Span:
+        """A tool call's span: a child of the caller's ``parent`` when there is one, else a new trace's root
+        (``fixed`` as for :meth:`start`)."""
 
 
 #: The call span bound now (:func:`bind_span`); a tracer reads it directly (one lookup per span, no call).

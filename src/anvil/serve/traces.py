@@ -28,6 +28,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any, Final
 
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -60,8 +61,10 @@ INBOUND: ContextVar[Inbound | None] = ContextVar("anvil_inbound_request", defaul
 _PLAIN: Final[dict[tuple[bool, str], Inbound]] = {
     (rest, scheme): Inbound(None, rest, scheme) for rest in (False, True) for scheme in ("http", "https")
 }
-#: A call span's name and fixed attributes per (tool, operation, effect class, connector, how it came in).
-_SHAPES: dict[tuple[str, str, str, str, str | None], tuple[str, dict[str, Attribute]]] = {}
+#: A call span's name, its fixed attributes (shared by every call of the shape: the tracer keeps them encoded)
+#: and its first own ones (the executor may restate them), per (tool, operation, effect class, connector, how
+#: it came in).
+_SHAPES: dict[tuple[str, str, str, str, str | None], tuple[str, Mapping[str, Attribute], dict[str, Attribute]]] = {}
 _MAX_SHAPES: Final = 4096
 
 
@@ -127,8 +130,8 @@ async def traced(
     if parent is None and inbound is not None and inbound.traceparent is not None:
         parent = parse_traceparent(inbound.traceparent)
     rest = inbound is not None and inbound.rest
-    name, fixed = _shape(tool, op, connector, inbound)
-    span = tracer.start_call(name, "server", dict(fixed), parent)
+    name, fixed, own = _shape(tool, op, connector, inbound)
+    span = tracer.start_call(name, "server", dict(own), parent, fixed=fixed)
     token = CALL_SPAN.set(span)  # what bind_span does, without its object
     try:
         result = await call()
@@ -151,8 +154,12 @@ async def traced(
     return result
 
 
-def _shape(tool: str, op: Operation, connector: str, inbound: Inbound | None) -> tuple[str, dict[str, Attribute]]:
-    """The call span's name and the attributes fixed by what is called and how (kept: built once per shape)."""
+def _shape(
+    tool: str, op: Operation, connector: str, inbound: Inbound | None
+) -> tuple[str, Mapping[str, Attribute], dict[str, Attribute]]:
+    """The call span's name, the attributes fixed by what is called and how, and its first own ones (the
+    operation and effect class, which the executor sets again from what it performed: a staged call performs
+    its draft). Kept: built once per shape."""
     effect = effect_class_of(op)
     how = None if inbound is None else ("rest:" if inbound.rest else "mcp:") + inbound.scheme
     key = (tool, op.id, effect, connector, how)
@@ -162,8 +169,6 @@ def _shape(tool: str, op: Operation, connector: str, inbound: Inbound | None) ->
     attributes: dict[str, Attribute] = {
         "gen_ai.tool.name": tool,
         "gen_ai.operation.name": "execute_tool",
-        "anvil.operation": op.id,
-        "anvil.effect_class": effect,
         "anvil.connector": connector,
     }
     if inbound is not None and inbound.rest:
@@ -176,5 +181,9 @@ def _shape(tool: str, op: Operation, connector: str, inbound: Inbound | None) ->
             attributes.update({"network.transport": "tcp", "network.protocol.name": "http"})
     if len(_SHAPES) >= _MAX_SHAPES:
         _SHAPES.clear()
-    found = _SHAPES[key] = (name, attributes)
+    found = _SHAPES[key] = (
+        name,
+        MappingProxyType(attributes),
+        {"anvil.operation": op.id, "anvil.effect_class": effect},
+    )
     return found

@@ -1,9 +1,12 @@
 """The metrics a traced gateway keeps, derived from its spans as they end, and how they are exported.
 
-Every span that ends is counted, sampled or not, exported or dropped: the event loop only appends it to
-:attr:`Aggregates.pending` (one deque append); :meth:`Aggregates.fold` counts what is pending in one pass
-under one lock - on the export thread before each batch, and before any read of the series
-(:meth:`Aggregates.snapshot`), so ``/metrics`` is never behind. No OpenTelemetry call. The series:
+Every span that ends is counted, sampled or not, exported or dropped, and never on the event loop: a running
+exporter queues every ended span once, in the export queue (:meth:`anvil.telemetry.export.SpanQueue.counted_by`:
+one length check and one append), and :meth:`Aggregates.fold_from` counts what is queued in one pass under one
+lock - on the export thread before each batch, and before any read of the series (:meth:`Aggregates.snapshot`
+calls :attr:`Aggregates.source`), so ``/metrics`` is never behind. (:meth:`Aggregates.add` and
+:attr:`Aggregates.pending` do the same for aggregates used without a queue.) No OpenTelemetry call. The
+series:
 
 ==================================  =============================================================  =========
 OpenTelemetry name                  attributes                                                     from
@@ -89,6 +92,8 @@ class Aggregates:
         self.started_ns = time.time_ns()
         self.pending: deque[SpanRecord] = deque()
         """Ended spans not counted yet (appended on the event loop, taken by :meth:`fold`)."""
+        self.source: Callable[[], None] | None = None
+        """Counts the spans queued elsewhere (the export queue's), run by :meth:`fold` (None: none)."""
 
     def add(self, record: SpanRecord) -> None:
         """Count ``record`` at the next :meth:`fold` (on the event loop: one append; folds itself past
@@ -116,23 +121,38 @@ class Aggregates:
             self._count(record)
 
     def fold(self) -> None:
-        """Count every pending span, in one pass under the lock (any thread)."""
+        """Count every pending span, in one pass under the lock, and what :attr:`source` counts (any thread)."""
         pending = self.pending
-        if not pending:
+        if pending:
+            take, count = pending.popleft, self._count
+            with self._lock:
+                for _ in range(len(pending)):  # taken one by one: the event loop may append meanwhile
+                    count(take())
+        if self.source is not None:
+            self.source()
+
+    def fold_from(self, queue: deque[SpanRecord], keep: Callable[[SpanRecord], None]) -> None:
+        """Take every span of ``queue`` and count it, in one pass under the lock (any thread); ``keep``
+        receives each sampled one (for export). Taken under the lock, so a read of the series after it never
+        misses a span taken by another thread but not yet counted."""
+        if not queue:
             return
-        take, count = pending.popleft, self._count
+        take, count = queue.popleft, self._count
         with self._lock:
-            for _ in range(len(pending)):  # taken one by one: the event loop may append meanwhile
-                count(take())
+            for _ in range(len(queue)):  # taken one by one: the event loop may append meanwhile
+                record = take()
+                count(record)
+                if record.sampled:
+                    keep(record)
 
     def _count(self, record: SpanRecord) -> None:
         """Count one span (the lock held)."""
         kind = record.kind
         if kind == _SERVER:
-            attributes = record.attributes
-            get = attributes.get
-            tool = str(get("gen_ai.tool.name", ""))
-            key = (tool, str(get("anvil.outcome", "")), str(get("anvil.effect_class", "")))
+            get, shared = record.own.get, record.fixed.get
+            tool = str(get("gen_ai.tool.name") or shared("gen_ai.tool.name", ""))
+            effect = str(get("anvil.effect_class") or shared("anvil.effect_class", ""))
+            key = (tool, str(get("anvil.outcome", "")), effect)
             ledger = str(get("anvil.idempotency.outcome", "none"))
             self.calls[key] = self.calls.get(key, 0) + 1
             self.ledger[ledger] = self.ledger.get(ledger, 0) + 1
@@ -141,9 +161,10 @@ class Aggregates:
                 histogram = self.call_time[tool] = Histogram()
             histogram.record((record.end_ns - record.start_ns) / 1e9)
         elif kind == _CLIENT:
-            get = record.attributes.get
+            get, shared = record.own.get, record.fixed.get
             outcome = record.error or str(get("http.response.status_code", ""))
-            upstream = (str(get("server.address", "")), str(get("http.request.method", "")), outcome)
+            address = get("server.address") or shared("server.address", "")
+            upstream = (str(address), str(get("http.request.method") or shared("http.request.method", "")), outcome)
             histogram = self.upstream.get(upstream)
             if histogram is None:
                 histogram = self.upstream[upstream] = Histogram()
@@ -152,7 +173,7 @@ class Aggregates:
             if record.error is not None:
                 result = "failed"
             else:
-                result = "cache_hit" if record.attributes.get("anvil.oauth.cache_hit") else "exchanged"
+                result = "cache_hit" if record.own.get("anvil.oauth.cache_hit") else "exchanged"
             self.tokens[result] = self.tokens.get(result, 0) + 1
 
     @property

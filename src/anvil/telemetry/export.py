@@ -1,11 +1,13 @@
 """Export in the background: a bounded queue, one thread, batches, and every dropped span counted.
 
-:class:`SpanQueue` takes ended spans from the event loop (:meth:`~SpanQueue.submit`: a length check and
-a deque append, never a wait) and its thread hands them to a sink in batches of at most ``batch``, every
-``delay_s`` or as soon as a batch is full. When the queue holds ``max_queue`` spans a new one is dropped
-(``queue_full``); a batch the sink cannot deliver is dropped whole (``export_failed``): an exporter that is
-down or black-holed costs its own thread a timeout per batch and never a call anything. The same thread
-runs the periodic metric export (``tick``).
+:class:`SpanQueue` takes ended spans from the event loop (a length check and a deque append, never a wait)
+and its thread hands them to a sink in batches of at most ``batch``, every ``delay_s`` or as soon as a batch
+is full. A running exporter queues every ended span, sampled or not, once (:meth:`~SpanQueue.counted_by`):
+the thread counts each into the metrics as it takes it (one queue for both, where there were two) and keeps
+the sampled ones for export. When the queue holds ``max_queue`` spans a new one is counted at once and, if
+sampled, dropped (``queue_full``); a batch the sink cannot deliver is dropped whole (``export_failed``): an
+exporter that is down or black-holed costs its own thread a timeout per batch and never a call anything.
+The same thread runs the periodic metric export (``tick``).
 
 Sinks:
 
@@ -37,6 +39,7 @@ from typing import Any, Final
 from urllib.parse import urlsplit
 
 from anvil.runtime.tracing import Attribute
+from anvil.telemetry.aggregates import Aggregates
 from anvil.telemetry.otlp import encode_traces
 from anvil.telemetry.spans import SpanRecord
 
@@ -97,6 +100,8 @@ class SpanQueue:
         self._tick = tick
         self._tick_s = max(0.1, tick_s)
         self._queue: deque[SpanRecord] = deque()
+        #: What the thread exports from: the queue itself, or, once :meth:`counted_by`, the counted sampled spans.
+        self._outbox = self._queue
         self._wake = threading.Event()
         self._idle = threading.Condition()
         self._busy = False
@@ -110,20 +115,36 @@ class SpanQueue:
         self._thread = threading.Thread(target=self._run, name="anvil-telemetry-export", daemon=True)
         self._thread.start()
 
-    def submitter(self, add: Callable[[SpanRecord], None]) -> Callable[[SpanRecord], None]:
-        """What each ended span goes to on the event loop: ``add`` (counted in the metrics) and, when sampled,
-        :meth:`submit` - inlined in one function, as it runs for every span."""
-        queue, limit, batch, wake = self._queue, self._max, self._batch, self._wake
+    def counted_by(self, aggregates: Aggregates) -> Callable[[SpanRecord], None]:
+        """Merge ``aggregates``' pending spans into this queue, and return what each ended span goes to on the
+        event loop: every span, sampled or not, is queued (one length check, one append) and counted when taken
+        - by this thread before each pass, or by a read of the series (:meth:`Aggregates.fold` runs
+        :attr:`Aggregates.source`) - and the sampled ones wait for export (at most ``max_queue`` of them too).
+        A span that finds the queue full is counted at once and, if sampled, dropped (``queue_full``)."""
+        queue, limit, batch, wake, observe = self._queue, self._max, self._batch, self._wake, aggregates.observe
+        ready: deque[SpanRecord] = deque()
+        self._outbox = ready
+
+        def keep(record: SpanRecord) -> None:
+            if len(ready) < limit:
+                ready.append(record)
+            else:
+                self.queue_full += 1
+
+        def take() -> None:
+            aggregates.fold_from(queue, keep)
+
+        self.fold = aggregates.source = take
 
         def finished(record: SpanRecord) -> None:
-            add(record)
-            if record.sampled:
-                if len(queue) >= limit:
+            if len(queue) >= limit:
+                observe(record)
+                if record.sampled:
                     self.queue_full += 1
-                    return
-                queue.append(record)
-                if len(queue) >= batch and not wake.is_set():
-                    wake.set()
+                return
+            queue.append(record)
+            if len(queue) >= batch and not wake.is_set():
+                wake.set()
 
         return finished
 
@@ -165,7 +186,7 @@ class SpanQueue:
         with self._idle:
             self._busy = True
         try:
-            queue = self._queue
+            queue = self._outbox
             while queue:
                 batch = [queue.popleft() for _ in range(min(self._batch, len(queue)))]
                 if self._deliver(batch):
@@ -195,7 +216,7 @@ class SpanQueue:
         deadline = time.monotonic() + timeout_s
         self._wake.set()
         with self._idle:
-            while (self._queue or self._busy) and time.monotonic() < deadline:
+            while (self._outbox or self._busy) and time.monotonic() < deadline:
                 self._wake.set()
                 self._idle.wait(min(0.05, max(0.0, deadline - time.monotonic())))
 

@@ -84,9 +84,8 @@ class Telemetry:
             tick_s=settings.metric_interval_s,
         )
         self.aggregates = Aggregates(self.queue.dropped)
-        self.queue.fold = self.aggregates.fold
-        self.tracer = Recorder(
-            self.queue.submitter(self.aggregates.adder()), sampler=Sampler(settings.sampler, settings.sampler_ratio)
+        self.tracer = Recorder(  # one queue: the export thread counts each span as it takes it
+            self.queue.counted_by(self.aggregates), sampler=Sampler(settings.sampler, settings.sampler_ratio)
         )
 
     def export_metrics(self) -> None:

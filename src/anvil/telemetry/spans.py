@@ -2,7 +2,8 @@
 
 The OpenTelemetry SDK's tracer costs 13-35 µs of CPU per span here (measured: a span with four attributes,
 started, ended and handed to a processor), several times a whole traced call's budget. So a span is a
-:class:`SpanRecord` (slots, two random ids, ``time.time_ns`` twice, a dict of attributes) and the
+:class:`SpanRecord` (slots, two random ids, ``time.time_ns`` twice, its shape's fixed attributes shared, a
+dict of its own only when it has any) and the
 :class:`Recorder` that makes them implements :class:`anvil.runtime.tracing.Tracer`. An ended record goes
 to the ``finished`` callback (:class:`anvil.telemetry.pipeline.Telemetry` aggregates it and queues it for
 export); the OTLP encoding (:mod:`anvil.telemetry.otlp`) and the SDK's exporters run on the export thread.
@@ -20,31 +21,45 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable, Mapping
+from types import MappingProxyType
 from typing import Final
 
 from anvil.runtime.tracing import CALL_SPAN, Attribute, Parent, SpanKind, trace_id_text
 from anvil.telemetry.sampling import Sampler
 
-__all__ = ["KINDS", "Recorder", "SpanRecord"]
+__all__ = ["KINDS", "NO_ATTRIBUTES", "Recorder", "SpanRecord"]
 
 #: OTLP's ``Span.SpanKind`` numbers.
 KINDS: Final[dict[str, int]] = {"internal": 1, "server": 2, "client": 3}
 _SERVER: Final = KINDS["server"]
 _bound: Final = CALL_SPAN.get
 _now: Final = time.time_ns
+#: The ``fixed`` attributes of a span that has none.
+NO_ATTRIBUTES: Final[Mapping[str, Attribute]] = MappingProxyType({})
+#: The own attributes of a span started with none, until :meth:`SpanRecord.set` gives it a dict of its own
+#: (one object fewer for most gates and ledger spans). Never written.
+_NO_OWN: Final[dict[str, Attribute]] = {}
+_NONE: Final = NO_ATTRIBUTES
 
 
 class SpanRecord:
-    """One span: its ids, name, kind, times, attributes and ``error.type`` (implements the runtime's ``Span``)."""
+    """One span: its ids, name, kind, times, attributes and ``error.type`` (implements the runtime's ``Span``).
+
+    ``fixed`` holds the attributes every span of its shape shares (a tool's call spans, one upstream's
+    attempts): the caller's mapping, kept and never copied or changed, so the encoder keeps it encoded once
+    (:mod:`anvil.telemetry.otlp`); ``own`` holds the span's own, which :meth:`set` writes. A key is in one of
+    the two, never both; :attr:`attributes` is both together.
+    """
 
     __slots__ = (
         "_finished",
         "_text",
-        "attributes",
         "end_ns",
         "error",
+        "fixed",
         "kind",
         "name",
+        "own",
         "parent_id",
         "remote",
         "sampled",
@@ -65,6 +80,7 @@ class SpanRecord:
         remote: bool,
         attributes: dict[str, Attribute],
         started: int | None = None,
+        fixed: Mapping[str, Attribute] = NO_ATTRIBUTES,
     ) -> None:
         self._finished = finished
         self._text: str | None = None
@@ -75,7 +91,8 @@ class SpanRecord:
         self.parent_id = parent_id  # 0: a root
         self.sampled = sampled
         self.remote = remote  # the parent is the caller's (from a traceparent)
-        self.attributes = attributes
+        self.own = attributes
+        self.fixed = fixed
         self.start_ns = started or _now()
         self.end_ns = 0
         self.error: str | None = None
@@ -90,7 +107,15 @@ class SpanRecord:
 
     def set(self, key: str, value: Attribute) -> None:
         """Set one attribute."""
-        self.attributes[key] = value
+        own = self.own
+        if own is _NO_OWN:
+            own = self.own = {}
+        own[key] = value
+
+    @property
+    def attributes(self) -> dict[str, Attribute]:
+        """The fixed and the own attributes together, a copy (for the SDK's exporters)."""
+        return {**self.fixed, **self.own}
 
     def rename(self, name: str) -> None:
         """Rename the span."""
@@ -151,11 +176,13 @@ class Recorder:
         attributes: Mapping[str, Attribute] | None = None,
         *,
         started: int | None = None,
+        fixed: Mapping[str, Attribute] | None = None,
     ) -> SpanRecord:
-        """A child of the bound call span, else a new trace's root (a dict of ``attributes`` is kept as it is)."""
+        """A child of the bound call span, else a new trace's root (a dict of ``attributes`` is kept as it is;
+        ``fixed``, shared by the spans of one shape, is kept and never changed)."""
         parent = _bound()
         rng = self._rng
-        own = attributes if type(attributes) is dict else dict(attributes or {})
+        own = attributes if type(attributes) is dict else dict(attributes) if attributes else _NO_OWN
         if type(parent) is SpanRecord:  # the hot case: one lookup, one draw, one record
             return SpanRecord(
                 self._finished,
@@ -168,15 +195,35 @@ class Recorder:
                 False,
                 own,
                 started,
+                fixed or NO_ATTRIBUTES,
             )
         trace = _nonzero(128, rng)
         sampled = self._sampled(trace, None)
-        return SpanRecord(self._finished, name, KINDS[kind], trace, _nonzero(64, rng), 0, sampled, False, own, started)
+        return SpanRecord(
+            self._finished,
+            name,
+            KINDS[kind],
+            trace,
+            _nonzero(64, rng),
+            0,
+            sampled,
+            False,
+            own,
+            started,
+            fixed or NO_ATTRIBUTES,
+        )
 
     def start_call(
-        self, name: str, kind: SpanKind, attributes: Mapping[str, Attribute], parent: Parent | None
+        self,
+        name: str,
+        kind: SpanKind,
+        attributes: Mapping[str, Attribute],
+        parent: Parent | None,
+        *,
+        fixed: Mapping[str, Attribute] | None = None,
     ) -> SpanRecord:
-        """A call's span under the caller's ``parent``, else a new trace's root; sampled as the sampler says."""
+        """A call's span under the caller's ``parent``, else a new trace's root; sampled as the sampler says
+        (``fixed``, shared by the call spans of one shape, is kept and never changed)."""
         rng = self._rng
         if parent is not None:
             trace, parent_id, remote = parent.trace_id, parent.span_id, True
@@ -186,4 +233,16 @@ class Recorder:
             sampled = self._sampled(trace, None)
         own = attributes if type(attributes) is dict else dict(attributes)
         span_id = rng(64) or _nonzero(64, rng)
-        return SpanRecord(self._finished, name, KINDS[kind], trace, span_id, parent_id, sampled, remote, own)
+        return SpanRecord(
+            self._finished,
+            name,
+            KINDS[kind],
+            trace,
+            span_id,
+            parent_id,
+            sampled,
+            remote,
+            own,
+            None,
+            fixed or NO_ATTRIBUTES,
+        )
