@@ -256,7 +256,7 @@ def compile_bundle(
         if progress is not None:
             progress.stage("writing")
         namespace = deployment_namespace_for(out, flag=deployment_namespace, manifest=manifest, parsed=result.manifest)
-        files = emit_bundle(doc, Generation(deployment_namespace=namespace))
+        files = emit_bundle(doc, Generation(deployment_namespace=namespace), operations_json=result.operations_json)
         report = install_bundle(out, files)
         digest = bundle_hash(out)
     except BundleError as exc:
