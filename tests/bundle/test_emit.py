@@ -130,3 +130,12 @@ def test_json_files_are_byte_identical_to_the_canonical_pretty_printer(payments_
     }
     assert json_file(tricky) == pretty_json(tricky).encode("utf-8")
     assert json_file(document_json(payments_doc)) == pretty_json(document_json(payments_doc)).encode("utf-8")
+
+
+def test_air_json_is_written_from_the_operations_json_the_compile_hands_on(payments_doc: Document) -> None:
+    written = emit_bundle(payments_doc)["air.json"]
+    given = json.loads(json.dumps(document_json(payments_doc)["operations"]))
+    assert emit_bundle(replace(payments_doc), operations_json=given)["air.json"] == written
+    given[0]["description"] = "written from what was given"
+    air = json.loads(emit_bundle(replace(payments_doc), operations_json=given)["air.json"])
+    assert air["operations"][0]["description"] == "written from what was given"  # used as is, not serialized again

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import gc
 import io
 import json
 import time
@@ -11,7 +12,7 @@ import pytest
 
 from anvil.bundle.hash import bundle_hash
 from anvil.cli import main
-from anvil.cli.compile import Progress, render_diagnostics, source_uri
+from anvil.cli.compile import Progress, compile_bundle, render_diagnostics, source_uri
 from anvil.diagnostics import diagnostic
 
 REPO = Path(__file__).resolve().parents[2]
@@ -356,3 +357,30 @@ def test_compile_reports_a_tool_over_budget_at_the_size_certify_reports_in_one_m
     [refund] = [tool for tool in tools if tool["name"] == "payments_create_refund"]
     assert refund["_meta"]["anvil/output_schema"] == "omitted"  # the estimate put it over: the cut happened
     assert (warnings, detail.startswith("over the")) == ([], False)
+
+
+def test_a_compile_runs_without_a_garbage_collection_and_leaves_the_collector_as_it_found_it(tmp_path: Path) -> None:
+    collections: list[int] = []
+
+    def record(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            collections.append(info["generation"])
+
+    was_enabled = gc.isenabled()
+    gc.callbacks.append(record)
+    try:
+        for enabled in (True, False):
+            (gc.enable if enabled else gc.disable)()
+            spec, out, manifest = REPO / SPEC, tmp_path / str(enabled), REPO / MANIFEST
+            gc.collect()  # the counts start from zero: what the compile allocates decides
+            collections.clear()
+            outcome = compile_bundle(spec, out=out, manifest=manifest, service_id="payments")
+            during = list(collections)
+            # A compile allocates far past the youngest generation's threshold: at most one collection of
+            # it, as the collector resumes (the compile's objects are gone by then), none while paused.
+            assert during == ([0] if enabled else []) or during == [], during
+            assert outcome.bundle_hash is not None
+            assert gc.isenabled() is enabled
+    finally:
+        gc.callbacks.remove(record)
+        (gc.enable if was_enabled else gc.disable)()

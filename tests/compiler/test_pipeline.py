@@ -10,7 +10,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from anvil.air.codec import contract_hash, document_json
+from anvil.air.codec import contract_hash, document_json, to_json
 from anvil.compiler import build, compile_source
 from anvil.load.result import LoadResult
 from tests.cli.fixtures.upstreams import VAULT_MANIFEST, VAULT_SPEC
@@ -312,3 +312,10 @@ def test_a_pattern_the_gateway_checks_only_loosely_is_a_warning_naming_its_opera
         (None, "warning", "'([ab])(,\\\\1"),
     ]
     assert "it is not checked" in found[1].message and "a looser pattern is checked" in found[0].message
+
+
+def test_a_compile_hands_on_its_operations_json_as_its_round_trip_wrote_it() -> None:
+    result = build(PAYMENTS, manifest=PAYMENTS_MANIFEST, service_id="payments")
+    assert result.operations_json is not None
+    assert result.operations_json == to_json(result.document.operations)
+    assert document_json(result.document, operations=result.operations_json) == document_json(result.document)

@@ -16,7 +16,7 @@ from typing import Any, Literal, TypeVar, Union, get_args, get_origin
 
 from anvil.air.canonical import hash_canonical
 from anvil.air.hosts import is_host, normalize_host
-from anvil.air.model import Document, Operation
+from anvil.air.model import Document
 from anvil.errors import AirError
 
 __all__ = [
@@ -237,32 +237,22 @@ def load_document(data: Any) -> Document:
     return doc
 
 
-#: The last operations serialized by :func:`document_json`, and their JSON: a compile serializes one
-#: document's operations twice (its round trip, then ``air.json``), and documents are immutable.
-_LAST_OPERATIONS: list[tuple[tuple[Operation, ...], list[Any]]] = []
-
-
-def document_json(doc: Document) -> dict[str, Any]:
+def document_json(doc: Document, *, operations: list[Any] | None = None) -> dict[str, Any]:
     """The document as JSON (what ``air.json`` holds), equal to :func:`to_json`'s.
 
-    The operations' JSON is shared with the last call for the same operations: read it, do not change it.
+    ``operations``: the JSON of ``doc.operations`` when the caller already has it (a compile's round
+    trip wrote it): it is used as is, not serialized again or copied.
     """
     out: dict[str, Any] = {}
     for py_name, json_name in _node_fields(Document) or ():
         item = getattr(doc, py_name)
         if item is None:
             continue
-        out[json_name] = _operations_json(item) if py_name == "operations" else to_json(item)
+        if py_name == "operations" and operations is not None:
+            out[json_name] = operations
+        else:
+            out[json_name] = to_json(item)
     return out
-
-
-def _operations_json(operations: tuple[Operation, ...]) -> list[Any]:
-    last = _LAST_OPERATIONS[0] if _LAST_OPERATIONS else None
-    if last is not None and last[0] is operations:
-        return last[1]
-    written: list[Any] = to_json(operations)
-    _LAST_OPERATIONS[:] = [(operations, written)]
-    return written
 
 
 def contract_hash(doc: Document | dict[str, Any]) -> str:

@@ -16,6 +16,7 @@ reads their output instead of serializing AIR a second time.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from typing import Any
 
 from anvil.air.model import Document
 from anvil.bundle.airfile import air_file
@@ -76,14 +77,21 @@ def _merge(files: dict[str, bytes], produced: dict[str, bytes]) -> None:
         files[path] = data
 
 
-def emit_bundle(doc: Document, generation: Generation | None = None) -> dict[str, bytes]:
+def emit_bundle(
+    doc: Document, generation: Generation | None = None, *, operations_json: list[Any] | None = None
+) -> dict[str, bytes]:
     """Project ``doc`` into every compiler-owned file, keyed by relative POSIX path (sorted).
+
+    ``operations_json``: the JSON of ``doc.operations`` when the caller has it (a compile's round trip
+    wrote it: :attr:`anvil.compiler.CompileResult.operations_json`); ``air.json`` is written from it.
 
     Raises:
         BundleError: ``bundle/invalid`` when the generation inputs are unusable, or two emitters claim
             one path (a bug).
     """
     inputs = generation or Generation()
+    if operations_json is not None:
+        air_file(doc, operations_json=operations_json)  # kept for ``doc``: the emitters that need it find it
     files: dict[str, bytes] = {}
     for emitter in EMITTERS:
         _merge(files, emitter(doc, inputs))

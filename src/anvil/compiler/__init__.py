@@ -68,4 +68,6 @@ def build(
     document = result.document
     if manifest_found:
         document = replace(document, diagnostics=tuple(d.to_air() for d in ordered))
-    return CompileResult(document=document, diagnostics=tuple(ordered), manifest=parsed)
+    return CompileResult(
+        document=document, diagnostics=tuple(ordered), manifest=parsed, operations_json=result.operations_json
+    )

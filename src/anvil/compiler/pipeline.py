@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Final, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from anvil._types import JSONObject
 from anvil.air.codec import SERVICE_ID_PATTERN, document_json, load_document
@@ -58,6 +58,9 @@ class CompileResult:
     document: Document
     diagnostics: tuple[Diagnostic, ...]
     manifest: Manifest | None = None
+    #: The JSON of ``document.operations`` the compile's round trip wrote, for ``air.json`` to be
+    #: written from without serializing them again (read it, do not change it); None when not kept.
+    operations_json: list[Any] | None = None
 
 
 def _slug(text: str) -> str:
@@ -254,9 +257,9 @@ def _compile(
     service_auth = next((op.auth for op in document.operations if op.auth.type != "none"), NO_AUTH)
     document = replace(document, service=replace(document.service, auth=service_auth))
     document = _disclosure(run, document, spec, collided, counter)
-    document = _round_trip(run, document)
+    document, operations_json = _round_trip(run, document)
     document = replace(document, diagnostics=tuple(d.to_air() for d in run.found))
-    return CompileResult(document=document, diagnostics=tuple(run.found))
+    return CompileResult(document=document, diagnostics=tuple(run.found), operations_json=operations_json)
 
 
 def _apply_manifest(
@@ -386,15 +389,18 @@ def _disclosure(
     return result
 
 
-def _round_trip(run: _Run, document: Document) -> Document:
-    """The document as AIR loads it (defaults applied); if loading refuses it, that is an internal error.
+def _round_trip(run: _Run, document: Document) -> tuple[Document, list[Any] | None]:
+    """The document as AIR loads it (defaults applied), and its operations' JSON when it loads unchanged;
+    if loading refuses it, that is an internal error.
 
     When loading gives an equal document, ``document`` itself is kept, so what was worked out for its
-    operations (their published tools, measured during disclosure) is found again by identity.
+    operations (their published tools, measured during disclosure) is found again by identity, and the
+    operations' JSON written here is theirs (``air.json`` is written from it).
     """
     try:
-        loaded = load_document(document_json(document))  # air.json reuses the operations' JSON
-        return document if loaded == document else loaded
+        written = document_json(document)
+        loaded = load_document(written)
     except AnvilError as exc:
         run.found.append(_internal("final AIR load", exc))
-        return document
+        return document, None
+    return (document, written["operations"]) if loaded == document else (loaded, None)
