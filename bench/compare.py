@@ -127,10 +127,21 @@ server.run(
 # --- processes ---------------------------------------------------------------------------------------
 
 
+#: Ports already handed out in this run: the kernel may offer a port again once its probe socket
+#: closes, before the server it was meant for has bound it (two servers then share one port and the
+#: rows measure the wrong one).
+_HANDED_OUT: set[int] = set()
+
+
 def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+    """A loopback port nothing listens on now and no earlier call of this run handed out."""
+    while True:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = int(probe.getsockname()[1])
+        if port not in _HANDED_OUT:
+            _HANDED_OUT.add(port)
+            return port
 
 
 def _ensure_fastmcp() -> Path:
