@@ -38,6 +38,7 @@ LATER = (
     "mcp_types",
     "opentelemetry",
     "psycopg",
+    "pydantic_core",
     "re2",
     "yaml",
 )
