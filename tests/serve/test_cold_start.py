@@ -31,6 +31,7 @@ LATER = (
     "anvil.runtime.request",
     "anvil.serve.discovery.index",
     "anvil.serve.discovery.ladder",
+    "email.policy",
     "google.cloud",
     "httpx",
     "jsonschema",
