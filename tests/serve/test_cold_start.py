@@ -31,6 +31,8 @@ LATER = (
     "anvil.runtime.request",
     "anvil.serve.discovery.index",
     "anvil.serve.discovery.ladder",
+    "anvil.serve.projection",
+    "anvil.serve.responses",
     "email.policy",
     "google.cloud",
     "httpx",
