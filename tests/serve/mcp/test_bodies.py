@@ -10,6 +10,7 @@ from typing import Any
 
 import pydantic_core
 
+from anvil.serve.mcp.bodies import is_serialization_error, is_validation_error
 from tests.serve.support import REPO
 
 #: Read in a fresh interpreter (no pydantic-core yet): each reading, and whether it imported pydantic-core.
@@ -88,3 +89,27 @@ def test_big_integers_floats_nan_infinity_and_deep_nesting_are_left_to_pydantic_
 def test_bodies_neither_parser_reads_are_refused_with_a_value_error() -> None:
     read = _fresh(REFUSED)
     assert [value for value, _ in read] == [["refused", None]] * len(REFUSED)
+
+
+def test_pydantic_core_errors_are_recognised_once_it_is_imported_and_nothing_is_before() -> None:
+    try:
+        pydantic_core.SchemaValidator(pydantic_core.core_schema.int_schema()).validate_python("x")
+    except pydantic_core.ValidationError as exc:
+        parse_error: ValueError = exc
+    failed = pydantic_core.PydanticSerializationError("cannot serialize")
+    assert is_validation_error(parse_error) and not is_serialization_error(parse_error)
+    assert is_serialization_error(failed) and not is_validation_error(failed)
+    assert not is_validation_error(ValueError("x")) and not is_serialization_error(ValueError("x"))
+    check = (
+        "import sys; from anvil.serve.mcp.bodies import is_validation_error as v, is_serialization_error as s; "
+        "print(v(ValueError()), s(ValueError()), 'pydantic_core' in sys.modules)"
+    )
+    shown = subprocess.run(
+        [sys.executable, "-c", check],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+        env={"PYTHONPATH": str(REPO / "src"), "PATH": "/usr/bin:/bin"},
+    )
+    assert shown.stdout.split() == ["False", "False", "False"]

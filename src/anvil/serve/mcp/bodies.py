@@ -61,11 +61,16 @@ def _agreed(value: Any) -> bool:
 
 def is_validation_error(exc: BaseException) -> bool:
     """Whether ``exc`` is pydantic-core's ``ValidationError`` (none can be while it is not imported)."""
-    core = sys.modules.get("pydantic_core")
-    return core is not None and isinstance(exc, core.ValidationError)
+    return _is_core_error(exc, "ValidationError")
 
 
 def is_serialization_error(exc: BaseException) -> bool:
     """Whether ``exc`` is pydantic-core's ``PydanticSerializationError`` (none while it is not imported)."""
-    core = sys.modules.get("pydantic_core")
-    return core is not None and isinstance(exc, core.PydanticSerializationError)
+    return _is_core_error(exc, "PydanticSerializationError")
+
+
+def _is_core_error(exc: BaseException, name: str) -> bool:
+    # The SDK's loader thread may be importing pydantic-core right now: a class it has not defined yet has
+    # no instance either.
+    kind = getattr(sys.modules.get("pydantic_core"), name, None)
+    return isinstance(kind, type) and isinstance(exc, kind)
