@@ -31,6 +31,9 @@ LATER = (
     "anvil.runtime.request",
     "anvil.serve.discovery.index",
     "anvil.serve.discovery.ladder",
+    "anvil.serve.projection",
+    "anvil.serve.responses",
+    "email.policy",
     "google.cloud",
     "httpx",
     "jsonschema",
@@ -38,6 +41,7 @@ LATER = (
     "mcp_types",
     "opentelemetry",
     "psycopg",
+    "pydantic_core",
     "re2",
     "yaml",
 )

@@ -26,9 +26,6 @@ import hashlib
 import json
 import re
 from collections.abc import Mapping
-from email.message import EmailMessage
-from email.parser import BytesParser
-from email.policy import HTTP
 from typing import Final
 from urllib.parse import parse_qsl, urlencode
 
@@ -160,6 +157,11 @@ def decode_form(raw: bytes, content_type: str) -> dict[str, list[str]] | None:
             for name, value in parse_qsl(raw.decode("utf-8"), keep_blank_values=True, errors="strict"):
                 fields.setdefault(name, []).append(value)
             return fields
+        # Loaded here, not with the module: the email package's header machinery is a cold start's cost.
+        from email.message import EmailMessage
+        from email.parser import BytesParser
+        from email.policy import HTTP
+
         head = b"Content-Type: " + content_type.encode("latin-1") + b"\r\n\r\n"
         message = BytesParser(policy=HTTP).parsebytes(head + raw)
         boundary = message.get_boundary() if isinstance(message, EmailMessage) else None

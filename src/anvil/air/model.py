@@ -127,12 +127,16 @@ class AuthCarrier:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ApiKeyCarrier:
+    """Where an API key travels: ``in`` (header, query or cookie) under ``name``."""
+
     in_: str = field(metadata=_json("in"))
     name: str
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class AuthProvider:
+    """How a credential is obtained from a token endpoint (grant, client authentication, exchanged token types)."""
+
     token_endpoint: str | None = None
     grant: str | None = None
     client_auth: str | None = None
@@ -144,6 +148,8 @@ class AuthProvider:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Delegation:
+    """On whose behalf a delegated call acts: the actor and the subject."""
+
     actor: str | None = None
     subject: str | None = None
 
@@ -215,6 +221,8 @@ class Server:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Service:
+    """The service an AIR document describes: id, version, names, source, auth, servers and service-wide settings."""
+
     id: str
     version: str
     display_name: str
@@ -261,6 +269,8 @@ class StepCall:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Lookup:
+    """How to find out what a write did (ADR-0030 ``effect.lookup``): the read, matched by what, with what."""
+
     operation: str
     by: LookupBy
     arguments: JSONObject = field(default_factory=dict)
@@ -268,6 +278,8 @@ class Lookup:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Draft:
+    """A write's staged form (ADR-0030 ``effect.draft``): the draft operation, arguments, handle, promote, discard."""
+
     operation: str
     arguments: JSONObject = field(default_factory=dict)
     handle: str = ""
@@ -317,6 +329,8 @@ class Param:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class BodyField:
+    """One top-level field of a request body, as the agent names it (aliases, requiredness, schema)."""
+
     name: str
     agent_name: str | None = None
     aliases: tuple[str, ...] | None = None
@@ -327,6 +341,8 @@ class BodyField:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RequestBody:
+    """The request body: media type, requiredness, schema, how it is projected to inputs, and its fields."""
+
     content_type: str = "application/json"
     required: bool = False
     schema: JSONObject = field(default_factory=dict)
@@ -336,6 +352,8 @@ class RequestBody:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Input:
+    """What a call takes: its parameters, request body and the merged input schema."""
+
     params: tuple[Param, ...] = ()
     body: RequestBody | None = None
     schema: JSONObject | None = None
@@ -343,6 +361,8 @@ class Input:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Output:
+    """What a call answers: the response schema (or its reference), a description and the agent projection."""
+
     schema_ref: str | None = None
     schema: JSONObject | None = None
     description: str | None = None
@@ -351,18 +371,24 @@ class Output:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ErrorUpstream:
+    """The upstream HTTP status and error code an :class:`ErrorSpec` maps."""
+
     http_status: int | None = None
     code: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Recovery:
+    """What a caller does about an error: the action and the field it concerns."""
+
     action: str
     field_path: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ErrorSpec:
+    """One error the operation can answer: its code, the upstream status or code it maps, and how to recover."""
+
     code: ErrorCode
     upstream: ErrorUpstream | None = None
     message: str | None = None
@@ -376,6 +402,8 @@ class ErrorSpec:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Idempotency:
+    """How a call is made safe to repeat: the mode, the mechanism, the key input and how a key is derived."""
+
     mode: IdempotencyMode
     mechanism: IdempotencyMechanism = "none"
     key: str | None = None
@@ -384,6 +412,8 @@ class Idempotency:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RetryPolicy:
+    """When and how often a call is retried: mode, basis, attempts, backoff, delays and the conditions retried on."""
+
     mode: RetryMode
     basis: RetryBasis = "unproven"
     max_attempts: int = 1
@@ -395,6 +425,8 @@ class RetryPolicy:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Confirmation:
+    """Whether a call needs the caller's explicit ``confirm``, at what risk, why, and whether a human approves."""
+
     required: bool = False
     risk: RiskLevel | None = None
     reason: str | None = None
@@ -406,6 +438,8 @@ class Confirmation:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SourceRef:
+    """Where a node comes from in the source spec (file, method and path, operation id, JSON pointer)."""
+
     kind: str = "openapi"
     path: str | None = None
     method: str | None = None
@@ -416,17 +450,23 @@ class SourceRef:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Cli:
+    """The operation's generated CLI command and its aliases."""
+
     command: str
     aliases: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Mcp:
+    """The operation's MCP tool name."""
+
     tool_name: str
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Skill:
+    """What the operation is for, in examples of what an agent is asked (the skill package's intents)."""
+
     intent_examples: tuple[str, ...] = ()
 
 
@@ -464,6 +504,8 @@ class Claim:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Evidence:
+    """The claims recorded about an operation or workflow."""
+
     claims: tuple[Claim, ...] = ()
 
 
@@ -563,6 +605,8 @@ class Operation:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class WorkflowStep:
+    """One step of a :class:`Workflow`: the operation, whether it is optional, and its argument bindings."""
+
     operation_id: str
     description: str = ""
     optional: bool = False
@@ -571,6 +615,8 @@ class WorkflowStep:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Workflow:
+    """A documented sequence of operations (parsed from the manifest), with its steps, approval and rollback."""
+
     id: str
     capability_id: str
     display_name: str

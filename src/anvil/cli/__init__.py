@@ -13,11 +13,13 @@ ends 0: argparse itself ignores a closed stream).
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import os
 import sys
 from typing import NoReturn, Protocol
 
+from anvil.cli import collector
 from anvil.errors import AnvilError, UsageError
 
 __all__ = ["BROKEN_PIPE_EXIT", "COMMANDS", "main"]
@@ -110,6 +112,7 @@ def main(argv: list[str] | None = None) -> int:
     args_list = sys.argv[1:] if argv is None else argv
     saved = sys.argv
     sys.argv = ["anvil", *args_list]
+    collecting = collector.pause()  # until the command runs (or, for a server, serves): see anvil.cli.collector
     try:
         parser, loaded = _build_parser()
         args = parser.parse_args(args_list)
@@ -122,6 +125,8 @@ def main(argv: list[str] | None = None) -> int:
             parser.print_help(sys.stderr)
             return 2
         command = loaded.get(args.command) or importlib.import_module(COMMANDS[args.command][0])
+        if collecting and not getattr(command, "RESUMES_COLLECTOR", False):
+            gc.enable()
         code = int(command.run(args))
         # A closed pipe surfaces here rather than in the interpreter's exit flush (exit status 120).
         return code if _flushed() else BROKEN_PIPE_EXIT
@@ -149,3 +154,5 @@ def main(argv: list[str] | None = None) -> int:
         return 70
     finally:
         sys.argv = saved
+        if collecting:
+            gc.enable()

@@ -58,6 +58,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TextIO
 
+from anvil.cli import collector
 from anvil.cli.listen import inherited_listener, limit_argv, register_listener_flags
 from anvil.cli.serve_config import HttpBind, ServeConfig, ServeSettings, config_from_env, ledger_options
 from anvil.cli.serve_telemetry import Observation, observation
@@ -75,9 +76,19 @@ if TYPE_CHECKING:
     from anvil.serve.metrics import FleetMetrics
     from anvil.telemetry.pipeline import Telemetry
 
-__all__ = ["disclosure_line", "ledger_scope_lines", "prepare_ledger", "register", "run", "warn_unless_ready"]
+__all__ = [
+    "RESUMES_COLLECTOR",
+    "disclosure_line",
+    "ledger_scope_lines",
+    "prepare_ledger",
+    "register",
+    "run",
+    "warn_unless_ready",
+]
 
 _TOKEN_MODES: Final = frozenset({"jwt", "branchyard", "oidc"})
+#: ``run`` runs the cyclic collector again itself, once the server is built (see :mod:`anvil.cli.collector`).
+RESUMES_COLLECTOR: Final = True
 
 
 def register(parser: argparse.ArgumentParser) -> None:
@@ -316,7 +327,9 @@ async def _serve(config: ServeConfig, observe: Observation) -> None:
             from anvil.serve.mcp.server import build_server, run_stdio  # stdio is served by the SDK from the start
 
             _announce(fleet, config, observe, None, telemetry)  # stderr only: stdout carries nothing but the protocol
-            await run_stdio(build_server(fleet))
+            server = build_server(fleet)
+            collector.serving()
+            await run_stdio(server)
             return
         authenticator = build_authenticator(config.inbound, client=jwks_client)  # refusals come before the bind
         from anvil.serve.listener import create_listener
@@ -338,7 +351,12 @@ async def _serve(config: ServeConfig, observe: Observation) -> None:
         shown = f"[{bind.host}]" if ":" in bind.host else bind.host
         _announce(fleet, config, observe, f"http://{shown}:{sock.getsockname()[1]}/mcp", telemetry)
         await serve_http(
-            app, sock=sock, handle_signals=True, limits=config.limits, json_logs=observe.log_format == "json"
+            app,
+            sock=sock,
+            handle_signals=True,
+            limits=config.limits,
+            json_logs=observe.log_format == "json",
+            on_serving=collector.serving,
         )
     finally:
         if telemetry is not None:
@@ -453,6 +471,7 @@ def run(args: argparse.Namespace) -> int:
         from anvil.cli.workers import supervise
 
         shown = f"[{bind.host}]" if ":" in bind.host else bind.host
+        collector.serving()
         return supervise(
             _worker_argv(args),
             host=bind.host,

@@ -60,18 +60,12 @@ from anvil.serve.mcp.resources import Resource, schema_resource
 from anvil.serve.mcp.results import CallResult, OutputCheck, conform
 from anvil.serve.mcp.validation import MAX_ARGUMENT_DEPTH, ArgumentCheck, call_schema, too_deep
 from anvil.serve.pages import resolved_schema
-from anvil.serve.projection import (
-    Projection,
-    ProjectionFailed,
-    ProjectionRefusal,
-    compile_projection,
-    failure_envelope,
-)
 from anvil.serve.report import EffectPlan, call_report, lookup_found, staged_report
-from anvil.serve.responses import ResponseBudget
 
 if TYPE_CHECKING:
     from anvil.runtime.outcome import Outcome
+    from anvil.serve.projection import Projection
+    from anvil.serve.responses import ResponseBudget
 
 __all__ = ["Gateway", "ServedTool"]
 
@@ -172,7 +166,7 @@ class Gateway:
             raise ValueError("result_token_budget must be 0 (off) or a positive number of tokens")
         self.document = document
         self.result_token_budget = result_token_budget
-        self._responses = ResponseBudget(result_token_budget, keeper, document) if result_token_budget else None
+        self._responses: ResponseBudget | None = None  # made by the first call that needs it (_response_budget)
         self.context = context
         self.keeper = keeper
         self._clock = clock or context.clock
@@ -281,6 +275,14 @@ class Gateway:
         """
         return None if self.keeper is None else await self.keeper.read(uri, answer_owner(None))
 
+    def _response_budget(self) -> ResponseBudget | None:
+        """The response budget, None when it is off; made on first use (its module loads with the first call)."""
+        if self._responses is None and self.result_token_budget:
+            from anvil.serve.responses import ResponseBudget
+
+            self._responses = ResponseBudget(self.result_token_budget, self.keeper, self.document)
+        return self._responses
+
     def _now_ms(self) -> int:
         return int(self._clock() * 1000)
 
@@ -346,6 +348,8 @@ class Gateway:
         dry_run = bool(args.pop(DRY_RUN_ARGUMENT, False)) if tool.dry_run else False
         projection: Projection | None = None
         if tool.projection and PROJECTION_ARGUMENT in args:
+            from anvil.serve.projection import ProjectionRefusal, compile_projection
+
             compiled = compile_projection(args.pop(PROJECTION_ARGUMENT))
             if isinstance(compiled, ProjectionRefusal):
                 envelope = _refusal(tool.op, "validation_error", compiled.message, compiled.details)
@@ -353,8 +357,9 @@ class Gateway:
             projection = compiled
         if controls.stage:
             return await self._staged(tool, args, controls, dry_run, identity, projection)
-        if self._responses is not None and tool.op.is_read and tool.op.is_approved:
-            self._responses.size_page(tool.op, args)
+        responses = self._response_budget()
+        if responses is not None and tool.op.is_read and tool.op.is_approved:
+            responses.size_page(tool.op, args)
         key = controls.idempotency_key
         forwarded = forward_key(args, key, tool.key_input)
         if isinstance(forwarded, KeyConflict):
@@ -405,9 +410,10 @@ class Gateway:
         projection: Projection | None,
     ) -> CallResult:
         """``result`` within the response budget (step 9); as it is when the budget is off."""
-        if self._responses is None:
+        responses = self._response_budget()
+        if responses is None:
             return result
-        return await self._responses.bound(
+        return await responses.bound(
             result,
             op=op,
             tool=tool.name,
@@ -512,6 +518,8 @@ def _viewed(tool: ServedTool, result: CallResult, projection: Projection | None)
     """
     if projection is None or result.kind != "success":
         return result
+    from anvil.serve.projection import ProjectionFailed, failure_envelope
+
     try:
         view = projection.apply(result.data)
     except ProjectionFailed as failed:

@@ -61,7 +61,6 @@ from anvil._types import JSONObject, JSONValue
 from anvil.serve.mcp.http import listener_error
 from anvil.serve.mcp.provider import ToolProvider, UnknownTool
 from anvil.serve.mcp.results import CallResult
-from anvil.serve.responses import PAGE_CAP_META, TRUNCATED_META
 
 __all__ = [
     "CALL_PATH",
@@ -260,6 +259,8 @@ def _marker_header(marker: JSONObject) -> str:
 
 
 def _answer(result: CallResult) -> Response:
+    from anvil.serve.responses import PAGE_CAP_META, TRUNCATED_META  # loaded with the first call, not at start
+
     headers = dict(_NO_STORE)
     report = result.report
     fits = True

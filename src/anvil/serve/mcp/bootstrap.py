@@ -31,9 +31,9 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 import orjson
-import pydantic_core
 
 from anvil._types import JSONObject
+from anvil.serve.mcp.bodies import is_validation_error
 
 __all__ = [
     "BOOTSTRAP",
@@ -195,6 +195,8 @@ def dumps(value: Any) -> bytes:
     try:
         return orjson.dumps(value)
     except TypeError:  # an integer beyond 64 bits: pydantic's encoder writes it exactly
+        import pydantic_core  # imported on the first such value (see anvil.serve.mcp.bodies)
+
         return pydantic_core.to_json(value, inf_nan_mode="null")  # as the SDK writes NaN and infinities
 
 
@@ -218,7 +220,7 @@ def exception_answer(exc: BaseException, request_id: int | str) -> bytes:
     """The SDK dispatcher's answer to a handler that raised ``exc`` (not an ``MCPError``, which only
     the SDK raises): a pydantic ``ValidationError`` is INVALID_PARAMS with empty data, anything else
     code 0 with the exception's text."""
-    if isinstance(exc, pydantic_core.ValidationError):
+    if is_validation_error(exc):
         return error_answer(INVALID_PARAMS, "Invalid request parameters", request_id, "")
     return error_answer(0, str(exc), request_id)
 

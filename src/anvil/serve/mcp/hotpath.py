@@ -25,8 +25,9 @@ any difference the hot path logs one warning and switches to the SDK's answers (
 ``initialize`` and notifications to the SDK). A result or listing outside what the tables represent
 exactly (a new content kind, a value outside plain JSON) is answered by the SDK's pipeline.
 
-JSON: the body is parsed by ``pydantic_core.from_json``, the parser the SDK itself uses (so numbers,
-duplicate keys and escapes read exactly as on the SDK path); answers are written by ``orjson``,
+JSON: the body is read as ``pydantic_core.from_json``, the parser the SDK itself uses, reads it (so numbers,
+duplicate keys and escapes read exactly as on the SDK path; :mod:`anvil.serve.mcp.bodies` reads the first
+requests without importing pydantic-core); answers are written by ``orjson``,
 whose output matches pydantic's for every JSON value (integers beyond 64 bits fall back to
 pydantic's encoder).
 """
@@ -39,11 +40,11 @@ from collections import deque
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
-import pydantic_core
 from starlette.requests import Request
 from starlette.types import Message, Receive, Scope, Send
 
 from anvil.serve.mcp import bootstrap
+from anvil.serve.mcp.bodies import is_serialization_error, is_validation_error, read_body
 from anvil.serve.mcp.bootstrap import (
     BOOTSTRAP,
     INTERNAL_ERROR,
@@ -304,7 +305,7 @@ class HotPath:
     async def _answer(self, scope: Scope, body: bytes, version: str) -> tuple[int, bytes] | None:
         """The HTTP status and body for a hot request, or None to leave the request to the SDK."""
         try:
-            message = pydantic_core.from_json(body)
+            message = read_body(body)
         except ValueError:
             return None
         if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
@@ -397,7 +398,9 @@ class HotPath:
                 if encoded is None:  # outside the tables: the SDK's own pipeline
                     encoded = response(await self._sdk_call_result(wire, version), request_id)
                 return 200, encoded
-            except pydantic_core.PydanticSerializationError:  # e.g. a lone surrogate in the upstream's text
+            except Exception as exc:
+                if not is_serialization_error(exc):  # e.g. a lone surrogate in the upstream's text
+                    raise
                 # The SDK fails at the same point, writing its answer: HTTP 500, INTERNAL_ERROR, no id.
                 logger.exception("Error handling POST request")
                 return 500, TRANSPORT_FAILURE
@@ -408,7 +411,7 @@ class HotPath:
         except Exception as exc:  # the SDK dispatcher's one exception-to-wire rule
             if self._wire is not None:
                 return 200, self._wire.error_answer(exc, request_id)
-            if not isinstance(exc, pydantic_core.ValidationError):
+            if not is_validation_error(exc):
                 logger.exception("handler for %r raised", "tools/call")
             return 200, bootstrap.exception_answer(exc, request_id)
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import ipaddress
 import signal
 import socket
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from typing import TYPE_CHECKING, Any, Final
 
@@ -237,6 +237,7 @@ async def serve_http(
     handle_signals: bool = False,
     limits: ConnectionLimits = DEFAULT_LIMITS,
     json_logs: bool = False,
+    on_serving: Callable[[], None] | None = None,
 ) -> None:
     """Serve ``app`` with uvicorn until cancelled, or until SIGINT/SIGTERM when ``handle_signals``.
 
@@ -256,6 +257,8 @@ async def serve_http(
         limits: The inbound connection limits.
         json_logs: Leave uvicorn's loggers to the root logger's handler (the JSON lines of
             ``ANVIL_LOG_FORMAT=json``) instead of its own text format.
+        on_serving: Called once uvicorn is loaded and configured, just before it serves (``anvil serve``
+            runs the paused cyclic collector again there).
     """
     import anyio
     import uvicorn
@@ -284,6 +287,8 @@ async def serve_http(
         h11_max_incomplete_event_size=limits.max_head_bytes,
     )
     server = _Server(config)
+    if on_serving is not None:
+        on_serving()
 
     async def stop_on_signal() -> None:
         with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as received:
