@@ -71,8 +71,8 @@ async def _ledgers(folder: Path, pairs: int) -> None:
         await ledger.close()
     print(f"| ledger ({pairs} pairs) | reserve p50, us | complete p50, us | pair thread CPU p50, us |")
     print("|---|---|---|---|")
-    for name, (reserve, complete, cpu) in steps.items():
-        print(f"| {name} | {_p50_us(reserve):.0f} | {_p50_us(complete):.0f} | {_p50_us(cpu):.0f} |")
+    for name, (reserves, completes, cpus) in steps.items():
+        print(f"| {name} | {_p50_us(reserves):.0f} | {_p50_us(completes):.0f} | {_p50_us(cpus):.0f} |")
 
 
 def _commits(folder: Path, count: int) -> None:
