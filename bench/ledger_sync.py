@@ -1,18 +1,22 @@
 """Where a keyed write's ledger time goes on this disk: the SQLite ledger's work and its sync, in one process.
 
-    .venv/bin/python bench/ledger_sync.py [--pairs N] [--dir DIR]
+    .venv/bin/python bench/ledger_sync.py [--pairs N] [--gap-ms MS] [--dir DIR]
 
 Two tables, each from one process so a shared machine's load weighs on every row alike:
 
 * **ledger**: ``memory:``, SQLite ``synchronous=normal`` (the opt-in: no sync) and SQLite ``full`` (the
   default: the reservation synced, here always on the event loop) reserve and complete ``N`` fresh keys,
   interleaved call by call; p50 of each step and of the pair's thread CPU (the sync's kernel time
-  included). ``normal - memory`` is the ledger's own work (SQLite's statements, its file locks and WAL
+  included), with ``--gap-ms`` (default 1) idle between two writes, as a gateway has between a caller's
+  calls. ``normal - memory`` is the ledger's own work (SQLite's statements, its file locks and WAL
   append, the identity ``stat``, the Python around them); ``full - normal`` is what the sync adds.
+  On a VM both grow with the gap: a thread that waits for the disk (or the next call) lets its vCPU
+  halt and resumes cold (``--gap-ms 0`` is the back-to-back best case).
 * **synced commit**: one-page inserts with ``synchronous=FULL`` into a WAL that grows (a fresh file),
   then into the same WAL after a checkpoint restarted it (the frames overwrite blocks already
-  written). A growing file also commits the filesystem's journal on each sync (its size changed);
-  ``compare.py``'s probe truncates its WAL every round, so it measures the growing kind. A gateway
+  written), then again with no gap between commits. A growing file also commits the filesystem's
+  journal on each sync (its size changed). ``compare.py``'s probe truncates its WAL every round and
+  runs its five commits back to back: a growing WAL, without the gap a gateway's writes have. A gateway
   grows its WAL over its first cycle of :data:`anvil.ledger.sqlite._CHECKPOINT_EVERY` writes (half as
   many keyed writes), then overwrites it after each checkpoint.
 
@@ -43,7 +47,7 @@ def _p50_us(values: list[int]) -> float:
     return statistics.median(values) / 1000
 
 
-async def _ledgers(folder: Path, pairs: int) -> None:
+async def _ledgers(folder: Path, pairs: int, gap_s: float) -> None:
     ledgers: dict[str, Ledger] = {
         "memory:": MemoryLedger(LedgerOptions()),
         "sqlite synchronous=normal": SqliteLedger(str(folder / "normal.db"), reservation_sync="NORMAL"),
@@ -66,17 +70,23 @@ async def _ledgers(folder: Path, pairs: int) -> None:
                 steps[name][0].append(reserved - began)
                 steps[name][1].append(time.perf_counter_ns() - reserved)
                 steps[name][2].append(time.thread_time_ns() - cpu)
-            await asyncio.sleep(0.001)  # a call's other work between two writes
+            await asyncio.sleep(gap_s)  # the caller's own time between two calls
     for ledger in ledgers.values():
         await ledger.close()
-    print(f"| ledger ({pairs} pairs) | reserve p50, us | complete p50, us | pair thread CPU p50, us |")
+    head = f"| ledger ({pairs} pairs, {gap_s * 1000:g} ms apart) |"
+    print(f"{head} reserve p50, us | complete p50, us | pair thread CPU p50, us |")
     print("|---|---|---|---|")
     for name, (reserves, completes, cpus) in steps.items():
         print(f"| {name} | {_p50_us(reserves):.0f} | {_p50_us(completes):.0f} | {_p50_us(cpus):.0f} |")
 
 
-def _commits(folder: Path, count: int) -> None:
-    timed: dict[str, list[int]] = {"growing WAL": [], "overwritten WAL (after a checkpoint)": []}
+def _commits(folder: Path, count: int, gap_s: float) -> None:
+    gap = f"{gap_s * 1000:g} ms apart"
+    timed: dict[str, list[int]] = {
+        f"growing WAL, {gap}": [],
+        f"overwritten WAL (after a checkpoint), {gap}": [],
+        "overwritten WAL, back to back": [],
+    }
     with contextlib.closing(sqlite3.connect(folder / "probe.db", isolation_level=None)) as conn:
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = FULL")
@@ -87,7 +97,8 @@ def _commits(folder: Path, count: int) -> None:
                 began = time.perf_counter_ns()
                 conn.execute("INSERT INTO probe VALUES (?, ?)", (f"{kind}-{index}", "x" * 300))
                 found.append(time.perf_counter_ns() - began)
-                time.sleep(0.001)
+                if not kind.endswith("back to back"):
+                    time.sleep(gap_s)
             conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()  # the next commit restarts the WAL
     print(f"\n| synced commit ({count} each) | p50, us |")
     print("|---|---|")
@@ -98,12 +109,14 @@ def _commits(folder: Path, count: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pairs", type=int, default=500, help="reserve+complete pairs per ledger (default 500)")
+    parser.add_argument("--gap-ms", type=float, default=1.0, help="idle time between two writes (default 1)")
     parser.add_argument("--dir", type=Path, default=REPO, help="where the files live (default: the checkout)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix=".bench-ledger-sync-", dir=args.dir) as scratch:
         folder = Path(scratch)
-        asyncio.run(_ledgers(folder, max(1, args.pairs)))
-        _commits(folder, max(1, args.pairs // 2))
+        gap_s = max(0.0, args.gap_ms / 1000)
+        asyncio.run(_ledgers(folder, max(1, args.pairs), gap_s))
+        _commits(folder, max(1, args.pairs // 3), gap_s)
     print(f"\nfiles in {args.dir} ({os.statvfs(args.dir).f_bsize}-byte blocks)")
 
 
