@@ -218,3 +218,13 @@ def test_the_thread_switch_interval_is_restored_once_the_writes_are_done(tmp_pat
         install.add({"air.json": b"{}\n"})
         install.commit()
     assert sys.getswitchinterval() == before
+
+
+def test_files_are_made_ahead_up_to_the_count_expected(tmp_path: Path) -> None:
+    with BundleInstall(tmp_path / "bundle", slots=2) as install:
+        _wait_for_slots(tmp_path, 2)
+        install.expect(5)
+        _wait_for_slots(tmp_path, 5)
+        time.sleep(0.05)
+        (stage,) = tmp_path.glob(".*.compile-stage-*")
+        assert len(os.listdir(stage / ".compile-slots")) == 5

@@ -57,6 +57,8 @@ GENERATOR_ROOTS: frozenset[str] = frozenset(
 _SLOTS = ".compile-slots"
 #: The interpreter's thread switch interval while the writer thread works (see :class:`BundleInstall`).
 _SWITCH_S = 0.0002
+#: Put on the writer's queue to wake it (not a file).
+_WAKE: tuple[str, bytes] = ("", b"")
 _WRITE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
 
 
@@ -332,6 +334,11 @@ class BundleInstall:
             shutil.rmtree(self._stage, ignore_errors=True)
             self._done = True
 
+    def expect(self, count: int) -> None:
+        """Make up to ``count`` files ahead in all (say once the compile knows about how many it emits)."""
+        self._slots = max(0, count)
+        self._pending.put(_WAKE)  # a thread waiting for files goes back to making them
+
     def add(self, files: Mapping[str, bytes]) -> None:
         """Queue ``files`` (relative POSIX path -> bytes) to be written, in the order given."""
         for rel, data in files.items():
@@ -400,6 +407,8 @@ class BundleInstall:
                 continue
             if item is None:
                 return
+            if item is _WAKE:
+                continue
             if self._failure is not None:
                 continue  # the first failure is the answer; the rest is discarded with the stage
             rel, data = item

@@ -284,8 +284,14 @@ def _compile_bundle(
             early.discard()  # not committed: an input error, a refusal or a crash
 
 
-#: Empty files the bundle writer makes ahead while the spec compiles (a large API's bundle has 700-1500).
-_SLOTS_AHEAD = 1024
+#: Empty files the bundle writer makes ahead while the spec compiles, before their number is known: a
+#: large API's bundle has 700-1500, a small one's compile ends before many are made.
+_SLOTS_AHEAD = 768
+
+
+def _files_for(approved: int) -> int:
+    """About how many files a bundle has: three per approved operation and two dozen more (the corpus)."""
+    return 3 * approved + 24
 
 
 def _early_install(out: Path) -> BundleInstall | None:
@@ -342,6 +348,8 @@ def _compile_into(
     if doc is None or input_failed:
         return CompileOutcome(diagnostics=diagnostics)
     operations, approved = len(doc.operations), sum(op.state == "approved" for op in doc.operations)
+    if early is not None:
+        early.expect(_files_for(approved))
     try:
         if progress is not None:
             progress.stage("writing")
