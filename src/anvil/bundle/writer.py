@@ -412,6 +412,8 @@ class BundleInstall:
             if self._failure is not None:
                 continue  # the first failure is the answer; the rest is discarded with the stage
             rel, data = item
+            if not spare:
+                numbered += 1  # made where it belongs: one file fewer to make ahead
             try:
                 _write(self._stage, rel, data, made, spare.pop() if spare else None)
                 _check_written(self._stage, rel, data)
