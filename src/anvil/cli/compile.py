@@ -294,6 +294,11 @@ def _files_for(approved: int) -> int:
     return 3 * approved + 24
 
 
+def _approving(manifest: Manifest) -> int:
+    """How many operations ``manifest`` approves by name (before the compile decides)."""
+    return sum(entry.state == "approved" for entry in manifest.operations)
+
+
 def _early_install(out: Path) -> BundleInstall | None:
     """A bundle install started before the compile, so its files are made meanwhile (on another core).
 
@@ -341,6 +346,7 @@ def _compile_into(
             spec_root=spec_root,
             max_file_bytes=max_file_bytes,
             counter=counter,
+            on_manifest=None if early is None else lambda parsed: early.expect(_files_for(_approving(parsed))),
         )
     diagnostics = tuple(result.diagnostics)
     doc = result.document
