@@ -57,6 +57,8 @@ GENERATOR_ROOTS: frozenset[str] = frozenset(
 _SLOTS = ".compile-slots"
 #: The interpreter's thread switch interval while the writer thread works (see :class:`BundleInstall`).
 _SWITCH_S = 0.0002
+#: At most this many files are made ahead, whatever is expected (bounded work for a guess).
+_MAX_SLOTS = 16384
 #: Put on the writer's queue to wake it (not a file).
 _WAKE: tuple[str, bytes] = ("", b"")
 _WRITE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
@@ -313,7 +315,7 @@ class BundleInstall:
         self._pending: queue.SimpleQueue[tuple[str, bytes] | None] = queue.SimpleQueue()
         self._failure: BaseException | None = None
         self._done = False
-        self._slots = max(0, slots)
+        self._slots = min(max(0, slots), _MAX_SLOTS)
         self._switch = sys.getswitchinterval()
         sys.setswitchinterval(min(self._switch, _SWITCH_S))
         self._thread = threading.Thread(target=self._drain, name="anvil-bundle-writer", daemon=True)
@@ -336,7 +338,7 @@ class BundleInstall:
 
     def expect(self, count: int) -> None:
         """Make up to ``count`` files ahead in all (say once the compile knows about how many it emits)."""
-        self._slots = max(0, count)
+        self._slots = min(max(0, count), _MAX_SLOTS)
         self._pending.put(_WAKE)  # a thread waiting for files goes back to making them
 
     def add(self, files: Mapping[str, bytes]) -> None:
