@@ -182,7 +182,6 @@ def _write(stage: Path, rel: str, data: bytes, made: set[str] | None = None, slo
             key = "/".join(folders[: depth + 1])
             if key in made:
                 continue  # already made or checked by this install: a directory, not a link
-            made.add(key)
         if current.is_symlink():
             raise _unsafe_path(rel, f"{folder!r} is a symlink")
         try:
@@ -190,6 +189,8 @@ def _write(stage: Path, rel: str, data: bytes, made: set[str] | None = None, slo
         except FileExistsError:
             if not current.is_dir():
                 raise _unsafe_path(rel, f"{folder!r} is already a file") from None
+        if made is not None:
+            made.add(key)  # once it exists: another writer skipping it can write inside
     if slot is not None and _fill_slot(slot, current / name, rel, data):
         return
     try:
@@ -316,6 +317,10 @@ class BundleInstall:
         self._failure: BaseException | None = None
         self._done = False
         self._slots = min(max(0, slots), _MAX_SLOTS)
+        # Shared by the writer thread and, once the files are all queued, the committing thread.
+        self._spare: list[Path] = []
+        self._numbered = 0
+        self._made: set[str] = set()
         self._switch = sys.getswitchinterval()
         sys.setswitchinterval(min(self._switch, _SWITCH_S))
         self._thread = threading.Thread(target=self._drain, name="anvil-bundle-writer", daemon=True)
@@ -382,14 +387,38 @@ class BundleInstall:
         )
 
     def _finish_writes(self) -> None:
+        self._help()
         self._pending.put(None)
         self._thread.join()
         sys.setswitchinterval(self._switch)
 
+    def _help(self) -> None:
+        """Write what is still queued from this thread too, beside the writer (both mostly wait on the kernel)."""
+        while True:
+            try:
+                item = self._pending.get_nowait()
+            except queue.Empty:
+                return
+            if item is not None and item is not _WAKE:
+                self._put(*item)
+
+    def _put(self, rel: str, data: bytes) -> None:
+        if self._failure is not None:
+            return  # the first failure is the answer; the rest is discarded with the stage
+        try:
+            slot = self._spare.pop()
+        except IndexError:
+            slot = None
+            self._numbered += 1  # made where it belongs: one file fewer to make ahead
+        try:
+            _write(self._stage, rel, data, self._made, slot)
+            _check_written(self._stage, rel, data)
+        except Exception as exc:  # raised by commit, whatever it is: a missing file must not be swapped in
+            if self._failure is None:
+                self._failure = exc
+
     def _drain(self) -> None:
-        made: set[str] = set()
-        spare: list[Path] = []
-        folder, numbered = self._stage / _SLOTS, 0
+        folder = self._stage / _SLOTS
         if self._slots:
             try:
                 folder.mkdir()
@@ -397,30 +426,21 @@ class BundleInstall:
                 self._slots = 0
         while True:
             try:
-                item = self._pending.get_nowait() if numbered < self._slots else self._pending.get()
+                item = self._pending.get_nowait() if self._numbered < self._slots else self._pending.get()
             except queue.Empty:  # nothing to write yet: make the next empty file
-                slot, numbered = folder / str(numbered), numbered + 1
+                slot = folder / str(self._numbered)
+                self._numbered += 1
                 try:
                     os.close(os.open(slot, _WRITE_FLAGS, 0o644))
                 except OSError:
                     self._slots = 0  # making them fails: the files are made where they belong
                 else:
-                    spare.append(slot)
+                    self._spare.append(slot)
                 continue
             if item is None:
                 return
-            if item is _WAKE:
-                continue
-            if self._failure is not None:
-                continue  # the first failure is the answer; the rest is discarded with the stage
-            rel, data = item
-            if not spare:
-                numbered += 1  # made where it belongs: one file fewer to make ahead
-            try:
-                _write(self._stage, rel, data, made, spare.pop() if spare else None)
-                _check_written(self._stage, rel, data)
-            except Exception as exc:  # raised by commit, whatever it is: a missing file must not be swapped in
-                self._failure = exc
+            if item is not _WAKE:
+                self._put(*item)
 
 
 def install_bundle(out: Path, files: Mapping[str, bytes]) -> InstallReport:
