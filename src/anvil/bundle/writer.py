@@ -285,8 +285,9 @@ class BundleInstall:
 
     The output is checked and a hidden stage made on construction; :meth:`add` hands files to a writer
     thread that writes and reads back each one while the caller emits the next (writing a large bundle
-    is mostly kernel time, which then runs beside the emission); :meth:`commit` waits for the writes,
-    carries the entries that are not compiler-owned forward, checks no stray file sits in an owned root
+    is mostly kernel time, which then runs beside the emission); :meth:`commit` writes what is still
+    queued beside the thread (which file of two conflicting paths fails first may then vary, never that
+    one fails), carries the entries that are not compiler-owned forward, checks no stray file sits in an owned root
     and swaps the stage in. Leaving the ``with`` block without committing deletes the stage, so the
     previous bundle at ``out`` stays as it was whatever goes wrong.
 
@@ -296,7 +297,8 @@ class BundleInstall:
     then fills one and is linked at its path (a link never replaces a path, so a path written twice is
     still refused); the spare ones are deleted before the swap. While the thread lives, the interpreter
     switches threads every 0.2 ms (not 5), or a thread that mostly waits on the kernel would get the
-    interpreter back only every 5 ms while the compiler computes.
+    interpreter back only every 5 ms while the compiler computes. :meth:`expect` sets how many files
+    to make ahead once the caller knows better.
 
     Raises:
         BundleError: as :func:`install_bundle`, from the constructor (the output), :meth:`add` (a bad
