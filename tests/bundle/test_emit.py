@@ -139,3 +139,11 @@ def test_air_json_is_written_from_the_operations_json_the_compile_hands_on(payme
     given[0]["description"] = "written from what was given"
     air = json.loads(emit_bundle(replace(payments_doc), operations_json=given)["air.json"])
     assert air["operations"][0]["description"] == "written from what was given"  # used as is, not serialized again
+
+
+def test_a_sink_receives_every_file_as_its_emitter_makes_it(payments_doc: Document) -> None:
+    batches: list[dict[str, bytes]] = []
+    files = emit_bundle(payments_doc, sink=lambda produced: batches.append(dict(produced)))
+    assert len(batches) > 1 and batches[0].keys() == {"air.json", "generation.json"}
+    assert {rel: data for batch in batches for rel, data in batch.items()} == files
+    assert sum(len(batch) for batch in batches) == len(files)

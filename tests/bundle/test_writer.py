@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import os
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -8,7 +10,7 @@ import pytest
 from anvil.air.model import Document
 from anvil.bundle.emit import emit_bundle
 from anvil.bundle.hash import bundle_files
-from anvil.bundle.writer import _discard_backup, _swap, install_bundle
+from anvil.bundle.writer import BundleInstall, _discard_backup, _swap, install_bundle
 from anvil.errors import BundleError
 
 
@@ -140,3 +142,97 @@ def test_a_symlink_where_a_generated_root_goes_is_replaced_never_written_through
     assert not (installed / "userdir").is_symlink()
     assert (installed / "userdir" / "x.txt").read_bytes() == b"x"
     assert list(outside.iterdir()) == []
+
+
+def _wait_for_slots(parent: Path, count: int) -> None:
+    """Until the stage beside ``parent``'s bundle holds ``count`` empty files made ahead (at most 10 s)."""
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        for stage in parent.glob(".*.compile-stage-*"):
+            slots = stage / ".compile-slots"
+            if slots.is_dir() and len(os.listdir(slots)) >= count:
+                return
+        time.sleep(0.01)
+    raise AssertionError("the writer made no files ahead")
+
+
+def test_files_added_in_several_batches_are_installed_only_on_commit(tmp_path: Path, payments_doc: Document) -> None:
+    files = emit_bundle(payments_doc)
+    out = tmp_path / "bundle"
+    with BundleInstall(out) as install:
+        names = sorted(files)
+        install.add({rel: files[rel] for rel in names[:3]})
+        install.add({rel: files[rel] for rel in names[3:]})
+        assert not out.exists()
+        report = install.commit()
+    assert _snapshot(out) == files and report.files == len(files)
+    assert _siblings(tmp_path) == []
+
+
+def test_files_made_ahead_fill_the_bundle_and_the_spare_ones_never_reach_it(tmp_path: Path) -> None:
+    out = tmp_path / "bundle"
+    with BundleInstall(out, slots=6) as install:
+        _wait_for_slots(tmp_path, 6)
+        install.add({"air.json": b"{}\n", "skill/a.md": b"a\n", "skill/b.md": b"b\n"})
+        install.commit()
+    assert _snapshot(out) == {"air.json": b"{}\n", "skill/a.md": b"a\n", "skill/b.md": b"b\n"}
+    assert sorted(os.listdir(out)) == ["air.json", "skill"]
+    assert all(os.stat(out / rel).st_nlink == 1 for rel in ("air.json", "skill/a.md", "skill/b.md"))
+    assert _siblings(tmp_path) == []
+
+
+def test_a_file_made_ahead_never_replaces_a_path_already_written(installed: Path) -> None:
+    before = _snapshot(installed)
+    with BundleInstall(installed, slots=4) as install:
+        _wait_for_slots(installed.parent, 4)
+        install.add({"skill/a/b": b"makes skill/a a directory", "skill/a": b"then a file where it is"})
+        with pytest.raises(BundleError) as caught:
+            install.commit()
+    assert caught.value.code == "bundle/path_unsafe"  # whichever of the two is written first
+    assert _snapshot(installed) == before
+    assert _siblings(installed.parent) == []
+
+
+def test_an_install_left_without_commit_changes_nothing_and_leaves_no_stage(installed: Path) -> None:
+    before = _snapshot(installed)
+    with BundleInstall(installed, slots=4) as install:
+        install.add({"air.json": b"{}\n"})
+    assert _snapshot(installed) == before
+    assert _siblings(installed.parent) == []
+
+
+def test_a_path_added_twice_is_refused(tmp_path: Path) -> None:
+    with BundleInstall(tmp_path / "bundle") as install:
+        install.add({"air.json": b"{}\n"})
+        with pytest.raises(BundleError) as caught:
+            install.add({"air.json": b"[]\n"})
+    assert caught.value.code == "bundle/path_unsafe"
+    assert not (tmp_path / "bundle").exists() and _siblings(tmp_path) == []
+
+
+def test_files_still_queued_at_commit_are_all_written(tmp_path: Path) -> None:
+    files = {f"skill/schemas/{index:04}.json": b"%d\n" % index for index in range(300)}
+    with BundleInstall(tmp_path / "bundle", slots=10) as install:
+        install.add(files)
+        install.commit()
+    assert _snapshot(tmp_path / "bundle") == files
+    assert _siblings(tmp_path) == []
+
+
+def test_the_thread_switch_interval_is_restored_once_the_writes_are_done(tmp_path: Path) -> None:
+    before = sys.getswitchinterval()
+    with BundleInstall(tmp_path / "bundle") as install:
+        assert sys.getswitchinterval() < before
+        install.add({"air.json": b"{}\n"})
+        install.commit()
+    assert sys.getswitchinterval() == before
+
+
+def test_files_are_made_ahead_up_to_the_count_expected(tmp_path: Path) -> None:
+    with BundleInstall(tmp_path / "bundle", slots=2) as install:
+        _wait_for_slots(tmp_path, 2)
+        install.expect(5)
+        _wait_for_slots(tmp_path, 5)
+        time.sleep(0.05)
+        (stage,) = tmp_path.glob(".*.compile-stage-*")
+        assert len(os.listdir(stage / ".compile-slots")) == 5

@@ -148,6 +148,15 @@ def test_bad_input_gives_a_code_a_nonzero_exit_and_leaves_the_previous_bundle(
     assert report["ok"] is False and report["bundleHash"] is None
     assert "Traceback" not in err
     assert _snapshot(out) == before
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no stage left beside it
+
+
+def test_a_compile_leaves_no_stage_beside_the_bundle_and_no_spare_file_in_it(tmp_path: Path) -> None:
+    out = tmp_path / "payments"
+    outcome = compile_bundle(Path(SPEC), out=out, manifest=Path(MANIFEST), service_id="payments")
+    assert outcome.bundle_hash == bundle_hash(out)
+    assert [p.name for p in tmp_path.iterdir()] == ["payments"]
+    assert not any(".compile-slots" in p.parts for p in out.rglob("*"))
 
 
 def test_an_unwritable_out_is_coded_and_the_previous_bundle_is_intact(

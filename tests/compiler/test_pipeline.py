@@ -61,6 +61,13 @@ def test_payments_with_its_manifest_approves_every_operation() -> None:
     assert not [d for d in result.diagnostics if d.severity == "error"]
 
 
+def test_the_parsed_manifest_is_handed_to_the_caller_only_when_there_is_one() -> None:
+    seen: list[tuple[str, ...]] = []
+    build(PAYMENTS, manifest=PAYMENTS_MANIFEST, on_manifest=lambda m: seen.append(tuple(e.key for e in m.operations)))
+    build(PAYMENTS, service_id="payments", on_manifest=lambda m: seen.append(()))
+    assert len(seen) == 1 and "createRefund" in seen[0]
+
+
 def test_the_service_id_defaults_to_the_snake_cased_title() -> None:
     doc = {"openapi": "3.0.3", "info": {"title": "Payments API", "version": "7"}, "paths": {"/x": {"get": {}}}}
     result = compile_source(loaded(doc), None, service_id=None)

@@ -78,12 +78,18 @@ def _merge(files: dict[str, bytes], produced: dict[str, bytes]) -> None:
 
 
 def emit_bundle(
-    doc: Document, generation: Generation | None = None, *, operations_json: list[Any] | None = None
+    doc: Document,
+    generation: Generation | None = None,
+    *,
+    operations_json: list[Any] | None = None,
+    sink: Callable[[Mapping[str, bytes]], None] | None = None,
 ) -> dict[str, bytes]:
     """Project ``doc`` into every compiler-owned file, keyed by relative POSIX path (sorted).
 
     ``operations_json``: the JSON of ``doc.operations`` when the caller has it (a compile's round trip
     wrote it: :attr:`anvil.compiler.CompileResult.operations_json`); ``air.json`` is written from it.
+    ``sink``: called with each emitter's files as soon as they are made (say
+    :meth:`anvil.bundle.writer.BundleInstall.add`, so they are written while the next are emitted).
 
     Raises:
         BundleError: ``bundle/invalid`` when the generation inputs are unusable, or two emitters claim
@@ -94,9 +100,15 @@ def emit_bundle(
         air_file(doc, operations_json=operations_json)  # kept for ``doc``: the emitters that need it find it
     files: dict[str, bytes] = {}
     for emitter in EMITTERS:
-        _merge(files, emitter(doc, inputs))
+        produced = emitter(doc, inputs)
+        _merge(files, produced)
+        if sink is not None:
+            sink(produced)
     for derived in DERIVED_EMITTERS:
-        _merge(files, derived(doc, inputs, files))
+        produced = derived(doc, inputs, files)
+        _merge(files, produced)
+        if sink is not None:
+            sink(produced)
     return dict(sorted(files.items()))
 
 

@@ -44,6 +44,7 @@ from anvil.errors import BundleError, ConfigError, UsageError
 
 if TYPE_CHECKING:
     from anvil.air.token_counter import TokenCounter
+    from anvil.bundle.writer import BundleInstall
     from anvil.compiler.manifest.model import Manifest
 
 __all__ = [
@@ -263,11 +264,77 @@ def _compile_bundle(
     deployment_namespace: str | None,
     max_file_bytes: int | None,
 ) -> CompileOutcome:
+    early = _early_install(out)
+    try:
+        return _compile_into(
+            early,
+            counter,
+            spec,
+            out=out,
+            manifest=manifest,
+            service_id=service_id,
+            root=root,
+            spec_root=spec_root,
+            progress=progress,
+            deployment_namespace=deployment_namespace,
+            max_file_bytes=max_file_bytes,
+        )
+    finally:
+        if early is not None:
+            early.discard()  # not committed: an input error, a refusal or a crash
+
+
+#: Empty files the bundle writer makes ahead while the spec compiles, before their number is known: a
+#: large API's bundle has 700-1500, a small one's compile ends before many are made.
+_SLOTS_AHEAD = 768
+
+
+def _files_for(approved: int) -> int:
+    """About how many files a bundle has: three per approved operation and two dozen more (the corpus)."""
+    return 3 * approved + 24
+
+
+def _approving(manifest: Manifest) -> int:
+    """How many operations ``manifest`` approves by name (before the compile decides)."""
+    return sum(entry.state == "approved" for entry in manifest.operations)
+
+
+def _early_install(out: Path) -> BundleInstall | None:
+    """A bundle install started before the compile, so its files are made meanwhile (on another core).
+
+    None when ``out``'s folder does not exist yet (an input error must not leave it made) or ``out`` is
+    refused: the install is then started after the compile, where a refusal is reported as before.
+    """
+    from anvil.bundle.writer import BundleInstall
+
+    if not Path(os.path.abspath(out)).parent.is_dir():
+        return None
+    try:
+        return BundleInstall(out, slots=_SLOTS_AHEAD)
+    except BundleError:
+        return None
+
+
+def _compile_into(
+    early: BundleInstall | None,
+    counter: TokenCounter,
+    spec: Path,
+    *,
+    out: Path,
+    manifest: Path | None,
+    service_id: str | None,
+    root: Path | None,
+    spec_root: Path | None,
+    progress: Progress | None,
+    deployment_namespace: str | None,
+    max_file_bytes: int | None,
+) -> CompileOutcome:
+    from anvil.bundle.writer import BundleInstall
+
     with counter:  # ended once the figures are counted
         from anvil.bundle.emit import emit_bundle
         from anvil.bundle.generation import Generation
         from anvil.bundle.hash import bundle_hash
-        from anvil.bundle.writer import install_bundle
         from anvil.compiler import build
 
         uri = source_uri(spec, root or Path.cwd())
@@ -279,6 +346,7 @@ def _compile_bundle(
             spec_root=spec_root,
             max_file_bytes=max_file_bytes,
             counter=counter,
+            on_manifest=None if early is None else lambda parsed: early.expect(_files_for(_approving(parsed))),
         )
     diagnostics = tuple(result.diagnostics)
     doc = result.document
@@ -286,12 +354,16 @@ def _compile_bundle(
     if doc is None or input_failed:
         return CompileOutcome(diagnostics=diagnostics)
     operations, approved = len(doc.operations), sum(op.state == "approved" for op in doc.operations)
+    if early is not None:
+        early.expect(_files_for(approved))
     try:
         if progress is not None:
             progress.stage("writing")
         namespace = deployment_namespace_for(out, flag=deployment_namespace, manifest=manifest, parsed=result.manifest)
-        files = emit_bundle(doc, Generation(deployment_namespace=namespace), operations_json=result.operations_json)
-        report = install_bundle(out, files)
+        with early or BundleInstall(out) as install:  # each emitter's files are written while the next emits
+            generation = Generation(deployment_namespace=namespace)
+            emit_bundle(doc, generation, operations_json=result.operations_json, sink=install.add)
+            report = install.commit()
         digest = bundle_hash(out)
     except BundleError as exc:
         return CompileOutcome(diagnostics=(*diagnostics, _bundle_error(exc)), operations=operations, approved=approved)

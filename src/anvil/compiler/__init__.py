@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from anvil.air.token_counter import TokenCounter
 from anvil.compiler.pipeline import CompileResult, compile_source
 from anvil.diagnostics import Diagnostic
+
+if TYPE_CHECKING:
+    from anvil.compiler.manifest.model import Manifest
 
 __all__ = ["CompileResult", "build", "compile_source"]
 
@@ -22,6 +27,7 @@ def build(
     spec_root: Path | None = None,
     max_file_bytes: int | None = None,
     counter: TokenCounter | None = None,
+    on_manifest: Callable[[Manifest], None] | None = None,
 ) -> CompileResult:
     """Load ``spec`` (and ``manifest``), compile, and return the AIR document with every diagnostic.
 
@@ -44,6 +50,8 @@ def build(
             (default 64 MiB); only regular files are read.
         counter: counts the disclosure figures' tokens (the caller ends it); default: one started here,
             whose helper process loads the tokenizer while the spec loads.
+        on_manifest: called with the parsed manifest before the spec is compiled (not called without
+            one): say, to prepare for the operations it approves while the compile runs.
 
     Returns:
         The :class:`CompileResult`.
@@ -60,6 +68,8 @@ def build(
         manifest_found: list[Diagnostic] = []
         if manifest is not None:
             parsed, manifest_found = load_manifest(manifest, max_file_bytes=limit)
+            if parsed is not None and on_manifest is not None:
+                on_manifest(parsed)
         result = compile_source(
             loaded, parsed, service_id=service_id, source_uri=source_uri or str(spec), counter=active
         )
