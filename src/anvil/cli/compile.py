@@ -237,51 +237,24 @@ def compile_bundle(
 
         # Started first, so the helper loads the tokenizer while the compiler is imported and the spec loads.
         with TokenCounter() as counter:
-            return _compile_bundle(
-                counter,
-                spec,
-                out=out,
-                manifest=manifest,
-                service_id=service_id,
-                root=root,
-                spec_root=spec_root,
-                progress=progress,
-                deployment_namespace=deployment_namespace,
-                max_file_bytes=max_file_bytes,
-            )
-
-
-def _compile_bundle(
-    counter: TokenCounter,
-    spec: Path,
-    *,
-    out: Path,
-    manifest: Path | None,
-    service_id: str | None,
-    root: Path | None,
-    spec_root: Path | None,
-    progress: Progress | None,
-    deployment_namespace: str | None,
-    max_file_bytes: int | None,
-) -> CompileOutcome:
-    early = _early_install(out)
-    try:
-        return _compile_into(
-            early,
-            counter,
-            spec,
-            out=out,
-            manifest=manifest,
-            service_id=service_id,
-            root=root,
-            spec_root=spec_root,
-            progress=progress,
-            deployment_namespace=deployment_namespace,
-            max_file_bytes=max_file_bytes,
-        )
-    finally:
-        if early is not None:
-            early.discard()  # not committed: an input error, a refusal or a crash
+            early = _early_install(out)
+            try:
+                return _compile_into(
+                    early,
+                    counter,
+                    spec,
+                    out=out,
+                    manifest=manifest,
+                    service_id=service_id,
+                    root=root,
+                    spec_root=spec_root,
+                    progress=progress,
+                    deployment_namespace=deployment_namespace,
+                    max_file_bytes=max_file_bytes,
+                )
+            finally:
+                if early is not None:
+                    early.discard()  # not committed: an input error, a refusal or a crash
 
 
 #: Empty files the bundle writer makes ahead while the spec compiles, before their number is known: a
