@@ -181,6 +181,8 @@ class _Renderer:
         #: a count the loose rendering would read otherwise (else rendering loosely changes nothing)
         self.counted = False
         self._open: set[int] = set()
+        #: how deep in a backreference's copy of its group this rendering is (anchors hold there no longer)
+        self._copying = 0
 
     def sequence(self, items: Any, flags: int) -> tuple[str, int]:
         pieces = [self.item(str(op), av, flags) for op, av in items]
@@ -196,6 +198,8 @@ class _Renderer:
         if name == "IN":
             return self.members(av)
         if name == "AT":
+            if self._copying:  # a reference matches the captured text, not where the group stood
+                return "", 0
             return self.anchor(str(av), flags), 1
         if name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
             if name == "POSSESSIVE_REPEAT":
@@ -289,8 +293,10 @@ class _Renderer:
         if inner is None or group in self._open:
             return r"(?s:.*)", 2  # a group referring to itself: anything, looser still
         self._open.add(group)
+        self._copying += 1
         # what the group matched, under every flag that widens it (the reference may sit elsewhere)
         body, size = self.sequence(inner, flags | _I | _S | _M)
+        self._copying -= 1
         self._open.discard(group)
         return f"(?i:(?:{body})?)", size + 1
 
