@@ -86,13 +86,23 @@ def _make(owner: type, name: str, options: _Options) -> Any:
 
 def _stand_in(owner: type, **options: bool) -> Any:
     """A class with ``owner``'s fields, processed by the standard decorator with ``options``."""
-    fields = owner.__dataclass_fields__  # type: ignore[attr-defined]
+    fields: dict[str, dataclasses.Field[Any]] = owner.__dataclass_fields__  # type: ignore[attr-defined]
     namespace: dict[str, Any] = {
         "__module__": owner.__module__,
         "__qualname__": owner.__qualname__,
         "__annotations__": {key: field.type for key, field in fields.items()},
-        **fields,  # each Field carries its default, factory and flags as the class declared them
     }
+    for key, field in fields.items():  # copies: the decorator rewrites the Fields it is given as it reads them
+        namespace[key] = dataclasses.field(
+            default=field.default,
+            default_factory=field.default_factory,
+            init=field.init,
+            repr=field.repr,
+            hash=field.hash,
+            compare=field.compare,
+            metadata=field.metadata,
+            kw_only=field.kw_only,
+        )
     return dataclasses.dataclass(type(owner.__name__, (), namespace), repr=True, **options)
 
 
