@@ -35,11 +35,12 @@ import importlib
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Final
 
 import re2
+
+from anvil._dataclass import dataclass
 
 __all__ = [
     "MAX_PATTERN_CHARS",
