@@ -186,3 +186,15 @@ def test_its_own_eq_and_hash_are_kept() -> None:
     assert Keyed("a", "x") == Keyed("a", "y")
     assert hash(Keyed("a", "x")) == hash("a")
     assert repr(Keyed("a")) == "test_its_own_eq_and_hash_are_kept.<locals>.Keyed(key='a', note='')"
+
+
+def test_making_the_comparison_methods_computes_no_signature(monkeypatch: pytest.MonkeyPatch) -> None:
+    node = _body(dataclass, frozen=True, slots=True)
+
+    def refused(*args: object, **kwargs: object) -> None:
+        raise AssertionError("inspect.signature called")
+
+    monkeypatch.setattr(inspect, "signature", refused)
+    assert node("a") == node("a")
+    assert hash(node("a")) == hash(node("a"))
+    assert repr(node("a")).endswith("Node(name='a', size=3, tags=(), derived=7)")

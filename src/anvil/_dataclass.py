@@ -91,6 +91,9 @@ def _stand_in(owner: type, **options: bool) -> Any:
         "__module__": owner.__module__,
         "__qualname__": owner.__qualname__,
         "__annotations__": {key: field.type for key, field in fields.items()},
+        # a docstring, or the decorator makes one from inspect.signature: with init=False that is
+        # object.__init__'s text signature, tokenized (its first use compiles tokenize's patterns, ~3 ms)
+        "__doc__": owner.__doc__,
     }
     for key, field in fields.items():  # copies: the decorator rewrites the Fields it is given as it reads them
         namespace[key] = dataclasses.field(
