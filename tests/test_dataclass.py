@@ -261,3 +261,31 @@ def test_classes_sharing_an_init_text_keep_their_own_names_as_the_standard_decor
         with pytest.raises(TypeError) as standard_error:
             theirs()
         assert str(mine.value).split("(", 1)[1] == str(standard_error.value).split("(", 1)[1]
+
+
+def test_a_class_whose_init_text_is_prepared_compiles_nothing(compiled: list[str]) -> None:
+    @dataclass(frozen=True, slots=True, kw_only=True)
+    class Single:
+        """One field (the prepared texts have this one: anvil serve makes such classes before its first listing)."""
+
+        value: int
+
+    assert Single(value=3).value == 3
+    assert compiled == []
+
+
+def test_every_prepared_template_is_the_code_its_text_compiles_to() -> None:
+    from anvil._dataclass import _template
+    from anvil._prepared_inits import TEMPLATES
+
+    assert TEMPLATES
+    for text, _function in TEMPLATES:
+        module = compile(text, "<string>", "exec", dont_inherit=True)
+        expected = next(value for value in module.co_consts if isinstance(value, type(module)))
+        made = _template(text)
+        assert made == expected
+        inner = [value for value in made.co_consts if isinstance(value, type(module))]
+        assert [(code.co_filename, code.co_firstlineno) for code in (made, *inner)] == [
+            ("<string>", 1),
+            ("<string>", 2),
+        ]

@@ -32,6 +32,8 @@ from collections.abc import Callable
 from types import CodeType, FunctionType
 from typing import Any, Final, TypeVar, dataclass_transform, overload
 
+from anvil._prepared_inits import TEMPLATES
+
 __all__ = ["dataclass"]
 
 _T = TypeVar("_T")
@@ -164,11 +166,7 @@ def _init(owner: type, *, frozen: bool, slots: bool) -> Callable[..., None]:
     text = (
         f"def __create_fn__({', '.join(scope)}):\n def __init__({parameters})->_return_type:\n{body}\n return __init__"
     )
-    template = _TEMPLATES.get(text)
-    if template is None:
-        module = compile(text, "<string>", "exec", dont_inherit=True)  # not this module's postponed annotations
-        template = _TEMPLATES.setdefault(text, next(c for c in module.co_consts if isinstance(c, CodeType)))
-    create = FunctionType(_renamed(template, names), sys.modules[owner.__module__].__dict__)  # the module's globals
+    create = FunctionType(_renamed(_template(text), names), sys.modules[owner.__module__].__dict__)  # its globals
     function: Callable[..., None] = create(*scope.values())
     function.__qualname__ = f"{owner.__qualname__}.__init__"
     return function
@@ -176,6 +174,29 @@ def _init(owner: type, *, frozen: bool, slots: bool) -> Callable[..., None]:
 
 #: The compiled ``__create_fn__`` of each ``__init__`` text written with positions for names.
 _TEMPLATES: dict[str, CodeType] = {}
+#: The prepared ones, by text (bytecode loaded with the module's own).
+_PREPARED: Final[dict[str, CodeType]] = {key: function.__code__ for key, function in TEMPLATES}
+
+
+def _template(text: str) -> CodeType:
+    """The ``__create_fn__`` code of ``text``: from :mod:`anvil._prepared_inits` (bytecode cached with
+    that module's, as ``text`` compiles it but for its lines, put back here), else compiled now."""
+    template = _TEMPLATES.get(text)
+    if template is None:
+        prepared = _PREPARED.get(text)
+        if prepared is not None:
+            template = _located(prepared, prepared.co_firstlineno - 1)
+        else:
+            module = compile(text, "<string>", "exec", dont_inherit=True)  # not this module's postponed annotations
+            template = next(value for value in module.co_consts if isinstance(value, CodeType))
+        template = _TEMPLATES.setdefault(text, template)
+    return template
+
+
+def _located(code: CodeType, shift: int) -> CodeType:
+    """``code`` (and the code inside it) as compiled from a string: ``shift`` lines up, file ``<string>``."""
+    constants = tuple(_located(value, shift) if isinstance(value, CodeType) else value for value in code.co_consts)
+    return code.replace(co_filename="<string>", co_firstlineno=code.co_firstlineno - shift, co_consts=constants)
 
 
 def _renamed(code: CodeType, names: dict[str, str]) -> CodeType:
