@@ -186,3 +186,106 @@ def test_its_own_eq_and_hash_are_kept() -> None:
     assert Keyed("a", "x") == Keyed("a", "y")
     assert hash(Keyed("a", "x")) == hash("a")
     assert repr(Keyed("a")) == "test_its_own_eq_and_hash_are_kept.<locals>.Keyed(key='a', note='')"
+
+
+def test_making_the_comparison_methods_computes_no_signature(monkeypatch: pytest.MonkeyPatch) -> None:
+    node = _body(dataclass, frozen=True, slots=True)
+
+    def refused(*args: object, **kwargs: object) -> None:
+        raise AssertionError("inspect.signature called")
+
+    monkeypatch.setattr(inspect, "signature", refused)
+    assert node("a") == node("a")
+    assert hash(node("a")) == hash(node("a"))
+    assert repr(node("a")).endswith("Node(name='a', size=3, tags=(), derived=7)")
+
+
+def _pair(decorate: Decorator, **options: bool) -> tuple[type, type]:
+    """Two classes whose fields have the same kinds under other names (some named as another's position)."""
+
+    @decorate(**options)
+    class Left:
+        """Left."""
+
+        first: int
+        second: str = "s"
+        third: list[int] = dataclasses.field(default_factory=list)
+
+    @decorate(**options)
+    class Right:
+        """Right."""
+
+        _f1: int
+        _f0: str = "r"
+        _d0: list[int] = dataclasses.field(default_factory=lambda: [1])
+
+    return Left, Right
+
+
+@pytest.mark.parametrize("options", OPTIONS, ids=lambda options: ",".join(options) or "plain")
+def test_classes_whose_fields_have_the_same_kinds_compile_one_init(
+    compiled: list[str], options: dict[str, bool]
+) -> None:
+    left, right = _pair(dataclass, **options)
+
+    assert left(first=1).first == 1
+    for_left = len(compiled)  # none if an earlier test's class had the same kinds
+    assert right(_f1=4)._f1 == 4
+    assert for_left <= 1
+    assert len(compiled) == for_left
+
+
+@pytest.mark.parametrize("options", OPTIONS, ids=lambda options: ",".join(options) or "plain")
+def test_classes_sharing_an_init_text_keep_their_own_names_as_the_standard_decorator_does(
+    options: dict[str, bool],
+) -> None:
+    left, right = _pair(dataclass, **options)
+    standard_left, standard_right = _pair(dataclasses.dataclass, **options)
+
+    made = [left(first=1), left(first=2, second="x", third=[3]), right(_f1=4), right(_f1=5, _f0="y", _d0=[6])]
+    standard = [
+        standard_left(first=1),
+        standard_left(first=2, second="x", third=[3]),
+        standard_right(_f1=4),
+        standard_right(_f1=5, _f0="y", _d0=[6]),
+    ]
+
+    assert [repr(node).split("(", 1)[1] for node in made] == [repr(node).split("(", 1)[1] for node in standard]
+    for ours, theirs in ((left, standard_left), (right, standard_right)):
+        assert str(inspect.signature(ours)) == str(inspect.signature(theirs))
+        assert ours.__init__.__annotations__ == theirs.__init__.__annotations__
+        assert ours.__init__.__code__.co_varnames == theirs.__init__.__code__.co_varnames
+        assert sorted(ours.__init__.__kwdefaults__ or {}) == sorted(theirs.__init__.__kwdefaults__ or {})
+        with pytest.raises(TypeError) as mine:
+            ours()
+        with pytest.raises(TypeError) as standard_error:
+            theirs()
+        assert str(mine.value).split("(", 1)[1] == str(standard_error.value).split("(", 1)[1]
+
+
+def test_a_class_whose_init_text_is_prepared_compiles_nothing(compiled: list[str]) -> None:
+    @dataclass(frozen=True, slots=True, kw_only=True)
+    class Single:
+        """One field (the prepared texts have this one: anvil serve makes such classes before its first listing)."""
+
+        value: int
+
+    assert Single(value=3).value == 3
+    assert compiled == []
+
+
+def test_every_prepared_template_is_the_code_its_text_compiles_to() -> None:
+    from anvil._dataclass import _template
+    from anvil._prepared_inits import TEMPLATES
+
+    assert TEMPLATES
+    for text, _function in TEMPLATES:
+        module = compile(text, "<string>", "exec", dont_inherit=True)
+        expected = next(value for value in module.co_consts if isinstance(value, type(module)))
+        made = _template(text)
+        assert made == expected
+        inner = [value for value in made.co_consts if isinstance(value, type(module))]
+        assert [(code.co_filename, code.co_firstlineno) for code in (made, *inner)] == [
+            ("<string>", 1),
+            ("<string>", 2),
+        ]

@@ -12,7 +12,8 @@ assignment refused with ``FrozenInstanceError``, pickling and copying of a froze
 the same ``__init__``, ``__repr__``, ``__eq__`` and ``__hash__``. What differs is when the methods are
 made: each is a placeholder until first looked up, then made and installed in its place.
 
-* ``__init__`` is written as the standard decorator writes it (the same text, one compilation);
+* ``__init__`` is written as the standard decorator writes it (the same text, with positions for
+  names: one compilation for the classes whose fields have the same kinds);
 * ``__repr__``, ``__eq__`` and ``__hash__`` (and ``__dataclass_params__``) are made together by the
   standard decorator itself, on a stand-in class with the same fields;
 * a frozen class's ``__setattr__`` and ``__delattr__`` are closures (nothing to compile).
@@ -28,7 +29,10 @@ import dataclasses
 import inspect
 import sys
 from collections.abc import Callable
+from types import CodeType, FunctionType
 from typing import Any, Final, TypeVar, dataclass_transform, overload
+
+from anvil._prepared_inits import TEMPLATES
 
 __all__ = ["dataclass"]
 
@@ -91,6 +95,9 @@ def _stand_in(owner: type, **options: bool) -> Any:
         "__module__": owner.__module__,
         "__qualname__": owner.__qualname__,
         "__annotations__": {key: field.type for key, field in fields.items()},
+        # a docstring, or the decorator makes one from inspect.signature: with init=False that is
+        # object.__init__'s text signature, tokenized (its first use compiles tokenize's patterns, ~3 ms)
+        "__doc__": owner.__doc__,
     }
     for key, field in fields.items():  # copies: the decorator rewrites the Fields it is given as it reads them
         namespace[key] = dataclasses.field(
@@ -107,10 +114,21 @@ def _stand_in(owner: type, **options: bool) -> Any:
 
 
 def _init(owner: type, *, frozen: bool, slots: bool) -> Callable[..., None]:
-    """``owner``'s ``__init__``, written as the standard decorator writes it."""
+    """``owner``'s ``__init__``, as the standard decorator writes and compiles it.
+
+    The text is written with the fields' names replaced by their positions (``_f0``, ``_t0`` for the
+    type, ``_d0`` for the default): classes whose fields have the same kinds share that text, which
+    is compiled once; each class then gets the code with its own names put back (``code.replace``,
+    no compilation): what compiling its own text gives, but for the order of the closure's names.
+    """
     fields = dataclasses.fields(owner)
     this = "__dataclass_self__" if "self" in owner.__dataclass_fields__ else "self"  # type: ignore[attr-defined]
-    scope: dict[str, Any] = {f"_type_{field.name}": field.type for field in fields}
+    names: dict[str, str] = {}
+    scope: dict[str, Any] = {}
+    for index, field in enumerate(fields):
+        names[f"_f{index}"] = field.name
+        names[f"_t{index}"] = f"_type_{field.name}"
+        scope[f"_t{index}"] = field.type
     scope.update(
         {
             "MISSING": dataclasses.MISSING,
@@ -120,49 +138,98 @@ def _init(owner: type, *, frozen: bool, slots: bool) -> Callable[..., None]:
         }
     )
     lines = []
-    for field in fields:
-        value: str | None = field.name
-        default = f"_dflt_{field.name}"
+    for index, field in enumerate(fields):
+        name = f"_f{index}"
+        value: str | None = name
+        default = f"_d{index}"
         if field.default_factory is not dataclasses.MISSING:
             scope[default] = field.default_factory
-            value = (
-                f"{default}() if {field.name} is _HAS_DEFAULT_FACTORY else {field.name}"
-                if field.init
-                else f"{default}()"
-            )
+            value = f"{default}() if {name} is _HAS_DEFAULT_FACTORY else {name}" if field.init else f"{default}()"
         elif field.default is not dataclasses.MISSING and (field.init or slots):
             scope[default] = field.default
-            value = field.name if field.init else default  # a slotted class sets a non-init default
+            value = name if field.init else default  # a slotted class sets a non-init default
         elif not field.init:
             value = None  # read from the class attribute
+        if default in scope:
+            names[default] = f"_dflt_{field.name}"
         if value is not None:
-            target = f"{this}.{field.name}={value}"
+            target = f"{this}.{name}={value}"
             if frozen:
-                target = f"__dataclass_builtins_object__.__setattr__({this},{field.name!r},{value})"
+                target = f"__dataclass_builtins_object__.__setattr__({this},{name!r},{value})"
             lines.append(target)
     if hasattr(owner, "__post_init__"):
         lines.append(f"{this}.__post_init__()")
-    positional = [_parameter(field) for field in fields if field.init and not field.kw_only]
-    keywords = [_parameter(field) for field in fields if field.init and field.kw_only]
+    positional = [_parameter(index, field) for index, field in enumerate(fields) if field.init and not field.kw_only]
+    keywords = [_parameter(index, field) for index, field in enumerate(fields) if field.init and field.kw_only]
     parameters = ",".join([this, *positional, *(["*", *keywords] if keywords else [])])
     body = "\n".join(f"  {line}" for line in lines or ["pass"])
     text = (
         f"def __create_fn__({', '.join(scope)}):\n def __init__({parameters})->_return_type:\n{body}\n return __init__"
     )
-    namespace: dict[str, Any] = {}
-    code = compile(text, "<string>", "exec", dont_inherit=True)  # not this module's postponed annotations
-    exec(code, sys.modules[owner.__module__].__dict__, namespace)  # the standard decorator's way
-    function: Callable[..., None] = namespace["__create_fn__"](**scope)
+    create = FunctionType(_renamed(_template(text), names), sys.modules[owner.__module__].__dict__)  # its globals
+    function: Callable[..., None] = create(*scope.values())
     function.__qualname__ = f"{owner.__qualname__}.__init__"
     return function
 
 
-def _parameter(field: dataclasses.Field[Any]) -> str:
+#: The compiled ``__create_fn__`` of each ``__init__`` text written with positions for names.
+_TEMPLATES: dict[str, CodeType] = {}
+#: The prepared ones, by text (bytecode loaded with the module's own).
+_PREPARED: Final[dict[str, CodeType]] = {key: function.__code__ for key, function in TEMPLATES}
+
+
+def _template(text: str) -> CodeType:
+    """The ``__create_fn__`` code of ``text``: from :mod:`anvil._prepared_inits` (bytecode cached with
+    that module's, as ``text`` compiles it but for its lines, put back here), else compiled now."""
+    template = _TEMPLATES.get(text)
+    if template is None:
+        prepared = _PREPARED.get(text)
+        if prepared is not None:
+            template = _located(prepared, prepared.co_firstlineno - 1)
+        else:
+            module = compile(text, "<string>", "exec", dont_inherit=True)  # not this module's postponed annotations
+            template = next(value for value in module.co_consts if isinstance(value, CodeType))
+        template = _TEMPLATES.setdefault(text, template)
+    return template
+
+
+def _located(code: CodeType, shift: int) -> CodeType:
+    """``code`` (and the code inside it) as compiled from a string: ``shift`` lines up, file ``<string>``."""
+    constants = tuple(_located(value, shift) if isinstance(value, CodeType) else value for value in code.co_consts)
+    return code.replace(co_filename="<string>", co_firstlineno=code.co_firstlineno - shift, co_consts=constants)
+
+
+def _renamed(code: CodeType, names: dict[str, str]) -> CodeType:
+    """``code`` (and the code inside it) with each name, and each string constant, in ``names``
+    replaced (a frozen class's ``__setattr__`` calls, the annotations and the keyword-only defaults
+    name fields in constants)."""
+
+    def swap(values: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(names.get(value, value) for value in values)
+
+    def constant(value: Any) -> Any:
+        if isinstance(value, CodeType):
+            return _renamed(value, names)
+        if isinstance(value, tuple):  # the keyword-only defaults' names
+            return tuple(constant(item) for item in value)
+        return names.get(value, value) if isinstance(value, str) else value
+
+    constants = tuple(constant(value) for value in code.co_consts)
+    return code.replace(
+        co_varnames=swap(code.co_varnames),
+        co_cellvars=swap(code.co_cellvars),
+        co_freevars=swap(code.co_freevars),
+        co_names=swap(code.co_names),
+        co_consts=constants,
+    )
+
+
+def _parameter(index: int, field: dataclasses.Field[Any]) -> str:
     if field.default is not dataclasses.MISSING:
-        return f"{field.name}:_type_{field.name}=_dflt_{field.name}"
+        return f"_f{index}:_t{index}=_d{index}"
     if field.default_factory is not dataclasses.MISSING:
-        return f"{field.name}:_type_{field.name}=_HAS_DEFAULT_FACTORY"
-    return f"{field.name}:_type_{field.name}"
+        return f"_f{index}:_t{index}=_HAS_DEFAULT_FACTORY"
+    return f"_f{index}:_t{index}"
 
 
 def _frozen(owner: type, names: frozenset[str]) -> None:

@@ -234,3 +234,64 @@ def test_document_json_is_to_json_keeps_nothing_between_calls_and_takes_the_oper
     assert second["operations"] is first["operations"]  # what the caller already wrote, not written again
     other = replace(payments_doc, operations=payments_doc.operations[:1])
     assert document_json(other) == to_json(other)
+
+
+def _air_nodes() -> list[type]:
+    import dataclasses
+    import importlib
+    import pkgutil
+
+    import anvil.air
+
+    found: dict[str, type] = {}
+    for info in pkgutil.iter_modules(anvil.air.__path__, "anvil.air."):
+        for value in vars(importlib.import_module(info.name)).values():
+            if isinstance(value, type) and dataclasses.is_dataclass(value) and value.__module__ == info.name:
+                found[f"{value.__module__}.{value.__qualname__}"] = value
+    return [found[key] for key in sorted(found)]
+
+
+def test_every_air_nodes_field_types_are_what_get_type_hints_gives() -> None:
+    import typing
+
+    from anvil.air.codec import _fields
+
+    nodes = _air_nodes()
+    assert len(nodes) > 40
+    for node in nodes:
+        hints = typing.get_type_hints(node)
+        assert [(name, kind) for name, _json, kind, _default in _fields(node)] == [
+            (name, hints[name]) for name, _json, _kind, _default in _fields(node)
+        ], node
+
+
+def test_an_annotation_text_shared_by_two_nodes_is_compiled_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    import builtins
+    import dataclasses
+
+    from anvil.air.codec import _fields
+
+    @dataclasses.dataclass(frozen=True)
+    class First:
+        """One node."""
+
+        spans: tuple[int, bytes] | None = None
+
+    @dataclasses.dataclass(frozen=True)
+    class Second:
+        """Another, with the same annotation text."""
+
+        spans: tuple[int, bytes] | None = None
+
+    compiled: list[str] = []
+    real_compile = builtins.compile
+
+    def counting(source: Any, *args: Any, **kwargs: Any) -> Any:
+        compiled.append(str(source))
+        return real_compile(source, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "compile", counting)
+    kinds = [_fields(node)[0][2] for node in (First, Second)]
+
+    assert kinds == [tuple[int, bytes] | None] * 2
+    assert compiled.count("tuple[int, bytes] | None") == 1

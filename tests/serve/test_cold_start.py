@@ -120,7 +120,13 @@ START = textwrap.dedent(
                 warmed = sorted(name for name in CALL_PATH if name in sys.modules)
         await upstream.aclose()
         await ledger.close()
-        print(json.dumps({"statuses": statuses, "loaded": loaded, "listing": listing.decode(), "warmed": warmed}))
+        import anvil._dataclass
+
+        templates = sorted(anvil._dataclass._TEMPLATES)  # the __init__ texts made so far
+        print(json.dumps({
+            "statuses": statuses, "loaded": loaded, "listing": listing.decode(), "warmed": warmed,
+            "templates": templates,
+        }))
 
     asyncio.run(main())
     """
@@ -198,3 +204,14 @@ def test_once_the_sdk_has_loaded_in_the_background_the_call_path_is_loaded_befor
     started = _start(payments, tmp_path / "warm.db", load_sdk=True)
     assert started["loaded"] == []
     assert started["warmed"] == ["anvil.air.paths", "anvil.air.patterns", "anvil.runtime.executor"]
+
+
+def test_the_first_listing_compiles_no_init_text_every_one_is_prepared(payments: Path, tmp_path: Path) -> None:
+    from anvil._prepared_inits import TEMPLATES
+
+    started = _start(payments, tmp_path / "prepared.db")
+    prepared = {text for text, _function in TEMPLATES}
+    assert started["templates"]
+    assert [text for text in started["templates"] if text not in prepared] == [], (
+        "run: PYTHONPATH=src .venv/bin/python scripts/prepare_inits.py"
+    )

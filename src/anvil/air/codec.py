@@ -8,7 +8,9 @@
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import re
+import sys
 import types
 import typing
 from functools import cache
@@ -45,10 +47,39 @@ def _camel(name: str) -> str:
     return head + "".join(part[:1].upper() + part[1:] for part in rest)
 
 
+#: Each annotation text compiled once: the model's annotations are postponed strings, and most are
+#: shared by many classes (``str | None``, ``tuple[str, ...]``), which ``typing.get_type_hints`` compiles
+#: afresh for each.
+_ANNOTATIONS: dict[str, types.CodeType] = {}
+
+
+def _hints(cls: type) -> dict[str, Any]:
+    """``typing.get_type_hints(cls)`` for a class whose annotations are plain types or their texts:
+    each text evaluated as it evaluates it (the module's names first, then the class's), its
+    compilation shared."""
+    hints: dict[str, Any] = {}
+    for base in reversed(cls.__mro__):
+        annotations = inspect.get_annotations(base)  # its own, not evaluated
+        if not annotations:
+            continue
+        module = getattr(sys.modules.get(base.__module__), "__dict__", {})
+        names = dict(vars(base))
+        for name, value in annotations.items():
+            if value is None:
+                value = type(None)
+            elif isinstance(value, str):
+                code = _ANNOTATIONS.get(value)
+                if code is None:
+                    code = _ANNOTATIONS.setdefault(value, compile(value, "<string>", "eval"))
+                value = eval(code, names, module)  # an annotation, as get_type_hints evaluates it
+            hints[name] = value
+    return hints
+
+
 @cache
 def _fields(cls: Any) -> tuple[tuple[str, str, Any, bool], ...]:
     """(python name, json name, type, has default) per field, in declaration order."""
-    hints = typing.get_type_hints(cls)
+    hints = _hints(cls)
     out = []
     for f in dataclasses.fields(cls):
         json_name = f.metadata.get("json") or _camel(f.name)
