@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from anvil.air.token_counter import TokenCounter
     from anvil.bundle.writer import BundleInstall
     from anvil.compiler.manifest.model import Manifest
+    from anvil.load.ahead import ParseAhead
 
 __all__ = [
     "CompileOutcome",
@@ -228,33 +229,45 @@ def compile_bundle(
     in ``generation.json``; without it the manifest's ``service.deployment_namespace`` or the namespace the
     bundle at ``out`` already persisted is kept, so a recompile never moves deployment coordinates.
     """
-    from anvil.load.parse import collector_paused
+    import gc
+
+    from anvil.load.ahead import ParseAhead
+    from anvil.load.files import DEFAULT_MAX_FILE_BYTES
 
     # Everything a compile builds lives to its end (the spec, the AIR, the files): a collection would
     # walk it all again for nothing (about 0.1 s of a large API's compile, and 5 MB more at the peak).
-    with collector_paused():
-        from anvil.air.token_counter import TokenCounter
+    was_collecting = gc.isenabled()
+    gc.disable()
+    try:
+        # The spec parses in a forked child while this process imports the compiler (forked first: while
+        # this process has one thread), and the helper loads the tokenizer meanwhile too.
+        limit = DEFAULT_MAX_FILE_BYTES if max_file_bytes is None else max_file_bytes
+        with ParseAhead(spec, max_file_bytes=limit) as ahead:
+            from anvil.air.token_counter import TokenCounter
 
-        # Started first, so the helper loads the tokenizer while the compiler is imported and the spec loads.
-        with TokenCounter() as counter:
-            early = _early_install(out)
-            try:
-                return _compile_into(
-                    early,
-                    counter,
-                    spec,
-                    out=out,
-                    manifest=manifest,
-                    service_id=service_id,
-                    root=root,
-                    spec_root=spec_root,
-                    progress=progress,
-                    deployment_namespace=deployment_namespace,
-                    max_file_bytes=max_file_bytes,
-                )
-            finally:
-                if early is not None:
-                    early.discard()  # not committed: an input error, a refusal or a crash
+            with TokenCounter() as counter:
+                early = _early_install(out)
+                try:
+                    return _compile_into(
+                        early,
+                        counter,
+                        ahead,
+                        spec,
+                        out=out,
+                        manifest=manifest,
+                        service_id=service_id,
+                        root=root,
+                        spec_root=spec_root,
+                        progress=progress,
+                        deployment_namespace=deployment_namespace,
+                        max_file_bytes=max_file_bytes,
+                    )
+                finally:
+                    if early is not None:
+                        early.discard()  # not committed: an input error, a refusal or a crash
+    finally:
+        if was_collecting:
+            gc.enable()
 
 
 #: Empty files the bundle writer makes ahead while the spec compiles, before their number is known: a
@@ -291,6 +304,7 @@ def _early_install(out: Path) -> BundleInstall | None:
 def _compile_into(
     early: BundleInstall | None,
     counter: TokenCounter,
+    ahead: ParseAhead,
     spec: Path,
     *,
     out: Path,
@@ -320,6 +334,7 @@ def _compile_into(
             max_file_bytes=max_file_bytes,
             counter=counter,
             on_manifest=None if early is None else lambda parsed: early.expect(_files_for(_approving(parsed))),
+            ahead=ahead,
         )
     diagnostics = tuple(result.diagnostics)
     doc = result.document
