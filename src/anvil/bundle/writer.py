@@ -343,6 +343,11 @@ class BundleInstall:
             shutil.rmtree(self._stage, ignore_errors=True)
             self._done = True
 
+    @property
+    def files(self) -> Mapping[str, bytes]:
+        """Every file added so far (relative POSIX path -> bytes), in the order added."""
+        return self._files
+
     def expect(self, count: int) -> None:
         """Make up to ``count`` files ahead in all (say once the compile knows about how many it emits)."""
         self._slots = min(max(0, count), _MAX_SLOTS)

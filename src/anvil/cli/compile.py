@@ -321,7 +321,7 @@ def _compile_into(
     with counter:  # ended once the figures are counted
         from anvil.bundle.emit import emit_bundle
         from anvil.bundle.generation import Generation
-        from anvil.bundle.hash import bundle_hash
+        from anvil.bundle.hash import bundle_hash, directory_hash
         from anvil.compiler import build
 
         uri = source_uri(spec, root or Path.cwd())
@@ -352,7 +352,9 @@ def _compile_into(
             generation = Generation(deployment_namespace=namespace)
             emit_bundle(doc, generation, operations_json=result.operations_json, sink=install.add)
             report = install.commit()
-        digest = bundle_hash(out)
+        # Nothing carried forward: ``out`` holds exactly the files written (each read back as written),
+        # so they are hashed as they are in memory rather than read again.
+        digest = bundle_hash(out) if report.carried else directory_hash(install.files)
     except BundleError as exc:
         return CompileOutcome(diagnostics=(*diagnostics, _bundle_error(exc)), operations=operations, approved=approved)
     return CompileOutcome(
