@@ -221,6 +221,7 @@ def compile_bundle(
     progress: Progress | None = None,
     deployment_namespace: str | None = None,
     max_file_bytes: int | None = None,
+    ahead: ParseAhead | None = None,
 ) -> CompileOutcome:
     """Compile ``spec`` (+ ``manifest``) and install the bundle at ``out``; never raises for bad input.
 
@@ -228,6 +229,9 @@ def compile_bundle(
     diagnostics still write the bundle. ``deployment_namespace`` (``--deployment-namespace``) is persisted
     in ``generation.json``; without it the manifest's ``service.deployment_namespace`` or the namespace the
     bundle at ``out`` already persisted is kept, so a recompile never moves deployment coordinates.
+    ``ahead``: ``spec``'s parse already started by the caller (:class:`~anvil.load.ahead.ParseAhead`, which
+    forks only while the process has one thread: :func:`run` starts it before its progress thread);
+    started here otherwise. The result is the same either way.
     """
     import gc
 
@@ -242,7 +246,9 @@ def compile_bundle(
         # The spec parses in a forked child while this process imports the compiler (forked first: while
         # this process has one thread), and the helper loads the tokenizer meanwhile too.
         limit = DEFAULT_MAX_FILE_BYTES if max_file_bytes is None else max_file_bytes
-        with ParseAhead(spec, max_file_bytes=limit) as ahead:
+        if ahead is None:
+            ahead = ParseAhead(spec, max_file_bytes=limit)
+        with ahead:
             from anvil.air.token_counter import TokenCounter
 
             with TokenCounter() as counter:
@@ -458,7 +464,15 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("cli/usage", f"--root {args.root} is not a directory", hint="Pass an existing directory.")
     spec, out = Path(args.spec), Path(args.out)
     manifest = Path(args.manifest) if args.manifest else None
-    with Progress(sys.stderr, spec.name, enabled=sys.stderr.isatty()) as progress:
+    limit = max_file_bytes(os.environ)
+    from anvil.load.ahead import ParseAhead
+    from anvil.load.files import DEFAULT_MAX_FILE_BYTES
+
+    # The spec's parse starts before the progress thread does: it is forked only while there is one thread.
+    with (
+        ParseAhead(spec, max_file_bytes=DEFAULT_MAX_FILE_BYTES if limit is None else limit) as ahead,
+        Progress(sys.stderr, spec.name, enabled=sys.stderr.isatty()) as progress,
+    ):
         outcome = compile_bundle(
             spec,
             out=out,
@@ -468,7 +482,8 @@ def run(args: argparse.Namespace) -> int:
             spec_root=Path(args.spec_root) if args.spec_root else None,
             progress=progress,
             deployment_namespace=namespace,
-            max_file_bytes=max_file_bytes(os.environ),
+            max_file_bytes=limit,
+            ahead=ahead,
         )
     if args.json:
         print(json.dumps(outcome.to_json(), ensure_ascii=False, indent=2))

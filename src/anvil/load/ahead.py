@@ -53,7 +53,7 @@ class ParseAhead:
         self._outcome: Parsed | ParseFailure | None = None
         #: True once :meth:`parse` answered with the child's outcome (False: every answer was parsed here).
         self.answered_by_child = False
-        if not hasattr(os, "fork") or threading.active_count() != 1:
+        if not hasattr(os, "fork") or not _single_threaded():
             return
         data = read_bounded(path, max_file_bytes)
         if not isinstance(data, bytes) or not data:
@@ -137,6 +137,17 @@ class ParseAhead:
         except (EOFError, ValueError, TypeError):
             return None
         return self._outcome
+
+
+def _single_threaded() -> bool:
+    """True when this process runs one thread: no Python thread beside this one, nor (where Linux lists
+    them) one started by native code."""
+    if threading.active_count() != 1:
+        return False
+    try:
+        return len(os.listdir("/proc/self/task")) == 1
+    except OSError:
+        return True  # no /proc: the interpreter's own count is all there is to go by
 
 
 def _child(readable: int, writable: int, data: bytes, name: str) -> None:  # pragma: no cover - runs forked
