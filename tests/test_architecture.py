@@ -1,8 +1,8 @@
 """The shape to keep: packages import one way, no two modules import each other, modules stay small.
 
 Every module belongs to a *room*: its package (``anvil.serve.mcp`` for ``anvil/serve/mcp/hotpath.py``),
-or, for the top-level modules, the core (``anvil._types``, ``codes``, ``diagnostics``, ``errors``, the
-package itself), the Python client (``anvil.client``) or the entry point (``anvil.__main__``). A room
+or, for the top-level modules, the core (``anvil._dataclass``, ``anvil._types``, ``codes``, ``diagnostics``,
+``errors``, the package itself), the Python client (``anvil.client``) or the entry point (``anvil.__main__``). A room
 may import the core, itself, and the rooms (or single modules) :data:`ALLOWED` lists for it.
 """
 
@@ -15,7 +15,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 SRC = REPO / "src" / "anvil"
-CORE = {"anvil", "anvil._types", "anvil.codes", "anvil.diagnostics", "anvil.errors"}
+CORE = {"anvil", "anvil._dataclass", "anvil._types", "anvil.codes", "anvil.diagnostics", "anvil.errors"}
 MAX_MODULE_LINES = 700
 
 # room -> the rooms (or single modules) it may import, besides itself and the core

@@ -29,13 +29,13 @@ import sys
 import uuid
 from collections.abc import Collection, Mapping
 from contextlib import AsyncExitStack
-from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Final, Literal, TextIO
 
 import anyio
 
+from anvil._dataclass import dataclass
 from anvil._types import JSONObject, JSONValue
 from anvil.errors import ExecutionError
 from anvil.runtime.envelope import CODE_TABLE

@@ -14,8 +14,9 @@ by no test. Sections are per pipeline stage; keep entries sorted within a sectio
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Final, Literal
+
+from anvil._dataclass import dataclass
 
 __all__ = ["CODES", "Code", "CodeKind", "Severity", "code_info", "is_registered"]
 

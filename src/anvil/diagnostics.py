@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 
+from anvil._dataclass import dataclass
 from anvil.codes import Severity, code_info
 
 __all__ = ["Diagnostic", "diagnostic", "has_errors", "worst_severity"]

@@ -12,9 +12,9 @@ capability and its note; every other tool is judged against the budget as before
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Final
 
+from anvil._dataclass import dataclass
 from anvil.air.model import Document
 
 __all__ = ["MAX_NOTE_CHARS", "BudgetWaiver", "budget_waivers", "waiver_lever"]

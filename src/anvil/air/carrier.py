@@ -16,9 +16,9 @@ of that same schema, so resolution needs nothing but the operation.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Final, Literal
 
+from anvil._dataclass import dataclass
 from anvil._types import JSONObject, JSONValue
 from anvil.air.enums import KEYED_MODES
 from anvil.air.forms import is_form_media_type

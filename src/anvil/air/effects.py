@@ -8,9 +8,9 @@ must assume: ``read`` for a read, ``irreversible`` for anything else.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import Final, Literal
 
+from anvil._dataclass import dataclass
 from anvil._types import JSONObject
 from anvil.air.carrier import resolve_carrier
 from anvil.air.codec import to_json

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any, Final, Literal
 
+from anvil._dataclass import dataclass
 from anvil._types import JSONObject
 from anvil.air.carrier import CarrierBinding, resolve_carrier
 from anvil.air.enums import KEYED_MODES

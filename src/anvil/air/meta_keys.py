@@ -10,8 +10,9 @@ registered here, or registers one nothing uses, and when a report carries a key 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Final, Literal
+
+from anvil._dataclass import dataclass
 
 __all__ = ["EFFECT_REPORT_KEYS", "META_KEYS", "MetaKey", "MetaPlace", "ReportKey"]
 

@@ -9,9 +9,10 @@ immutable. Change a node with :func:`dataclasses.replace`.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Final, Literal
 
+from anvil._dataclass import dataclass
 from anvil._types import JSONObject, JSONValue
 from anvil.air.enums import (
     Action,

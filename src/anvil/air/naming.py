@@ -11,9 +11,9 @@ import functools
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
+from anvil._dataclass import dataclass
 from anvil.air.model import Operation
 
 if TYPE_CHECKING:

@@ -35,11 +35,12 @@ import importlib
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Final
 
 import re2
+
+from anvil._dataclass import dataclass
 
 __all__ = [
     "MAX_PATTERN_CHARS",
@@ -181,6 +182,8 @@ class _Renderer:
         #: a count the loose rendering would read otherwise (else rendering loosely changes nothing)
         self.counted = False
         self._open: set[int] = set()
+        #: how deep in a backreference's copy of its group this rendering is (anchors hold there no longer)
+        self._copying = 0
 
     def sequence(self, items: Any, flags: int) -> tuple[str, int]:
         pieces = [self.item(str(op), av, flags) for op, av in items]
@@ -196,6 +199,8 @@ class _Renderer:
         if name == "IN":
             return self.members(av)
         if name == "AT":
+            if self._copying:  # a reference matches the captured text, not where the group stood
+                return "", 0
             return self.anchor(str(av), flags), 1
         if name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
             if name == "POSSESSIVE_REPEAT":
@@ -289,8 +294,10 @@ class _Renderer:
         if inner is None or group in self._open:
             return r"(?s:.*)", 2  # a group referring to itself: anything, looser still
         self._open.add(group)
+        self._copying += 1
         # what the group matched, under every flag that widens it (the reference may sit elsewhere)
         body, size = self.sequence(inner, flags | _I | _S | _M)
+        self._copying -= 1
         self._open.discard(group)
         return f"(?i:(?:{body})?)", size + 1
 

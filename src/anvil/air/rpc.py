@@ -16,8 +16,9 @@ proposed inverse can be proven through the mock's state.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Final, Literal
+
+from anvil._dataclass import dataclass
 
 __all__ = ["MAKE_VERBS", "UNDO_VERBS", "RpcVerb", "rpc_verb", "undo_paths"]
 

@@ -21,8 +21,9 @@ Credentials are the ``ANVIL_<PROFILE>_*`` variables an operation's auth names: a
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Final, Literal
+
+from anvil._dataclass import dataclass
 
 __all__ = [
     "CREDENTIAL_NAMESPACE",

@@ -12,10 +12,10 @@ host allowlist names every server an approved operation uses) and the CLI (opera
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Final
 from urllib.parse import urlsplit
 
+from anvil._dataclass import dataclass
 from anvil._types import JSONValue
 from anvil.air.hosts import host_problem
 from anvil.air.model import Document, Operation, Server

@@ -41,9 +41,9 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
 from typing import Final, Literal
 
+from anvil._dataclass import dataclass
 from anvil._types import JSONObject
 from anvil.air.effects import ToolOf, effect_listing_meta
 from anvil.air.input_summary import INPUT_SCHEMA_BUDGET_TOKENS, INPUT_SCHEMA_META, summarise_input_schema

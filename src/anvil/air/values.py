@@ -37,9 +37,10 @@ import hashlib
 import random
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Final, Literal
 
+from anvil._dataclass import dataclass
 from anvil._types import JSONObject, JSONValue
 from anvil.air.patterns import schema_pattern
 from anvil.air.regex_values import pattern_string

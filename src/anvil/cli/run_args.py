@@ -9,10 +9,11 @@ from __future__ import annotations
 import json
 import math
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Final
 from urllib.parse import urlsplit
 
+from anvil._dataclass import dataclass
 from anvil._types import JSONObject, JSONValue
 
 __all__ = [

@@ -60,12 +60,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import urlsplit
 
+from anvil._dataclass import dataclass
 from anvil.air.credential_names import auth_profile
 from anvil.cli.listen import connection_limits
 from anvil.cli.serve_disclosure import disclosure_settings, result_token_budget

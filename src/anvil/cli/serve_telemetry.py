@@ -28,10 +28,11 @@ certificate, over HTTP; the gRPC exporter reads them itself); for every exporter
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Final
 from urllib.parse import unquote, urlsplit
 
+from anvil._dataclass import dataclass
 from anvil.errors import ConfigError
 from anvil.telemetry.sampling import SAMPLERS
 from anvil.telemetry.settings import (

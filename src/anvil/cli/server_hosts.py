@@ -10,10 +10,10 @@ operator fixes them all in one go instead of meeting them one start at a time.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
+from anvil._dataclass import dataclass
 from anvil.errors import ConfigError
 
 if TYPE_CHECKING:

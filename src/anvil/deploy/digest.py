@@ -9,8 +9,8 @@ mismatch.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 
+from anvil._dataclass import dataclass
 from anvil.air.canonical import sha256_hex
 
 __all__ = ["LedgerInput", "ledger_input_digest"]

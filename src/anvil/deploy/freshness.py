@@ -30,10 +30,11 @@ from __future__ import annotations
 import json
 import os
 import stat
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any, Literal
 
+from anvil._dataclass import dataclass
 from anvil.air.canonical import sha256_hex
 from anvil.air.codec import load_document
 from anvil.air.model import Document

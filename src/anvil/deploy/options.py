@@ -8,8 +8,8 @@ even when the flags are also inconsistent. Every refusal is a :class:`DeployErro
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
+from anvil._dataclass import dataclass
 from anvil.errors import AnvilError
 
 __all__ = [

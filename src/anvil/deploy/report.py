@@ -9,10 +9,10 @@ read-only: it reads the bundle directory and nothing else, and never opens a soc
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from anvil._dataclass import dataclass
 from anvil.air.inputs import key_posture
 from anvil.air.model import Document, Operation
 from anvil.bundle.container import runtime_artifact_hash

@@ -55,11 +55,11 @@ import re
 import secrets
 from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
 from typing import Any, Final, TypeVar
 
 import anyio
 
+from anvil._dataclass import dataclass
 from anvil.errors import LedgerError
 from anvil.ledger.base import Ledger, LedgerRow
 
@@ -208,6 +208,8 @@ async def _each(calls: Sequence[Callable[[], Awaitable[T]]]) -> list[T]:
 
 @dataclass(frozen=True, slots=True)
 class _Head:
+    """What the first part of a kept answer says about the whole."""
+
     owner: str
     media_type: str
     size: int

@@ -31,11 +31,12 @@ import hashlib
 import json
 import math
 import re
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import ClassVar, Final, Literal
 
 import anyio
 
+from anvil._dataclass import dataclass
 from anvil._types import JSONValue
 from anvil.errors import LedgerError
 from anvil.ledger.model import (
@@ -138,6 +139,8 @@ class Readiness:
 
 @dataclass(frozen=True, slots=True)
 class _Owned:
+    """A row this process reserved: the document it lives in and the row as this process holds it."""
+
     document: str
     row: LedgerRow  # as reserved, with the version this process holds
 

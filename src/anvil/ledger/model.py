@@ -12,9 +12,9 @@ import re
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Final, Literal
 
+from anvil._dataclass import dataclass
 from anvil.air.deployment import COLLECTION_PREFIX, NAMESPACE_PATTERN, collection_group
 from anvil.errors import ConfigError, LedgerError
 

@@ -55,12 +55,13 @@ import secrets
 import time
 from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager, suppress
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, ClassVar, Final
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 import anyio
 
+from anvil._dataclass import dataclass
 from anvil.errors import ConfigError, LedgerError
 from anvil.ledger import pgwire
 from anvil.ledger.base import (

@@ -17,10 +17,10 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from anvil._dataclass import dataclass
 from anvil.proof.disclosure import budget_lever
 from anvil.proof.records import RECORD_FILES
 

@@ -8,9 +8,9 @@ turns that verdict into a certification check's detail.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
+from anvil._dataclass import dataclass
 from anvil.deploy.freshness import Freshness, check_freshness
 
 __all__ = ["BytesAgreement", "agreement_of", "generated_bytes_agree"]

@@ -24,11 +24,11 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final, Literal
 
+from anvil._dataclass import dataclass
 from anvil.air.canonical import hash_canonical
 from anvil.bundle.hash import bundle_hash
 

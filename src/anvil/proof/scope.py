@@ -24,9 +24,10 @@ import fnmatch
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Final
 
+from anvil._dataclass import dataclass
 from anvil._types import JSONObject
 from anvil.air.model import Operation
 

@@ -9,9 +9,10 @@ module parses those claims without trusting them; the lanes compare them with AI
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
+
+from anvil._dataclass import dataclass
 
 __all__ = ["REFERENCE_PATH", "SkillClaim", "SkillReference", "parse_reference", "read_reference"]
 

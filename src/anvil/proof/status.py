@@ -33,10 +33,10 @@ The lane verdicts are recomputed from each record's own checks and cells
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Literal
 
+from anvil._dataclass import dataclass
 from anvil.air.carrier import resolve_carrier
 from anvil.air.effects import effect_class_of
 from anvil.air.inputs import key_posture

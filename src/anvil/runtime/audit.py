@@ -38,12 +38,12 @@ import re
 import threading
 from collections.abc import Mapping
 from contextvars import ContextVar, Token
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
 from typing import Final, Protocol, TextIO, runtime_checkable
 
+from anvil._dataclass import dataclass
 from anvil._types import JSONObject, JSONValue
 from anvil.air.canonical import canonical_json, sha256_hex
 

@@ -10,11 +10,12 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Final, Literal
 
 import anyio
 
+from anvil._dataclass import dataclass
 from anvil._types import JSONValue
 from anvil.air.hosts import host_list
 from anvil.runtime.token_cache import TokenCache

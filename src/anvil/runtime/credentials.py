@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Final
 
+from anvil._dataclass import dataclass
 from anvil.air.carrier import effective_auth_carrier
 from anvil.air.credential_names import (
     AUTH_PROFILE_VARIABLE,

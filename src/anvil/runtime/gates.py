@@ -7,10 +7,10 @@ error envelope. Gates run in a fixed order so the first problem a caller sees is
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Final
 from urllib.parse import urlsplit
 
+from anvil._dataclass import dataclass
 from anvil._types import JSONObject, JSONValue
 from anvil.air.canonical import hash_canonical
 from anvil.air.hosts import host_allowed

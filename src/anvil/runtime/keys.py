@@ -22,11 +22,11 @@ import hashlib
 import ipaddress
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Final
 from urllib.parse import urlsplit, urlunsplit
 
+from anvil._dataclass import dataclass
 from anvil._types import JSONObject, JSONValue
 from anvil.air.canonical import canonical_json
 

@@ -35,10 +35,11 @@ import json
 import math
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Final, Protocol
 from urllib.parse import quote_plus, urlencode, urlsplit
 
+from anvil._dataclass import dataclass
 from anvil._types import JSONValue
 from anvil.air.hosts import host_matches
 from anvil.air.model import Auth

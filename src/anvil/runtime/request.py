@@ -13,11 +13,12 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import lru_cache
 from typing import TYPE_CHECKING, Final
 from urllib.parse import quote, urlencode
 
+from anvil._dataclass import dataclass
 from anvil._types import JSONObject, JSONValue
 from anvil.air.canonical import js_number
 from anvil.air.carrier import CarrierBinding, effective_auth_carriers, resolve_carrier

@@ -8,11 +8,12 @@ a token on a call (cold start).
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
 import anyio
 
+from anvil._dataclass import dataclass
 from anvil._types import JSONValue
 
 if TYPE_CHECKING:

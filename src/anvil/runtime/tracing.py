@@ -21,9 +21,10 @@ import re
 import uuid
 from collections.abc import Mapping
 from contextvars import ContextVar, Token
-from dataclasses import dataclass
 from types import TracebackType
 from typing import Final, Literal, Protocol
+
+from anvil._dataclass import dataclass
 
 __all__ = [
     "CALL_SPAN",

@@ -24,11 +24,11 @@ import json
 import math
 import zlib
 from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
 import anyio
 
+from anvil._dataclass import dataclass
 from anvil._types import JSONValue
 from anvil.air.model import Operation
 from anvil.runtime.envelope import CODE_TABLE, ErrorEnvelope, map_upstream_error

@@ -32,11 +32,12 @@ import json
 import math
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Final
 
 import orjson
 
+from anvil._dataclass import dataclass
 from anvil._types import JSONValue
 from anvil.serve.discovery.modes import DEFAULT_RESULT_TOKEN_BUDGET  # one default, beside the surface budget
 

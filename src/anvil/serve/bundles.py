@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from anvil._dataclass import dataclass
 from anvil.errors import BundleError, ConfigError, UsageError
 
 __all__ = ["BundleSource", "FleetError", "bundle_argument", "check_unique", "discover_bundles"]

@@ -20,13 +20,13 @@ and is built from tables fixed at start-up: one caller's request is a filter and
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Final, Protocol
 
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from anvil._dataclass import dataclass
 from anvil.air.model import Document, Operation
 from anvil.bundle.encoding import json_file
 from anvil.bundle.runtime import runtime_manifest

@@ -13,9 +13,9 @@ upstream ignores would claim a protection that does not exist. Either way the ex
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, Final
 
+from anvil._dataclass import dataclass
 from anvil._types import JSONObject, JSONValue
 
 __all__ = [

@@ -31,9 +31,8 @@ Rules:
   ``anvil://skill/<service>/<path>``, ``<connector>`` in place of the service when prefixed; a caller
   with a grant sees a bundle's resources only when an entry names its connector, and reads a
   ``SKILL.md`` and references written for the tools its grant shows (:meth:`Fleet.granted_skill`),
-  as ``/openapi`` shows it only those operations. A tool listed with a
-  summarised input schema serves its whole one as ``anvil://schema/<tool as the caller dials it>``,
-  to a caller whose listing shows the tool.
+  as ``/openapi`` shows it only those operations. A tool listed with a summarised input schema serves
+  its whole one as ``anvil://schema/<tool as the caller dials it>``, to a caller whose listing shows it.
 * **Catalog** (``GET /openapi``, :mod:`anvil.serve.catalog`): the runtime manifest of each bundle the
   caller reaches, its operations as the caller's ``tools/list`` shows them (approved ones, prefixed
   names when the tools are prefixed); built once per naming mode for callers without a grant.
@@ -59,10 +58,11 @@ from __future__ import annotations
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from anvil import __version__
+from anvil._dataclass import dataclass
 from anvil._types import JSONObject, JSONValue
 from anvil.air.model import Document, Operation
 from anvil.runtime.audit import AuditScope, audit_scope

@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from typing import Final
 
 import anyio
@@ -43,6 +42,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from anvil._dataclass import dataclass
 from anvil._types import JSONObject
 from anvil.air.canonical import hash_canonical
 from anvil.air.codec import document_json

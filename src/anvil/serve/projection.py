@@ -30,9 +30,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any, Final
 
+from anvil._dataclass import dataclass
 from anvil._types import JSONObject, JSONValue
 from anvil.air.tools import MAX_PROJECTION_CHARS, PROJECTION_ARGUMENT
 from anvil.runtime.envelope import ErrorEnvelope

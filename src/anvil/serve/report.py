@@ -39,9 +39,9 @@ and no ``undo_unavailable``.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass
 from typing import Final, Literal
 
+from anvil._dataclass import dataclass
 from anvil._types import JSONObject, JSONValue
 from anvil.air.effects import effect_class_of
 from anvil.air.enums import EffectClass
@@ -167,6 +167,8 @@ class EffectPlan:
 
 @dataclass(frozen=True, slots=True)
 class _Resolved:
+    """A follow-up resolved for one result: the call to make, its deadline, or why there is none."""
+
     call: JSONObject | None
     deadline_ms: int | float | None = None
     reason: str | None = None

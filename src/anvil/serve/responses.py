@@ -41,11 +41,12 @@ import json
 import logging
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Final
 
 import anyio.to_thread
 
+from anvil._dataclass import dataclass
 from anvil._types import JSONObject, JSONValue
 from anvil.air.model import Document, Operation
 from anvil.air.tools import PROJECTION_ARGUMENT

@@ -27,12 +27,12 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
 from contextvars import ContextVar
-from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Final
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from anvil._dataclass import dataclass
 from anvil.air.effects import effect_class_of
 from anvil.air.model import Operation
 from anvil.runtime.context import RuntimeContext

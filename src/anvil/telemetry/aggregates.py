@@ -4,8 +4,7 @@ Every span that ends is counted, sampled or not, exported or dropped, and never 
 exporter queues every ended span once, in the export queue (:meth:`anvil.telemetry.export.SpanQueue.counted_by`:
 one length check and one append), and :meth:`Aggregates.fold_from` counts what is queued in one pass under one
 lock - on the export thread before each batch, and before any read of the series (:meth:`Aggregates.snapshot`
-calls :attr:`Aggregates.source`), so ``/metrics`` is never behind. (:meth:`Aggregates.add` and
-:attr:`Aggregates.pending` do the same for aggregates used without a queue.) No OpenTelemetry call. The
+calls :attr:`Aggregates.source`), so ``/metrics`` is never behind. No OpenTelemetry call. The
 series:
 
 ==================================  =============================================================  =========
@@ -44,8 +43,6 @@ BUCKETS: Final = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 
 _CLIENT: Final = KINDS["client"]
 _SERVER: Final = KINDS["server"]
 _TOKEN: Final = "anvil.oauth.token"
-#: Pending spans the event loop folds itself beyond (the export thread folds every ``delay_s``).
-MAX_PENDING: Final = 8192
 
 
 class Histogram:
@@ -90,30 +87,8 @@ class Aggregates:
         self.tokens: dict[str, int] = {}
         self._dropped = dropped or dict
         self.started_ns = time.time_ns()
-        self.pending: deque[SpanRecord] = deque()
-        """Ended spans not counted yet (appended on the event loop, taken by :meth:`fold`)."""
         self.source: Callable[[], None] | None = None
         """Counts the spans queued elsewhere (the export queue's), run by :meth:`fold` (None: none)."""
-
-    def add(self, record: SpanRecord) -> None:
-        """Count ``record`` at the next :meth:`fold` (on the event loop: one append; folds itself past
-        :data:`MAX_PENDING`, should the export thread fall behind)."""
-        pending = self.pending
-        pending.append(record)
-        if len(pending) > MAX_PENDING:
-            self.fold()
-
-    def adder(self) -> Callable[[SpanRecord], None]:
-        """:meth:`add` as a closure (no attribute lookups: it runs for every span)."""
-        pending = self.pending
-        append, fold = pending.append, self.fold
-
-        def add(record: SpanRecord) -> None:
-            append(record)
-            if len(pending) > MAX_PENDING:
-                fold()
-
-        return add
 
     def observe(self, record: SpanRecord) -> None:
         """Count what ``record`` says now, if it is a call, an upstream attempt or a token request."""
@@ -121,13 +96,7 @@ class Aggregates:
             self._count(record)
 
     def fold(self) -> None:
-        """Count every pending span, in one pass under the lock, and what :attr:`source` counts (any thread)."""
-        pending = self.pending
-        if pending:
-            take, count = pending.popleft, self._count
-            with self._lock:
-                for _ in range(len(pending)):  # taken one by one: the event loop may append meanwhile
-                    count(take())
+        """Count what :attr:`source` has queued (any thread)."""
         if self.source is not None:
             self.source()
 

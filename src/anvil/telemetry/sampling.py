@@ -24,8 +24,9 @@ itself; the tests check that both decide alike.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Final
+
+from anvil._dataclass import dataclass
 
 __all__ = ["DEFAULT_SAMPLER", "SAMPLERS", "Sampler"]
 

@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Final, Literal
+
+from anvil._dataclass import dataclass
 
 __all__ = [
     "DEFAULT_GRPC_ENDPOINT",

@@ -21,10 +21,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any, Final, Literal
 
+from anvil._dataclass import dataclass
 from anvil.air.carrier import resolve_carrier
 from anvil.air.effects import effect_class_of, follow_up_refs, reversible_for_class
 from anvil.air.enums import KEYED_MODES

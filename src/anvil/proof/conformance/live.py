@@ -26,7 +26,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Final
@@ -35,6 +34,7 @@ from urllib.parse import urlsplit, urlunsplit
 import anyio
 import httpx
 
+from anvil._dataclass import dataclass
 from anvil._types import JSONObject
 from anvil.air.inputs import safety_keys
 from anvil.air.model import Document, Operation

@@ -24,7 +24,6 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
@@ -32,6 +31,7 @@ import anyio
 import httpx
 from anyio.abc import Process
 
+from anvil._dataclass import dataclass
 from anvil._types import JSONObject, JSONValue
 from anvil.air.carrier import effective_auth_carriers, resolve_carrier
 from anvil.air.inputs import cli_flags

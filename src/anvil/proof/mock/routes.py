@@ -18,10 +18,11 @@ segments. A *role* says what the operation does to its kind:
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Final, Literal
 from urllib.parse import parse_qsl, quote, unquote
 
+from anvil._dataclass import dataclass
 from anvil._types import JSONObject
 from anvil.air.carrier import CarrierBinding, resolve_carrier
 from anvil.air.enums import KEYED_MODES

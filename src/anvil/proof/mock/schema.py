@@ -8,10 +8,11 @@ stays opaque. Every walk is bounded in depth and size, so a hostile or cyclic sc
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import lru_cache
 from typing import Any, Final
 
+from anvil._dataclass import dataclass
 from anvil._types import JSONObject, JSONValue
 from anvil.air.patterns import linear_validator, pattern_budget
 from anvil.air.value_check import answer_node, walk_pointer

@@ -7,9 +7,10 @@ a ceiling (the oldest key and the oldest log entry make room; a full kind refuse
 from __future__ import annotations
 
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Final
 
+from anvil._dataclass import dataclass
 from anvil._types import JSONObject, JSONValue
 
 __all__ = [

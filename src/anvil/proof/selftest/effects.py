@@ -26,11 +26,11 @@ which basis it used; a skip remains only where neither can see the effect.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Final
 
 import httpx
 
+from anvil._dataclass import dataclass
 from anvil._types import JSONObject, JSONValue
 from anvil.air.inputs import input_bindings
 from anvil.air.model import Operation

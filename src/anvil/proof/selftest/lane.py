@@ -23,12 +23,13 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Final, Literal
 
 import httpx
 
+from anvil._dataclass import dataclass
 from anvil._types import JSONObject
 from anvil.air.credential_names import auth_profile
 from anvil.air.model import Document, Operation

@@ -10,11 +10,12 @@ without either simply offers fewer checks (they are skipped, saying why).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Final, Literal
 
 import httpx
 
+from anvil._dataclass import dataclass
 from anvil._types import JSONObject, JSONValue
 from anvil.air.canonical import js_number
 from anvil.air.enums import KEYED_MODES

@@ -7,11 +7,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, Final, Literal, Protocol
 
 import httpx
 
+from anvil._dataclass import dataclass
 from anvil._types import JSONObject, JSONValue
 from anvil.air.budget_waiver import budget_waivers
 from anvil.air.effects import effect_class_of

@@ -14,9 +14,10 @@ undo).
 from __future__ import annotations
 
 from collections.abc import Callable, Collection
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Final
 
+from anvil._dataclass import dataclass
 from anvil._types import JSONObject
 from anvil.air.enums import RetryCondition
 from anvil.air.model import Confirmation, Document, Idempotency, Operation, Output

@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, Final
 
 import httpx
 
+from anvil._dataclass import dataclass
 from anvil._types import JSONValue
 from anvil.air.model import Pagination
 

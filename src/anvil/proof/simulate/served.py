@@ -12,8 +12,8 @@ measured too, and whether it was cut, so a figure hides nothing.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
 
+from anvil._dataclass import dataclass
 from anvil.proof.disclosure import tokens_of
 from anvil.serve.answer_store import MAX_ANSWER_BYTES, KeptAnswer, answer_uri
 from anvil.serve.mcp.results import CallResult

@@ -24,11 +24,12 @@ from __future__ import annotations
 import random
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Final, Literal
 
 import httpx
 
+from anvil._dataclass import dataclass
 from anvil._types import JSONValue
 from anvil.air.carrier import effective_auth_carriers
 from anvil.air.model import Document, Operation

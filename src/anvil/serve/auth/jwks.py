@@ -17,13 +17,13 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 from urllib.parse import unquote, urlsplit
 
 import anyio
 
+from anvil._dataclass import dataclass
 from anvil._types import JSONObject
 from anvil.errors import AnvilError, ConfigError
 
@@ -96,6 +96,8 @@ def _parse(data: bytes) -> tuple[JSONObject, ...]:
 
 @dataclass(frozen=True, slots=True)
 class _Location:
+    """Where a JWKS URI points: its scheme and the URL or file path to read."""
+
     scheme: str
     target: str
 

@@ -31,7 +31,6 @@ Modes (:func:`build_authenticator`; the CLI reads them from ``--auth`` / ``ANVIL
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal
 from urllib.parse import urlsplit
@@ -39,6 +38,7 @@ from urllib.parse import urlsplit
 from starlette.requests import Request
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from anvil._dataclass import dataclass
 from anvil.errors import ConfigError
 from anvil.serve.auth.principals import ANONYMOUS, Principal, load_principals
 from anvil.serve.auth.tokens import (

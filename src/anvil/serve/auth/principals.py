@@ -26,10 +26,11 @@ import hmac
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Final
 
+from anvil._dataclass import dataclass
 from anvil._types import JSONObject, JSONValue
 from anvil.errors import ConfigError
 from anvil.serve.auth.grants import GrantEntry, GrantError, grant_json, parse_grants

@@ -42,10 +42,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import lru_cache
 from typing import Any, Final
 
+from anvil._dataclass import dataclass
 from anvil.air.inputs import InputBinding, input_bindings
 from anvil.air.model import Document, Operation
 

@@ -65,11 +65,11 @@ import re
 from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
 from itertools import chain, islice, repeat
 from operator import add, mul
 from typing import Any, Final
 
+from anvil._dataclass import dataclass
 from anvil.air.inputs import input_bindings
 from anvil.air.model import Operation
 from anvil.serve.discovery.expansion import GENERIC_VERBS, Vocabulary

@@ -32,9 +32,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import Final, Literal
 
+from anvil._dataclass import dataclass
 from anvil._types import JSONObject
 from anvil.air.model import Capability, Document, Operation
 from anvil.air.naming import snake, split_words, title_case

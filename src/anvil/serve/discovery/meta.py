@@ -17,9 +17,9 @@ refused at start-up (``fleet/tool_collision``) and by certify.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Final
 
+from anvil._dataclass import dataclass
 from anvil._types import JSONObject, JSONValue
 
 __all__ = [

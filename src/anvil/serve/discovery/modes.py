@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Final, Literal, get_args
 
+from anvil._dataclass import dataclass
 from anvil._types import JSONObject
 
 __all__ = [

@@ -29,9 +29,9 @@ import fnmatch
 import json
 import uuid
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
+from anvil._dataclass import dataclass
 from anvil._types import JSONObject, JSONValue
 from anvil.air.model import Document, Operation
 from anvil.runtime.envelope import ErrorEnvelope

@@ -27,11 +27,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Final
 
 import orjson
 
+from anvil._dataclass import dataclass
 from anvil._types import JSONObject
 from anvil.serve.mcp.bodies import is_validation_error
 

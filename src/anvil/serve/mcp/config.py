@@ -7,9 +7,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
+from anvil._dataclass import dataclass
 from anvil.serve.mcp.provider import ToolProvider
 
 __all__ = ["Security", "ServerSpec"]

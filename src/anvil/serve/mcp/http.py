@@ -211,6 +211,51 @@ def listen(host: str, port: int, *, backlog: int = 128) -> socket.socket:
     return sock
 
 
+def _load_uvicorn() -> None:
+    """Load uvicorn's server and config without its package ``__init__``, until something asks the
+    package for more.
+
+    uvicorn's ``__init__`` imports its command line (click) and its reloading supervisors
+    (multiprocessing): about 10 ms and half a megabyte of bytecode that a server started from Python
+    never runs, on the way to the first ``tools/list``. The package is registered with ``Config``,
+    ``Server`` and ``__version__`` (what uvicorn's own modules import from it); its first lookup of
+    anything else runs the real ``__init__`` (the CLI then loads, as with a plain import).
+    """
+    import sys
+
+    if "uvicorn" in sys.modules:
+        return
+    import importlib.util
+
+    spec = importlib.util.find_spec("uvicorn")
+    loader = spec.loader if spec is not None else None
+    if spec is None or loader is None:  # not a plain package: imported as it is
+        import uvicorn  # noqa: F401
+
+        return
+    package = importlib.util.module_from_spec(spec)
+
+    def complete(name: str) -> Any:
+        package.__dict__.pop("__getattr__", None)
+        loader.exec_module(package)  # the package's own __init__, once
+        return getattr(package, name)
+
+    package.__getattr__ = complete  # type: ignore[method-assign]
+    sys.modules["uvicorn"] = package
+    try:
+        from uvicorn._version import __version__
+        from uvicorn.config import Config
+
+        setattr(package, "__version__", __version__)  # noqa: B010
+        setattr(package, "Config", Config)  # noqa: B010  # before uvicorn's modules import it from the package
+        from uvicorn.server import Server
+
+        setattr(package, "Server", Server)  # noqa: B010
+    except BaseException:
+        sys.modules.pop("uvicorn", None)
+        raise
+
+
 def server_stack() -> str:
     """Which event loop runs this code and which HTTP parser uvicorn picks (``uvloop, httptools``).
 
@@ -261,10 +306,13 @@ async def serve_http(
             runs the paused cyclic collector again there).
     """
     import anyio
-    import uvicorn
-    from uvicorn.protocols.http.auto import AutoHTTPProtocol
 
-    class _Server(uvicorn.Server):
+    _load_uvicorn()
+    from uvicorn.config import LOGGING_CONFIG, Config
+    from uvicorn.protocols.http.auto import AutoHTTPProtocol
+    from uvicorn.server import Server
+
+    class _Server(Server):
         @contextmanager
         def capture_signals(self) -> Iterator[None]:
             # Signals are ours to handle (below), not re-raised at exit as uvicorn would.
@@ -273,12 +321,12 @@ async def serve_http(
     # No access log: every call already has its audit line and metrics, and a log line per request
     # would be formatted on the hot path.
     table = ConnectionTable(connection_cap(limits, raise_open_file_limit()))
-    config = uvicorn.Config(
+    config = Config(
         app,
         host=host,
         port=port,
         log_level=log_level,
-        log_config=None if json_logs else uvicorn.config.LOGGING_CONFIG,
+        log_config=None if json_logs else LOGGING_CONFIG,
         lifespan="on",
         ws="none",
         access_log=False,

@@ -27,9 +27,9 @@ import logging
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, Final
 
+from anvil._dataclass import dataclass
 from anvil.serve.mcp.coalescer import HeadCoalescer
 
 __all__ = [

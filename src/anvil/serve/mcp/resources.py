@@ -12,9 +12,9 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Final
 
+from anvil._dataclass import dataclass
 from anvil._types import JSONObject
 from anvil.air.input_summary import schema_uri
 from anvil.ledger.answers import KeptAnswer

@@ -30,9 +30,10 @@ upstream's maximum page and no continuation is followed by a text block beginnin
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, Literal
 
+from anvil._dataclass import dataclass
 from anvil._types import JSONObject, JSONValue
 from anvil.air.tools import OutputProjection
 from anvil.runtime.envelope import ErrorEnvelope

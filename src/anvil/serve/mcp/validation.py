@@ -26,9 +26,9 @@ import copy
 import numbers
 import re
 from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass
 from typing import Any, Final
 
+from anvil._dataclass import dataclass
 from anvil._types import JSONObject, JSONValue
 
 __all__ = [
