@@ -21,12 +21,12 @@ import re
 import stat
 import zipfile
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from functools import cache
 from importlib import metadata
 from pathlib import Path
 
 import anvil
+from anvil._dataclass import dataclass
 from anvil.errors import BundleError
 
 __all__ = ["DISTRIBUTION", "RuntimeWheel", "build_wheel", "package_files", "runtime_wheel", "wheel_filename"]

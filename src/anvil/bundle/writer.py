@@ -18,10 +18,10 @@ import shutil
 import sys
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
+from anvil._dataclass import dataclass
 from anvil.bundle.emit import owned_roots
 from anvil.bundle.generation import parse_generation
 from anvil.diagnostics import Diagnostic, diagnostic

@@ -34,11 +34,11 @@ import sys
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from types import TracebackType
 from typing import TYPE_CHECKING, TextIO
 
+from anvil._dataclass import dataclass
 from anvil.diagnostics import Diagnostic, diagnostic, has_errors
 from anvil.errors import BundleError, ConfigError, UsageError
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import posixpath
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, Literal
 from urllib.parse import unquote
 
 from yaml.nodes import Node
 
+from anvil._dataclass import dataclass
 from anvil._types import JSONValue
 from anvil.diagnostics import Diagnostic, diagnostic
 from anvil.load.files import DEFAULT_MAX_FILE_BYTES, FileRefusal, read_bounded
