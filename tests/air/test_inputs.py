@@ -278,3 +278,16 @@ def test_colliding_inputs_keep_the_first_and_assemble_as_the_original_with_later
     theirs = assemble_input_schema(op, later_wins=True)
     assert list(theirs["properties"])[:2] == ["id", "name"]
     assert theirs["properties"]["id"]["type"] == "string"
+
+
+def test_bindings_are_worked_out_once_per_operation_and_never_taken_for_another_operations() -> None:
+    op = make_op()
+    first = input_bindings(op)
+    assert input_bindings(op) is first  # the same operation object: answered from what was worked out
+    other = make_op(params=(Param(name="refund_id", in_="path", required=True, schema={"type": "string"}),))
+    assert other == make_op(params=other.input.params) and other is not op
+    assert [b.property for b in input_bindings(other)][:1] == ["refund_id"]
+    assert [b.property for b in input_bindings(op)][:1] == ["payment_id"]
+    many = [make_op() for _ in range(5000)]  # more operations than are kept: the oldest are worked out again
+    assert all(input_bindings(item) == first for item in many)
+    assert input_bindings(op) == first

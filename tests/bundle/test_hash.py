@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from anvil.bundle.hash import bundle_hash, hash_files
+from anvil.bundle.hash import bundle_hash, directory_hash, hash_files
 from anvil.errors import BundleError
 
 
@@ -48,6 +48,19 @@ def test_proof_records_and_node_modules_are_outside_the_hash(tmp_path: Path) -> 
     assert bundle_hash(tmp_path) == before
     _tree(tmp_path, {"skill/certification.json": b"{}"})  # only root-level records are derived
     assert bundle_hash(tmp_path) != before
+
+
+def test_the_hash_of_files_in_memory_is_the_hash_of_a_directory_holding_just_them(tmp_path: Path) -> None:
+    files = {
+        "air.json": b"{}\n",
+        "certification.json": b"{}",
+        "skill/certification.json": b"{}",
+        "node_modules/x/y.js": b"1",
+        "runtime/node_modules/z.js": b"2",
+        "runtime/node_modules.txt": b"3",
+    }
+    assert directory_hash(files) == bundle_hash(_tree(tmp_path, files))
+    assert directory_hash(files) != hash_files(files)  # node_modules is skipped only as a folder
 
 
 def test_a_symlink_inside_the_bundle_is_refused(tmp_path: Path) -> None:

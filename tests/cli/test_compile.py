@@ -151,6 +151,14 @@ def test_bad_input_gives_a_code_a_nonzero_exit_and_leaves_the_previous_bundle(
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no stage left beside it
 
 
+def test_the_reported_hash_binds_user_files_carried_over_from_the_previous_bundle(tmp_path: Path) -> None:
+    out = tmp_path / "payments"
+    first = compile_bundle(Path(SPEC), out=out, manifest=Path(MANIFEST), service_id="payments")
+    (out / "NOTES.md").write_text("mine\n", encoding="utf-8")
+    again = compile_bundle(Path(SPEC), out=out, manifest=Path(MANIFEST), service_id="payments")
+    assert again.bundle_hash == bundle_hash(out) != first.bundle_hash
+
+
 def test_a_compile_leaves_no_stage_beside_the_bundle_and_no_spare_file_in_it(tmp_path: Path) -> None:
     out = tmp_path / "payments"
     outcome = compile_bundle(Path(SPEC), out=out, manifest=Path(MANIFEST), service_id="payments")

@@ -160,13 +160,27 @@ def _is_carrier_param(location: str, name: str, carrier: CarrierBinding) -> bool
     return location == "body" and carrier.pointer == (name,)
 
 
+#: The bindings worked out per operation object (operations are immutable): a compile asks for the same
+#: operation's about a dozen times (its schema, safety keys, catalog, reference). Kept with the operation,
+#: so an id is never taken for another's; cleared when full (a bound for a long-lived server).
+_BINDINGS: dict[int, tuple[Operation, tuple[InputBinding, ...]]] = {}
+_BINDINGS_KEPT: Final = 4096
+
+
 def input_bindings(op: Operation) -> tuple[InputBinding, ...]:
     """Business inputs of ``op`` in schema order (params, then body fields or ``body``).
 
     The idempotency carrier param/field is not a business input and is left out. When two wire inputs
     map to one public property every binding is still listed (validation blocks such an operation).
     """
-    return tuple(source.binding for source in _sources(op, _carrier(op)))
+    known = _BINDINGS.get(id(op))
+    if known is not None and known[0] is op:
+        return known[1]
+    bindings = tuple(source.binding for source in _sources(op, _carrier(op)))
+    if len(_BINDINGS) >= _BINDINGS_KEPT:
+        _BINDINGS.clear()
+    _BINDINGS[id(op)] = (op, bindings)
+    return bindings
 
 
 def _free_name(preferred: str, fallback: str, taken: set[str]) -> str:

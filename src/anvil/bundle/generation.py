@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 from typing import Any
 
+from anvil._dataclass import dataclass
 from anvil.errors import BundleError
 
 __all__ = ["DEPLOYMENT_NAMESPACE_PATTERN", "Generation", "parse_generation"]

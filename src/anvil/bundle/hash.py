@@ -15,7 +15,7 @@ from pathlib import Path
 
 from anvil.errors import BundleError
 
-__all__ = ["DERIVED_RECORD_FILES", "bundle_files", "bundle_hash", "hash_files"]
+__all__ = ["DERIVED_RECORD_FILES", "bundle_files", "bundle_hash", "directory_hash", "hash_files"]
 
 #: Root-level proof-lane records, excluded from the hash they bind to.
 DERIVED_RECORD_FILES: frozenset[str] = frozenset(
@@ -83,6 +83,12 @@ def hash_files(files: Mapping[str, bytes]) -> str:
         digest.update(hashlib.sha256(files[rel]).hexdigest().encode("ascii"))
         digest.update(b"\0")
     return digest.hexdigest()
+
+
+def directory_hash(files: Mapping[str, bytes]) -> str:
+    """What :func:`bundle_hash` answers for a directory holding exactly ``files`` (relative POSIX path -> bytes)
+    and nothing else: a file under a ``node_modules`` folder is skipped there, so it is here too."""
+    return hash_files({rel: data for rel, data in files.items() if not _SKIPPED_DIRS.intersection(rel.split("/")[:-1])})
 
 
 def bundle_hash(directory: Path) -> str:

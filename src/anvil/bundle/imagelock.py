@@ -11,11 +11,11 @@ touches the network and its bytes depend on the compiler alone.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from typing import Any
 
+from anvil._dataclass import dataclass
 from anvil.errors import BundleError
 
 __all__ = ["LOCK_RESOURCE", "ImageLock", "Pin", "image_lock", "parse_lock"]

@@ -7,8 +7,7 @@ one row of data (:class:`_Variable`) rendered in ``terraform fmt`` layout. The s
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from anvil._dataclass import dataclass
 from anvil.bundle.coordinates import Coordinates
 
 __all__ = ["HEADER", "VARIABLES_TF_PATH", "variables_tf"]

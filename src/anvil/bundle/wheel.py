@@ -16,15 +16,17 @@ from __future__ import annotations
 import base64
 import hashlib
 import io
+import os
 import re
+import stat
 import zipfile
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from functools import cache
 from importlib import metadata
 from pathlib import Path
 
 import anvil
+from anvil._dataclass import dataclass
 from anvil.errors import BundleError
 
 __all__ = ["DISTRIBUTION", "RuntimeWheel", "build_wheel", "package_files", "runtime_wheel", "wheel_filename"]
@@ -120,20 +122,22 @@ def build_wheel(
 
 
 def package_files(package_dir: Path, prefix: str) -> dict[str, bytes]:
-    """Every file of an installed package, keyed ``<prefix>/<relative POSIX path>``.
+    """Every file of an installed package, keyed ``<prefix>/<relative POSIX path>`` (in path order).
 
     Bytecode caches and hidden entries are left out: they are written by whoever imported or installed
-    the package, not part of it.
+    the package, not part of it. So are symbolic links and what is not a regular file.
     """
-    files: dict[str, bytes] = {}
-    for path in sorted(package_dir.rglob("*")):
-        rel = path.relative_to(package_dir)
-        if any(part == "__pycache__" or part.startswith(".") for part in rel.parts):
-            continue
-        if path.suffix in (".pyc", ".pyo") or not path.is_file() or path.is_symlink():
-            continue
-        files[f"{prefix}/{rel.as_posix()}"] = path.read_bytes()
-    return files
+    found: list[tuple[list[str], str]] = []
+    for current, folders, names in os.walk(package_dir):  # links to folders are not followed
+        folders[:] = [name for name in folders if name != "__pycache__" and not name.startswith(".")]
+        base = Path(current).relative_to(package_dir).parts
+        for name in names:
+            if name.startswith(".") or name.endswith((".pyc", ".pyo")):
+                continue
+            if stat.S_ISREG(os.lstat(os.path.join(current, name)).st_mode):
+                found.append(([*base, name], os.path.join(current, name)))
+    found.sort(key=lambda item: item[0])  # as paths sort: part by part
+    return {f"{prefix}/{'/'.join(parts)}": Path(path).read_bytes() for parts, path in found}
 
 
 def _unavailable(detail: str) -> BundleError:

@@ -18,10 +18,10 @@ import shutil
 import sys
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
+from anvil._dataclass import dataclass
 from anvil.bundle.emit import owned_roots
 from anvil.bundle.generation import parse_generation
 from anvil.diagnostics import Diagnostic, diagnostic
@@ -342,6 +342,11 @@ class BundleInstall:
             self._finish_writes()
             shutil.rmtree(self._stage, ignore_errors=True)
             self._done = True
+
+    @property
+    def files(self) -> Mapping[str, bytes]:
+        """Every file added so far (relative POSIX path -> bytes), in the order added."""
+        return self._files
 
     def expect(self, count: int) -> None:
         """Make up to ``count`` files ahead in all (say once the compile knows about how many it emits)."""

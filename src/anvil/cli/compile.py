@@ -34,11 +34,11 @@ import sys
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from types import TracebackType
 from typing import TYPE_CHECKING, TextIO
 
+from anvil._dataclass import dataclass
 from anvil.diagnostics import Diagnostic, diagnostic, has_errors
 from anvil.errors import BundleError, ConfigError, UsageError
 
@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from anvil.air.token_counter import TokenCounter
     from anvil.bundle.writer import BundleInstall
     from anvil.compiler.manifest.model import Manifest
+    from anvil.load.ahead import ParseAhead
 
 __all__ = [
     "CompileOutcome",
@@ -220,6 +221,7 @@ def compile_bundle(
     progress: Progress | None = None,
     deployment_namespace: str | None = None,
     max_file_bytes: int | None = None,
+    ahead: ParseAhead | None = None,
 ) -> CompileOutcome:
     """Compile ``spec`` (+ ``manifest``) and install the bundle at ``out``; never raises for bad input.
 
@@ -227,34 +229,51 @@ def compile_bundle(
     diagnostics still write the bundle. ``deployment_namespace`` (``--deployment-namespace``) is persisted
     in ``generation.json``; without it the manifest's ``service.deployment_namespace`` or the namespace the
     bundle at ``out`` already persisted is kept, so a recompile never moves deployment coordinates.
+    ``ahead``: ``spec``'s parse already started by the caller (:class:`~anvil.load.ahead.ParseAhead`, which
+    forks only while the process has one thread: :func:`run` starts it before its progress thread);
+    started here otherwise. The result is the same either way.
     """
-    from anvil.load.parse import collector_paused
+    import gc
+
+    from anvil.load.ahead import ParseAhead
+    from anvil.load.files import DEFAULT_MAX_FILE_BYTES
 
     # Everything a compile builds lives to its end (the spec, the AIR, the files): a collection would
     # walk it all again for nothing (about 0.1 s of a large API's compile, and 5 MB more at the peak).
-    with collector_paused():
-        from anvil.air.token_counter import TokenCounter
+    was_collecting = gc.isenabled()
+    gc.disable()
+    try:
+        # The spec parses in a forked child while this process imports the compiler (forked first: while
+        # this process has one thread), and the helper loads the tokenizer meanwhile too.
+        limit = DEFAULT_MAX_FILE_BYTES if max_file_bytes is None else max_file_bytes
+        if ahead is None:
+            ahead = ParseAhead(spec, max_file_bytes=limit)
+        with ahead:
+            from anvil.air.token_counter import TokenCounter
 
-        # Started first, so the helper loads the tokenizer while the compiler is imported and the spec loads.
-        with TokenCounter() as counter:
-            early = _early_install(out)
-            try:
-                return _compile_into(
-                    early,
-                    counter,
-                    spec,
-                    out=out,
-                    manifest=manifest,
-                    service_id=service_id,
-                    root=root,
-                    spec_root=spec_root,
-                    progress=progress,
-                    deployment_namespace=deployment_namespace,
-                    max_file_bytes=max_file_bytes,
-                )
-            finally:
-                if early is not None:
-                    early.discard()  # not committed: an input error, a refusal or a crash
+            with TokenCounter() as counter:
+                early = _early_install(out)
+                try:
+                    return _compile_into(
+                        early,
+                        counter,
+                        ahead,
+                        spec,
+                        out=out,
+                        manifest=manifest,
+                        service_id=service_id,
+                        root=root,
+                        spec_root=spec_root,
+                        progress=progress,
+                        deployment_namespace=deployment_namespace,
+                        max_file_bytes=max_file_bytes,
+                    )
+                finally:
+                    if early is not None:
+                        early.discard()  # not committed: an input error, a refusal or a crash
+    finally:
+        if was_collecting:
+            gc.enable()
 
 
 #: Empty files the bundle writer makes ahead while the spec compiles, before their number is known: a
@@ -291,6 +310,7 @@ def _early_install(out: Path) -> BundleInstall | None:
 def _compile_into(
     early: BundleInstall | None,
     counter: TokenCounter,
+    ahead: ParseAhead,
     spec: Path,
     *,
     out: Path,
@@ -307,7 +327,7 @@ def _compile_into(
     with counter:  # ended once the figures are counted
         from anvil.bundle.emit import emit_bundle
         from anvil.bundle.generation import Generation
-        from anvil.bundle.hash import bundle_hash
+        from anvil.bundle.hash import bundle_hash, directory_hash
         from anvil.compiler import build
 
         uri = source_uri(spec, root or Path.cwd())
@@ -320,6 +340,7 @@ def _compile_into(
             max_file_bytes=max_file_bytes,
             counter=counter,
             on_manifest=None if early is None else lambda parsed: early.expect(_files_for(_approving(parsed))),
+            ahead=ahead,
         )
     diagnostics = tuple(result.diagnostics)
     doc = result.document
@@ -337,7 +358,9 @@ def _compile_into(
             generation = Generation(deployment_namespace=namespace)
             emit_bundle(doc, generation, operations_json=result.operations_json, sink=install.add)
             report = install.commit()
-        digest = bundle_hash(out)
+        # Nothing carried forward: ``out`` holds exactly the files written (each read back as written),
+        # so they are hashed as they are in memory rather than read again.
+        digest = bundle_hash(out) if report.carried else directory_hash(install.files)
     except BundleError as exc:
         return CompileOutcome(diagnostics=(*diagnostics, _bundle_error(exc)), operations=operations, approved=approved)
     return CompileOutcome(
@@ -441,7 +464,15 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("cli/usage", f"--root {args.root} is not a directory", hint="Pass an existing directory.")
     spec, out = Path(args.spec), Path(args.out)
     manifest = Path(args.manifest) if args.manifest else None
-    with Progress(sys.stderr, spec.name, enabled=sys.stderr.isatty()) as progress:
+    limit = max_file_bytes(os.environ)
+    from anvil.load.ahead import ParseAhead
+    from anvil.load.files import DEFAULT_MAX_FILE_BYTES
+
+    # The spec's parse starts before the progress thread does: it is forked only while there is one thread.
+    with (
+        ParseAhead(spec, max_file_bytes=DEFAULT_MAX_FILE_BYTES if limit is None else limit) as ahead,
+        Progress(sys.stderr, spec.name, enabled=sys.stderr.isatty()) as progress,
+    ):
         outcome = compile_bundle(
             spec,
             out=out,
@@ -451,7 +482,8 @@ def run(args: argparse.Namespace) -> int:
             spec_root=Path(args.spec_root) if args.spec_root else None,
             progress=progress,
             deployment_namespace=namespace,
-            max_file_bytes=max_file_bytes(os.environ),
+            max_file_bytes=limit,
+            ahead=ahead,
         )
     if args.json:
         print(json.dumps(outcome.to_json(), ensure_ascii=False, indent=2))

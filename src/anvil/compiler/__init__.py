@@ -14,6 +14,7 @@ from anvil.diagnostics import Diagnostic
 
 if TYPE_CHECKING:
     from anvil.compiler.manifest.model import Manifest
+    from anvil.load.ahead import ParseAhead
 
 __all__ = ["CompileResult", "build", "compile_source"]
 
@@ -28,6 +29,7 @@ def build(
     max_file_bytes: int | None = None,
     counter: TokenCounter | None = None,
     on_manifest: Callable[[Manifest], None] | None = None,
+    ahead: ParseAhead | None = None,
 ) -> CompileResult:
     """Load ``spec`` (and ``manifest``), compile, and return the AIR document with every diagnostic.
 
@@ -52,6 +54,8 @@ def build(
             whose helper process loads the tokenizer while the spec loads.
         on_manifest: called with the parsed manifest before the spec is compiled (not called without
             one): say, to prepare for the operations it approves while the compile runs.
+        ahead: ``spec``'s parse, started in another process before the compiler was imported (the result
+            is the same with it or without).
 
     Returns:
         The :class:`CompileResult`.
@@ -63,7 +67,7 @@ def build(
         from anvil.load.spec import load_spec
 
         limit = DEFAULT_MAX_FILE_BYTES if max_file_bytes is None else max_file_bytes
-        loaded = load_spec(spec, uri=source_uri, root=spec_root, max_file_bytes=limit)
+        loaded = load_spec(spec, uri=source_uri, root=spec_root, max_file_bytes=limit, ahead=ahead)
         parsed = None
         manifest_found: list[Diagnostic] = []
         if manifest is not None:

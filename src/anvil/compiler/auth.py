@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, Final
 from urllib.parse import urljoin, urlsplit
 
+from anvil._dataclass import dataclass
 from anvil._types import JSONObject, JSONValue
 from anvil.air.canonical import sha256_hex
 from anvil.air.carrier import COMPOSITE_FACTOR_TYPES, factor_carrier_clash

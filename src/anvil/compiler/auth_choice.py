@@ -30,9 +30,10 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import Final
 
+from anvil._dataclass import dataclass
 from anvil._types import JSONValue
 from anvil.air.enums import OperationState
 from anvil.air.model import Operation, auth_type_label

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Final
 
+from anvil._dataclass import dataclass
 from anvil.air.enums import OperationState
 from anvil.air.model import Capability, Claim, Evidence, Operation
 from anvil.air.naming import snake, split_words, title_case

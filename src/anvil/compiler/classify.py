@@ -8,9 +8,9 @@ confirmation. The manifest may tighten freely and loosen only by an explicit sta
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Final
 
+from anvil._dataclass import dataclass
 from anvil._types import JSONObject
 from anvil.air.enums import Action, EffectKind, RetryBasis, RetryCondition, RiskLevel
 from anvil.air.model import Confirmation, Effect, Idempotency, Operation, RetryPolicy

@@ -13,9 +13,10 @@ All checks read the document as it was given, so the result does not depend on o
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import Final
 
+from anvil._dataclass import dataclass
 from anvil._types import JSONObject, JSONValue
 from anvil.air.effects import effect_class_of, forwards_idempotency_key, reversible_for_class
 from anvil.air.enums import KEYED_MODES, EffectClass, EffectKind

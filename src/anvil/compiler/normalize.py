@@ -8,9 +8,10 @@ the operation's id is final only after collision repair.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import Any, Final
 
+from anvil._dataclass import dataclass
 from anvil._types import JSONObject, JSONValue
 from anvil.air.carrier import is_json_media_type
 from anvil.air.enums import EffectKind, ErrorCode, OperationState, ParamLocation

@@ -24,9 +24,10 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import Final
 
+from anvil._dataclass import dataclass
 from anvil._types import JSONValue
 from anvil.air.canonical import canonical_json
 from anvil.air.enums import RISK_LEVELS

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
+from anvil._dataclass import dataclass
 from anvil._types import JSONObject
 from anvil.air.codec import SERVICE_ID_PATTERN, document_json, load_document
 from anvil.air.inputs import assemble_input_schema

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Final
 
+from anvil._dataclass import dataclass
 from anvil._types import JSONObject, JSONValue
 from anvil.air.model import Operation
 from anvil.air.naming import DECLARED_MUTATION_VERBS, split_words

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import os
 import stat
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
+
+from anvil._dataclass import dataclass
 
 __all__ = ["DEFAULT_MAX_FILE_BYTES", "FileRefusal", "read_bounded"]
 

@@ -15,12 +15,12 @@ import math
 import re
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import Any, Final
 
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from anvil._dataclass import dataclass
 from anvil._types import JSONValue
 
 try:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Literal
 
+from anvil._dataclass import dataclass
 from anvil._types import JSONObject
 from anvil.diagnostics import Diagnostic, has_errors
 

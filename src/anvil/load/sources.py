@@ -4,18 +4,21 @@ from __future__ import annotations
 
 import posixpath
 import re
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Final, Literal
+from typing import TYPE_CHECKING, Final, Literal
 from urllib.parse import unquote
 
 from yaml.nodes import Node
 
+from anvil._dataclass import dataclass
 from anvil._types import JSONValue
 from anvil.diagnostics import Diagnostic, diagnostic
 from anvil.load.files import DEFAULT_MAX_FILE_BYTES, FileRefusal, read_bounded
 from anvil.load.parse import Parsed, ParseFailure, compose, locate, parse_bytes
 from anvil.load.refs import join_pointer, split_fragment
+
+if TYPE_CHECKING:
+    from anvil.load.ahead import ParseAhead
 
 __all__ = ["RefTarget", "SourceFile", "SourceSet", "classify_ref"]
 
@@ -85,11 +88,15 @@ class SourceSet:
     Args:
         root: The folder every file must stay inside (after following symlinks).
         max_file_bytes: The largest file read; larger ones, and anything but a regular file, are refused.
+        ahead: the entry file's parse, started in another process (it answers only for the bytes it read).
     """
 
-    def __init__(self, root: Path, *, max_file_bytes: int = DEFAULT_MAX_FILE_BYTES) -> None:
+    def __init__(
+        self, root: Path, *, max_file_bytes: int = DEFAULT_MAX_FILE_BYTES, ahead: ParseAhead | None = None
+    ) -> None:
         self._root = root
         self._limit = max_file_bytes
+        self._parse = parse_bytes if ahead is None else ahead.parse
         self._real_root: Path | None = None
         self.refusals: dict[str, FileRefusal] = {}
         self._files: dict[str, SourceFile | None] = {}
@@ -131,7 +138,7 @@ class SourceSet:
             else:
                 data = read
             if data is not None:
-                source = SourceFile(key, data, parse_bytes(data, key))
+                source = SourceFile(key, data, self._parse(data, key))
                 truncated = source.parsed.truncated if isinstance(source.parsed, Parsed) else ()
                 for line, column in truncated:
                     self.diagnostics.append(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path, PurePath
-from typing import Final, Literal
+from typing import TYPE_CHECKING, Final, Literal
 
 from anvil._types import JSONObject, JSONValue
 from anvil.diagnostics import Diagnostic, diagnostic
@@ -18,6 +18,9 @@ from anvil.load.refs import Resolver
 from anvil.load.result import LoadResult
 from anvil.load.sources import SourceSet
 from anvil.load.swagger import convert_swagger
+
+if TYPE_CHECKING:
+    from anvil.load.ahead import ParseAhead
 
 __all__ = ["count_operations", "load_spec"]
 
@@ -56,7 +59,7 @@ def _version_text(value: JSONValue) -> str | None:
 class _Load:
     """One call of :func:`load_spec`."""
 
-    def __init__(self, path: Path, uri: str, root: Path | None, max_file_bytes: int) -> None:
+    def __init__(self, path: Path, uri: str, root: Path | None, max_file_bytes: int, ahead: ParseAhead | None) -> None:
         self.path = path
         self.uri = uri
         self.folder = path.parent if root is None else root
@@ -65,7 +68,7 @@ class _Load:
         if root is not None:
             relative = os.path.relpath(os.path.abspath(path), os.path.abspath(root))
             self.key = PurePath(relative).as_posix()
-        self.sources = SourceSet(self.folder, max_file_bytes=max_file_bytes)
+        self.sources = SourceSet(self.folder, max_file_bytes=max_file_bytes, ahead=ahead)
 
     def result(self, document: JSONObject | None, kind: Kind = "openapi", version: str = "") -> LoadResult:
         files = dict(sorted(self.sources.files.items()))
@@ -172,7 +175,12 @@ class _Load:
 
 
 def load_spec(
-    path: Path, *, uri: str | None = None, root: Path | None = None, max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
+    path: Path,
+    *,
+    uri: str | None = None,
+    root: Path | None = None,
+    max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
+    ahead: ParseAhead | None = None,
 ) -> LoadResult:
     """Load a spec into one OpenAPI-3-shaped document whose every ``$ref`` is internal.
 
@@ -187,8 +195,10 @@ def load_spec(
             the entry file's folder). A spec whose files sit beside its entry's folder
             (``spec/openapi.yaml`` referring to ``../common/x.yaml``) needs the common parent here.
         max_file_bytes: The per-file size limit; only regular files are read.
+        ahead: ``path``'s parse already started in another process (:class:`~anvil.load.ahead.ParseAhead`);
+            the result is the same with it or without.
 
     Returns:
         The :class:`LoadResult`; it never raises for bad input.
     """
-    return _Load(path, str(path) if uri is None else uri, root, max_file_bytes).run()
+    return _Load(path, str(path) if uri is None else uri, root, max_file_bytes, ahead).run()

@@ -19,10 +19,12 @@ import fnmatch
 import json
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Final
 
 import yaml
+
+from anvil._dataclass import dataclass
 
 __all__ = ["SAFETY_FIELDS", "Approval", "ApprovalError", "approve_entries", "safety_fields"]
 

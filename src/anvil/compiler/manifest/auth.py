@@ -7,9 +7,10 @@ operation with the note ``Auth contract blocked: <issue>.`` and an ``auth/incohe
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, fields as dataclass_fields, replace
+from dataclasses import fields as dataclass_fields, replace
 from typing import Final, cast
 
+from anvil._dataclass import dataclass
 from anvil._types import JSONObject, JSONValue
 from anvil.air.carrier import COMPOSITE_FACTOR_TYPES, factor_carrier_clash
 from anvil.air.enums import AuthPrincipal, AuthType, SecretSource

@@ -9,8 +9,9 @@ and capability reviews keep the source position of their key so later stages can
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 
+from anvil._dataclass import dataclass
 from anvil._types import JSONObject
 
 __all__ = [

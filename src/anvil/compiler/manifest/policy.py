@@ -9,9 +9,10 @@ bears on it (``set``, ``restrict``, ``remove`` or ``assert``) with a JSON value.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Final, Literal
 
+from anvil._dataclass import dataclass
 from anvil._types import JSONValue
 from anvil.air.canonical import canonical_json, hash_canonical
 from anvil.compiler.manifest.model import Location

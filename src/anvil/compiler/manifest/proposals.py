@@ -31,9 +31,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Final, Literal
 
+from anvil._dataclass import dataclass
 from anvil.air.inputs import BODY_PROPERTY, input_bindings
 from anvil.air.model import Document, Operation
 from anvil.air.naming import prop_key

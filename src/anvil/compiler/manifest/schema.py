@@ -14,13 +14,14 @@ import difflib
 import math
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Final, Literal
 
 import yaml
 from yaml.constructor import SafeConstructor
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from anvil._dataclass import dataclass
 from anvil.compiler.manifest.model import Location
 from anvil.diagnostics import Diagnostic, diagnostic
 
