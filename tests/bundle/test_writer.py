@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -236,3 +237,29 @@ def test_files_are_made_ahead_up_to_the_count_expected(tmp_path: Path) -> None:
         time.sleep(0.05)
         (stage,) = tmp_path.glob(".*.compile-stage-*")
         assert len(os.listdir(stage / ".compile-slots")) == 5
+
+
+_KILLED = """
+import os, signal, sys
+from pathlib import Path
+from anvil.bundle.writer import BundleInstall
+install = BundleInstall(Path(sys.argv[1]), slots=3)
+install.add({"air.json": b"{}\\n"})
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="stages are locked with flock (POSIX)")
+def test_a_stage_a_killed_compile_left_is_deleted_by_the_next_install_and_a_live_one_is_kept(tmp_path: Path) -> None:
+    out = tmp_path / "bundle"
+    src = str(Path(__file__).resolve().parents[2] / "src")
+    env = {**os.environ, "PYTHONPATH": src + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    subprocess.run([sys.executable, "-c", _KILLED, str(out)], env=env, check=False, timeout=60)
+    left = _siblings(tmp_path)
+    assert len(left) == 1 and ".compile-stage-" in left[0]  # what a killed compile leaves
+    with BundleInstall(out):  # a live install beside it
+        live_stage = _siblings(tmp_path)
+        install_bundle(out, {"air.json": b"{}\n"})
+        assert _siblings(tmp_path) == [name for name in live_stage if name not in left]  # swept; the live kept
+    assert _snapshot(out) == {"air.json": b"{}\n"}  # no lock file reached the bundle
+    assert _siblings(tmp_path) == []

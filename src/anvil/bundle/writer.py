@@ -3,7 +3,9 @@
 ``install_bundle(out, files)`` never edits a bundle in place. It refuses dangerous output paths,
 stages the new tree in a hidden sibling (carrying forward every entry that is not compiler-owned, such
 as user notes, ``.anvil/`` or proof records), verifies the staged bytes, then swaps directories with a
-backup it restores on failure. Whatever goes wrong, the previous bundle is left as it was.
+backup it restores on failure. Whatever goes wrong, the previous bundle is left as it was. A live
+install holds a lock file in its stage (``flock``, POSIX); the next install beside it deletes any stage
+whose lock nobody holds, which only a killed compile leaves.
 
 Compiler-owned roots are the top-level names the generated paths live under plus the roots the
 original generator owns, so a root the generator stopped producing is still cleaned out.
@@ -53,6 +55,9 @@ GENERATOR_ROOTS: frozenset[str] = frozenset(
         "tests",
     }
 )
+#: The file a live install holds locked in its stage; a stage whose lock nobody holds was left by a killed
+#: compile and is deleted by the next install beside it (removed before the swap).
+_LOCK = ".compile-lock"
 #: The folder of the stage that holds the empty files made ahead of the bundle's (removed before the swap).
 _SLOTS = ".compile-slots"
 #: The interpreter's thread switch interval while the writer thread works (see :class:`BundleInstall`).
@@ -155,6 +160,51 @@ def _sibling(out: Path, kind: str) -> Path:
         candidate = out.parent / f".{out.name}.{kind}-{secrets.token_hex(4)}"
         if not os.path.lexists(candidate):
             return candidate
+
+
+def _hold(stage: Path) -> int | None:
+    """Make and lock ``stage``'s lock file for as long as the returned descriptor is open (None: no
+    ``flock`` here, so no stage is ever judged stale)."""
+    try:
+        import fcntl
+    except ImportError:  # not POSIX
+        return None
+    fd = os.open(stage / _LOCK, _WRITE_FLAGS, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def _sweep(out: Path) -> None:
+    """Delete the stages beside ``out`` that killed installs left: a hidden ``compile-stage`` directory
+    whose lock file exists and nobody holds. One without a lock file (being made, or older) is left."""
+    try:
+        import fcntl
+    except ImportError:
+        return
+    prefix = f".{out.name}.compile-stage-"
+    try:
+        entries = [entry for entry in os.scandir(out.parent) if entry.name.startswith(prefix)]
+    except OSError:
+        return
+    for entry in entries:
+        try:
+            if not entry.is_dir(follow_symlinks=False):
+                continue
+            fd = os.open(os.path.join(entry.path, _LOCK), os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            continue  # a live install holds it
+        else:
+            shutil.rmtree(entry.path, ignore_errors=True)
+        finally:
+            os.close(fd)
 
 
 def _carry(out: Path, stage: Path, roots: frozenset[str]) -> tuple[str, ...]:
@@ -310,9 +360,15 @@ class BundleInstall:
         self._existed = _check_out(self._out)
         try:
             self._out.parent.mkdir(parents=True, exist_ok=True)
+            _sweep(self._out)
             self._stage = _sibling(self._out, "compile-stage")
             self._stage.mkdir()
         except OSError as exc:
+            raise _unwritable(self._out, exc) from exc
+        try:
+            self._lock = _hold(self._stage)
+        except OSError as exc:
+            shutil.rmtree(self._stage, ignore_errors=True)
             raise _unwritable(self._out, exc) from exc
         self._files: dict[str, bytes] = {}
         self._pending: queue.SimpleQueue[tuple[str, bytes] | None] = queue.SimpleQueue()
@@ -342,6 +398,13 @@ class BundleInstall:
             self._finish_writes()
             shutil.rmtree(self._stage, ignore_errors=True)
             self._done = True
+            self._release()
+
+    def _release(self) -> None:
+        """Close the stage's lock (after the stage is swapped in or deleted)."""
+        if self._lock is not None:
+            os.close(self._lock)
+            self._lock = None
 
     @property
     def files(self) -> Mapping[str, bytes]:
@@ -374,6 +437,8 @@ class BundleInstall:
                 raise self._failure
             if os.path.lexists(stage / _SLOTS):
                 shutil.rmtree(stage / _SLOTS)
+            if os.path.lexists(stage / _LOCK):
+                os.unlink(stage / _LOCK)  # still held: a sweep that opened it before cannot lock it
             roots = owned_roots(tuple(self._files)) | GENERATOR_ROOTS
             # Carried after the writes: no carried entry is an owned root, so none meets a written path.
             carried = _carry(out, stage, roots) if self._existed else ()
@@ -388,6 +453,8 @@ class BundleInstall:
         except BaseException:
             shutil.rmtree(stage, ignore_errors=True)
             raise
+        finally:
+            self._release()
         warnings = _discard_backup(backup) if backup is not None else ()
         return InstallReport(
             out=out, files=len(self._files), carried=carried, replaced=self._existed, warnings=warnings
