@@ -11,8 +11,10 @@ once its listener is built and loaded, just before it serves).
 from __future__ import annotations
 
 import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
 
-__all__ = ["pause", "serving"]
+__all__ = ["pause", "paused", "serving"]
 
 
 def pause() -> bool:
@@ -20,6 +22,18 @@ def pause() -> bool:
     running = gc.isenabled()
     gc.disable()
     return running
+
+
+@contextmanager
+def paused() -> Iterator[None]:
+    """The collector paused for a block whose objects all live to its end (``anvil compile``), then
+    running again if it was running before."""
+    running = pause()
+    try:
+        yield
+    finally:
+        if running:
+            gc.enable()
 
 
 def serving() -> None:

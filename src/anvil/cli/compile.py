@@ -233,16 +233,13 @@ def compile_bundle(
     forks only while the process has one thread: :func:`run` starts it before its progress thread);
     started here otherwise. The result is the same either way.
     """
-    import gc
-
+    from anvil.cli.collector import paused
     from anvil.load.ahead import ParseAhead
     from anvil.load.files import DEFAULT_MAX_FILE_BYTES
 
     # Everything a compile builds lives to its end (the spec, the AIR, the files): a collection would
     # walk it all again for nothing (about 0.1 s of a large API's compile, and 5 MB more at the peak).
-    was_collecting = gc.isenabled()
-    gc.disable()
-    try:
+    with paused():
         # The spec parses in a forked child while this process imports the compiler (forked first: while
         # this process has one thread), and the helper loads the tokenizer meanwhile too.
         limit = DEFAULT_MAX_FILE_BYTES if max_file_bytes is None else max_file_bytes
@@ -271,9 +268,6 @@ def compile_bundle(
                 finally:
                     if early is not None:
                         early.discard()  # not committed: an input error, a refusal or a crash
-    finally:
-        if was_collecting:
-            gc.enable()
 
 
 #: Empty files the bundle writer makes ahead while the spec compiles, before their number is known: a
